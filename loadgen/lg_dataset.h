@@ -1,0 +1,67 @@
+/* lg_dataset: where the prompts come from. A dataset is a bounded pool of
+ * prompts built before the run (memory stays bounded however long the run):
+ * request with global index i uses pool entry i % n. Pure apart from reading
+ * the dataset file in lg_dataset_load_*; GSL draws the random lengths from
+ * the seed, so every worker builds the identical pool. */
+#ifndef LG_DATASET_H
+#define LG_DATASET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lg_sched.h"
+
+typedef struct lg_prompt {
+    char *text;              /* the prompt text, NUL-terminated */
+    int32_t input_tokens;    /* its length by simserver's counting rule */
+    int32_t output_tokens;   /* max_tokens to ask for */
+} lg_prompt;
+
+typedef struct lg_dataset {
+    lg_prompt *items;
+    size_t n;
+} lg_dataset;
+
+typedef enum { LG_LEN_FIXED, LG_LEN_UNIFORM, LG_LEN_NORMAL, LG_LEN_LOGNORMAL } lg_len_dist;
+
+typedef struct lg_random_spec {
+    uint64_t seed;
+    size_t n;                    /* pool size (>= 1) */
+    int32_t input_len, output_len; /* means */
+    double range_ratio;          /* uniform: [len*(1-r), len*(1+r)]; normal/lognormal: sd = len*r */
+    lg_len_dist dist;
+} lg_random_spec;
+
+typedef struct lg_prefix_spec {
+    uint64_t seed;
+    int32_t groups, prompts_per_group;
+    int32_t system_prompt_len, question_len, output_len;
+} lg_prefix_spec;
+
+/* Each returns 0 or a negative errno with a message naming the problem in err
+ * ("dataset: line 12: ..."). lg_dataset_free frees what they built. */
+int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, size_t errlen);
+int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *err, size_t errlen);
+/* A ShareGPT JSON file (an array of {"conversations":[{"from":"human","value":...},
+ * {"from":"gpt","value":...}]}): the first human turn is the prompt, the gpt
+ * turn's length sets output_tokens. At most max_n entries are kept. */
+int lg_dataset_sharegpt_parse(const char *json, size_t len, size_t max_n, lg_dataset *out,
+                              char *err, size_t errlen);
+int lg_dataset_load_sharegpt(const char *path, size_t max_n, lg_dataset *out, char *err,
+                             size_t errlen);
+void lg_dataset_free(lg_dataset *d);
+
+/* The prompt-token counting rule shared with simserver: the number of
+ * maximal runs of non-space bytes (whitespace-separated words). */
+int32_t lg_count_tokens(const char *text, size_t len);
+
+/* A trace in the form of the public Azure LLM inference traces: a CSV with a
+ * header naming TIMESTAMP, ContextTokens, GeneratedTokens (case-insensitive;
+ * TIMESTAMP either seconds as a number or "YYYY-MM-DD HH:MM:SS[.ffffff]").
+ * Rows come out sorted by time, times relative to the first. *out is
+ * malloc'd (caller frees). */
+int lg_trace_parse(const char *csv, size_t len, lg_trace_row **out, size_t *n, char *err,
+                   size_t errlen);
+int lg_trace_load(const char *path, lg_trace_row **out, size_t *n, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,58 @@
+/* lg_sched: the one global arrival schedule of a run. Arrival times are fixed
+ * before the run from a seed, so the offered load is identical for any number
+ * of workers: worker i of k takes arrivals i, i+k, i+2k, ... by iterating the
+ * same stream and skipping the others' (lg_sched_next_for). Pure: no clocks
+ * (times are offsets from the run's start), no I/O; GSL's generator is
+ * seeded from spec->seed. One iterator per owner; not thread-safe. */
+#ifndef LG_SCHED_H
+#define LG_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct lg_stage {
+    double rate_per_s;       /* > 0, or INFINITY: all at once (vLLM's inf) */
+    int64_t duration_ns;     /* the stage ends after this long (0: unbounded) */
+    int64_t max_requests;    /* ... or after this many arrivals (0: unbounded) */
+} lg_stage;
+
+typedef struct lg_trace_row {
+    int64_t t_ns;            /* offset from the trace's first row */
+    int32_t input_tokens, output_tokens;
+} lg_trace_row;
+
+typedef struct lg_sched_spec {
+    uint64_t seed;
+    double burstiness;       /* gamma shape: 1 Poisson, INFINITY constant rate */
+    const lg_stage *stages;  /* at least one, unless trace is set */
+    size_t n_stages;
+    int64_t pause_ns;        /* idle time between stages */
+    const lg_trace_row *trace; /* replay these times instead (stages ignored) */
+    size_t n_trace;
+    double trace_speedup;    /* trace times are divided by this (default 1) */
+    int64_t max_requests;    /* global cap over all stages (0: none) */
+} lg_sched_spec;
+
+typedef struct lg_arrival {
+    int64_t index;           /* global arrival number, from 0 */
+    int64_t t_ns;            /* intended send time, offset from run start */
+    int stage;               /* stage index */
+    int32_t input_tokens;    /* from the trace, else -1 */
+    int32_t output_tokens;   /* from the trace, else -1 */
+} lg_arrival;
+
+typedef struct lg_sched lg_sched;
+
+/* Validates the spec and returns an iterator, or NULL with a message in err
+ * naming the bad field ("stages[2].rate: must be > 0, got -5"). The spec's
+ * arrays must outlive the iterator. */
+lg_sched *lg_sched_new(const lg_sched_spec *spec, char *err, size_t errlen);
+void lg_sched_free(lg_sched *s);
+/* The next arrival of the global stream: returns 1 and fills *a, or 0 at the end. */
+int lg_sched_next(lg_sched *s, lg_arrival *a);
+/* The next arrival that belongs to worker `worker` of `k` (index % k == worker). */
+int lg_sched_next_for(lg_sched *s, int worker, int k, lg_arrival *a);
+/* The time at which stage `stage` starts (offset from run start). */
+int64_t lg_sched_stage_start_ns(const lg_sched *s, int stage);
+
+#endif
