@@ -1,0 +1,30 @@
+/* mdl_stats: the statistics a run needs to judge itself. Pure. */
+#ifndef MDL_STATS_H
+#define MDL_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mdl_hist.h"
+
+/* One-sample Kolmogorov-Smirnov test of x[0..n) against Gamma(shape, scale)
+ * (shape 1 is the exponential of Poisson arrivals). Sorts x in place. Fills
+ * the statistic D and its asymptotic p-value. Returns 0, or -EINVAL when
+ * n < 2 or the parameters are not positive and finite. */
+int mdl_ks_gamma(double *x, size_t n, double shape, double scale, double *d_out, double *p_out);
+static inline int mdl_ks_exponential(double *x, size_t n, double mean, double *d, double *p)
+{
+    return mdl_ks_gamma(x, n, 1.0, mean, d, p);
+}
+
+/* Squared coefficient of variation of x[0..n) (var / mean^2); NAN if n < 2. */
+double mdl_cv2(const double *x, size_t n);
+
+/* A distribution-free confidence interval for the p-th percentile (p in
+ * (0,100)) of a histogram's sample, at confidence level conf (e.g. 0.95),
+ * from the binomial order-statistic ranks. lo/hi are bucket values; when the
+ * sample is too small for the interval, lo = min or hi = max. Returns 0, or
+ * -EINVAL when empty. */
+int mdl_hist_percentile_ci(const mdl_hist *h, double p, double conf, uint64_t *lo, uint64_t *hi);
+
+#endif
