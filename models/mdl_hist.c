@@ -13,8 +13,7 @@
 /* Group of a value: 0 for v < S, else floor(log2 v) - sub_bits + 1. */
 static int group_of(uint64_t v, int sub_bits)
 {
-    if (v < ((uint64_t)1 << sub_bits))
-        return 0;
+    if (v < ((uint64_t)1 << sub_bits)) return 0;
     int e = 63 - __builtin_clzll(v);
     return e - sub_bits + 1;
 }
@@ -23,8 +22,7 @@ static int index_of(uint64_t v, int sub_bits)
 {
     int g = group_of(v, sub_bits);
     uint64_t s = (uint64_t)1 << sub_bits;
-    if (g == 0)
-        return (int)v;
+    if (g == 0) return (int)v;
     return (int)((uint64_t)g * s + (v >> (g - 1)) - s);
 }
 
@@ -35,16 +33,14 @@ static int params_ok(uint64_t highest, int sub_bits)
 
 size_t mdl_hist_bytes(uint64_t highest, int sub_bits)
 {
-    if (!params_ok(highest, sub_bits))
-        return 0;
+    if (!params_ok(highest, sub_bits)) return 0;
     size_t n = (size_t)index_of(highest, sub_bits) + 1;
     return sizeof(mdl_hist) + n * sizeof(uint64_t);
 }
 
 int mdl_hist_init(mdl_hist *h, uint64_t highest, int sub_bits)
 {
-    if (!h || !params_ok(highest, sub_bits))
-        return -EINVAL;
+    if (!h || !params_ok(highest, sub_bits)) return -EINVAL;
     h->lowest = 0;
     h->highest = highest;
     h->sub_bits = sub_bits;
@@ -56,11 +52,9 @@ int mdl_hist_init(mdl_hist *h, uint64_t highest, int sub_bits)
 mdl_hist *mdl_hist_new(uint64_t highest, int sub_bits)
 {
     size_t bytes = mdl_hist_bytes(highest, sub_bits);
-    if (bytes == 0)
-        return NULL;
+    if (bytes == 0) return NULL;
     mdl_hist *h = malloc(bytes);
-    if (!h)
-        return NULL;
+    if (!h) return NULL;
     mdl_hist_init(h, highest, sub_bits);
     return h;
 }
@@ -83,16 +77,13 @@ void mdl_hist_reset(mdl_hist *h)
 
 void mdl_hist_record_n(mdl_hist *h, uint64_t value, uint64_t count)
 {
-    if (count == 0)
-        return;
+    if (count == 0) return;
     if (h->total == 0) {
         h->min = value;
         h->max = value;
     } else {
-        if (value < h->min)
-            h->min = value;
-        if (value > h->max)
-            h->max = value;
+        if (value < h->min) h->min = value;
+        if (value > h->max) h->max = value;
     }
     double v = (double)value;
     h->sum += v * (double)count;
@@ -115,16 +106,13 @@ int mdl_hist_merge(mdl_hist *dst, const mdl_hist *src)
     if (!dst || !src || dst->highest != src->highest || dst->sub_bits != src->sub_bits ||
         dst->n_buckets != src->n_buckets)
         return -EINVAL;
-    if (src->total == 0)
-        return 0;
+    if (src->total == 0) return 0;
     if (dst->total == 0) {
         dst->min = src->min;
         dst->max = src->max;
     } else {
-        if (src->min < dst->min)
-            dst->min = src->min;
-        if (src->max > dst->max)
-            dst->max = src->max;
+        if (src->min < dst->min) dst->min = src->min;
+        if (src->max > dst->max) dst->max = src->max;
     }
     dst->total += src->total;
     dst->clamped += src->clamped;
@@ -138,8 +126,7 @@ int mdl_hist_merge(mdl_hist *dst, const mdl_hist *src)
 uint64_t mdl_hist_bucket_low(const mdl_hist *h, int i)
 {
     uint64_t s = (uint64_t)1 << h->sub_bits;
-    if ((uint64_t)i < s)
-        return (uint64_t)i;
+    if ((uint64_t)i < s) return (uint64_t)i;
     uint64_t g = (uint64_t)i >> h->sub_bits; /* >= 1 */
     uint64_t sub = (uint64_t)i & (s - 1);
     return (s + sub) << (g - 1);
@@ -148,35 +135,34 @@ uint64_t mdl_hist_bucket_low(const mdl_hist *h, int i)
 uint64_t mdl_hist_bucket_high(const mdl_hist *h, int i)
 {
     uint64_t s = (uint64_t)1 << h->sub_bits;
-    if ((uint64_t)i < s)
-        return (uint64_t)i;
+    if ((uint64_t)i < s) return (uint64_t)i;
     uint64_t g = (uint64_t)i >> h->sub_bits;
     return mdl_hist_bucket_low(h, i) + ((uint64_t)1 << (g - 1)) - 1;
 }
 
 uint64_t mdl_hist_percentile(const mdl_hist *h, double p)
 {
-    if (h->total == 0)
-        return 0;
-    if (!(p > 0.0))
-        return h->min;
-    if (p >= 100.0)
-        return h->max;
+    if (h->total == 0) return 0;
+    if (!(p > 0.0)) return h->min;
+    if (p >= 100.0) return h->max;
     /* rank of the wanted value among the sorted sample, 1-based */
     double r = ceil(p / 100.0 * (double)h->total);
-    uint64_t rank = r < 1.0 ? 1 : (uint64_t)r;
-    if (rank > h->total)
-        rank = h->total;
+    return mdl_hist_value_at_rank(h, r < 1.0 ? 1 : (uint64_t)r);
+}
+
+uint64_t mdl_hist_value_at_rank(const mdl_hist *h, uint64_t rank)
+{
+    if (h->total == 0) return 0;
+    if (rank < 1) rank = 1;
+    if (rank > h->total) rank = h->total;
     uint64_t seen = 0;
     for (int i = 0; i < h->n_buckets; i++) {
         seen += h->counts[i];
         if (seen >= rank) {
             uint64_t lo = mdl_hist_bucket_low(h, i);
             uint64_t mid = lo + (mdl_hist_bucket_high(h, i) - lo) / 2;
-            if (mid < h->min)
-                mid = h->min;
-            if (mid > h->max)
-                mid = h->max;
+            if (mid < h->min) mid = h->min;
+            if (mid > h->max) mid = h->max;
             return mid;
         }
     }
@@ -190,8 +176,7 @@ double mdl_hist_mean(const mdl_hist *h)
 
 double mdl_hist_stddev(const mdl_hist *h)
 {
-    if (h->total == 0)
-        return 0.0;
+    if (h->total == 0) return 0.0;
     double n = (double)h->total;
     double mean = h->sum / n;
     double var = h->sum_sq / n - mean * mean;
@@ -200,10 +185,8 @@ double mdl_hist_stddev(const mdl_hist *h)
 
 int mdl_hist_next_nonzero(const mdl_hist *h, int i)
 {
-    if (i < 0)
-        i = 0;
+    if (i < 0) i = 0;
     for (; i < h->n_buckets; i++)
-        if (h->counts[i])
-            return i;
+        if (h->counts[i]) return i;
     return -1;
 }

@@ -47,6 +47,9 @@ int mdl_hist_merge(mdl_hist *dst, const mdl_hist *src);
  * at least p% of the recorded values are <= v (reported as the bucket's
  * midpoint, clamped to [min, max]). 0 when empty. */
 uint64_t mdl_hist_percentile(const mdl_hist *h, double p);
+/* The value of the rank-th smallest recorded value (1-based, clamped to
+ * [1, total]), reported as for mdl_hist_percentile. 0 when empty. */
+uint64_t mdl_hist_value_at_rank(const mdl_hist *h, uint64_t rank);
 double mdl_hist_mean(const mdl_hist *h);
 double mdl_hist_stddev(const mdl_hist *h);
 

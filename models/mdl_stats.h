@@ -17,6 +17,9 @@ static inline int mdl_ks_exponential(double *x, size_t n, double mean, double *d
     return mdl_ks_gamma(x, n, 1.0, mean, d, p);
 }
 
+/* P(K > t) for the Kolmogorov distribution (the limit law of sqrt(n) D). */
+double mdl_kolmogorov_q(double t);
+
 /* Squared coefficient of variation of x[0..n) (var / mean^2); NAN if n < 2. */
 double mdl_cv2(const double *x, size_t n);
 

@@ -1,9 +1,39 @@
 /* mdl_verdict: the judgement every report carries on the client's own bias.
- * Pure: takes what the run measured, returns a level and a one-line reason. */
+ * Pure: takes what the run measured, returns a level and a one-line reason.
+ *
+ * The rules, checked in this order; the first that fires decides, and the
+ * reason names its figure ("max worker rho 0.93 >= 0.90"). A figure that was
+ * not measured (NAN) never fires a rule. b is budget_us (100 when not > 0).
+ *   BIASED   achieved/requested rate < 0.95   (the client could not keep up:
+ *                                              the offered load was not offered)
+ *            max worker rho >= 0.90           (PK's 1/(1-rho) has left its knee)
+ *            predicted W_q > 10 b
+ *            schedule lag p99 > 10 ms
+ *            client overhead per token p99 > 10 b
+ *   AT-RISK  max worker rho > the certificate's safe_rho, or, without a
+ *            certificate, > 0.5 (W_q is then already E[S^2]/E[S], about one
+ *            to two service times, and grows fast)
+ *            predicted W_q > b
+ *            schedule lag p99 > 1 ms
+ *            client overhead per token p99 > b
+ *            arrival test p-value < 0.001 (the offered process is not the
+ *            one asked for, so PK's Poisson premise fails too)
+ *   OK       otherwise; the reason gives max rho and W_q against the budget.
+ * Boundaries: a figure exactly at an AT-RISK threshold is OK (strict >), rho
+ * exactly 0.90 is BIASED (>=), a ratio of exactly 0.95 is not BIASED. */
 #ifndef MDL_VERDICT_H
 #define MDL_VERDICT_H
 
 typedef enum { MDL_VERDICT_OK = 0, MDL_VERDICT_AT_RISK = 1, MDL_VERDICT_BIASED = 2 } mdl_verdict_level;
+
+#define MDL_VERDICT_DEFAULT_BUDGET_US 100.0
+#define MDL_VERDICT_BIASED_ACHIEVED_RATIO 0.95
+#define MDL_VERDICT_BIASED_RHO 0.90
+#define MDL_VERDICT_BIASED_FACTOR 10.0
+#define MDL_VERDICT_BIASED_LAG_US 10000.0
+#define MDL_VERDICT_UNCERTIFIED_RHO 0.5
+#define MDL_VERDICT_AT_RISK_LAG_US 1000.0
+#define MDL_VERDICT_AT_RISK_ARRIVAL_P 0.001
 
 typedef struct mdl_verdict_input {
     double max_rho;          /* the largest per-worker measured utilisation, [0,1] */

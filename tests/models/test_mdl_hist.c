@@ -41,13 +41,10 @@ static int cmp_u64(const void *a, const void *b)
 
 static uint64_t exact_percentile(const uint64_t *sorted, size_t n, double p)
 {
-    if (p <= 0.0)
-        return sorted[0];
-    if (p >= 100.0)
-        return sorted[n - 1];
+    if (p <= 0.0) return sorted[0];
+    if (p >= 100.0) return sorted[n - 1];
     size_t rank = (size_t)ceil(p / 100.0 * (double)n);
-    if (rank < 1)
-        rank = 1;
+    if (rank < 1) rank = 1;
     return sorted[rank - 1];
 }
 
