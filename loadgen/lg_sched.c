@@ -1,0 +1,299 @@
+/* lg_sched: the global arrival schedule (see lg_sched.h). Each stage draws
+ * its gaps from its own generator, seeded from (seed, stage), so the start of
+ * every stage is known before the run and a stage's arrivals do not depend
+ * on how many the stages before it had. */
+#include "lg_sched.h"
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Arrival offsets are kept below this, so start + offset never overflows. */
+#define LG_SCHED_MAX_T_NS 4e18
+
+struct lg_sched {
+    lg_sched_spec spec;
+    gsl_rng *rng;
+    int64_t *stage_start_ns; /* per stage; -1 for a stage never reached */
+    int64_t index;           /* the next arrival's global index */
+    size_t stage;            /* the current stage */
+    int64_t in_stage;        /* arrivals made in the current stage */
+    double offset_ns;        /* the next arrival's offset in the current stage */
+    int done;
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* A 32-bit seed for the stage's generator (MT19937 takes 32 bits). */
+static unsigned long stage_seed(uint64_t seed, size_t stage)
+{
+    uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(stage + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (unsigned long)((z ^ (z >> 32)) & 0xffffffffu);
+}
+
+/* The gap to the next arrival of a stage, in ns. */
+static double gap_ns(gsl_rng *r, double rate_per_s, double burstiness)
+{
+    if (isinf(rate_per_s))
+        return 0;
+    if (isinf(burstiness))
+        return 1e9 / rate_per_s;
+    return 1e9 * gsl_ran_gamma(r, burstiness, 1.0 / (rate_per_s * burstiness));
+}
+
+/* Whether a stage takes the arrival at offset_ns as its in_stage-th. */
+static int stage_takes(const lg_stage *st, int64_t in_stage, double offset_ns)
+{
+    if (st->max_requests > 0 && in_stage >= st->max_requests)
+        return 0;
+    if (st->duration_ns > 0 && offset_ns >= (double)st->duration_ns)
+        return 0;
+    return offset_ns < LG_SCHED_MAX_T_NS;
+}
+
+static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
+{
+    if (sp->max_requests < 0) {
+        set_err(err, errlen, "max_requests: must be >= 0, got %lld", (long long)sp->max_requests);
+        return -1;
+    }
+    if (sp->trace) {
+        if (sp->n_trace == 0) {
+            set_err(err, errlen, "trace: has no rows");
+            return -1;
+        }
+        if (!(sp->trace_speedup >= 0) || isinf(sp->trace_speedup)) {
+            set_err(err, errlen, "trace_speedup: must be > 0, got %g", sp->trace_speedup);
+            return -1;
+        }
+        for (size_t i = 0; i < sp->n_trace; i++) {
+            const lg_trace_row *r = &sp->trace[i];
+            if (r->t_ns < 0 || (i > 0 && r->t_ns < sp->trace[i - 1].t_ns)) {
+                set_err(err, errlen, "trace[%zu].t: must be >= 0 and not before the row above, got %lld ns",
+                        i, (long long)r->t_ns);
+                return -1;
+            }
+            if (r->input_tokens < 0 || r->output_tokens < 0) {
+                set_err(err, errlen, "trace[%zu]: token counts must be >= 0, got %d and %d", i,
+                        (int)r->input_tokens, (int)r->output_tokens);
+                return -1;
+            }
+        }
+        return 0;
+    }
+    if (!(sp->burstiness > 0)) {
+        set_err(err, errlen, "burstiness: must be > 0 (or inf), got %g", sp->burstiness);
+        return -1;
+    }
+    if (sp->pause_ns < 0) {
+        set_err(err, errlen, "pause: must be >= 0, got %lld ns", (long long)sp->pause_ns);
+        return -1;
+    }
+    if (!sp->stages || sp->n_stages == 0) {
+        set_err(err, errlen, "stages: at least one stage is needed");
+        return -1;
+    }
+    for (size_t i = 0; i < sp->n_stages; i++) {
+        const lg_stage *st = &sp->stages[i];
+        int last = i + 1 == sp->n_stages;
+        if (!(st->rate_per_s > 0)) {
+            set_err(err, errlen, "stages[%zu].rate: must be > 0, got %g", i, st->rate_per_s);
+            return -1;
+        }
+        if (st->duration_ns < 0) {
+            set_err(err, errlen, "stages[%zu].duration: must be >= 0, got %lld ns", i,
+                    (long long)st->duration_ns);
+            return -1;
+        }
+        if (st->max_requests < 0) {
+            set_err(err, errlen, "stages[%zu].max_requests: must be >= 0, got %lld", i,
+                    (long long)st->max_requests);
+            return -1;
+        }
+        /* Bounded by count: the stage itself, or the global cap if last. */
+        int counted = st->max_requests > 0 || (last && sp->max_requests > 0);
+        if (isinf(st->rate_per_s) && !counted) {
+            set_err(err, errlen,
+                    "stages[%zu].rate: inf sends everything at once, so the stage needs "
+                    "max_requests%s",
+                    i, last ? " (or a global max_requests)" : "");
+            return -1;
+        }
+        if (st->duration_ns == 0 && !counted) {
+            set_err(err, errlen,
+                    "stages[%zu]: never ends: give it a duration or max_requests%s", i,
+                    last ? " (or a global max_requests)" : "");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Finds when each stage starts: a stage ends at its duration or at the time
+ * its next arrival would have come after max_requests, whichever is first. */
+static void plan_stages(lg_sched *s)
+{
+    const lg_sched_spec *sp = &s->spec;
+    int64_t start = 0;
+    int64_t budget = sp->max_requests > 0 ? sp->max_requests : INT64_MAX;
+    for (size_t i = 0; i < sp->n_stages; i++) {
+        const lg_stage *st = &sp->stages[i];
+        s->stage_start_ns[i] = start;
+        if (start < 0)
+            continue;
+        double end_ns;
+        int64_t made = 0;
+        if (st->max_requests > 0) {
+            gsl_rng_set(s->rng, stage_seed(sp->seed, i));
+            double off = 0;
+            while (made < budget && stage_takes(st, made, off)) {
+                made++;
+                off += gap_ns(s->rng, st->rate_per_s, sp->burstiness);
+            }
+            /* Cut by the global cap: the stages after it are never reached. */
+            int cut = made == budget && stage_takes(st, made, off);
+            budget = cut ? 0 : budget - made;
+            end_ns = st->duration_ns > 0 && off > (double)st->duration_ns ? (double)st->duration_ns
+                                                                          : off;
+        } else {
+            end_ns = (double)st->duration_ns;
+        }
+        if (i + 1 < sp->n_stages) {
+            double next = (double)start + end_ns + (double)sp->pause_ns;
+            start = budget > 0 && next < LG_SCHED_MAX_T_NS ? (int64_t)llround(next) : -1;
+        }
+    }
+}
+
+lg_sched *lg_sched_new(const lg_sched_spec *spec, char *err, size_t errlen)
+{
+    if (!spec) {
+        set_err(err, errlen, "schedule: no spec");
+        return NULL;
+    }
+    if (validate(spec, err, errlen))
+        return NULL;
+    lg_sched *s = calloc(1, sizeof *s);
+    if (!s)
+        goto nomem;
+    s->spec = *spec;
+    if (s->spec.trace) {
+        s->spec.stages = NULL;
+        s->spec.n_stages = 0;
+        if (s->spec.trace_speedup == 0)
+            s->spec.trace_speedup = 1;
+    }
+    s->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    size_t n = s->spec.n_stages ? s->spec.n_stages : 1;
+    s->stage_start_ns = calloc(n, sizeof *s->stage_start_ns);
+    if (!s->rng || !s->stage_start_ns)
+        goto nomem;
+    if (!s->spec.trace) {
+        plan_stages(s);
+        gsl_rng_set(s->rng, stage_seed(s->spec.seed, 0));
+    }
+    return s;
+nomem:
+    set_err(err, errlen, "schedule: out of memory");
+    lg_sched_free(s);
+    return NULL;
+}
+
+void lg_sched_free(lg_sched *s)
+{
+    if (!s)
+        return;
+    if (s->rng)
+        gsl_rng_free(s->rng);
+    free(s->stage_start_ns);
+    free(s);
+}
+
+static int next_trace(lg_sched *s, lg_arrival *a)
+{
+    const lg_sched_spec *sp = &s->spec;
+    if ((size_t)s->index >= sp->n_trace)
+        return 0;
+    const lg_trace_row *r = &sp->trace[s->index];
+    double t = (double)r->t_ns / sp->trace_speedup;
+    if (!(t < LG_SCHED_MAX_T_NS))
+        return 0;
+    *a = (lg_arrival){.index = s->index, .t_ns = (int64_t)llround(t), .stage = 0,
+                      .input_tokens = r->input_tokens, .output_tokens = r->output_tokens};
+    s->index++;
+    return 1;
+}
+
+int lg_sched_next(lg_sched *s, lg_arrival *a)
+{
+    const lg_sched_spec *sp = &s->spec;
+    if (s->done || (sp->max_requests > 0 && s->index >= sp->max_requests)) {
+        s->done = 1;
+        return 0;
+    }
+    if (sp->trace) {
+        if (next_trace(s, a))
+            return 1;
+        s->done = 1;
+        return 0;
+    }
+    for (;;) {
+        const lg_stage *st = &sp->stages[s->stage];
+        if (s->stage_start_ns[s->stage] >= 0 && stage_takes(st, s->in_stage, s->offset_ns))
+            break;
+        if (++s->stage >= sp->n_stages) {
+            s->done = 1;
+            return 0;
+        }
+        gsl_rng_set(s->rng, stage_seed(sp->seed, s->stage));
+        s->in_stage = 0;
+        s->offset_ns = 0;
+    }
+    const lg_stage *st = &sp->stages[s->stage];
+    *a = (lg_arrival){.index = s->index,
+                      .t_ns = s->stage_start_ns[s->stage] + (int64_t)llround(s->offset_ns),
+                      .stage = (int)s->stage, .input_tokens = -1, .output_tokens = -1};
+    s->index++;
+    s->in_stage++;
+    s->offset_ns += gap_ns(s->rng, st->rate_per_s, sp->burstiness);
+    return 1;
+}
+
+int lg_sched_next_for(lg_sched *s, int worker, int k, lg_arrival *a)
+{
+    if (k < 1 || worker < 0 || worker >= k)
+        return 0;
+    lg_arrival x;
+    while (lg_sched_next(s, &x)) {
+        if (x.index % k == worker) {
+            *a = x;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int64_t lg_sched_stage_start_ns(const lg_sched *s, int stage)
+{
+    if (stage < 0)
+        return -1;
+    if (s->spec.trace)
+        return stage == 0 ? 0 : -1;
+    if ((size_t)stage >= s->spec.n_stages)
+        return -1;
+    return s->stage_start_ns[stage];
+}

@@ -1,0 +1,351 @@
+/* Unit tests for lg_sched: the statistics of the arrival processes over many
+ * arrivals, determinism by seed, the round-robin split, stages and pauses,
+ * trace replay, and validation messages that name the field. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lg_sched.h"
+
+static lg_sched *must_new(const lg_sched_spec *sp)
+{
+    char err[256] = "";
+    lg_sched *s = lg_sched_new(sp, err, sizeof err);
+    if (!s)
+        fail_msg("lg_sched_new: %s", err);
+    return s;
+}
+
+/* Mean and coefficient of variation of the gaps of the whole stream. */
+typedef struct gap_stats {
+    int64_t n;
+    double mean_ns, cv;
+} gap_stats;
+
+static gap_stats stats_of(const lg_sched_spec *sp)
+{
+    lg_sched *s = must_new(sp);
+    lg_arrival a;
+    int64_t prev = -1, n = 0;
+    double sum = 0, sum2 = 0;
+    while (lg_sched_next(s, &a)) {
+        if (prev >= 0) {
+            double g = (double)(a.t_ns - prev);
+            assert_true(g >= 0);
+            sum += g;
+            sum2 += g * g;
+            n++;
+        }
+        prev = a.t_ns;
+    }
+    lg_sched_free(s);
+    gap_stats st = {.n = n};
+    st.mean_ns = sum / (double)n;
+    double var = sum2 / (double)n - st.mean_ns * st.mean_ns;
+    st.cv = sqrt(var > 0 ? var : 0) / st.mean_ns;
+    return st;
+}
+
+/* 100k arrivals at 1000/s. The standard error of the mean gap is 0.3 % for
+ * Poisson; the CV's is 0.45 % (exponential kurtosis 9); for gamma shape
+ * 0.25, CV^2's is 1.6 % (kurtosis 3 + 6/k = 27). Tolerances are 4-6 SE. */
+static const lg_stage MANY = {.rate_per_s = 1000, .max_requests = 100001};
+
+static void poisson_gaps_have_the_rate_and_cv_one(void **state)
+{
+    lg_sched_spec sp = {.seed = 1, .burstiness = 1, .stages = &MANY, .n_stages = 1};
+    gap_stats st = stats_of(&sp);
+    assert_int_equal(st.n, 100000);
+    assert_true(fabs(st.mean_ns / 1e6 - 1) < 0.02);
+    assert_true(fabs(st.cv - 1) < 0.02);
+}
+
+static void constant_gaps_are_exact(void **state)
+{
+    lg_sched_spec sp = {.seed = 1, .burstiness = INFINITY, .stages = &MANY, .n_stages = 1};
+    gap_stats st = stats_of(&sp);
+    assert_int_equal(st.n, 100000);
+    assert_true(st.mean_ns == 1e6);
+    assert_true(st.cv == 0);
+}
+
+static void gamma_shape_sets_the_cv(void **state)
+{
+    lg_sched_spec sp = {.seed = 3, .burstiness = 0.25, .stages = &MANY, .n_stages = 1};
+    gap_stats st = stats_of(&sp);
+    assert_true(fabs(st.mean_ns / 1e6 - 1) < 0.04); /* SE 0.6 % with CV 2 */
+    assert_true(fabs(st.cv * st.cv - 4) < 0.4);
+    sp.burstiness = 4; /* smoother than Poisson: CV^2 = 1/4 */
+    st = stats_of(&sp);
+    assert_true(fabs(st.mean_ns / 1e6 - 1) < 0.01);
+    assert_true(fabs(st.cv * st.cv - 0.25) < 0.025);
+}
+
+static void infinite_rate_sends_all_at_once(void **state)
+{
+    lg_stage st = {.rate_per_s = INFINITY, .max_requests = 50};
+    lg_sched_spec sp = {.seed = 1, .burstiness = 1, .stages = &st, .n_stages = 1};
+    lg_sched *s = must_new(&sp);
+    lg_arrival a;
+    int n = 0;
+    while (lg_sched_next(s, &a)) {
+        assert_int_equal(a.t_ns, 0);
+        assert_int_equal(a.index, n);
+        assert_int_equal(a.input_tokens, -1);
+        n++;
+    }
+    assert_int_equal(n, 50);
+    assert_int_equal(lg_sched_next(s, &a), 0); /* stays at the end */
+    lg_sched_free(s);
+}
+
+static void the_same_seed_gives_the_same_stream(void **state)
+{
+    lg_stage st = {.rate_per_s = 500, .max_requests = 2000};
+    lg_sched_spec sp = {.seed = 42, .burstiness = 1, .stages = &st, .n_stages = 1};
+    lg_sched *a = must_new(&sp), *b = must_new(&sp);
+    sp.seed = 43;
+    lg_sched *c = must_new(&sp);
+    lg_arrival x, y, z;
+    int differ = 0;
+    while (lg_sched_next(a, &x)) {
+        assert_int_equal(lg_sched_next(b, &y), 1);
+        assert_int_equal(lg_sched_next(c, &z), 1);
+        assert_int_equal(x.t_ns, y.t_ns);
+        assert_int_equal(x.index, y.index);
+        differ += x.t_ns != z.t_ns;
+    }
+    assert_int_equal(lg_sched_next(b, &y), 0);
+    assert_true(differ > 1900);
+    lg_sched_free(a);
+    lg_sched_free(b);
+    lg_sched_free(c);
+}
+
+static void round_robin_split_is_the_global_stream(void **state)
+{
+    lg_stage stages[2] = {{.rate_per_s = 300, .duration_ns = 2000000000},
+                          {.rate_per_s = 900, .max_requests = 777}};
+    lg_sched_spec sp = {.seed = 9, .burstiness = 0.5, .stages = stages, .n_stages = 2,
+                        .pause_ns = 100000000};
+    lg_sched *g = must_new(&sp);
+    lg_arrival all[3000], a;
+    int n = 0;
+    while (lg_sched_next(g, &a)) {
+        assert_true(n < 3000);
+        all[n++] = a;
+    }
+    lg_sched_free(g);
+    assert_true(n > 777);
+    for (int k = 1; k <= 5; k++) {
+        int seen = 0;
+        for (int w = 0; w < k; w++) {
+            lg_sched *s = must_new(&sp);
+            int64_t expect = w;
+            while (lg_sched_next_for(s, w, k, &a)) {
+                assert_true(expect < n);
+                const lg_arrival *e = &all[expect];
+                assert_int_equal(a.index, e->index);
+                assert_int_equal(a.t_ns, e->t_ns);
+                assert_int_equal(a.stage, e->stage);
+                expect += k;
+                seen++;
+            }
+            assert_true(expect >= n); /* nothing of this worker's was left out */
+            lg_sched_free(s);
+        }
+        assert_int_equal(seen, n);
+    }
+    lg_sched *s = must_new(&sp);
+    assert_int_equal(lg_sched_next_for(s, 2, 2, &a), 0); /* no such worker */
+    assert_int_equal(lg_sched_next_for(s, 0, 0, &a), 0);
+    lg_sched_free(s);
+}
+
+static void stages_follow_each_other_with_the_pause(void **state)
+{
+    lg_stage stages[3] = {
+        {.rate_per_s = 10, .duration_ns = 1000000000},       /* 0, 0.1, ... 0.9 s */
+        {.rate_per_s = 20, .max_requests = 5},               /* 5 arrivals, ends at +0.25 s */
+        {.rate_per_s = 100, .duration_ns = 1000000000, .max_requests = 1000}, /* by time */
+    };
+    lg_sched_spec sp = {.seed = 5, .burstiness = INFINITY, .stages = stages, .n_stages = 3,
+                        .pause_ns = 500000000};
+    lg_sched *s = must_new(&sp);
+    assert_int_equal(lg_sched_stage_start_ns(s, 0), 0);
+    assert_int_equal(lg_sched_stage_start_ns(s, 1), 1500000000);
+    assert_int_equal(lg_sched_stage_start_ns(s, 2), 2250000000LL);
+    assert_int_equal(lg_sched_stage_start_ns(s, 3), -1);
+    int count[3] = {0};
+    lg_arrival a;
+    int64_t prev = -1;
+    while (lg_sched_next(s, &a)) {
+        assert_true(a.stage >= 0 && a.stage < 3);
+        int64_t start = lg_sched_stage_start_ns(s, a.stage);
+        assert_int_equal(a.t_ns, start + (int64_t)count[a.stage] * (int64_t)(1e9 / stages[a.stage].rate_per_s));
+        assert_true(a.t_ns >= prev);
+        prev = a.t_ns;
+        count[a.stage]++;
+    }
+    assert_int_equal(count[0], 10);
+    assert_int_equal(count[1], 5);
+    assert_int_equal(count[2], 100);
+    lg_sched_free(s);
+}
+
+static void poisson_stages_stay_inside_their_windows(void **state)
+{
+    lg_stage stages[2] = {{.rate_per_s = 2000, .duration_ns = 1000000000},
+                          {.rate_per_s = 500, .duration_ns = 2000000000}};
+    lg_sched_spec sp = {.seed = 11, .burstiness = 1, .stages = stages, .n_stages = 2,
+                        .pause_ns = 300000000};
+    lg_sched *s = must_new(&sp);
+    int64_t start1 = lg_sched_stage_start_ns(s, 1);
+    assert_int_equal(start1, 1300000000);
+    int count[2] = {0};
+    lg_arrival a;
+    while (lg_sched_next(s, &a)) {
+        if (a.stage == 0)
+            assert_true(a.t_ns >= 0 && a.t_ns < 1000000000);
+        else
+            assert_true(a.t_ns >= start1 && a.t_ns < start1 + 2000000000);
+        count[a.stage]++;
+    }
+    /* Poisson counts of mean 2000 and 1000: within 6 sd. */
+    assert_true(abs(count[0] - 2000) < 6 * 45);
+    assert_true(abs(count[1] - 1000) < 6 * 32);
+    lg_sched_free(s);
+}
+
+static void global_cap_ends_the_stream(void **state)
+{
+    lg_stage stages[2] = {{.rate_per_s = 10, .max_requests = 7},
+                          {.rate_per_s = 10, .max_requests = 7}};
+    lg_sched_spec sp = {.seed = 1, .burstiness = INFINITY, .stages = stages, .n_stages = 2,
+                        .max_requests = 5};
+    lg_sched *s = must_new(&sp);
+    lg_arrival a;
+    int n = 0;
+    while (lg_sched_next(s, &a))
+        assert_int_equal(a.stage, 0), n++;
+    assert_int_equal(n, 5);
+    assert_int_equal(lg_sched_stage_start_ns(s, 1), -1); /* never reached */
+    lg_sched_free(s);
+    /* An unbounded last stage is fine under a global cap. */
+    lg_stage open = {.rate_per_s = 100};
+    sp = (lg_sched_spec){.seed = 1, .burstiness = 1, .stages = &open, .n_stages = 1,
+                         .max_requests = 123};
+    s = must_new(&sp);
+    n = 0;
+    while (lg_sched_next(s, &a))
+        n++;
+    assert_int_equal(n, 123);
+    lg_sched_free(s);
+}
+
+static void trace_replay_keeps_times_and_tokens(void **state)
+{
+    const lg_trace_row rows[4] = {{0, 10, 5}, {1000000, 20, 6}, {1000000, 30, 7}, {5000001, 40, 8}};
+    lg_sched_spec sp = {.trace = rows, .n_trace = 4, .trace_speedup = 2,
+                        .stages = NULL, .burstiness = 0 /* ignored for a trace */};
+    lg_sched *s = must_new(&sp);
+    lg_arrival a;
+    const int64_t want[4] = {0, 500000, 500000, 2500000}; /* 5000001 / 2 is rounded */
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(lg_sched_next(s, &a), 1);
+        assert_int_equal(a.index, i);
+        assert_true(llabs(a.t_ns - want[i]) <= 1);
+        assert_int_equal(a.input_tokens, rows[i].input_tokens);
+        assert_int_equal(a.output_tokens, rows[i].output_tokens);
+        assert_int_equal(a.stage, 0);
+    }
+    assert_int_equal(lg_sched_next(s, &a), 0);
+    lg_sched_free(s);
+    /* Speedup 0 means 1, and the global cap applies. */
+    sp.trace_speedup = 0;
+    sp.max_requests = 2;
+    s = must_new(&sp);
+    assert_int_equal(lg_sched_next(s, &a), 1);
+    assert_int_equal(lg_sched_next(s, &a), 1);
+    assert_int_equal(a.t_ns, 1000000);
+    assert_int_equal(lg_sched_next(s, &a), 0);
+    lg_sched_free(s);
+}
+
+static void expect_error(const lg_sched_spec *sp, const char *want)
+{
+    char err[256] = "";
+    lg_sched *s = lg_sched_new(sp, err, sizeof err);
+    if (s) {
+        lg_sched_free(s);
+        fail_msg("accepted a spec that should fail with '%s'", want);
+    }
+    if (!strstr(err, want))
+        fail_msg("error '%s' does not contain '%s'", err, want);
+}
+
+static void validation_names_the_field(void **state)
+{
+    lg_stage ok = {.rate_per_s = 10, .duration_ns = 1000000000};
+    lg_stage stages[3] = {ok, ok, ok};
+    lg_sched_spec sp = {.seed = 1, .burstiness = 1, .stages = stages, .n_stages = 3};
+    stages[2].rate_per_s = -5;
+    expect_error(&sp, "stages[2].rate: must be > 0, got -5");
+    stages[2].rate_per_s = NAN;
+    expect_error(&sp, "stages[2].rate");
+    stages[2] = ok;
+    stages[1].duration_ns = -1;
+    expect_error(&sp, "stages[1].duration: must be >= 0");
+    stages[1] = ok;
+    stages[0].max_requests = -3;
+    expect_error(&sp, "stages[0].max_requests: must be >= 0, got -3");
+    stages[0] = (lg_stage){.rate_per_s = 10};
+    expect_error(&sp, "stages[0]: never ends");
+    stages[0] = (lg_stage){.rate_per_s = INFINITY, .duration_ns = 1000};
+    expect_error(&sp, "stages[0].rate: inf");
+    stages[0] = ok;
+    sp.burstiness = 0;
+    expect_error(&sp, "burstiness: must be > 0");
+    sp.burstiness = 1;
+    sp.pause_ns = -1;
+    expect_error(&sp, "pause: must be >= 0");
+    sp.pause_ns = 0;
+    sp.max_requests = -1;
+    expect_error(&sp, "max_requests: must be >= 0");
+    sp.max_requests = 0;
+    sp.n_stages = 0;
+    expect_error(&sp, "stages: at least one");
+    const lg_trace_row rows[2] = {{100, 1, 1}, {50, 1, 1}};
+    lg_sched_spec tr = {.trace = rows, .n_trace = 2, .trace_speedup = 1};
+    expect_error(&tr, "trace[1].t");
+    tr.n_trace = 1;
+    tr.trace_speedup = -2;
+    expect_error(&tr, "trace_speedup: must be > 0, got -2");
+    tr.n_trace = 0;
+    tr.trace_speedup = 1;
+    expect_error(&tr, "trace: has no rows");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(poisson_gaps_have_the_rate_and_cv_one),
+        cmocka_unit_test(constant_gaps_are_exact),
+        cmocka_unit_test(gamma_shape_sets_the_cv),
+        cmocka_unit_test(infinite_rate_sends_all_at_once),
+        cmocka_unit_test(the_same_seed_gives_the_same_stream),
+        cmocka_unit_test(round_robin_split_is_the_global_stream),
+        cmocka_unit_test(stages_follow_each_other_with_the_pause),
+        cmocka_unit_test(poisson_stages_stay_inside_their_windows),
+        cmocka_unit_test(global_cap_ends_the_stream),
+        cmocka_unit_test(trace_replay_keeps_times_and_tokens),
+        cmocka_unit_test(validation_names_the_field),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
