@@ -11,21 +11,9 @@
 
 #include <cmocka.h>
 
+#include "mdl_test_rng.h"
+
 #include "mdl_hist.h"
-
-/* splitmix64: a fixed-seed generator, so failures reproduce. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static double rng_unit(uint64_t *s)
-{
-    return (double)(rng_next(s) >> 11) / 9007199254740992.0;
-}
 
 /* Log-uniform over [1, 1e10]: exercises every group. */
 static uint64_t rng_loguniform(uint64_t *s)

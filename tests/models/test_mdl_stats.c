@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "mdl_test_rng.h"
+
 #include "mdl_stats.h"
 
 #define assert_near(got, want, tol)                                                                \
@@ -19,25 +21,6 @@
         if (!(fabs(g_ - w_) <= (tol)))                                                             \
             fail_msg("%s = %.10g, want %.10g +- %g", #got, g_, w_, (double)(tol));                 \
     } while (0)
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-/* uniform in (0, 1] */
-static double rng_unit(uint64_t *s)
-{
-    return ((double)(rng_next(s) >> 11) + 1.0) / 9007199254740992.0;
-}
-
-static double rng_exp(uint64_t *s, double mean)
-{
-    return -mean * log(rng_unit(s));
-}
 
 static void test_kolmogorov_law(void **state)
 {
