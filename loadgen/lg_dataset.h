@@ -44,7 +44,9 @@ int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, si
 int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *err, size_t errlen);
 /* A ShareGPT JSON file (an array of {"conversations":[{"from":"human","value":...},
  * {"from":"gpt","value":...}]}): the first human turn is the prompt, the gpt
- * turn's length sets output_tokens. At most max_n entries are kept. */
+ * turn's length sets output_tokens (at least 1). Entries without a human turn
+ * followed by a gpt turn are skipped ("user"/"assistant" count as the same).
+ * At most max_n entries are kept (0: all). */
 int lg_dataset_sharegpt_parse(const char *json, size_t len, size_t max_n, lg_dataset *out,
                               char *err, size_t errlen);
 int lg_dataset_load_sharegpt(const char *path, size_t max_n, lg_dataset *out, char *err,
@@ -58,8 +60,9 @@ int32_t lg_count_tokens(const char *text, size_t len);
 /* A trace in the form of the public Azure LLM inference traces: a CSV with a
  * header naming TIMESTAMP, ContextTokens, GeneratedTokens (case-insensitive;
  * TIMESTAMP either seconds as a number or "YYYY-MM-DD HH:MM:SS[.ffffff]").
- * Rows come out sorted by time, times relative to the first. *out is
- * malloc'd (caller frees). */
+ * Rows come out sorted by time (ties in file order), times relative to the
+ * first; token counts of 0 become 1 (a request sends and asks for at least
+ * one token). *out is malloc'd (caller frees). */
 int lg_trace_parse(const char *csv, size_t len, lg_trace_row **out, size_t *n, char *err,
                    size_t errlen);
 int lg_trace_load(const char *path, lg_trace_row **out, size_t *n, char *err, size_t errlen);

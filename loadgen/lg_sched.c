@@ -35,10 +35,10 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-/* A 32-bit seed for the stage's generator (MT19937 takes 32 bits). */
-static unsigned long stage_seed(uint64_t seed, size_t stage)
+/* SplitMix64's finaliser over (seed, stream), folded to 32 bits. */
+unsigned long lg_seed32(uint64_t seed, uint64_t stream)
 {
-    uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (uint64_t)(stage + 1);
+    uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     z ^= z >> 31;
@@ -158,7 +158,7 @@ static void plan_stages(lg_sched *s)
         double end_ns;
         int64_t made = 0;
         if (st->max_requests > 0) {
-            gsl_rng_set(s->rng, stage_seed(sp->seed, i));
+            gsl_rng_set(s->rng, lg_seed32(sp->seed, i));
             double off = 0;
             while (made < budget && stage_takes(st, made, off)) {
                 made++;
@@ -204,7 +204,7 @@ lg_sched *lg_sched_new(const lg_sched_spec *spec, char *err, size_t errlen)
         goto nomem;
     if (!s->spec.trace) {
         plan_stages(s);
-        gsl_rng_set(s->rng, stage_seed(s->spec.seed, 0));
+        gsl_rng_set(s->rng, lg_seed32(s->spec.seed, 0));
     }
     return s;
 nomem:
@@ -259,7 +259,7 @@ int lg_sched_next(lg_sched *s, lg_arrival *a)
             s->done = 1;
             return 0;
         }
-        gsl_rng_set(s->rng, stage_seed(sp->seed, s->stage));
+        gsl_rng_set(s->rng, lg_seed32(sp->seed, s->stage));
         s->in_stage = 0;
         s->offset_ns = 0;
     }

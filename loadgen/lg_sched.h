@@ -52,7 +52,14 @@ void lg_sched_free(lg_sched *s);
 int lg_sched_next(lg_sched *s, lg_arrival *a);
 /* The next arrival that belongs to worker `worker` of `k` (index % k == worker). */
 int lg_sched_next_for(lg_sched *s, int worker, int k, lg_arrival *a);
-/* The time at which stage `stage` starts (offset from run start). */
+/* The time at which stage `stage` starts (offset from run start), known from
+ * lg_sched_new on; -1 for a stage that the global max_requests never lets
+ * start, or no such stage. */
 int64_t lg_sched_stage_start_ns(const lg_sched *s, int stage);
+
+/* A 32-bit generator seed (MT19937 takes 32 bits) for sub-stream `stream` of
+ * `seed`: distinct streams of one seed are independent. Used by the schedule
+ * (one stream per stage) and the datasets. */
+unsigned long lg_seed32(uint64_t seed, uint64_t stream);
 
 #endif

@@ -1,0 +1,705 @@
+/* lg_dataset: the prompt pools (synthetic random, shared-prefix groups,
+ * ShareGPT) and the Azure-style trace CSV (see lg_dataset.h). Everything is
+ * parsed from memory; only lg_dataset_load_* and lg_trace_load read a file. */
+#include "lg_dataset.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rb_file.h"
+
+/* Bounds that keep a pool's memory sane whatever the spec says. */
+#define LG_MAX_PROMPT_TOKENS 1000000
+#define LG_MAX_POOL 10000000
+#define LG_MAX_FILE_BYTES ((size_t)4 << 30)
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int is_blank(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+int32_t lg_count_tokens(const char *text, size_t len)
+{
+    int64_t n = 0;
+    int in_word = 0;
+    for (size_t i = 0; i < len; i++) {
+        int w = !is_blank((unsigned char)text[i]);
+        n += w && !in_word;
+        in_word = w;
+    }
+    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
+}
+
+void lg_dataset_free(lg_dataset *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n; i++)
+        free(d->items[i].text);
+    free(d->items);
+    d->items = NULL;
+    d->n = 0;
+}
+
+/* ---- synthetic text -------------------------------------------------- */
+
+static const char *const WORDS[] = {
+    "the", "of", "and", "to", "in", "is", "you", "that", "it", "he", "was", "for", "on", "are",
+    "as", "with", "his", "they", "at", "be", "this", "have", "from", "or", "one", "had", "by",
+    "word", "but", "not", "what", "all", "were", "we", "when", "your", "can", "said", "there",
+    "use", "an", "each", "which", "she", "do", "how", "their", "if", "will", "up", "other",
+    "about", "out", "many", "then", "them", "these", "so", "some", "her", "would", "make",
+    "like", "him", "into", "time", "has", "look", "two", "more", "write", "go", "see", "number",
+    "no", "way", "could", "people", "my", "than", "first", "water", "been", "call", "who",
+    "oil", "its", "now", "find", "long", "down", "day", "did", "get", "come", "made", "may",
+    "part", "over", "new", "sound", "take", "only", "little", "work", "know", "place", "year",
+    "live", "me", "back", "give", "most", "very", "after", "thing", "our", "just", "name",
+    "good", "sentence", "man", "think", "say", "great", "where", "help", "through", "much",
+    "before", "line", "right", "too", "mean", "old", "any", "same", "tell", "boy", "follow",
+    "came", "want", "show", "also", "around", "form", "three", "small", "set", "put", "end",
+    "does", "another", "well", "large", "must", "big", "even", "such", "because", "turn",
+    "here", "why", "ask", "went", "men", "read", "need", "land", "different", "home", "us",
+    "move", "try", "kind", "hand", "picture", "again", "change", "off", "play", "spell", "air",
+    "away", "animal", "house", "point", "page", "letter", "mother", "answer", "found", "study",
+    "still", "learn", "should", "world", "high", "every", "near", "add", "food", "between",
+    "own", "below", "country", "plant", "last", "school", "father", "keep", "tree", "never",
+    "start", "city", "earth", "eye", "light", "thought", "head", "under", "story", "saw",
+    "left", "few", "while", "along", "might", "close", "something", "seem", "next", "hard",
+    "open", "example", "begin", "life", "always", "those", "both", "paper", "together", "got",
+    "group", "often", "run", "important", "until", "children", "side", "feet", "car", "mile",
+    "night", "walk", "white", "sea", "began", "grow", "took", "river", "four", "carry", "state",
+};
+#define N_WORDS (sizeof WORDS / sizeof WORDS[0])
+
+/* A growable string. */
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+} sbuf;
+
+static int sbuf_put(sbuf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->s, cap);
+        if (!p)
+            return -ENOMEM;
+        b->s = p;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+    return 0;
+}
+
+/* Appends n random words, space-separated (and a space before them if the
+ * buffer is not empty): exactly n tokens by lg_count_tokens. */
+static int put_words(sbuf *b, gsl_rng *r, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        const char *w = WORDS[gsl_rng_uniform_int(r, N_WORDS)];
+        if ((b->len && sbuf_put(b, " ", 1)) || sbuf_put(b, w, strlen(w)))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static int32_t clamp_len(double x)
+{
+    if (!(x >= 1))
+        return 1;
+    if (x > LG_MAX_PROMPT_TOKENS)
+        return LG_MAX_PROMPT_TOKENS;
+    return (int32_t)llround(x);
+}
+
+static int32_t draw_len(gsl_rng *r, lg_len_dist dist, int32_t mean, double ratio)
+{
+    switch (dist) {
+    case LG_LEN_UNIFORM: {
+        int64_t lo = (int64_t)((double)mean * (1 - ratio)), hi = (int64_t)((double)mean * (1 + ratio));
+        if (lo < 1)
+            lo = 1;
+        if (hi < lo)
+            hi = lo;
+        return clamp_len((double)(lo + (int64_t)gsl_rng_uniform_int(r, (unsigned long)(hi - lo + 1))));
+    }
+    case LG_LEN_NORMAL:
+        return clamp_len((double)mean + gsl_ran_gaussian(r, (double)mean * ratio));
+    case LG_LEN_LOGNORMAL: {
+        if (ratio == 0)
+            return clamp_len(mean);
+        /* Parameters that give the lognormal this mean and sd = mean * ratio. */
+        double s2 = log1p(ratio * ratio);
+        return clamp_len(gsl_ran_lognormal(r, log((double)mean) - s2 / 2, sqrt(s2)));
+    }
+    case LG_LEN_FIXED:
+    default:
+        return clamp_len(mean);
+    }
+}
+
+static int alloc_items(lg_dataset *out, size_t n, char *err, size_t errlen)
+{
+    out->n = 0;
+    out->items = calloc(n, sizeof *out->items);
+    if (!out->items) {
+        set_err(err, errlen, "dataset: out of memory for %zu prompts", n);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, size_t errlen)
+{
+    *out = (lg_dataset){0};
+    if (spec->n < 1 || spec->n > LG_MAX_POOL) {
+        set_err(err, errlen, "random dataset: n: must be in [1, %d], got %zu", LG_MAX_POOL, spec->n);
+        return -EINVAL;
+    }
+    if (spec->input_len < 1 || spec->input_len > LG_MAX_PROMPT_TOKENS) {
+        set_err(err, errlen, "random dataset: input_len: must be in [1, %d], got %d",
+                LG_MAX_PROMPT_TOKENS, (int)spec->input_len);
+        return -EINVAL;
+    }
+    if (spec->output_len < 1 || spec->output_len > LG_MAX_PROMPT_TOKENS) {
+        set_err(err, errlen, "random dataset: output_len: must be in [1, %d], got %d",
+                LG_MAX_PROMPT_TOKENS, (int)spec->output_len);
+        return -EINVAL;
+    }
+    double rr_max = spec->dist == LG_LEN_UNIFORM ? 1 : 100;
+    if (!(spec->range_ratio >= 0 && spec->range_ratio <= rr_max)) {
+        set_err(err, errlen, "random dataset: range_ratio: must be in [0, %g], got %g", rr_max,
+                spec->range_ratio);
+        return -EINVAL;
+    }
+    if ((unsigned)spec->dist > LG_LEN_LOGNORMAL) {
+        set_err(err, errlen, "random dataset: dist: unknown distribution %d", (int)spec->dist);
+        return -EINVAL;
+    }
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!r || alloc_items(out, spec->n, err, errlen)) {
+        gsl_rng_free(r);
+        set_err(err, errlen, "random dataset: out of memory");
+        return -ENOMEM;
+    }
+    gsl_rng_set(r, lg_seed32(spec->seed, 0));
+    for (size_t i = 0; i < spec->n; i++) {
+        lg_prompt *p = &out->items[i];
+        p->input_tokens = draw_len(r, spec->dist, spec->input_len, spec->range_ratio);
+        p->output_tokens = draw_len(r, spec->dist, spec->output_len, spec->range_ratio);
+        sbuf b = {0};
+        if (put_words(&b, r, p->input_tokens)) {
+            free(b.s);
+            gsl_rng_free(r);
+            lg_dataset_free(out);
+            set_err(err, errlen, "random dataset: out of memory");
+            return -ENOMEM;
+        }
+        p->text = b.s;
+        out->n = i + 1;
+    }
+    gsl_rng_free(r);
+    return 0;
+}
+
+int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *err,
+                             size_t errlen)
+{
+    *out = (lg_dataset){0};
+    struct {
+        const char *name;
+        int32_t v;
+    } f[] = {{"groups", spec->groups},
+             {"prompts_per_group", spec->prompts_per_group},
+             {"system_prompt_len", spec->system_prompt_len},
+             {"question_len", spec->question_len},
+             {"output_len", spec->output_len}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (f[i].v < 1 || f[i].v > LG_MAX_PROMPT_TOKENS) {
+            set_err(err, errlen, "shared-prefix dataset: %s: must be in [1, %d], got %d", f[i].name,
+                    LG_MAX_PROMPT_TOKENS, (int)f[i].v);
+            return -EINVAL;
+        }
+    }
+    if ((int64_t)spec->groups * spec->prompts_per_group > LG_MAX_POOL ||
+        (int64_t)spec->system_prompt_len + spec->question_len > LG_MAX_PROMPT_TOKENS) {
+        set_err(err, errlen,
+                "shared-prefix dataset: groups x prompts_per_group must be <= %d and "
+                "system_prompt_len + question_len <= %d",
+                LG_MAX_POOL, LG_MAX_PROMPT_TOKENS);
+        return -EINVAL;
+    }
+    size_t n = (size_t)spec->groups * (size_t)spec->prompts_per_group;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!r || alloc_items(out, n, err, errlen)) {
+        gsl_rng_free(r);
+        set_err(err, errlen, "shared-prefix dataset: out of memory");
+        return -ENOMEM;
+    }
+    gsl_rng_set(r, lg_seed32(spec->seed, 1));
+    sbuf sys = {0};
+    for (int32_t g = 0; g < spec->groups; g++) {
+        sys.len = 0;
+        if (put_words(&sys, r, spec->system_prompt_len))
+            goto nomem;
+        for (int32_t q = 0; q < spec->prompts_per_group; q++) {
+            sbuf b = {0};
+            if (sbuf_put(&b, sys.s, sys.len) || put_words(&b, r, spec->question_len)) {
+                free(b.s);
+                goto nomem;
+            }
+            lg_prompt *p = &out->items[out->n++];
+            p->text = b.s;
+            p->input_tokens = spec->system_prompt_len + spec->question_len;
+            p->output_tokens = spec->output_len;
+        }
+    }
+    free(sys.s);
+    gsl_rng_free(r);
+    return 0;
+nomem:
+    free(sys.s);
+    gsl_rng_free(r);
+    lg_dataset_free(out);
+    set_err(err, errlen, "shared-prefix dataset: out of memory");
+    return -ENOMEM;
+}
+
+/* ---- ShareGPT -------------------------------------------------------- */
+
+/* The 1-based line of byte `at` in s. */
+static size_t line_of(const char *s, size_t len, size_t at)
+{
+    size_t line = 1;
+    for (size_t i = 0; i < at && i < len; i++)
+        line += s[i] == '\n';
+    return line;
+}
+
+static int turn_is(const cJSON *turn, const char *a, const char *b)
+{
+    const cJSON *from = cJSON_GetObjectItemCaseSensitive(turn, "from");
+    if (!cJSON_IsString(from))
+        return 0;
+    return strcmp(from->valuestring, a) == 0 || strcmp(from->valuestring, b) == 0;
+}
+
+static const char *turn_text(const cJSON *turn)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(turn, "value");
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The first human turn with text, and the gpt turn right after it. */
+static int find_pair(const cJSON *entry, const char **human, const char **gpt)
+{
+    const cJSON *conv = cJSON_IsObject(entry)
+                            ? cJSON_GetObjectItemCaseSensitive(entry, "conversations")
+                            : NULL;
+    if (!cJSON_IsArray(conv))
+        return 0;
+    for (const cJSON *t = conv->child; t; t = t->next) {
+        if (!cJSON_IsObject(t) || !turn_is(t, "human", "user"))
+            continue;
+        const char *h = turn_text(t);
+        const cJSON *next = t->next;
+        if (!h || !next || !cJSON_IsObject(next) || !turn_is(next, "gpt", "assistant"))
+            return 0;
+        const char *g = turn_text(next);
+        if (!g || lg_count_tokens(h, strlen(h)) < 1)
+            return 0;
+        *human = h;
+        *gpt = g;
+        return 1;
+    }
+    return 0;
+}
+
+static int sharegpt_parse(const char *what, const char *json, size_t len, size_t max_n,
+                          lg_dataset *out, char *err, size_t errlen)
+{
+    *out = (lg_dataset){0};
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    if (!root) {
+        size_t at = end && end >= json ? (size_t)(end - json) : 0;
+        set_err(err, errlen, "%s: line %zu: not valid JSON (near byte %zu)", what,
+                line_of(json, len, at), at);
+        return -EINVAL;
+    }
+    size_t rest = end ? (size_t)(json + len - end) : 0;
+    for (; rest && is_blank((unsigned char)*end); end++, rest--)
+        ;
+    if (rest) {
+        size_t at = (size_t)(end - json);
+        set_err(err, errlen, "%s: line %zu: unexpected text after the JSON array", what,
+                line_of(json, len, at));
+        cJSON_Delete(root);
+        return -EINVAL;
+    }
+    if (!cJSON_IsArray(root)) {
+        set_err(err, errlen, "%s: the top level must be a JSON array of conversations", what);
+        cJSON_Delete(root);
+        return -EINVAL;
+    }
+    size_t total = (size_t)cJSON_GetArraySize(root);
+    size_t cap = max_n && max_n < total ? max_n : total;
+    int rc = 0;
+    if (cap && alloc_items(out, cap, err, errlen)) {
+        cJSON_Delete(root);
+        return -ENOMEM;
+    }
+    for (const cJSON *e = root->child; e && out->n < cap; e = e->next) {
+        const char *h, *g;
+        if (!find_pair(e, &h, &g))
+            continue;
+        lg_prompt *p = &out->items[out->n];
+        p->text = strdup(h);
+        if (!p->text) {
+            set_err(err, errlen, "%s: out of memory", what);
+            rc = -ENOMEM;
+            break;
+        }
+        p->input_tokens = lg_count_tokens(h, strlen(h));
+        int32_t o = lg_count_tokens(g, strlen(g));
+        p->output_tokens = o < 1 ? 1 : o;
+        out->n++;
+    }
+    cJSON_Delete(root);
+    if (!rc && out->n == 0) {
+        set_err(err, errlen, "%s: no entry has a human turn followed by a gpt turn (%zu entries)",
+                what, total);
+        rc = -EINVAL;
+    }
+    if (rc)
+        lg_dataset_free(out);
+    return rc;
+}
+
+int lg_dataset_sharegpt_parse(const char *json, size_t len, size_t max_n, lg_dataset *out,
+                              char *err, size_t errlen)
+{
+    return sharegpt_parse("sharegpt", json, len, max_n, out, err, errlen);
+}
+
+/* Reads path whole; the message names it. */
+static int read_whole(const char *kind, const char *path, char **buf, size_t *len, char *err,
+                      size_t errlen)
+{
+    int rc = rb_read_file(path, LG_MAX_FILE_BYTES, buf, len);
+    if (rc)
+        set_err(err, errlen, "%s %s: cannot read: %s", kind, path, strerror(-rc));
+    return rc;
+}
+
+int lg_dataset_load_sharegpt(const char *path, size_t max_n, lg_dataset *out, char *err,
+                             size_t errlen)
+{
+    *out = (lg_dataset){0};
+    char *buf, what[512];
+    size_t len;
+    int rc = read_whole("sharegpt", path, &buf, &len, err, errlen);
+    if (rc)
+        return rc;
+    snprintf(what, sizeof what, "sharegpt %s", path);
+    rc = sharegpt_parse(what, buf, len, max_n, out, err, errlen);
+    free(buf);
+    return rc;
+}
+
+/* ---- the trace CSV --------------------------------------------------- */
+
+/* One CSV field: [s, e) after trimming blanks and one pair of quotes. */
+typedef struct field {
+    const char *s;
+    size_t n;
+} field;
+
+/* Splits one line into fields (quoted fields may hold commas; "" inside
+ * quotes is kept as is, which is enough for names and numbers). */
+static size_t split_fields(const char *s, size_t len, field *f, size_t max_f)
+{
+    size_t n = 0, i = 0;
+    for (;;) {
+        size_t start = i;
+        int quoted = 0;
+        while (i < len && (quoted || s[i] != ',')) {
+            if (s[i] == '"')
+                quoted = !quoted;
+            i++;
+        }
+        const char *a = s + start, *b = s + i;
+        while (a < b && is_blank((unsigned char)*a))
+            a++;
+        while (b > a && is_blank((unsigned char)b[-1]))
+            b--;
+        if (b - a >= 2 && *a == '"' && b[-1] == '"') {
+            a++;
+            b--;
+        }
+        if (n < max_f)
+            f[n] = (field){a, (size_t)(b - a)};
+        n++;
+        if (i >= len)
+            return n;
+        i++; /* the comma */
+    }
+}
+
+static int field_is(field f, const char *name)
+{
+    return f.n == strlen(name) && strncasecmp(f.s, name, f.n) == 0;
+}
+
+/* Copies a field into a NUL-terminated buffer; 0 if it does not fit. */
+static int field_str(field f, char *buf, size_t cap)
+{
+    if (f.n + 1 > cap)
+        return 0;
+    memcpy(buf, f.s, f.n);
+    buf[f.n] = '\0';
+    return 1;
+}
+
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static int digits(const char *s, int n, int *v)
+{
+    int x = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+        x = x * 10 + (s[i] - '0');
+    }
+    *v = x;
+    return 1;
+}
+
+/* "YYYY-MM-DD HH:MM:SS[.fraction]" (or 'T' between) to ns since 1970 (UTC;
+ * only differences matter). */
+static int parse_datetime(const char *s, int64_t *ns)
+{
+    size_t n = strlen(s);
+    int y, mo, d, h, mi, sec;
+    if (n < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' ||
+        s[16] != ':')
+        return 0;
+    if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) ||
+        !digits(s + 11, 2, &h) || !digits(s + 14, 2, &mi) || !digits(s + 17, 2, &sec))
+        return 0;
+    static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (y < 1970 || y > 2200 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 ||
+        mi > 59 || sec > 60)
+        return 0;
+    int64_t frac_ns = 0;
+    if (n > 19) {
+        if (s[19] != '.' || n == 20)
+            return 0;
+        int64_t scale = 100000000;
+        for (size_t i = 20; i < n; i++) {
+            if (s[i] < '0' || s[i] > '9')
+                return 0;
+            frac_ns += (s[i] - '0') * scale; /* digits past ns are dropped */
+            scale /= 10;
+        }
+    }
+    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec;
+    *ns = secs * 1000000000 + frac_ns;
+    return 1;
+}
+
+static int parse_timestamp(field f, int64_t *ns)
+{
+    char buf[64];
+    if (!field_str(f, buf, sizeof buf) || f.n == 0)
+        return 0;
+    if (parse_datetime(buf, ns))
+        return 1;
+    char *end;
+    errno = 0;
+    double s = strtod(buf, &end);
+    if (*end || errno || !(s >= 0 && s <= 4e9))
+        return 0;
+    *ns = llround(s * 1e9);
+    return 1;
+}
+
+static int parse_count(field f, int32_t *v)
+{
+    char buf[32];
+    if (!field_str(f, buf, sizeof buf) || f.n == 0)
+        return 0;
+    char *end;
+    errno = 0;
+    long long x = strtoll(buf, &end, 10);
+    if (*end || errno || x < 0 || x > INT32_MAX)
+        return 0;
+    *v = (int32_t)x;
+    return 1;
+}
+
+typedef struct trace_item {
+    lg_trace_row row;
+    size_t order;
+} trace_item;
+
+static int by_time(const void *a, const void *b)
+{
+    const trace_item *x = a, *y = b;
+    if (x->row.t_ns != y->row.t_ns)
+        return x->row.t_ns < y->row.t_ns ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+enum { COL_T, COL_IN, COL_OUT, N_COLS };
+static const char *const COL_NAMES[N_COLS] = {"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
+
+static int trace_parse(const char *what, const char *csv, size_t len, lg_trace_row **out,
+                       size_t *n_out, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n_out = 0;
+    size_t col[N_COLS], n_fields = 0, n = 0, cap = 0, line = 0;
+    int have_header = 0, rc = 0;
+    trace_item *items = NULL;
+    field f[64];
+    for (size_t at = 0; at < len;) {
+        const char *s = csv + at;
+        const char *nl = memchr(s, '\n', len - at);
+        size_t ll = nl ? (size_t)(nl - s) : len - at;
+        at += ll + 1;
+        line++;
+        if (ll && s[ll - 1] == '\r')
+            ll--;
+        if (lg_count_tokens(s, ll) == 0)
+            continue; /* a blank line */
+        size_t nf = split_fields(s, ll, f, sizeof f / sizeof f[0]);
+        if (!have_header) {
+            for (int c = 0; c < N_COLS; c++) {
+                col[c] = SIZE_MAX;
+                for (size_t i = 0; i < nf && i < sizeof f / sizeof f[0]; i++)
+                    if (field_is(f[i], COL_NAMES[c]))
+                        col[c] = i;
+                if (col[c] == SIZE_MAX) {
+                    set_err(err, errlen, "%s: line %zu: the header has no %s column", what, line,
+                            COL_NAMES[c]);
+                    rc = -EINVAL;
+                    goto done;
+                }
+            }
+            n_fields = nf;
+            have_header = 1;
+            continue;
+        }
+        if (nf != n_fields) {
+            set_err(err, errlen, "%s: line %zu: %zu fields, but the header has %zu", what, line,
+                    nf, n_fields);
+            rc = -EINVAL;
+            goto done;
+        }
+        trace_item it = {.order = n};
+        int bad = !parse_timestamp(f[col[COL_T]], &it.row.t_ns)                ? COL_T
+                  : !parse_count(f[col[COL_IN]], &it.row.input_tokens)         ? COL_IN
+                  : !parse_count(f[col[COL_OUT]], &it.row.output_tokens)       ? COL_OUT
+                                                                               : -1;
+        if (bad >= 0) {
+            field v = f[col[bad]];
+            int shown = v.n > 40 ? 40 : (int)v.n;
+            set_err(err, errlen, "%s: line %zu: %s: %s, got '%.*s'", what, line, COL_NAMES[bad],
+                    bad == COL_T ? "must be seconds >= 0 or YYYY-MM-DD HH:MM:SS[.fraction]"
+                                 : "must be a whole number >= 0",
+                    shown, v.s);
+            rc = -EINVAL;
+            goto done;
+        }
+        /* A request asks for at least one token and sends at least one. */
+        if (it.row.input_tokens < 1)
+            it.row.input_tokens = 1;
+        if (it.row.output_tokens < 1)
+            it.row.output_tokens = 1;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 1024;
+            trace_item *p = realloc(items, nc * sizeof *p);
+            if (!p) {
+                set_err(err, errlen, "%s: out of memory", what);
+                rc = -ENOMEM;
+                goto done;
+            }
+            items = p;
+            cap = nc;
+        }
+        items[n++] = it;
+    }
+    if (!have_header || n == 0) {
+        set_err(err, errlen, "%s: %s", what,
+                have_header ? "no rows after the header" : "empty (no header line)");
+        rc = -EINVAL;
+        goto done;
+    }
+    qsort(items, n, sizeof *items, by_time);
+    lg_trace_row *rows = malloc(n * sizeof *rows);
+    if (!rows) {
+        set_err(err, errlen, "%s: out of memory", what);
+        rc = -ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rows[i] = items[i].row;
+        rows[i].t_ns -= items[0].row.t_ns;
+    }
+    *out = rows;
+    *n_out = n;
+done:
+    free(items);
+    return rc;
+}
+
+int lg_trace_parse(const char *csv, size_t len, lg_trace_row **out, size_t *n, char *err,
+                   size_t errlen)
+{
+    return trace_parse("trace", csv, len, out, n, err, errlen);
+}
+
+int lg_trace_load(const char *path, lg_trace_row **out, size_t *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    char *buf, what[512];
+    size_t len;
+    int rc = read_whole("trace", path, &buf, &len, err, errlen);
+    if (rc)
+        return rc;
+    snprintf(what, sizeof what, "trace %s", path);
+    rc = trace_parse(what, buf, len, out, n, err, errlen);
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,422 @@
+/* Unit tests for lg_dataset: the token counting rule, synthetic prompts whose
+ * counted length is exactly the drawn one, shared-prefix groups, ShareGPT
+ * and the Azure-style trace CSV, with errors that say where. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lg_dataset.h"
+
+static int32_t count(const char *s)
+{
+    return lg_count_tokens(s, strlen(s));
+}
+
+static void tokens_are_runs_of_non_space(void **state)
+{
+    assert_int_equal(count(""), 0);
+    assert_int_equal(count(" \t\r\n\v\f"), 0);
+    assert_int_equal(count("a"), 1);
+    assert_int_equal(count(" a  b\tc\n"), 3);
+    assert_int_equal(count("a\r\nb"), 2);
+    assert_int_equal(count("caf\xc3\xa9 au lait"), 3);
+    assert_int_equal(count("x,y;z!"), 1);
+    assert_int_equal(lg_count_tokens("one two", 3), 1);
+}
+
+/* Every prompt's text counts to its input_tokens, lengths are >= 1. */
+static void check_pool(const lg_dataset *d)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        const lg_prompt *p = &d->items[i];
+        assert_non_null(p->text);
+        assert_true(p->input_tokens >= 1);
+        assert_true(p->output_tokens >= 1);
+        if (count(p->text) != p->input_tokens)
+            fail_msg("prompt %zu: counted %d tokens, says %d", i, count(p->text), p->input_tokens);
+    }
+}
+
+static lg_dataset must_random(lg_random_spec sp)
+{
+    lg_dataset d;
+    char err[256] = "";
+    if (lg_dataset_random(&sp, &d, err, sizeof err))
+        fail_msg("lg_dataset_random: %s", err);
+    assert_int_equal(d.n, sp.n);
+    check_pool(&d);
+    return d;
+}
+
+static void mean_in(const lg_dataset *d, double lo_in, double hi_in, double lo_out, double hi_out)
+{
+    double in = 0, out = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        in += d->items[i].input_tokens;
+        out += d->items[i].output_tokens;
+    }
+    in /= (double)d->n;
+    out /= (double)d->n;
+    if (!(in >= lo_in && in <= hi_in && out >= lo_out && out <= hi_out))
+        fail_msg("means %g (want %g..%g) and %g (want %g..%g)", in, lo_in, hi_in, out, lo_out,
+                 hi_out);
+}
+
+static void random_fixed_lengths_are_exact(void **state)
+{
+    lg_dataset d = must_random((lg_random_spec){.seed = 1, .n = 50, .input_len = 100,
+                                                .output_len = 20, .dist = LG_LEN_FIXED});
+    for (size_t i = 0; i < d.n; i++) {
+        assert_int_equal(d.items[i].input_tokens, 100);
+        assert_int_equal(d.items[i].output_tokens, 20);
+    }
+    /* The prompts differ from each other (no accidental prefix sharing). */
+    assert_true(strcmp(d.items[0].text, d.items[1].text) != 0);
+    lg_dataset_free(&d);
+    assert_null(d.items);
+}
+
+/* 4000 draws: the standard errors of the means are under 1 token for these
+ * spreads; tolerances are about 5 SE. */
+static void random_distributions_have_their_means(void **state)
+{
+    lg_dataset d = must_random((lg_random_spec){.seed = 2, .n = 4000, .input_len = 100,
+                                                .output_len = 50, .range_ratio = 0.5,
+                                                .dist = LG_LEN_UNIFORM});
+    for (size_t i = 0; i < d.n; i++) {
+        assert_true(d.items[i].input_tokens >= 50 && d.items[i].input_tokens <= 150);
+        assert_true(d.items[i].output_tokens >= 25 && d.items[i].output_tokens <= 75);
+    }
+    mean_in(&d, 97, 103, 48.5, 51.5);
+    lg_dataset_free(&d);
+    d = must_random((lg_random_spec){.seed = 3, .n = 4000, .input_len = 100, .output_len = 50,
+                                     .range_ratio = 0.2, .dist = LG_LEN_NORMAL});
+    mean_in(&d, 98.5, 101.5, 49.2, 50.8);
+    lg_dataset_free(&d);
+    d = must_random((lg_random_spec){.seed = 4, .n = 4000, .input_len = 100, .output_len = 50,
+                                     .range_ratio = 0.5, .dist = LG_LEN_LOGNORMAL});
+    mean_in(&d, 96, 104, 48, 52);
+    lg_dataset_free(&d);
+    /* A wide normal is clamped to >= 1 (check_pool). */
+    d = must_random((lg_random_spec){.seed = 5, .n = 500, .input_len = 10, .output_len = 10,
+                                     .range_ratio = 5, .dist = LG_LEN_NORMAL});
+    int ones = 0;
+    for (size_t i = 0; i < d.n; i++)
+        ones += d.items[i].input_tokens == 1;
+    assert_true(ones > 100); /* about 42 % of N(10, 50) is below 1 */
+    lg_dataset_free(&d);
+}
+
+static void random_pool_is_fixed_by_the_seed(void **state)
+{
+    lg_random_spec sp = {.seed = 7, .n = 20, .input_len = 30, .output_len = 5,
+                         .range_ratio = 0.3, .dist = LG_LEN_LOGNORMAL};
+    lg_dataset a = must_random(sp), b = must_random(sp);
+    sp.seed = 8;
+    lg_dataset c = must_random(sp);
+    int same_as_c = 0;
+    for (size_t i = 0; i < a.n; i++) {
+        assert_string_equal(a.items[i].text, b.items[i].text);
+        assert_int_equal(a.items[i].output_tokens, b.items[i].output_tokens);
+        same_as_c += strcmp(a.items[i].text, c.items[i].text) == 0;
+    }
+    assert_int_equal(same_as_c, 0);
+    lg_dataset_free(&a);
+    lg_dataset_free(&b);
+    lg_dataset_free(&c);
+}
+
+static void expect_random_error(lg_random_spec sp, const char *want)
+{
+    lg_dataset d = {(void *)1, 99};
+    char err[256] = "";
+    assert_int_equal(lg_dataset_random(&sp, &d, err, sizeof err), -EINVAL);
+    assert_null(d.items);
+    assert_int_equal(d.n, 0);
+    if (!strstr(err, want))
+        fail_msg("error '%s' does not contain '%s'", err, want);
+}
+
+static void random_spec_errors_name_the_field(void **state)
+{
+    lg_random_spec ok = {.seed = 1, .n = 5, .input_len = 10, .output_len = 10};
+    lg_random_spec sp = ok;
+    sp.n = 0;
+    expect_random_error(sp, "n: must be in [1,");
+    sp = ok;
+    sp.input_len = 0;
+    expect_random_error(sp, "input_len: must be in [1,");
+    sp = ok;
+    sp.output_len = -4;
+    expect_random_error(sp, "got -4");
+    sp = ok;
+    sp.range_ratio = 1.5;
+    sp.dist = LG_LEN_UNIFORM;
+    expect_random_error(sp, "range_ratio: must be in [0, 1], got 1.5");
+    sp.range_ratio = NAN;
+    sp.dist = LG_LEN_NORMAL;
+    expect_random_error(sp, "range_ratio");
+}
+
+static void shared_prefix_groups_share_their_system_prompt(void **state)
+{
+    lg_prefix_spec sp = {.seed = 3, .groups = 3, .prompts_per_group = 4, .system_prompt_len = 20,
+                         .question_len = 5, .output_len = 7};
+    lg_dataset d;
+    char err[256] = "";
+    assert_int_equal(lg_dataset_shared_prefix(&sp, &d, err, sizeof err), 0);
+    assert_int_equal(d.n, 12);
+    check_pool(&d);
+    /* The prefix is the text up to the 20th word. */
+    size_t plen[12];
+    for (size_t i = 0; i < 12; i++) {
+        assert_int_equal(d.items[i].input_tokens, 25);
+        assert_int_equal(d.items[i].output_tokens, 7);
+        const char *t = d.items[i].text;
+        size_t at = 0;
+        for (int w = 0; w < 20; w++) {
+            at += strspn(t + at, " ");
+            at += strcspn(t + at, " ");
+        }
+        plen[i] = at;
+    }
+    for (size_t i = 0; i < 12; i++)
+        for (size_t j = 0; j < 12; j++) {
+            int same_group = i / 4 == j / 4;
+            int same_prefix = plen[i] == plen[j] &&
+                              memcmp(d.items[i].text, d.items[j].text, plen[i]) == 0;
+            assert_int_equal(same_prefix, same_group);
+            if (i != j)
+                assert_true(strcmp(d.items[i].text, d.items[j].text) != 0);
+        }
+    lg_dataset_free(&d);
+    sp.question_len = 0;
+    assert_int_equal(lg_dataset_shared_prefix(&sp, &d, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "question_len: must be in [1,"));
+    sp.question_len = 5;
+    sp.groups = 100000;
+    sp.prompts_per_group = 1000;
+    assert_int_equal(lg_dataset_shared_prefix(&sp, &d, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "groups x prompts_per_group"));
+}
+
+static const char SHAREGPT[] =
+    "[\n"
+    "  {\"id\": \"a\", \"conversations\": [\n"
+    "    {\"from\": \"human\", \"value\": \"What is the capital of France?\"},\n"
+    "    {\"from\": \"gpt\", \"value\": \"The capital of France is Paris.\"}]},\n"
+    "  {\"id\": \"no-gpt\", \"conversations\": [{\"from\": \"human\", \"value\": \"hello\"}]},\n"
+    "  {\"id\": \"system-first\", \"conversations\": [\n"
+    "    {\"from\": \"system\", \"value\": \"be brief\"},\n"
+    "    {\"from\": \"human\", \"value\": \"two words\"},\n"
+    "    {\"from\": \"gpt\", \"value\": \"\"}]},\n"
+    "  {\"id\": \"empty-human\", \"conversations\": [\n"
+    "    {\"from\": \"human\", \"value\": \"   \"}, {\"from\": \"gpt\", \"value\": \"x\"}]},\n"
+    "  42,\n"
+    "  {\"id\": \"no-conversations\"},\n"
+    "  {\"conversations\": [{\"from\": \"human\", \"value\": 5}, {\"from\": \"gpt\", \"value\": \"x\"}]},\n"
+    "  {\"conversations\": [{\"from\": \"user\", \"value\": \"a b c\"},\n"
+    "                     {\"from\": \"assistant\", \"value\": \"d e\"}]}\n"
+    "]\n";
+
+static void sharegpt_keeps_human_gpt_pairs(void **state)
+{
+    lg_dataset d;
+    char err[256] = "";
+    assert_int_equal(lg_dataset_sharegpt_parse(SHAREGPT, sizeof SHAREGPT - 1, 0, &d, err,
+                                               sizeof err),
+                     0);
+    assert_int_equal(d.n, 3);
+    check_pool(&d);
+    assert_string_equal(d.items[0].text, "What is the capital of France?");
+    assert_int_equal(d.items[0].input_tokens, 6);
+    assert_int_equal(d.items[0].output_tokens, 6);
+    assert_string_equal(d.items[1].text, "two words");
+    assert_int_equal(d.items[1].output_tokens, 1); /* an empty answer still asks for one */
+    assert_string_equal(d.items[2].text, "a b c");
+    assert_int_equal(d.items[2].output_tokens, 2);
+    lg_dataset_free(&d);
+    assert_int_equal(lg_dataset_sharegpt_parse(SHAREGPT, sizeof SHAREGPT - 1, 2, &d, err,
+                                               sizeof err),
+                     0);
+    assert_int_equal(d.n, 2);
+    lg_dataset_free(&d);
+}
+
+static void expect_sharegpt_error(const char *json, const char *want)
+{
+    lg_dataset d;
+    char err[256] = "";
+    assert_int_equal(lg_dataset_sharegpt_parse(json, strlen(json), 0, &d, err, sizeof err),
+                     -EINVAL);
+    assert_int_equal(d.n, 0);
+    if (!strstr(err, want))
+        fail_msg("error '%s' does not contain '%s'", err, want);
+}
+
+static void sharegpt_errors_say_where(void **state)
+{
+    expect_sharegpt_error("[\n{\"conversations\": [\n{\"from\": \"human\" \"value\": 1}]}]",
+                          "sharegpt: line 3: not valid JSON");
+    expect_sharegpt_error("{\"conversations\": []}", "top level must be a JSON array");
+    expect_sharegpt_error("[]", "no entry has a human turn followed by a gpt turn (0 entries)");
+    expect_sharegpt_error("[{}, 1]", "(2 entries)");
+    expect_sharegpt_error("[]\n\n]", "sharegpt: line 3: unexpected text");
+    expect_sharegpt_error("", "not valid JSON");
+}
+
+/* A temporary file with the given content; the caller unlinks it. */
+static void temp_file(char *path, size_t cap, const char *content)
+{
+    snprintf(path, cap, "/tmp/lg_dataset_test.XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    size_t n = strlen(content);
+    assert_int_equal(write(fd, content, n), (ssize_t)n);
+    close(fd);
+}
+
+static void loaders_read_files_and_name_them(void **state)
+{
+    char path[64], err[512] = "";
+    temp_file(path, sizeof path, SHAREGPT);
+    lg_dataset d;
+    assert_int_equal(lg_dataset_load_sharegpt(path, 0, &d, err, sizeof err), 0);
+    assert_int_equal(d.n, 3);
+    lg_dataset_free(&d);
+    unlink(path);
+    temp_file(path, sizeof path, "[1,\n2,,]");
+    assert_int_equal(lg_dataset_load_sharegpt(path, 0, &d, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "line 2"));
+    unlink(path);
+    assert_int_equal(lg_dataset_load_sharegpt("/nonexistent/sg.json", 0, &d, err, sizeof err),
+                     -ENOENT);
+    assert_non_null(strstr(err, "/nonexistent/sg.json"));
+
+    temp_file(path, sizeof path, "TIMESTAMP,ContextTokens,GeneratedTokens\n2.5,10,20\n1,3,4\n");
+    lg_trace_row *rows;
+    size_t n;
+    assert_int_equal(lg_trace_load(path, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[1].t_ns, 1500000000);
+    free(rows);
+    unlink(path);
+    temp_file(path, sizeof path, "TIMESTAMP,ContextTokens\n1,2\n");
+    assert_int_equal(lg_trace_load(path, &rows, &n, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "GeneratedTokens"));
+    unlink(path);
+    assert_int_equal(lg_trace_load("/nonexistent/t.csv", &rows, &n, err, sizeof err), -ENOENT);
+    assert_non_null(strstr(err, "/nonexistent/t.csv"));
+}
+
+static void azure_trace_is_sorted_and_relative(void **state)
+{
+    /* The public Azure LLM inference trace's layout, rows out of order, a
+     * CRLF line, a blank line and an extra column. */
+    const char csv[] = "\"TIMESTAMP\",ContextTokens,GeneratedTokens,extra\r\n"
+                       "2023-11-16 18:15:46.6805900,374,44,x\r\n"
+                       "2023-11-16 18:15:46.0000001,396,109,y\n"
+                       "\n"
+                       "2023-11-16 18:16:00,879,0,z\n"
+                       "2023-11-17T00:00:00.5,1,2,w\n"
+                       "2023-11-16 18:15:46.0000001,7,8,tie\n";
+    lg_trace_row *rows;
+    size_t n;
+    char err[256] = "";
+    assert_int_equal(lg_trace_parse(csv, sizeof csv - 1, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 5);
+    assert_int_equal(rows[0].t_ns, 0);
+    assert_int_equal(rows[0].input_tokens, 396);
+    assert_int_equal(rows[1].t_ns, 0); /* the tie keeps file order */
+    assert_int_equal(rows[1].input_tokens, 7);
+    assert_int_equal(rows[2].t_ns, 680589900); /* .68059 - .0000001 s */
+    assert_int_equal(rows[2].output_tokens, 44);
+    assert_int_equal(rows[3].t_ns, 13999999900LL);
+    assert_int_equal(rows[3].output_tokens, 1); /* 0 generated tokens asks for one */
+    /* Across midnight: 00:00:00.5 next day - 18:15:46.0000001. */
+    assert_int_equal(rows[4].t_ns, (int64_t)(5 * 3600 + 44 * 60 + 14) * 1000000000 + 499999900);
+    free(rows);
+}
+
+static void numeric_trace_lowercase_header(void **state)
+{
+    const char csv[] = "timestamp , generatedtokens,CONTEXTTOKENS\n10.25, 5, 6\n10,1,2";
+    lg_trace_row *rows;
+    size_t n;
+    char err[256] = "";
+    assert_int_equal(lg_trace_parse(csv, sizeof csv - 1, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].t_ns, 0);
+    assert_int_equal(rows[0].input_tokens, 2);
+    assert_int_equal(rows[0].output_tokens, 1);
+    assert_int_equal(rows[1].t_ns, 250000000);
+    assert_int_equal(rows[1].input_tokens, 6);
+    assert_int_equal(rows[1].output_tokens, 5);
+    free(rows);
+}
+
+static void expect_trace_error(const char *csv, const char *want)
+{
+    lg_trace_row *rows = (void *)1;
+    size_t n = 7;
+    char err[256] = "";
+    assert_int_equal(lg_trace_parse(csv, strlen(csv), &rows, &n, err, sizeof err), -EINVAL);
+    assert_null(rows);
+    assert_int_equal(n, 0);
+    if (!strstr(err, want))
+        fail_msg("error '%s' does not contain '%s'", err, want);
+}
+
+static void trace_errors_name_line_and_field(void **state)
+{
+    const char *h = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+    char csv[256];
+    expect_trace_error("", "trace: empty");
+    expect_trace_error(h, "trace: no rows after the header");
+    expect_trace_error("TIMESTAMP,Context,GeneratedTokens\n1,2,3\n",
+                       "trace: line 1: the header has no ContextTokens column");
+    snprintf(csv, sizeof csv, "%s1,2,3\n\nsoon,2,3\n", h);
+    expect_trace_error(csv, "trace: line 4: TIMESTAMP: must be seconds >= 0 or YYYY-MM-DD");
+    snprintf(csv, sizeof csv, "%s1,2,3\n2023-02-30 00:00:00,2,3\n", h);
+    expect_trace_error(csv, "line 3: TIMESTAMP");
+    snprintf(csv, sizeof csv, "%s1,2,3\n-1,2,3\n", h);
+    expect_trace_error(csv, "line 3: TIMESTAMP");
+    snprintf(csv, sizeof csv, "%s1,2.5,3\n", h);
+    expect_trace_error(csv, "line 2: ContextTokens: must be a whole number >= 0, got '2.5'");
+    snprintf(csv, sizeof csv, "%s1,2,-3\n", h);
+    expect_trace_error(csv, "line 2: GeneratedTokens: must be a whole number >= 0, got '-3'");
+    snprintf(csv, sizeof csv, "%s1,2,\n", h);
+    expect_trace_error(csv, "got ''");
+    snprintf(csv, sizeof csv, "%s1,2\n", h);
+    expect_trace_error(csv, "line 2: 2 fields, but the header has 3");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(tokens_are_runs_of_non_space),
+        cmocka_unit_test(random_fixed_lengths_are_exact),
+        cmocka_unit_test(random_distributions_have_their_means),
+        cmocka_unit_test(random_pool_is_fixed_by_the_seed),
+        cmocka_unit_test(random_spec_errors_name_the_field),
+        cmocka_unit_test(shared_prefix_groups_share_their_system_prompt),
+        cmocka_unit_test(sharegpt_keeps_human_gpt_pairs),
+        cmocka_unit_test(sharegpt_errors_say_where),
+        cmocka_unit_test(loaders_read_files_and_name_them),
+        cmocka_unit_test(azure_trace_is_sorted_and_relative),
+        cmocka_unit_test(numeric_trace_lowercase_header),
+        cmocka_unit_test(trace_errors_name_line_and_field),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
