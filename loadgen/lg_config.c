@@ -1,0 +1,494 @@
+/* lg_config: Inference Perf's config keys (JSON) turned into loadgen's flags
+ * (see lg_config.h for the mapping). Each key is checked for its type here,
+ * so a mistake is reported by its key path; the CLI checks the values again. */
+#include "lg_config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rb_units.h"
+
+typedef struct conv {
+    lg_args *out;
+    size_t cap;
+    char *err;
+    size_t errlen;
+} conv;
+
+/* The value as JSON text, shortened, for messages. */
+static void show(const cJSON *v, char *buf, size_t cap)
+{
+    char *s = cJSON_PrintUnformatted(v);
+    if (!s) {
+        snprintf(buf, cap, "(?)");
+        return;
+    }
+    if (strlen(s) > 60)
+        snprintf(buf, cap, "%.57s...", s);
+    else
+        snprintf(buf, cap, "%s", s);
+    free(s);
+}
+
+/* "config: PATH: WHAT, got VALUE"; returns -EINVAL. */
+static int bad(conv *c, const char *path, const cJSON *v, const char *what)
+{
+    char val[64];
+    if (v) {
+        show(v, val, sizeof val);
+        snprintf(c->err, c->errlen, "config: %s: %s, got %s", path, what, val);
+    } else {
+        snprintf(c->err, c->errlen, "config: %s: %s", path, what);
+    }
+    return -EINVAL;
+}
+
+static int push(conv *c, const char *s)
+{
+    if ((size_t)c->out->argc + 1 >= c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        char **p = realloc(c->out->argv, cap * sizeof *p);
+        if (!p)
+            goto nomem;
+        c->out->argv = p;
+        c->cap = cap;
+    }
+    char *d = strdup(s);
+    if (!d)
+        goto nomem;
+    c->out->argv[c->out->argc++] = d;
+    c->out->argv[c->out->argc] = NULL;
+    return 0;
+nomem:
+    snprintf(c->err, c->errlen, "config: out of memory");
+    return -ENOMEM;
+}
+
+static int emit(conv *c, const char *flag, const char *value)
+{
+    int rc = push(c, flag);
+    return rc ? rc : value ? push(c, value) : 0;
+}
+
+/* The shortest text that reads back as v. */
+static void fmt_num(double v, char *buf, size_t cap)
+{
+    if (v == floor(v) && fabs(v) < 1e15) {
+        snprintf(buf, cap, "%lld", (long long)v);
+        return;
+    }
+    for (int p = 1; p <= 17; p++) {
+        snprintf(buf, cap, "%.*g", p, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+/* Checks that obj is an object whose keys are all in `keys` (NULL-ended),
+ * each at most once. */
+static int check_object(conv *c, const cJSON *obj, const char *path, const char *const *keys)
+{
+    if (!cJSON_IsObject(obj))
+        return bad(c, *path ? path : "(top level)", obj, "must be an object");
+    for (const cJSON *m = obj->child; m; m = m->next) {
+        char sub[256];
+        snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", m->string);
+        int known = 0;
+        for (const char *const *k = keys; *k; k++)
+            known |= strcmp(m->string, *k) == 0;
+        if (!known) {
+            char what[320] = "unknown key (known here:";
+            for (const char *const *k = keys; *k; k++) {
+                size_t l = strlen(what);
+                snprintf(what + l, sizeof what - l, " %s%s", *k, k[1] ? "," : ")");
+            }
+            return bad(c, sub, m, what);
+        }
+        for (const cJSON *p = obj->child; p != m; p = p->next)
+            if (strcmp(p->string, m->string) == 0)
+                return bad(c, sub, m, "given twice");
+    }
+    return 0;
+}
+
+/* The member at path.key, or NULL; the full path is written to sub. */
+static const cJSON *member(const cJSON *obj, const char *path, const char *key, char *sub,
+                           size_t cap)
+{
+    snprintf(sub, cap, "%s%s%s", path, *path ? "." : "", key);
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+/* A whole number in [min, max] emitted as flag. */
+static int emit_int(conv *c, const cJSON *v, const char *path, const char *flag, double min,
+                    double max)
+{
+    char buf[64];
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+        v->valuedouble < min || v->valuedouble > max) {
+        fmt_num(min, buf, sizeof buf);
+        char what[128];
+        int n = snprintf(what, sizeof what, "must be a whole number >= %s", buf);
+        if (max < 9e15 && n > 0) {
+            fmt_num(max, buf, sizeof buf);
+            snprintf(what + n, sizeof what - (size_t)n, " and <= %s", buf);
+        }
+        return bad(c, path, v, what);
+    }
+    fmt_num(v->valuedouble, buf, sizeof buf);
+    return emit(c, flag, buf);
+}
+
+/* A number > 0 (rates). */
+static int positive(conv *c, const cJSON *v, const char *path, char *buf, size_t cap)
+{
+    if (!cJSON_IsNumber(v) || !(v->valuedouble > 0) || isinf(v->valuedouble))
+        return bad(c, path, v, "must be a number > 0");
+    fmt_num(v->valuedouble, buf, cap);
+    return 0;
+}
+
+/* A duration: a number of seconds (Inference Perf's unit) or a string with
+ * a unit ("500ms", "2s"). Written to buf in the CLI's syntax. */
+static int duration(conv *c, const cJSON *v, const char *path, int allow_zero, char *buf,
+                    size_t cap)
+{
+    const char *what = allow_zero ? "must be seconds >= 0 or a duration with a unit (\"500ms\")"
+                                  : "must be seconds > 0 or a duration with a unit (\"500ms\")";
+    if (cJSON_IsNumber(v)) {
+        double s = v->valuedouble;
+        if (!(s >= 0 && s < 1e9) || (!allow_zero && s == 0))
+            return bad(c, path, v, what);
+        fmt_num(s, buf, cap - 1);
+        strcat(buf, "s");
+        return 0;
+    }
+    int64_t ns;
+    if (!cJSON_IsString(v) || rb_parse_duration_ns(v->valuestring, &ns) ||
+        (!allow_zero && ns == 0))
+        return bad(c, path, v, what);
+    size_t n = strlen(v->valuestring);
+    /* A bare number in a string would mean ms to the CLI but s here. */
+    if (n == 0 || n >= cap || (v->valuestring[n - 1] >= '0' && v->valuestring[n - 1] <= '9') ||
+        v->valuestring[n - 1] == '.')
+        return bad(c, path, v, what);
+    memcpy(buf, v->valuestring, n + 1);
+    return 0;
+}
+
+/* One of the strings in names (NULL-ended); returns its index or -1. */
+static int choice(const cJSON *v, const char *const *names)
+{
+    if (!cJSON_IsString(v))
+        return -1;
+    for (int i = 0; names[i]; i++)
+        if (strcmp(v->valuestring, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+#define TRY(x)                                                                                   \
+    do {                                                                                         \
+        int rc_ = (x);                                                                           \
+        if (rc_)                                                                                 \
+            return rc_;                                                                          \
+    } while (0)
+
+static int conv_load(conv *c, const cJSON *load)
+{
+    static const char *const keys[] = {"type", "stages", "interval", "sweep", "num_workers",
+                                       "seed", "concurrency", NULL};
+    TRY(check_object(c, load, "load", keys));
+    char p[256], buf[160];
+    const cJSON *v = member(load, "load", "type", p, sizeof p);
+    int concurrent = 0;
+    if (v) {
+        static const char *const types[] = {"constant", "poisson", "concurrent", NULL};
+        int t = choice(v, types);
+        if (t < 0)
+            return bad(c, p, v, "must be \"constant\", \"poisson\" or \"concurrent\"");
+        if (t == 0)
+            TRY(emit(c, "--burstiness", "inf"));
+        else if (t == 1)
+            TRY(emit(c, "--burstiness", "1"));
+        concurrent = t == 2;
+    }
+    v = member(load, "load", "concurrency", p, sizeof p);
+    if (v)
+        TRY(emit_int(c, v, p, "--max-concurrency", 1, 10000000));
+    else if (concurrent)
+        return bad(c, "load.concurrency", NULL, "is required when load.type is \"concurrent\"");
+    const cJSON *stages = member(load, "load", "stages", p, sizeof p);
+    if (stages) {
+        if (!cJSON_IsArray(stages))
+            return bad(c, p, stages, "must be an array of {\"rate\", \"duration\"}");
+        int i = 0;
+        for (const cJSON *st = stages->child; st; st = st->next, i++) {
+            static const char *const skeys[] = {"rate", "duration", NULL};
+            char sp[64], q[96], rate[64], dur[96];
+            snprintf(sp, sizeof sp, "load.stages[%d]", i);
+            TRY(check_object(c, st, sp, skeys));
+            v = member(st, sp, "rate", q, sizeof q);
+            if (!v)
+                return bad(c, q, NULL, "is required");
+            TRY(positive(c, v, q, rate, sizeof rate));
+            v = member(st, sp, "duration", q, sizeof q);
+            if (!v)
+                return bad(c, q, NULL, "is required");
+            TRY(duration(c, v, q, 0, dur, sizeof dur));
+            snprintf(buf, sizeof buf, "%s:%s", rate, dur);
+            TRY(emit(c, "--stage", buf));
+        }
+    }
+    v = member(load, "load", "interval", p, sizeof p);
+    if (v) {
+        TRY(duration(c, v, p, 1, buf, sizeof buf));
+        TRY(emit(c, "--stage-pause", buf));
+    }
+    const cJSON *sweep = member(load, "load", "sweep", p, sizeof p);
+    if (sweep) {
+        static const char *const wkeys[] = {"type", "num_stages", "max_rate", "stage_duration",
+                                            NULL};
+        TRY(check_object(c, sweep, "load.sweep", wkeys));
+        v = member(sweep, "load.sweep", "type", p, sizeof p);
+        if (v) {
+            static const char *const types[] = {"linear", "geometric", NULL};
+            if (choice(v, types) < 0)
+                return bad(c, p, v, "must be \"linear\" or \"geometric\"");
+            TRY(emit(c, "--sweep", v->valuestring));
+        }
+        v = member(sweep, "load.sweep", "num_stages", p, sizeof p);
+        if (v)
+            TRY(emit_int(c, v, p, "--sweep-stages", 1, 64));
+        v = member(sweep, "load.sweep", "max_rate", p, sizeof p);
+        if (v) {
+            TRY(positive(c, v, p, buf, sizeof buf));
+            TRY(emit(c, "--sweep-max-rate", buf));
+        }
+        v = member(sweep, "load.sweep", "stage_duration", p, sizeof p);
+        if (v) {
+            TRY(duration(c, v, p, 0, buf, sizeof buf));
+            TRY(emit(c, "--stage-duration", buf));
+        }
+    }
+    v = member(load, "load", "num_workers", p, sizeof p);
+    if (v)
+        TRY(emit_int(c, v, p, "--num-workers", 1, 1024));
+    v = member(load, "load", "seed", p, sizeof p);
+    if (v)
+        TRY(emit_int(c, v, p, "--seed", 0, 9007199254740992.0));
+    return 0;
+}
+
+/* A non-empty string emitted as flag. */
+static int emit_str(conv *c, const cJSON *v, const char *path, const char *flag)
+{
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return bad(c, path, v, "must be a non-empty string");
+    return emit(c, flag, v->valuestring);
+}
+
+static int conv_api(conv *c, const cJSON *api)
+{
+    static const char *const keys[] = {"type", "streaming", NULL};
+    TRY(check_object(c, api, "api", keys));
+    char p[64];
+    const cJSON *v = member(api, "api", "type", p, sizeof p);
+    if (v) {
+        static const char *const types[] = {"completion", "chat", NULL};
+        int t = choice(v, types);
+        if (t < 0)
+            return bad(c, p, v, "must be \"completion\" or \"chat\"");
+        TRY(emit(c, "--endpoint", t == 0 ? "/v1/completions" : "/v1/chat/completions"));
+    }
+    v = member(api, "api", "streaming", p, sizeof p);
+    if (v) {
+        if (!cJSON_IsBool(v))
+            return bad(c, p, v, "must be true or false");
+        TRY(emit(c, cJSON_IsTrue(v) ? "--stream" : "--no-stream", NULL));
+    }
+    return 0;
+}
+
+static int conv_server(conv *c, const cJSON *server)
+{
+    static const char *const keys[] = {"base_url", "model_name", NULL};
+    TRY(check_object(c, server, "server", keys));
+    char p[64];
+    const cJSON *v = member(server, "server", "base_url", p, sizeof p);
+    if (v)
+        TRY(emit_str(c, v, p, "--base-url"));
+    v = member(server, "server", "model_name", p, sizeof p);
+    if (v)
+        TRY(emit_str(c, v, p, "--model"));
+    return 0;
+}
+
+/* data.input_distribution / data.output_distribution: {"mean": N}. */
+static int conv_dist(conv *c, const cJSON *data, const char *key, const char *flag)
+{
+    static const char *const keys[] = {"mean", NULL};
+    char p[64], q[96];
+    const cJSON *d = member(data, "data", key, p, sizeof p);
+    if (!d)
+        return 0;
+    TRY(check_object(c, d, p, keys));
+    const cJSON *v = member(d, p, "mean", q, sizeof q);
+    return v ? emit_int(c, v, q, flag, 1, 1000000) : 0;
+}
+
+static int conv_data(conv *c, const cJSON *data)
+{
+    static const char *const keys[] = {"type", "path", "input_distribution",
+                                       "output_distribution", "shared_prefix", NULL};
+    TRY(check_object(c, data, "data", keys));
+    char p[96];
+    const cJSON *v = member(data, "data", "type", p, sizeof p);
+    if (v) {
+        static const char *const types[] = {"random", "shared_prefix", "sharegpt", "trace", NULL};
+        static const char *const flags[] = {"random", "prefix", "sharegpt", "trace"};
+        int t = choice(v, types);
+        if (t < 0)
+            return bad(c, p, v, "must be \"random\", \"shared_prefix\", \"sharegpt\" or \"trace\"");
+        TRY(emit(c, "--dataset-name", flags[t]));
+    }
+    v = member(data, "data", "path", p, sizeof p);
+    if (v)
+        TRY(emit_str(c, v, p, "--dataset-path"));
+    TRY(conv_dist(c, data, "input_distribution", "--random-input-len"));
+    TRY(conv_dist(c, data, "output_distribution", "--random-output-len"));
+    const cJSON *sp = member(data, "data", "shared_prefix", p, sizeof p);
+    if (sp) {
+        static const char *const skeys[] = {"num_groups", "num_prompts_per_group",
+                                            "system_prompt_len", "question_len", NULL};
+        static const char *const sflags[] = {"--prefix-groups", "--prefix-prompts-per-group",
+                                             "--prefix-system-len", "--prefix-question-len"};
+        TRY(check_object(c, sp, "data.shared_prefix", skeys));
+        for (int i = 0; skeys[i]; i++) {
+            v = member(sp, "data.shared_prefix", skeys[i], p, sizeof p);
+            if (v)
+                TRY(emit_int(c, v, p, sflags[i], i == 2 ? 0 : 1, i < 2 ? 100000 : 1000000));
+        }
+    }
+    return 0;
+}
+
+static int conv_report(conv *c, const cJSON *report)
+{
+    static const char *const keys[] = {"request_lifecycle", "goodput", NULL};
+    TRY(check_object(c, report, "report", keys));
+    char p[96];
+    const cJSON *rl = member(report, "report", "request_lifecycle", p, sizeof p);
+    if (rl) {
+        static const char *const rkeys[] = {"percentiles", NULL};
+        TRY(check_object(c, rl, p, rkeys));
+        const cJSON *pc = member(rl, "report.request_lifecycle", "percentiles", p, sizeof p);
+        if (pc) {
+            if (!cJSON_IsArray(pc) || !pc->child)
+                return bad(c, p, pc, "must be a non-empty array of numbers in (0, 100]");
+            size_t n = (size_t)cJSON_GetArraySize(pc), cap = n * 24 + 1, len = 0;
+            char *list = malloc(cap);
+            if (!list) {
+                snprintf(c->err, c->errlen, "config: out of memory");
+                return -ENOMEM;
+            }
+            int i = 0;
+            for (const cJSON *x = pc->child; x; x = x->next, i++) {
+                if (!cJSON_IsNumber(x) || !(x->valuedouble > 0 && x->valuedouble <= 100)) {
+                    char q[128];
+                    snprintf(q, sizeof q, "%s[%d]", p, i);
+                    free(list);
+                    return bad(c, q, x, "must be a number in (0, 100]");
+                }
+                char num[32];
+                fmt_num(x->valuedouble, num, sizeof num);
+                len += (size_t)snprintf(list + len, cap - len, "%s%s", i ? "," : "", num);
+            }
+            int rc = emit(c, "--metric-percentiles", list);
+            free(list);
+            TRY(rc);
+        }
+    }
+    const cJSON *gp = member(report, "report", "goodput", p, sizeof p);
+    if (gp) {
+        static const char *const gkeys[] = {"constraints", NULL};
+        TRY(check_object(c, gp, p, gkeys));
+        const cJSON *cs = member(gp, "report.goodput", "constraints", p, sizeof p);
+        if (cs) {
+            /* Inference Perf's and vLLM's names; e2e is an alias of e2el. */
+            static const char *const metrics[] = {"ttft", "tpot", "itl", "e2el", "ntpot", "e2e",
+                                                  NULL};
+            TRY(check_object(c, cs, p, metrics));
+            for (const cJSON *m = cs->child; m; m = m->next) {
+                char q[160], ms[64], item[96];
+                snprintf(q, sizeof q, "%s.%s", p, m->string);
+                if (!cJSON_IsNumber(m) || !(m->valuedouble > 0) || m->valuedouble > 1e12)
+                    return bad(c, q, m, "must be a number of milliseconds > 0");
+                fmt_num(m->valuedouble, ms, sizeof ms);
+                snprintf(item, sizeof item, "%s:%s",
+                         strcmp(m->string, "e2e") == 0 ? "e2el" : m->string, ms);
+                TRY(emit(c, "--goodput", item));
+            }
+        }
+    }
+    return 0;
+}
+
+int lg_config_to_args(const char *json, size_t len, lg_args *out, char *err, size_t errlen)
+{
+    *out = (lg_args){0};
+    char dummy[8];
+    conv c = {.out = out, .err = err && errlen ? err : dummy,
+              .errlen = err && errlen ? errlen : sizeof dummy};
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    int rc;
+    if (!root) {
+        size_t at = end && end >= json && end <= json + len ? (size_t)(end - json) : 0, line = 1;
+        for (size_t i = 0; i < at; i++)
+            line += json[i] == '\n';
+        snprintf(c.err, c.errlen, "config: line %zu: not valid JSON", line);
+        return -EINVAL;
+    }
+    while (end && end < json + len && (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r'))
+        end++;
+    if (end && end < json + len) {
+        rc = bad(&c, "(top level)", NULL, "unexpected text after the JSON object");
+        goto done;
+    }
+    static const char *const keys[] = {"load", "api", "server", "data", "report", NULL};
+    if ((rc = check_object(&c, root, "", keys)))
+        goto done;
+    const cJSON *v;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "server")) && (rc = conv_server(&c, v)))
+        goto done;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "api")) && (rc = conv_api(&c, v)))
+        goto done;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "load")) && (rc = conv_load(&c, v)))
+        goto done;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "data")) && (rc = conv_data(&c, v)))
+        goto done;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "report")) && (rc = conv_report(&c, v)))
+        goto done;
+done:
+    cJSON_Delete(root);
+    if (rc)
+        lg_args_free(out);
+    return rc;
+}
+
+void lg_args_free(lg_args *a)
+{
+    if (!a)
+        return;
+    for (int i = 0; i < a->argc; i++)
+        free(a->argv[i]);
+    free(a->argv);
+    a->argv = NULL;
+    a->argc = 0;
+}

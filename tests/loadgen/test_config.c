@@ -1,0 +1,245 @@
+/* Unit tests for lg_config: each Inference Perf key becomes its flag, and
+ * every kind of mistake is refused with the key path and the value. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lg_config.h"
+
+/* The flags a config becomes, joined by single spaces. */
+static void expect_args(const char *json, const char *want)
+{
+    lg_args a;
+    char err[256] = "";
+    int rc = lg_config_to_args(json, strlen(json), &a, err, sizeof err);
+    if (rc)
+        fail_msg("config %s: %s", json, err);
+    char got[1024] = "";
+    for (int i = 0; i < a.argc; i++) {
+        size_t l = strlen(got);
+        snprintf(got + l, sizeof got - l, "%s%s", i ? " " : "", a.argv[i]);
+    }
+    assert_null(a.argv ? a.argv[a.argc] : NULL);
+    lg_args_free(&a);
+    assert_null(a.argv);
+    assert_int_equal(a.argc, 0);
+    if (strcmp(got, want) != 0)
+        fail_msg("config %s\n  gave  '%s'\n  wants '%s'", json, got, want);
+}
+
+static void expect_error(const char *json, const char *want)
+{
+    lg_args a;
+    char err[256] = "";
+    int rc = lg_config_to_args(json, strlen(json), &a, err, sizeof err);
+    if (rc != -EINVAL) {
+        lg_args_free(&a);
+        fail_msg("config %s: accepted, wanted an error with '%s'", json, want);
+    }
+    assert_null(a.argv);
+    assert_int_equal(a.argc, 0);
+    if (!strstr(err, want))
+        fail_msg("config %s: error '%s' does not contain '%s'", json, err, want);
+}
+
+static void empty_config_gives_no_flags(void **state)
+{
+    expect_args("{}", "");
+    expect_args(" {\n}\n", "");
+}
+
+static void server_and_api(void **state)
+{
+    expect_args("{\"server\":{\"base_url\":\"http://127.0.0.1:8000\",\"model_name\":\"m\"}}",
+                "--base-url http://127.0.0.1:8000 --model m");
+    expect_args("{\"api\":{\"type\":\"completion\"}}", "--endpoint /v1/completions");
+    expect_args("{\"api\":{\"type\":\"chat\",\"streaming\":false}}",
+                "--endpoint /v1/chat/completions --no-stream");
+    expect_args("{\"api\":{\"streaming\":true}}", "--stream");
+}
+
+static void load_types(void **state)
+{
+    expect_args("{\"load\":{\"type\":\"constant\"}}", "--burstiness inf");
+    expect_args("{\"load\":{\"type\":\"poisson\"}}", "--burstiness 1");
+    expect_args("{\"load\":{\"type\":\"concurrent\",\"concurrency\":8}}", "--max-concurrency 8");
+    expect_args("{\"load\":{\"num_workers\":4,\"seed\":42}}", "--num-workers 4 --seed 42");
+}
+
+static void load_stages_and_interval(void **state)
+{
+    expect_args("{\"load\":{\"type\":\"poisson\",\"stages\":[{\"rate\":100,\"duration\":10},"
+                "{\"rate\":2.5,\"duration\":\"500ms\"},{\"rate\":0.1,\"duration\":1.5}],"
+                "\"interval\":2}}",
+                "--burstiness 1 --stage 100:10s --stage 2.5:500ms --stage 0.1:1.5s "
+                "--stage-pause 2s");
+    expect_args("{\"load\":{\"interval\":0}}", "--stage-pause 0s");
+}
+
+static void load_sweep(void **state)
+{
+    expect_args("{\"load\":{\"sweep\":{\"type\":\"geometric\",\"num_stages\":5,"
+                "\"max_rate\":400,\"stage_duration\":30}}}",
+                "--sweep geometric --sweep-stages 5 --sweep-max-rate 400 --stage-duration 30s");
+    expect_args("{\"load\":{\"sweep\":{\"type\":\"linear\"}}}", "--sweep linear");
+}
+
+static void data_keys(void **state)
+{
+    expect_args("{\"data\":{\"type\":\"random\",\"input_distribution\":{\"mean\":512},"
+                "\"output_distribution\":{\"mean\":128}}}",
+                "--dataset-name random --random-input-len 512 --random-output-len 128");
+    expect_args("{\"data\":{\"type\":\"shared_prefix\",\"shared_prefix\":{\"num_groups\":4,"
+                "\"num_prompts_per_group\":8,\"system_prompt_len\":100,\"question_len\":20}}}",
+                "--dataset-name prefix --prefix-groups 4 --prefix-prompts-per-group 8 "
+                "--prefix-system-len 100 --prefix-question-len 20");
+    expect_args("{\"data\":{\"type\":\"sharegpt\",\"path\":\"/data/sg.json\"}}",
+                "--dataset-name sharegpt --dataset-path /data/sg.json");
+    expect_args("{\"data\":{\"type\":\"trace\",\"path\":\"azure.csv\"}}",
+                "--dataset-name trace --dataset-path azure.csv");
+}
+
+static void report_keys(void **state)
+{
+    expect_args("{\"report\":{\"request_lifecycle\":{\"percentiles\":[50,90,99,99.9]}}}",
+                "--metric-percentiles 50,90,99,99.9");
+    expect_args("{\"report\":{\"goodput\":{\"constraints\":{\"ttft\":200,\"tpot\":50.5,"
+                "\"e2e\":3000}}}}",
+                "--goodput ttft:200 --goodput tpot:50.5 --goodput e2el:3000");
+}
+
+static void a_whole_config_in_fixed_order(void **state)
+{
+    expect_args("{\"report\":{\"goodput\":{\"constraints\":{\"itl\":20}}},"
+                "\"data\":{\"type\":\"random\"},"
+                "\"load\":{\"type\":\"constant\",\"stages\":[{\"rate\":10,\"duration\":5}]},"
+                "\"api\":{\"type\":\"chat\"},"
+                "\"server\":{\"base_url\":\"http://[::1]:9000\"}}",
+                "--base-url http://[::1]:9000 --endpoint /v1/chat/completions "
+                "--burstiness inf --stage 10:5s --dataset-name random --goodput itl:20");
+}
+
+static void syntax_and_shape_errors(void **state)
+{
+    expect_error("", "config: line 1: not valid JSON");
+    expect_error("{\n\"load\": {\n\"type\": }\n}", "config: line 3: not valid JSON");
+    expect_error("[1]", "config: (top level): must be an object, got [1]");
+    expect_error("{} {}", "unexpected text after the JSON object");
+    expect_error("{\"lod\":{}}",
+                 "config: lod: unknown key (known here: load, api, server, data, report), got {}");
+    expect_error("{\"load\":{\"tpye\":\"poisson\"}}", "config: load.tpye: unknown key");
+    expect_error("{\"load\":{},\"load\":{}}", "config: load: given twice");
+    expect_error("{\"load\":[]}", "config: load: must be an object, got []");
+}
+
+static void load_errors(void **state)
+{
+    expect_error("{\"load\":{\"type\":\"bursty\"}}",
+                 "config: load.type: must be \"constant\", \"poisson\" or \"concurrent\", got "
+                 "\"bursty\"");
+    expect_error("{\"load\":{\"type\":\"concurrent\"}}",
+                 "config: load.concurrency: is required when load.type is \"concurrent\"");
+    expect_error("{\"load\":{\"concurrency\":0}}",
+                 "config: load.concurrency: must be a whole number >= 1");
+    expect_error("{\"load\":{\"stages\":{}}}", "config: load.stages: must be an array");
+    expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":1},{\"rate\":1,\"duration\":1},"
+                 "{\"rate\":-5,\"duration\":1}]}}",
+                 "config: load.stages[2].rate: must be a number > 0, got -5");
+    expect_error("{\"load\":{\"stages\":[{\"rate\":\"fast\",\"duration\":1}]}}",
+                 "load.stages[0].rate: must be a number > 0, got \"fast\"");
+    expect_error("{\"load\":{\"stages\":[{\"duration\":1}]}}", "load.stages[0].rate: is required");
+    expect_error("{\"load\":{\"stages\":[{\"rate\":1}]}}", "load.stages[0].duration: is required");
+    expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":0}]}}",
+                 "load.stages[0].duration: must be seconds > 0");
+    expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":\"10\"}]}}",
+                 "load.stages[0].duration: must be seconds > 0 or a duration with a unit");
+    expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":\"soon\"}]}}",
+                 "got \"soon\"");
+    expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":1,\"ramp\":2}]}}",
+                 "config: load.stages[0].ramp: unknown key (known here: rate, duration)");
+    expect_error("{\"load\":{\"stages\":[3]}}", "config: load.stages[0]: must be an object, got 3");
+    expect_error("{\"load\":{\"interval\":-1}}", "config: load.interval: must be seconds >= 0");
+    expect_error("{\"load\":{\"sweep\":{\"type\":\"log\"}}}",
+                 "config: load.sweep.type: must be \"linear\" or \"geometric\", got \"log\"");
+    expect_error("{\"load\":{\"sweep\":{\"num_stages\":2.5}}}",
+                 "config: load.sweep.num_stages: must be a whole number >= 1 and <= 64, got 2.5");
+    expect_error("{\"load\":{\"sweep\":{\"max_rate\":0}}}", "load.sweep.max_rate: must be a number > 0");
+    expect_error("{\"load\":{\"sweep\":{\"stage_duration\":true}}}",
+                 "load.sweep.stage_duration: must be seconds > 0");
+    expect_error("{\"load\":{\"num_workers\":\"4\"}}",
+                 "config: load.num_workers: must be a whole number >= 1 and <= 1024, got \"4\"");
+    expect_error("{\"load\":{\"seed\":-1}}", "config: load.seed: must be a whole number >= 0");
+}
+
+static void other_section_errors(void **state)
+{
+    expect_error("{\"api\":{\"type\":\"embeddings\"}}",
+                 "config: api.type: must be \"completion\" or \"chat\", got \"embeddings\"");
+    expect_error("{\"api\":{\"streaming\":\"no\"}}",
+                 "config: api.streaming: must be true or false, got \"no\"");
+    expect_error("{\"server\":{\"base_url\":5}}",
+                 "config: server.base_url: must be a non-empty string, got 5");
+    expect_error("{\"server\":{\"model_name\":\"\"}}", "config: server.model_name: must be a non-empty");
+    expect_error("{\"data\":{\"type\":\"csv\"}}", "config: data.type: must be \"random\"");
+    expect_error("{\"data\":{\"path\":null}}", "config: data.path: must be a non-empty string, got null");
+    expect_error("{\"data\":{\"input_distribution\":{\"mean\":0}}}",
+                 "config: data.input_distribution.mean: must be a whole number >= 1");
+    expect_error("{\"data\":{\"input_distribution\":{\"std_dev\":3}}}",
+                 "config: data.input_distribution.std_dev: unknown key (known here: mean)");
+    expect_error("{\"data\":{\"output_distribution\":7}}",
+                 "config: data.output_distribution: must be an object, got 7");
+    expect_error("{\"data\":{\"shared_prefix\":{\"num_groups\":0}}}",
+                 "config: data.shared_prefix.num_groups: must be a whole number >= 1");
+    expect_error("{\"report\":{\"request_lifecycle\":{\"percentiles\":[50,101]}}}",
+                 "config: report.request_lifecycle.percentiles[1]: must be a number in (0, 100], "
+                 "got 101");
+    expect_error("{\"report\":{\"request_lifecycle\":{\"percentiles\":[]}}}",
+                 "report.request_lifecycle.percentiles: must be a non-empty array");
+    expect_error("{\"report\":{\"request_lifecycle\":{\"summary\":true}}}",
+                 "config: report.request_lifecycle.summary: unknown key");
+    expect_error("{\"report\":{\"goodput\":{\"constraints\":{\"latency\":5}}}}",
+                 "config: report.goodput.constraints.latency: unknown key");
+    expect_error("{\"report\":{\"goodput\":{\"constraints\":{\"ttft\":\"200ms\"}}}}",
+                 "config: report.goodput.constraints.ttft: must be a number of milliseconds > 0, "
+                 "got \"200ms\"");
+    expect_error("{\"report\":{\"goodput\":{\"constraints\":{\"ttft\":1,\"ttft\":2}}}}",
+                 "report.goodput.constraints.ttft: given twice");
+}
+
+static void long_values_are_shortened_in_messages(void **state)
+{
+    char json[512];
+    snprintf(json, sizeof json, "{\"api\":{\"type\":\"%0200d\"}}", 7);
+    lg_args a;
+    char err[256] = "";
+    assert_int_equal(lg_config_to_args(json, strlen(json), &a, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "...")); /* the value is cut, the key path is whole */
+    assert_non_null(strstr(err, "config: api.type:"));
+    /* A NULL err is allowed. */
+    assert_int_equal(lg_config_to_args(json, strlen(json), &a, NULL, 0), -EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(empty_config_gives_no_flags),
+        cmocka_unit_test(server_and_api),
+        cmocka_unit_test(load_types),
+        cmocka_unit_test(load_stages_and_interval),
+        cmocka_unit_test(load_sweep),
+        cmocka_unit_test(data_keys),
+        cmocka_unit_test(report_keys),
+        cmocka_unit_test(a_whole_config_in_fixed_order),
+        cmocka_unit_test(syntax_and_shape_errors),
+        cmocka_unit_test(load_errors),
+        cmocka_unit_test(other_section_errors),
+        cmocka_unit_test(long_values_are_shortened_in_messages),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
