@@ -1,0 +1,310 @@
+/* sim_api: see sim_api.h. JSON is read with cJSON; every field is checked for
+ * its type before use, so any body earns either a spec or a 400. */
+#include "sim_api.h"
+
+#include <cjson/cJSON.h>
+#include <http_parser.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+sim_route sim_api_route(int method, const char *path)
+{
+    static const struct {
+        const char *path;
+        int method;
+        sim_route route;
+    } routes[] = {
+        {"/v1/completions", HTTP_POST, SIM_ROUTE_COMPLETIONS},
+        {"/v1/chat/completions", HTTP_POST, SIM_ROUTE_CHAT},
+        {"/v1/models", HTTP_GET, SIM_ROUTE_MODELS},
+        {"/health", HTTP_GET, SIM_ROUTE_HEALTH},
+        {"/metrics", HTTP_GET, SIM_ROUTE_METRICS},
+    };
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        if (strcmp(path, routes[i].path) != 0) continue;
+        return method == routes[i].method ? routes[i].route : SIM_ROUTE_BAD_METHOD;
+    }
+    return SIM_ROUTE_NOT_FOUND;
+}
+
+static int is_ws(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+int64_t sim_count_words(const char *s, size_t n)
+{
+    int64_t words = 0;
+    int in = 0;
+    for (size_t i = 0; i < n; i++) {
+        int w = !is_ws((unsigned char)s[i]);
+        if (w && !in) words++;
+        in = w;
+    }
+    return words;
+}
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* Token arrays grow as words are found. */
+typedef struct toks {
+    sim_req_spec *s;
+    int64_t cap;
+    size_t words_len, words_cap;
+} toks;
+
+static void toks_push(toks *t, const char *w, size_t n, uint64_t h)
+{
+    sim_req_spec *s = t->s;
+    if (s->prompt_tokens + 2 > t->cap) {
+        int64_t cap = t->cap ? t->cap * 2 : 64;
+        uint64_t *th = realloc(s->tok_hash, (size_t)cap * sizeof *th);
+        uint32_t *wo = realloc(s->word_off, (size_t)(cap + 1) * sizeof *wo);
+        if (!th || !wo) abort();
+        s->tok_hash = th;
+        s->word_off = wo;
+        t->cap = cap;
+    }
+    if (t->words_len + n + 1 > t->words_cap) {
+        size_t cap = t->words_cap ? t->words_cap : 256;
+        while (cap < t->words_len + n + 1) cap *= 2;
+        char *p = realloc(s->words, cap);
+        if (!p) abort();
+        s->words = p;
+        t->words_cap = cap;
+    }
+    memcpy(s->words + t->words_len, w, n);
+    s->word_off[s->prompt_tokens] = (uint32_t)t->words_len;
+    t->words_len += n;
+    s->words[t->words_len] = '\0';
+    s->tok_hash[s->prompt_tokens] = h;
+    s->prompt_tokens++;
+    s->word_off[s->prompt_tokens] = (uint32_t)t->words_len;
+    s->prompt_hash = mix64(s->prompt_hash ^ h);
+}
+
+static void toks_text(toks *t, const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && is_ws((unsigned char)s[i])) i++;
+        size_t b = i;
+        while (i < n && !is_ws((unsigned char)s[i])) i++;
+        if (i > b) toks_push(t, s + b, i - b, fnv1a(s + b, i - b));
+    }
+}
+
+static void toks_id(toks *t, int64_t id)
+{
+    char w[24];
+    int n = snprintf(w, sizeof w, "%lld", (long long)id);
+    toks_push(t, w, (size_t)n, mix64((uint64_t)id ^ 0x746f6b656e2d6964ULL));
+}
+
+__attribute__((format(printf, 4, 5))) static int fail(sim_api_error *err, int status, const char *param,
+                                                      const char *fmt, ...)
+{
+    err->status = status;
+    err->type = "invalid_request_error";
+    err->code = NULL;
+    snprintf(err->param, sizeof err->param, "%s", param ? param : "");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int is_absent(const cJSON *j) { return j == NULL || cJSON_IsNull(j); }
+
+/* Reads an optional boolean field. */
+static int get_bool(const cJSON *root, const char *name, int *out, sim_api_error *err)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, name);
+    if (is_absent(j)) return 0;
+    if (!cJSON_IsBool(j)) return fail(err, 400, name, "'%s' must be a boolean", name);
+    *out = cJSON_IsTrue(j);
+    return 0;
+}
+
+static int is_integer(const cJSON *j)
+{
+    return cJSON_IsNumber(j) && isfinite(j->valuedouble) && floor(j->valuedouble) == j->valuedouble;
+}
+
+static int parse_prompt(const cJSON *p, toks *t, sim_api_error *err)
+{
+    if (cJSON_IsString(p)) {
+        toks_text(t, p->valuestring, strlen(p->valuestring));
+        return 0;
+    }
+    if (!cJSON_IsArray(p)) return fail(err, 400, "prompt", "'prompt' must be a string or an array of token ids");
+    int n = cJSON_GetArraySize(p);
+    if (n == 0) return fail(err, 400, "prompt", "'prompt' must not be an empty array");
+    const cJSON *first = cJSON_GetArrayItem(p, 0);
+    if (cJSON_IsString(first)) {
+        if (n != 1) return fail(err, 400, "prompt", "batched prompts are not supported; send one prompt per request");
+        toks_text(t, first->valuestring, strlen(first->valuestring));
+        return 0;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, p)
+    {
+        if (!is_integer(e) || e->valuedouble < 0 || e->valuedouble > 4294967295.0)
+            return fail(err, 400, "prompt", "'prompt' array items must be token ids (integers >= 0)");
+        toks_id(t, (int64_t)e->valuedouble);
+    }
+    return 0;
+}
+
+static int parse_messages(const cJSON *m, toks *t, sim_api_error *err)
+{
+    if (!cJSON_IsArray(m)) return fail(err, 400, "messages", "'messages' must be an array");
+    if (cJSON_GetArraySize(m) == 0) return fail(err, 400, "messages", "'messages' must not be empty");
+    int i = 0;
+    const cJSON *msg;
+    cJSON_ArrayForEach(msg, m)
+    {
+        char param[48];
+        snprintf(param, sizeof param, "messages[%d]", i);
+        if (!cJSON_IsObject(msg)) return fail(err, 400, param, "'%s' must be an object", param);
+        const cJSON *role = cJSON_GetObjectItemCaseSensitive(msg, "role");
+        if (!cJSON_IsString(role)) return fail(err, 400, param, "'%s.role' must be a string", param);
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(msg, "content");
+        if (cJSON_IsString(c)) {
+            toks_text(t, c->valuestring, strlen(c->valuestring));
+        } else if (cJSON_IsArray(c)) {
+            const cJSON *part;
+            cJSON_ArrayForEach(part, c)
+            {
+                const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
+                if (!cJSON_IsObject(part) || !cJSON_IsString(type))
+                    return fail(err, 400, param, "'%s.content' parts must be objects with a 'type'", param);
+                if (strcmp(type->valuestring, "text") != 0) continue;
+                const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
+                if (!cJSON_IsString(text))
+                    return fail(err, 400, param, "'%s.content' text parts need a string 'text'", param);
+                toks_text(t, text->valuestring, strlen(text->valuestring));
+            }
+        } else if (!is_absent(c)) {
+            return fail(err, 400, param, "'%s.content' must be a string or an array of parts", param);
+        }
+        i++;
+    }
+    return 0;
+}
+
+static int parse_body(const cJSON *root, int chat, const sim_api_limits *lim, sim_req_spec *out,
+                      sim_api_error *err)
+{
+    if (!cJSON_IsObject(root)) return fail(err, 400, NULL, "the request body must be a JSON object");
+
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+    if (is_absent(model)) {
+        snprintf(out->model, sizeof out->model, "%s", lim->n_served > 0 ? lim->served_models[0] : "");
+    } else if (!cJSON_IsString(model)) {
+        return fail(err, 400, "model", "'model' must be a string");
+    } else {
+        int found = 0;
+        for (int i = 0; i < lim->n_served && !found; i++) found = strcmp(lim->served_models[i], model->valuestring) == 0;
+        if (!found) {
+            fail(err, 404, "model", "The model `%.200s` does not exist.", model->valuestring);
+            err->code = "model_not_found";
+            return -1;
+        }
+        snprintf(out->model, sizeof out->model, "%s", model->valuestring);
+    }
+
+    if (get_bool(root, "stream", &out->stream, err)) return -1;
+    if (get_bool(root, "ignore_eos", &out->ignore_eos, err)) return -1;
+    const cJSON *so = cJSON_GetObjectItemCaseSensitive(root, "stream_options");
+    if (!is_absent(so)) {
+        if (!cJSON_IsObject(so)) return fail(err, 400, "stream_options", "'stream_options' must be an object");
+        if (get_bool(so, "include_usage", &out->include_usage, err)) return -1;
+    }
+
+    const char *mt_name = "max_tokens";
+    const cJSON *mt = NULL;
+    if (chat) {
+        mt = cJSON_GetObjectItemCaseSensitive(root, "max_completion_tokens");
+        if (!is_absent(mt)) mt_name = "max_completion_tokens";
+    }
+    if (is_absent(mt)) mt = cJSON_GetObjectItemCaseSensitive(root, "max_tokens");
+    out->max_tokens = SIM_DEFAULT_MAX_TOKENS;
+    if (!is_absent(mt)) {
+        if (!is_integer(mt)) return fail(err, 400, mt_name, "'%s' must be an integer", mt_name);
+        if (mt->valuedouble <= 0)
+            return fail(err, 400, mt_name, "'%s' must be at least 1, got %.0f", mt_name, mt->valuedouble);
+        if (mt->valuedouble > (double)lim->max_model_len)
+            return fail(err, 400, mt_name, "'%s' is %.0f, above the maximum context length of %lld tokens", mt_name,
+                        mt->valuedouble, (long long)lim->max_model_len);
+        out->max_tokens = (int64_t)mt->valuedouble;
+    }
+
+    toks t = {.s = out};
+    if (chat) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "messages");
+        if (is_absent(m)) return fail(err, 400, "messages", "'messages' is required");
+        if (parse_messages(m, &t, err)) return -1;
+    } else {
+        const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "prompt");
+        if (is_absent(p)) return fail(err, 400, "prompt", "'prompt' is required");
+        if (parse_prompt(p, &t, err)) return -1;
+    }
+    if (out->prompt_tokens + out->max_tokens > lim->max_model_len)
+        return fail(err, 400, chat ? "messages" : "prompt",
+                    "This model's maximum context length is %lld tokens. However, you requested %lld tokens "
+                    "(%lld in the %s, %lld in the completion). Please reduce the length of the %s or completion.",
+                    (long long)lim->max_model_len, (long long)(out->prompt_tokens + out->max_tokens),
+                    (long long)out->prompt_tokens, chat ? "messages" : "prompt", (long long)out->max_tokens,
+                    chat ? "messages" : "prompt");
+    if (!out->word_off) {
+        out->word_off = calloc(1, sizeof *out->word_off);
+        if (!out->word_off) abort();
+    }
+    return 0;
+}
+
+int sim_api_parse(const char *body, size_t len, int chat, const sim_api_limits *lim, sim_req_spec *out,
+                  sim_api_error *err)
+{
+    memset(out, 0, sizeof *out);
+    memset(err, 0, sizeof *err);
+    out->chat = chat;
+    cJSON *root = cJSON_ParseWithLength(body ? body : "", body ? len : 0);
+    if (!root) return fail(err, 400, NULL, "the request body is not valid JSON");
+    int rc = parse_body(root, chat, lim, out, err);
+    cJSON_Delete(root);
+    if (rc) {
+        sim_req_spec_free(out);
+        out->chat = chat;
+    }
+    return rc;
+}
+
+void sim_req_spec_free(sim_req_spec *s)
+{
+    free(s->tok_hash);
+    free(s->words);
+    free(s->word_off);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,68 @@
+/* sim_api: the OpenAI request side. Routes a method and path, and turns a
+ * JSON body into a request spec (the prompt's tokens, max_tokens, stream
+ * flags) or an OpenAI-style error. Pure: no sockets, no clocks, no globals.
+ * The fuzz entry point is sim_api_parse. A spec owns its arrays; free it with
+ * sim_req_spec_free. */
+#ifndef SIM_API_H
+#define SIM_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum sim_route {
+    SIM_ROUTE_COMPLETIONS,
+    SIM_ROUTE_CHAT,
+    SIM_ROUTE_MODELS,
+    SIM_ROUTE_HEALTH,
+    SIM_ROUTE_METRICS,
+    SIM_ROUTE_NOT_FOUND,   /* 404 */
+    SIM_ROUTE_BAD_METHOD,  /* 405 */
+} sim_route;
+
+/* method is an enum http_method. */
+sim_route sim_api_route(int method, const char *path);
+
+#define SIM_MODEL_NAME_MAX 128
+#define SIM_DEFAULT_MAX_TOKENS 16
+
+typedef struct sim_api_limits {
+    const char *const *served_models; /* first one answers when "model" is absent */
+    int n_served;
+    int64_t max_model_len;            /* prompt + max_tokens must fit */
+} sim_api_limits;
+
+typedef struct sim_req_spec {
+    int chat;
+    int stream;
+    int include_usage;
+    int ignore_eos;
+    int64_t max_tokens;
+    char model[SIM_MODEL_NAME_MAX];
+    /* The prompt, one entry per token (the token-counting rule: a word is a
+     * maximal run of non-whitespace bytes; a token id is one token). */
+    int64_t prompt_tokens;
+    uint64_t *tok_hash;   /* prompt_tokens hashes, for the prefix cache */
+    char *words;          /* the tokens' text, concatenated (echo mode) */
+    uint32_t *word_off;   /* prompt_tokens + 1 offsets into words */
+    uint64_t prompt_hash; /* of the whole token sequence */
+} sim_req_spec;
+
+typedef struct sim_api_error {
+    int status;           /* 400, 404 */
+    char message[512];
+    const char *type;     /* "invalid_request_error", "server_error" ... */
+    char param[64];       /* "" renders as null */
+    const char *code;     /* NULL renders as null */
+} sim_api_error;
+
+/* Parses and validates a request body for a completions (chat = 0) or chat
+ * completions (chat = 1) endpoint. Returns 0 and fills *out (caller frees),
+ * or -1 and fills *err (out is left empty). */
+int sim_api_parse(const char *body, size_t len, int chat, const sim_api_limits *lim,
+                  sim_req_spec *out, sim_api_error *err);
+void sim_req_spec_free(sim_req_spec *s);
+
+/* Number of words (maximal runs of non-whitespace bytes) in s. */
+int64_t sim_count_words(const char *s, size_t n);
+
+#endif

@@ -1,0 +1,46 @@
+/* sim_metrics: the server's counters and histograms, and their Prometheus
+ * text with vLLM's metric names. A sim_metrics is plain data so that it can
+ * live in a shared-memory page: each worker process writes only its own slot
+ * (single writer, relaxed atomic stores), and whichever worker answers
+ * /metrics sums all slots. Rendering is pure. */
+#ifndef SIM_METRICS_H
+#define SIM_METRICS_H
+
+#include <stdint.h>
+
+#include "sim_buf.h"
+#include "sim_model.h"
+
+#define SIM_HIST_BUCKETS 26
+
+typedef struct sim_hist {
+    uint64_t counts[SIM_HIST_BUCKETS + 1]; /* per bucket, last is +Inf */
+    uint64_t count;
+    uint64_t sum_ns;
+} sim_hist;
+
+typedef struct sim_metrics {
+    int64_t running;
+    int64_t waiting;
+    uint64_t prompt_tokens;
+    uint64_t generation_tokens;
+    uint64_t success_stop;
+    uint64_t success_length;
+    uint64_t faults[SIM_FAULT_COUNT];
+    sim_hist ttft;  /* arrival -> first token */
+    sim_hist itl;   /* between tokens */
+    sim_hist e2e;   /* arrival -> last token */
+    sim_hist queue; /* arrival -> start of prefill */
+} sim_metrics;
+
+/* Single-writer updates, safe for concurrent readers in other processes. */
+#define SIM_METRIC_ADD(field, v) \
+    __atomic_store_n(&(field), __atomic_load_n(&(field), __ATOMIC_RELAXED) + (v), __ATOMIC_RELAXED)
+
+void sim_hist_add(sim_hist *h, int64_t ns);
+/* out = the sum of n slots (read with relaxed atomic loads). */
+void sim_metrics_sum(const sim_metrics *slots, int n, sim_metrics *out);
+/* Appends the Prometheus text exposition of m. */
+void sim_metrics_render(const sim_metrics *m, const char *model_name, sim_buf *out);
+
+#endif

@@ -1,0 +1,207 @@
+/* sim_render: see sim_render.h. The per-token functions only copy bytes: the
+ * shared part of a chunk is rendered once per response. */
+#include "sim_render.h"
+
+#include <string.h>
+
+static void put(sim_buf *o, const char *lit) { sim_buf_append(o, lit, strlen(lit)); }
+
+void sim_render_ctx_init(sim_render_ctx *r, int chat, const char *id, int64_t created, const char *model)
+{
+    memset(r, 0, sizeof *r);
+    r->chat = chat;
+    for (int k = 0; k < 2; k++) {
+        sim_buf *b = k == 0 ? &r->pre : &r->body;
+        if (k == 0) put(b, "data: ");
+        put(b, "{\"id\":\"");
+        sim_buf_json_str(b, id, strlen(id));
+        put(b, "\",\"object\":\"");
+        if (k == 0) put(b, chat ? "chat.completion.chunk" : "text_completion");
+        else put(b, chat ? "chat.completion" : "text_completion");
+        put(b, "\",\"created\":");
+        sim_buf_i64(b, created);
+        put(b, ",\"model\":\"");
+        sim_buf_json_str(b, model, strlen(model));
+        put(b, "\",");
+    }
+}
+
+void sim_render_ctx_free(sim_render_ctx *r)
+{
+    sim_buf_free(&r->pre);
+    sim_buf_free(&r->body);
+}
+
+const char *sim_render_reason(int status)
+{
+    switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 413: return "Payload Too Large";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return "Unknown";
+    }
+}
+
+void sim_render_head(sim_buf *o, int status, const char *content_type, int64_t content_length, int keep_alive,
+                     const char *extra)
+{
+    put(o, "HTTP/1.1 ");
+    sim_buf_i64(o, status);
+    put(o, " ");
+    put(o, sim_render_reason(status));
+    put(o, "\r\ncontent-type: ");
+    put(o, content_type);
+    if (content_length == -1) {
+        put(o, "\r\ncache-control: no-cache\r\ntransfer-encoding: chunked");
+    } else if (content_length < -1) {
+        put(o, "\r\ncache-control: no-cache");
+    } else {
+        put(o, "\r\ncontent-length: ");
+        sim_buf_i64(o, content_length);
+    }
+    if (!keep_alive) put(o, "\r\nconnection: close");
+    put(o, "\r\n");
+    if (extra) put(o, extra);
+    put(o, "\r\n");
+}
+
+void sim_render_stamp(sim_buf *o, int64_t t_ns)
+{
+    put(o, ": t=");
+    sim_buf_i64(o, t_ns);
+    put(o, "\n");
+}
+
+static void tail(sim_buf *o, const char *finish)
+{
+    if (finish) {
+        put(o, "\"logprobs\":null,\"finish_reason\":\"");
+        put(o, finish);
+        put(o, "\"}]}\n\n");
+    } else {
+        put(o, "\"logprobs\":null,\"finish_reason\":null}]}\n\n");
+    }
+}
+
+void sim_render_role(sim_buf *o, const sim_render_ctx *r)
+{
+    sim_buf_append(o, r->pre.data, r->pre.len);
+    put(o, "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"},");
+    tail(o, NULL);
+}
+
+void sim_render_token(sim_buf *o, const sim_render_ctx *r, const char *word, size_t len, const char *finish)
+{
+    sim_buf_reserve(o, r->pre.len + len + 120);
+    sim_buf_append(o, r->pre.data, r->pre.len);
+    if (r->chat) put(o, "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"");
+    else put(o, "\"choices\":[{\"index\":0,\"text\":\"");
+    if (len) {
+        put(o, " ");
+        sim_buf_json_str(o, word, len);
+    }
+    put(o, r->chat ? "\"}," : "\",");
+    tail(o, finish);
+}
+
+void sim_render_malformed(sim_buf *o) { put(o, "data: {\"choices\":[{\"index\":0,\"text\":\" trunc\n\n"); }
+
+static void usage_obj(sim_buf *o, int64_t prompt, int64_t completion, int64_t cached)
+{
+    put(o, "\"usage\":{\"prompt_tokens\":");
+    sim_buf_i64(o, prompt);
+    put(o, ",\"completion_tokens\":");
+    sim_buf_i64(o, completion);
+    put(o, ",\"total_tokens\":");
+    sim_buf_i64(o, prompt + completion);
+    put(o, ",\"prompt_tokens_details\":{\"cached_tokens\":");
+    sim_buf_i64(o, cached);
+    put(o, "}}");
+}
+
+void sim_render_usage(sim_buf *o, const sim_render_ctx *r, int64_t prompt, int64_t completion, int64_t cached)
+{
+    sim_buf_append(o, r->pre.data, r->pre.len);
+    put(o, "\"choices\":[],");
+    usage_obj(o, prompt, completion, cached);
+    put(o, "}\n\n");
+}
+
+void sim_render_done(sim_buf *o) { put(o, "data: [DONE]\n\n"); }
+
+void sim_render_truth(sim_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns, int64_t cached)
+{
+    put(o, ": {\"queue_ns\":");
+    sim_buf_i64(o, queue_ns);
+    put(o, ",\"prefill_ns\":");
+    sim_buf_i64(o, prefill_ns);
+    put(o, ",\"decode_ns\":");
+    sim_buf_i64(o, decode_ns);
+    put(o, ",\"cached_tokens\":");
+    sim_buf_i64(o, cached);
+    put(o, "}\n\n");
+}
+
+void sim_render_full(sim_buf *o, const sim_render_ctx *r, const char *text, size_t len, const char *finish,
+                     int64_t prompt, int64_t completion, int64_t cached)
+{
+    sim_buf_append(o, r->body.data, r->body.len);
+    if (r->chat) put(o, "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"");
+    else put(o, "\"choices\":[{\"index\":0,\"text\":\"");
+    sim_buf_json_str(o, text, len);
+    put(o, r->chat ? "\"}," : "\",");
+    put(o, "\"logprobs\":null,\"finish_reason\":\"");
+    put(o, finish);
+    put(o, "\"}],");
+    usage_obj(o, prompt, completion, cached);
+    put(o, "}");
+}
+
+static void str_or_null(sim_buf *o, const char *s)
+{
+    if (!s || !*s) {
+        put(o, "null");
+        return;
+    }
+    put(o, "\"");
+    sim_buf_json_str(o, s, strlen(s));
+    put(o, "\"");
+}
+
+void sim_render_error(sim_buf *o, const char *message, const char *type, const char *param, const char *code)
+{
+    put(o, "{\"error\":{\"message\":");
+    str_or_null(o, message);
+    put(o, ",\"type\":");
+    str_or_null(o, type);
+    put(o, ",\"param\":");
+    str_or_null(o, param);
+    put(o, ",\"code\":");
+    str_or_null(o, code);
+    put(o, "}}");
+}
+
+void sim_render_models(sim_buf *o, const char *const *names, int n, int64_t created)
+{
+    put(o, "{\"object\":\"list\",\"data\":[");
+    for (int i = 0; i < n; i++) {
+        if (i) put(o, ",");
+        put(o, "{\"id\":");
+        str_or_null(o, names[i]);
+        put(o, ",\"object\":\"model\",\"created\":");
+        sim_buf_i64(o, created);
+        put(o, ",\"owned_by\":\"rhobench\",\"root\":");
+        str_or_null(o, names[i]);
+        put(o, ",\"parent\":null,\"max_model_len\":null}");
+    }
+    put(o, "]}");
+}

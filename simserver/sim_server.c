@@ -1,0 +1,971 @@
+/* sim_server: see sim_server.h. One connection serves one request at a time
+ * (HTTP/1.1 keeps responses in order); bytes of the next request that arrive
+ * meanwhile wait in the connection's input buffer. Every stream in decode has
+ * one node in the worker's deadline heap; the single rb_timer is armed for
+ * the earliest deadline, and each firing writes all events that are due. */
+#include "sim_server.h"
+
+#include <errno.h>
+#include <gsl/gsl_rng.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <uv.h>
+
+#include "rb_clock.h"
+#include "rb_timer.h"
+#include "sim_api.h"
+#include "sim_buf.h"
+#include "sim_heap.h"
+#include "sim_http.h"
+#include "sim_render.h"
+
+#define READ_BUF_BYTES 65536
+#define CHUNK_HDR_RESERVE 10 /* "ffffffff\r\n" at most */
+
+enum stream_state { ST_IDLE, ST_WAITING, ST_RUNNING, ST_STALLED };
+
+typedef struct conn conn;
+typedef struct worker worker;
+
+typedef struct stream {
+    int state;
+    sim_heap_node hn;          /* next event's deadline, while running */
+    conn *wprev, *wnext;       /* the waiting queue, while waiting */
+    sim_req_spec spec;
+    sim_render_ctx rc;
+    int stamp;
+    int keep_alive;
+    int chunked;               /* HTTP/1.1: chunked; HTTP/1.0: close-delimited */
+    int stream;
+    sim_fault fault;
+    int64_t fault_at;          /* tokens sent before a drop or a stall */
+    int64_t n_out;
+    int finish_stop;
+    int64_t emitted;
+    int head_sent;
+    int64_t arrival_ns, start_ns, first_ns, last_ns;
+    int64_t cached;
+    sim_buf text;              /* non-streamed output so far */
+} stream;
+
+struct conn {
+    uv_tcp_t tcp;
+    worker *w;
+    conn *prev, *next;         /* all connections of the worker */
+    sim_http_parser hp;
+    char *in;                  /* bytes received while busy */
+    size_t in_len, in_cap;
+    int closing;
+    int read_paused;
+    int in_process;
+    int sent_continue;
+    int busy;                  /* a request is in service */
+    int64_t deadline_ns;       /* idle or slow-request cut; 0 = none */
+    stream st;
+};
+
+struct worker {
+    const sim_config *cfg;
+    int index;
+    uv_loop_t loop;
+    uv_tcp_t server;
+    int server_open;
+    rb_timer pace;
+    int pace_open;
+    uv_timer_t sweep;
+    uv_timer_t grace;
+    uv_signal_t sigint, sigterm;
+    sim_heap heap;
+    conn *conns;
+    int64_t n_conns;
+    conn *wait_head, *wait_tail;
+    int64_t n_waiting, n_running;
+    gsl_rng *rng;
+    sim_prefix_cache cache;
+    sim_metrics *m;
+    sim_metrics *slots;
+    int n_slots;
+    uint64_t req_counter;
+    int draining;
+    int handles_closed;
+    sim_http_limits hlim;
+    sim_api_limits alim;
+    sim_buf out;               /* scratch for one write */
+    char rbuf[READ_BUF_BYTES];
+};
+
+typedef struct wreq {
+    uv_write_t req;
+    conn *c;
+    char data[];
+} wreq;
+
+static void conn_abort(conn *c);
+static void conn_end(conn *c);
+static void conn_process(conn *c, const char *data, size_t len);
+static void arm_pace(worker *w);
+static void stream_pump(conn *c);
+static void check_done(worker *w);
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+
+#define CONN_OF_NODE(n) ((conn *)((char *)(n) - offsetof(conn, st.hn)))
+
+/* ---------------------------------------------------------------- writes */
+
+static void on_write(uv_write_t *req, int status)
+{
+    wreq *q = (wreq *)req;
+    conn *c = q->c;
+    free(q);
+    if (status < 0 && !c->closing) conn_abort(c);
+}
+
+/* Writes bufs, directly when the socket takes them, else queued (copied).
+ * Returns 0, or -1 if the connection was dropped. */
+static int conn_write(conn *c, uv_buf_t *bufs, unsigned n)
+{
+    if (c->closing) return -1;
+    size_t total = 0;
+    for (unsigned i = 0; i < n; i++) total += bufs[i].len;
+    if (total == 0) return 0;
+    size_t done = 0;
+    uv_stream_t *s = (uv_stream_t *)&c->tcp;
+    if (uv_stream_get_write_queue_size(s) == 0) {
+        int r = uv_try_write(s, bufs, n);
+        if (r < 0 && r != UV_EAGAIN) {
+            conn_abort(c);
+            return -1;
+        }
+        if (r > 0) done = (size_t)r;
+    }
+    if (done == total) return 0;
+    size_t rest = total - done;
+    if (uv_stream_get_write_queue_size(s) + rest > c->w->cfg->max_write_queue_bytes) {
+        conn_abort(c); /* a client that does not read: bound our memory */
+        return -1;
+    }
+    wreq *q = malloc(sizeof *q + rest);
+    if (!q) {
+        conn_abort(c);
+        return -1;
+    }
+    q->c = c;
+    size_t off = 0, skip = done;
+    for (unsigned i = 0; i < n; i++) {
+        size_t len = bufs[i].len;
+        if (skip >= len) {
+            skip -= len;
+            continue;
+        }
+        memcpy(q->data + off, bufs[i].base + skip, len - skip);
+        off += len - skip;
+        skip = 0;
+    }
+    uv_buf_t b = uv_buf_init(q->data, (unsigned)rest);
+    int r = uv_write(&q->req, s, &b, 1, on_write);
+    if (r < 0) {
+        free(q);
+        conn_abort(c);
+        return -1;
+    }
+    return 0;
+}
+
+static int conn_write1(conn *c, const char *p, size_t len)
+{
+    uv_buf_t b = uv_buf_init((char *)p, (unsigned)len);
+    return conn_write(c, &b, 1);
+}
+
+/* -------------------------------------------------------------- closing */
+
+static void on_closed(uv_handle_t *h)
+{
+    conn *c = (conn *)h;
+    worker *w = c->w;
+    free(c);
+    check_done(w);
+}
+
+static void release_slot(worker *w);
+
+/* Frees the request in service and takes the connection out of every queue. */
+static void stream_clear(conn *c)
+{
+    worker *w = c->w;
+    stream *s = &c->st;
+    sim_heap_remove(&w->heap, &s->hn);
+    if (s->state == ST_WAITING) {
+        if (s->wprev) s->wprev->st.wnext = s->wnext;
+        else w->wait_head = s->wnext;
+        if (s->wnext) s->wnext->st.wprev = s->wprev;
+        else w->wait_tail = s->wprev;
+        s->wprev = s->wnext = NULL;
+        w->n_waiting--;
+        __atomic_store_n(&w->m->waiting, w->n_waiting, __ATOMIC_RELAXED);
+    }
+    int was_running = s->state == ST_RUNNING;
+    s->state = ST_IDLE;
+    sim_req_spec_free(&s->spec);
+    sim_render_ctx_free(&s->rc);
+    sim_buf_free(&s->text);
+    c->busy = 0;
+    if (was_running) release_slot(w);
+}
+
+static void conn_detach(conn *c)
+{
+    worker *w = c->w;
+    c->closing = 1;
+    stream_clear(c);
+    if (c->prev) c->prev->next = c->next;
+    else w->conns = c->next;
+    if (c->next) c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    w->n_conns--;
+    sim_http_free(&c->hp);
+    free(c->in);
+    c->in = NULL;
+    c->in_len = c->in_cap = 0;
+    arm_pace(w);
+}
+
+/* Closes now; queued writes are dropped. */
+static void conn_abort(conn *c)
+{
+    if (c->closing) return;
+    conn_detach(c);
+    uv_close((uv_handle_t *)&c->tcp, on_closed);
+}
+
+/* Closes with RST: SO_LINGER 0, before any response. */
+static void conn_reset(conn *c)
+{
+    if (c->closing) return;
+    uv_os_fd_t fd;
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0) {
+        struct linger lg = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    }
+    conn_abort(c);
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    conn *c = req->data;
+    free(req);
+    uv_close((uv_handle_t *)&c->tcp, on_closed);
+}
+
+/* Closes after the queued writes are sent. */
+static void conn_end(conn *c)
+{
+    if (c->closing) return;
+    conn_detach(c);
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    uv_shutdown_t *req = malloc(sizeof *req);
+    if (!req || uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
+        free(req);
+        uv_close((uv_handle_t *)&c->tcp, on_closed);
+        return;
+    }
+    req->data = c;
+}
+
+/* ------------------------------------------------------------ responses */
+
+static void respond(conn *c, int status, const char *ctype, const char *body, size_t len, const char *extra,
+                    int keep_alive)
+{
+    worker *w = c->w;
+    keep_alive = keep_alive && !w->draining;
+    sim_buf *o = &w->out;
+    o->len = 0;
+    sim_render_head(o, status, ctype, (int64_t)len, keep_alive, extra);
+    sim_buf_append(o, body, len);
+    if (conn_write1(c, o->data, o->len) != 0) return;
+    if (!keep_alive) conn_end(c);
+}
+
+static void respond_error(conn *c, int status, const char *message, const char *type, const char *param,
+                          const char *code, const char *extra, int keep_alive)
+{
+    sim_buf body = {0};
+    sim_render_error(&body, message, type, param, code);
+    respond(c, status, "application/json", body.data, body.len, extra, keep_alive);
+    sim_buf_free(&body);
+}
+
+/* ------------------------------------------------------------ the engine */
+
+static void set_gauges(worker *w)
+{
+    __atomic_store_n(&w->m->running, w->n_running, __ATOMIC_RELAXED);
+    __atomic_store_n(&w->m->waiting, w->n_waiting, __ATOMIC_RELAXED);
+}
+
+static void arm_pace(worker *w)
+{
+    if (!w->pace_open) return;
+    sim_heap_node *top = sim_heap_top(&w->heap);
+    if (!top) {
+        rb_timer_stop(&w->pace);
+        return;
+    }
+    if (w->pace.armed && w->pace.deadline_ns == top->deadline_ns) return;
+    rb_timer_start_at(&w->pace, top->deadline_ns, w->pace.cb);
+}
+
+/* Moves a request into the engine: prefix cache, then its first deadline. */
+static void stream_start(conn *c, int64_t now)
+{
+    worker *w = c->w;
+    const sim_config *cfg = w->cfg;
+    stream *s = &c->st;
+    s->state = ST_RUNNING;
+    w->n_running++;
+    set_gauges(w);
+    s->start_ns = now;
+    sim_hist_add(&w->m->queue, now - s->arrival_ns);
+    SIM_METRIC_ADD(w->m->prompt_tokens, (uint64_t)s->spec.prompt_tokens);
+    s->cached = cfg->enable_prefix_caching
+                    ? sim_cache_lookup_insert(&w->cache, s->spec.tok_hash, s->spec.prompt_tokens)
+                    : 0;
+    int64_t ttft = sim_model_ttft_ns(&cfg->lat, w->rng, s->spec.prompt_tokens - s->cached, w->n_running);
+    s->hn.deadline_ns = now + ttft;
+}
+
+static void release_slot(worker *w)
+{
+    w->n_running--;
+    /* The next waiting request starts now; its first event goes through the
+     * heap, so no stream is pumped from inside another one's pump. */
+    if (w->wait_head && !w->draining) {
+        conn *c = w->wait_head;
+        stream *s = &c->st;
+        w->wait_head = s->wnext;
+        if (w->wait_head) w->wait_head->st.wprev = NULL;
+        else w->wait_tail = NULL;
+        s->wnext = s->wprev = NULL;
+        w->n_waiting--;
+        stream_start(c, rb_now_ns());
+        sim_heap_push(&w->heap, &s->hn);
+        arm_pace(w);
+    }
+    set_gauges(w);
+}
+
+static const char *finish_of(const stream *s) { return s->finish_stop ? "stop" : "length"; }
+
+static void append_stamp(sim_buf *o, const stream *s, int64_t t)
+{
+    if (s->stamp) sim_render_stamp(o, t);
+}
+
+/* Ends a served request: the connection goes back to reading. */
+static void stream_finish(conn *c, int64_t now)
+{
+    worker *w = c->w;
+    stream *s = &c->st;
+    int keep = s->keep_alive && !w->draining;
+    stream_clear(c);
+    if (c->closing) return;
+    if (!keep) {
+        conn_end(c);
+        return;
+    }
+    c->deadline_ns = now + w->cfg->idle_timeout_ns;
+    if (c->in_process) return;
+    if (c->in_len) {
+        /* Bytes of the next request that came in meanwhile. */
+        char *buf = c->in;
+        size_t n = c->in_len;
+        c->in = NULL;
+        c->in_len = c->in_cap = 0;
+        conn_process(c, buf, n);
+        free(buf);
+    }
+    if (c->read_paused && !c->closing && !c->busy) {
+        c->read_paused = 0;
+        if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) conn_abort(c);
+    }
+}
+
+/* Non-streamed responses: the whole body at the end. */
+static void write_full(conn *c, int64_t now, int fault_cut)
+{
+    worker *w = c->w;
+    stream *s = &c->st;
+    sim_buf body = {0};
+    sim_render_full(&body, &s->rc, s->text.data ? s->text.data : "", s->text.len, finish_of(s),
+                    s->spec.prompt_tokens, s->emitted, s->cached);
+    size_t send_len = body.len;
+    int64_t declared = (int64_t)body.len;
+    if (s->fault == SIM_FAULT_MALFORMED_CHUNK) {
+        send_len = body.len / 2; /* a body that is not JSON */
+        declared = (int64_t)send_len;
+    } else if (fault_cut) {
+        send_len = body.len / 2; /* shorter than declared */
+    }
+    char extra[256] = "";
+    if (s->stamp)
+        snprintf(extra, sizeof extra,
+                 "x-sim-queue-ns: %lld\r\nx-sim-prefill-ns: %lld\r\nx-sim-decode-ns: %lld\r\n"
+                 "x-sim-cached-tokens: %lld\r\n",
+                 (long long)(s->start_ns - s->arrival_ns), (long long)(s->first_ns - s->start_ns),
+                 (long long)(s->last_ns - s->first_ns), (long long)s->cached);
+    sim_buf *o = &w->out;
+    o->len = 0;
+    sim_render_head(o, 200, "application/json", declared, s->keep_alive && !w->draining, extra);
+    sim_buf_append(o, body.data, send_len);
+    sim_buf_free(&body);
+    conn_write1(c, o->data, o->len);
+    (void)now;
+}
+
+/* Writes every event of c's stream that is due, in one write. */
+static void stream_pump(conn *c)
+{
+    worker *w = c->w;
+    const sim_config *cfg = w->cfg;
+    stream *s = &c->st;
+    sim_buf *o = &w->out;
+    int64_t now = rb_now_ns();
+    o->len = 0;
+    if (s->stream && !s->head_sent) {
+        sim_render_head(o, 200, "text/event-stream; charset=utf-8", s->chunked ? -1 : -2, s->keep_alive, NULL);
+        s->head_sent = 1;
+    }
+    size_t head_end = o->len;
+    size_t payload = head_end;
+    if (s->stream && s->chunked) {
+        sim_buf_reserve(o, CHUNK_HDR_RESERVE);
+        o->len += CHUNK_HDR_RESERVE;
+        payload = o->len;
+    }
+    int ended = 0, drop = 0, stall = 0;
+    while (s->hn.deadline_ns <= now) {
+        if (s->fault == SIM_FAULT_STALL && s->emitted == s->fault_at) {
+            stall = 1;
+            break;
+        }
+        if (s->emitted == 0) {
+            s->first_ns = now;
+            sim_hist_add(&w->m->ttft, now - s->arrival_ns);
+            if (s->stream && s->spec.chat) {
+                append_stamp(o, s, now);
+                sim_render_role(o, &s->rc);
+            }
+        } else {
+            sim_hist_add(&w->m->itl, now - s->last_ns);
+        }
+        if (s->n_out == 0) {
+            if (s->stream) {
+                append_stamp(o, s, now);
+                sim_render_token(o, &s->rc, "", 0, finish_of(s));
+            }
+            s->last_ns = now;
+            ended = 1;
+            break;
+        }
+        sim_token t = sim_model_token(&s->spec, cfg->mode, cfg->seed, s->emitted);
+        s->emitted++;
+        s->last_ns = now;
+        SIM_METRIC_ADD(w->m->generation_tokens, 1);
+        int last = s->emitted >= s->n_out;
+        if (s->stream) {
+            append_stamp(o, s, now);
+            sim_render_token(o, &s->rc, t.word, t.len, last ? finish_of(s) : NULL);
+            if (s->fault == SIM_FAULT_MALFORMED_CHUNK && s->emitted == 1) {
+                append_stamp(o, s, now);
+                sim_render_malformed(o);
+            }
+        } else {
+            sim_buf_append(&s->text, " ", 1);
+            sim_buf_append(&s->text, t.word, t.len);
+        }
+        if (s->fault == SIM_FAULT_MIDSTREAM_DROP && s->emitted == s->fault_at) {
+            drop = 1;
+            break;
+        }
+        if (last) {
+            ended = 1;
+            break;
+        }
+        int64_t base = s->hn.deadline_ns > now ? s->hn.deadline_ns : now;
+        s->hn.deadline_ns = base + sim_model_itl_ns(&cfg->lat, w->rng, w->n_running);
+    }
+    if (s->stream && ended) {
+        if (s->spec.include_usage) {
+            append_stamp(o, s, now);
+            sim_render_usage(o, &s->rc, s->spec.prompt_tokens, s->emitted, s->cached);
+        }
+        append_stamp(o, s, now);
+        sim_render_done(o);
+        if (s->stamp)
+            sim_render_truth(o, s->start_ns - s->arrival_ns, s->first_ns - s->start_ns, s->last_ns - s->first_ns,
+                             s->cached);
+    }
+    /* Frame and write what was rendered. */
+    if (s->stream) {
+        uv_buf_t bufs[2];
+        unsigned nb = 0;
+        if (head_end) bufs[nb++] = uv_buf_init(o->data, (unsigned)head_end);
+        size_t plen = o->len - payload;
+        if (s->chunked) {
+            if (plen) {
+                char hdr[CHUNK_HDR_RESERVE + 1];
+                int hl = snprintf(hdr, sizeof hdr, "%zx\r\n", plen);
+                memcpy(o->data + payload - hl, hdr, (size_t)hl);
+                sim_buf_puts(o, "\r\n");
+                if (ended) sim_buf_puts(o, "0\r\n\r\n");
+                bufs[nb++] = uv_buf_init(o->data + payload - hl, (unsigned)(o->len - (payload - hl)));
+            } else if (ended) {
+                sim_buf_puts(o, "0\r\n\r\n");
+                bufs[nb++] = uv_buf_init(o->data + payload, 5);
+            }
+        } else if (plen) {
+            bufs[nb++] = uv_buf_init(o->data + payload, (unsigned)plen);
+        }
+        if (nb && conn_write(c, bufs, nb) != 0) return;
+    } else if (ended || drop || stall) {
+        write_full(c, now, drop || stall);
+        if (c->closing) return;
+    }
+    if (drop) {
+        conn_end(c); /* no [DONE]: the stream is cut */
+        return;
+    }
+    if (stall) {
+        /* Never finishes: the slot is freed, the connection stays open until
+         * the client or the idle timeout closes it. */
+        s->state = ST_STALLED;
+        release_slot(w);
+        c->deadline_ns = now + cfg->idle_timeout_ns;
+        return;
+    }
+    if (ended) {
+        if (s->finish_stop) SIM_METRIC_ADD(w->m->success_stop, 1);
+        else SIM_METRIC_ADD(w->m->success_length, 1);
+        sim_hist_add(&w->m->e2e, now - s->arrival_ns);
+        stream_finish(c, now);
+        return;
+    }
+    sim_heap_push(&w->heap, &s->hn);
+}
+
+static void on_pace(rb_timer *t)
+{
+    worker *w = t->data;
+    sim_heap_node *n;
+    while ((n = sim_heap_top(&w->heap)) && n->deadline_ns <= rb_now_ns()) {
+        sim_heap_pop(&w->heap);
+        stream_pump(CONN_OF_NODE(n));
+    }
+    arm_pace(w);
+}
+
+/* -------------------------------------------------------------- requests */
+
+static void fault_response(conn *c, sim_fault f, int keep)
+{
+    static const struct {
+        const char *message, *type, *code;
+    } e[SIM_FAULT_COUNT] = {
+        [SIM_FAULT_RATE_LIMIT] = {"Rate limit reached (simulated).", "rate_limit_error", "rate_limit_exceeded"},
+        [SIM_FAULT_SERVER_ERROR] = {"The server had an error while processing your request (simulated).",
+                                    "server_error", NULL},
+        [SIM_FAULT_UNAVAILABLE] = {"The server is overloaded or not ready yet (simulated).", "server_error",
+                                   "service_unavailable"},
+        [SIM_FAULT_INVALID_REQUEST] = {"Invalid request (simulated).", "invalid_request_error", NULL},
+        [SIM_FAULT_INVALID_API_KEY] = {"Incorrect API key provided (simulated).", "invalid_request_error",
+                                       "invalid_api_key"},
+    };
+    respond_error(c, sim_fault_status(f), e[f].message, e[f].type, NULL, e[f].code, NULL, keep);
+}
+
+static void start_completion(conn *c, int chat)
+{
+    worker *w = c->w;
+    const sim_config *cfg = w->cfg;
+    const sim_http_request *req = &c->hp.req;
+    int keep = req->keep_alive && !w->draining;
+    int64_t now = rb_now_ns();
+
+    sim_fault f = SIM_FAULT_NONE;
+    if (req->fail[0]) {
+        f = sim_fault_parse(req->fail);
+        if (f == SIM_FAULT_NONE) {
+            char msg[128];
+            snprintf(msg, sizeof msg, "X-Sim-Fail: unknown fault type '%s'", req->fail);
+            respond_error(c, 400, msg, "invalid_request_error", NULL, NULL, NULL, keep);
+            return;
+        }
+    }
+    stream *s = &c->st;
+    sim_api_error err;
+    if (sim_api_parse(req->body, req->body_len, chat, &w->alim, &s->spec, &err) != 0) {
+        respond_error(c, err.status, err.message, err.type, err.param, err.code, NULL, keep);
+        return;
+    }
+    if (f == SIM_FAULT_NONE) f = sim_fault_draw(w->rng, cfg->failure_rate_pct, cfg->failure_mask);
+    if (f != SIM_FAULT_NONE) {
+        SIM_METRIC_ADD(w->m->faults[f], 1);
+        if (sim_fault_status(f)) {
+            sim_req_spec_free(&s->spec);
+            fault_response(c, f, keep);
+            return;
+        }
+        if (f == SIM_FAULT_CONNECTION_RESET) {
+            sim_req_spec_free(&s->spec);
+            conn_reset(c);
+            return;
+        }
+    }
+    if (cfg->lat.max_num_seqs > 0 && w->n_running >= cfg->lat.max_num_seqs && cfg->max_waiting_queue_length > 0 &&
+        w->n_waiting >= cfg->max_waiting_queue_length) {
+        sim_req_spec_free(&s->spec);
+        respond_error(c, 429, "The server's waiting queue is full.", "rate_limit_error", NULL, "queue_full", NULL,
+                      keep);
+        return;
+    }
+
+    s->stamp = req->stamp;
+    s->chunked = req->http_minor >= 1;
+    s->stream = s->spec.stream;
+    s->keep_alive = keep && (s->chunked || !s->stream);
+    s->n_out = sim_model_output_tokens(&s->spec, cfg->mode, &s->finish_stop);
+    s->fault = f;
+    if (f == SIM_FAULT_MIDSTREAM_DROP) s->fault_at = (s->n_out + 1) / 2;
+    else if (f == SIM_FAULT_STALL) s->fault_at = s->n_out / 2;
+    else s->fault_at = 0;
+    if (f == SIM_FAULT_MIDSTREAM_DROP && s->n_out == 0) s->fault = SIM_FAULT_NONE;
+    s->emitted = 0;
+    s->head_sent = 0;
+    s->arrival_ns = now;
+    s->first_ns = s->last_ns = 0;
+    char id[64];
+    w->req_counter++;
+    snprintf(id, sizeof id, "%s-%d-%llu", chat ? "chatcmpl" : "cmpl", w->index, (unsigned long long)w->req_counter);
+    sim_render_ctx_init(&s->rc, chat, id, (int64_t)time(NULL), s->spec.model);
+    c->busy = 1;
+    c->deadline_ns = 0;
+
+    if (cfg->lat.max_num_seqs > 0 && w->n_running >= cfg->lat.max_num_seqs) {
+        s->state = ST_WAITING;
+        s->wprev = w->wait_tail;
+        s->wnext = NULL;
+        if (w->wait_tail) w->wait_tail->st.wnext = c;
+        else w->wait_head = c;
+        w->wait_tail = c;
+        w->n_waiting++;
+        set_gauges(w);
+        return;
+    }
+    stream_start(c, now);
+    if (s->hn.deadline_ns <= rb_now_ns()) {
+        stream_pump(c); /* zero latency: the whole response in one write */
+    } else {
+        sim_heap_push(&w->heap, &s->hn);
+        arm_pace(w);
+    }
+}
+
+static void handle_request(conn *c)
+{
+    worker *w = c->w;
+    const sim_http_request *req = &c->hp.req;
+    int keep = req->keep_alive && !w->draining;
+    sim_route route = req->path_too_long ? SIM_ROUTE_NOT_FOUND : sim_api_route(req->method, req->path);
+    switch (route) {
+    case SIM_ROUTE_COMPLETIONS:
+    case SIM_ROUTE_CHAT:
+        start_completion(c, route == SIM_ROUTE_CHAT);
+        return;
+    case SIM_ROUTE_HEALTH:
+        respond(c, 200, "application/json", "", 0, NULL, keep);
+        return;
+    case SIM_ROUTE_MODELS: {
+        sim_buf b = {0};
+        sim_render_models(&b, w->cfg->served, w->cfg->n_served, (int64_t)time(NULL));
+        respond(c, 200, "application/json", b.data, b.len, NULL, keep);
+        sim_buf_free(&b);
+        return;
+    }
+    case SIM_ROUTE_METRICS: {
+        sim_metrics sum;
+        sim_metrics_sum(w->slots, w->n_slots, &sum);
+        sim_buf b = {0};
+        sim_metrics_render(&sum, w->cfg->served[0], &b);
+        respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", b.data, b.len, NULL, keep);
+        sim_buf_free(&b);
+        return;
+    }
+    case SIM_ROUTE_BAD_METHOD:
+        respond_error(c, 405, "Method Not Allowed", "invalid_request_error", NULL, NULL,
+                      strcmp(req->path, "/v1/completions") == 0 || strcmp(req->path, "/v1/chat/completions") == 0
+                          ? "allow: POST\r\n"
+                          : "allow: GET\r\n",
+                      keep);
+        return;
+    case SIM_ROUTE_NOT_FOUND:
+    default: {
+        char msg[SIM_HTTP_PATH_MAX + 32];
+        snprintf(msg, sizeof msg, "Not Found: %s", req->path_too_long ? "(path too long)" : req->path);
+        respond_error(c, 404, msg, "invalid_request_error", NULL, NULL, NULL, keep);
+        return;
+    }
+    }
+}
+
+static void conn_buffer_input(conn *c, const char *data, size_t len)
+{
+    if (c->in_len + len > c->in_cap) {
+        size_t cap = c->in_cap ? c->in_cap : 4096;
+        while (cap < c->in_len + len) cap *= 2;
+        char *p = realloc(c->in, cap);
+        if (!p) {
+            conn_abort(c);
+            return;
+        }
+        c->in = p;
+        c->in_cap = cap;
+    }
+    memcpy(c->in + c->in_len, data, len);
+    c->in_len += len;
+    /* Past one whole request's worth, stop reading until it is served. */
+    if (c->in_len > c->w->cfg->max_body_bytes + c->w->cfg->max_header_bytes && !c->read_paused) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->read_paused = 1;
+    }
+}
+
+static void conn_process(conn *c, const char *data, size_t len)
+{
+    worker *w = c->w;
+    c->in_process = 1;
+    while (len > 0 && !c->busy && !c->closing) {
+        /* A request must arrive whole within the idle timeout (slowloris). */
+        if (!sim_http_in_message(&c->hp)) c->deadline_ns = rb_now_ns() + w->cfg->idle_timeout_ns;
+        size_t used = 0;
+        int rc = sim_http_feed(&c->hp, data, len, &used);
+        data += used;
+        len -= used;
+        if (rc == SIM_HTTP_MORE) {
+            if (c->hp.req.expect_continue && !c->sent_continue && c->hp.headers_done) {
+                static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+                c->sent_continue = 1;
+                conn_write1(c, cont, sizeof cont - 1);
+            }
+            break;
+        }
+        if (rc != SIM_HTTP_DONE) {
+            const char *msg = rc == 413   ? "The request body is too large."
+                              : rc == 431 ? "The request header section is too large."
+                                          : "The request is not valid HTTP/1.1.";
+            respond_error(c, rc, msg, "invalid_request_error", NULL, NULL, NULL, 0);
+            break;
+        }
+        c->sent_continue = 0;
+        handle_request(c);
+        if (!c->closing) sim_http_next(&c->hp);
+    }
+    if (len > 0 && !c->closing) conn_buffer_input(c, data, len);
+    c->in_process = 0;
+}
+
+/* ----------------------------------------------------------- connections */
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    conn *c = h->data;
+    *buf = uv_buf_init(c->w->rbuf, sizeof c->w->rbuf);
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    conn *c = st->data;
+    if (c->closing) return;
+    if (nread < 0) {
+        conn_abort(c); /* the client closed, or an error */
+        return;
+    }
+    if (nread == 0) return;
+    if (c->busy) {
+        conn_buffer_input(c, buf->base, (size_t)nread);
+        return;
+    }
+    conn_process(c, buf->base, (size_t)nread);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    worker *w = server->data;
+    if (status < 0 || w->draining) return;
+    conn *c = calloc(1, sizeof *c);
+    if (!c) return;
+    c->w = w;
+    uv_tcp_init(&w->loop, &c->tcp);
+    c->tcp.data = c;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+        uv_close((uv_handle_t *)&c->tcp, (uv_close_cb)free);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    sim_http_init(&c->hp, &w->hlim);
+    sim_heap_node_init(&c->st.hn);
+    c->next = w->conns;
+    if (w->conns) w->conns->prev = c;
+    w->conns = c;
+    w->n_conns++;
+    c->deadline_ns = rb_now_ns() + w->cfg->idle_timeout_ns;
+    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) conn_abort(c);
+}
+
+/* The idle and slow-request cut, checked a few times per timeout. */
+static void on_sweep(uv_timer_t *t)
+{
+    worker *w = t->data;
+    int64_t now = rb_now_ns();
+    conn *c = w->conns;
+    while (c) {
+        conn *next = c->next;
+        if (c->deadline_ns && now >= c->deadline_ns) conn_abort(c);
+        c = next;
+    }
+}
+
+/* ------------------------------------------------------------- shutdown */
+
+static void close_handles(worker *w)
+{
+    if (w->handles_closed) return;
+    w->handles_closed = 1;
+    uv_close((uv_handle_t *)&w->sweep, NULL);
+    uv_close((uv_handle_t *)&w->grace, NULL);
+    uv_close((uv_handle_t *)&w->sigint, NULL);
+    uv_close((uv_handle_t *)&w->sigterm, NULL);
+    if (w->pace_open) {
+        w->pace_open = 0;
+        rb_timer_close(&w->pace, NULL);
+    }
+}
+
+static void check_done(worker *w)
+{
+    if (w->draining && w->n_conns == 0) close_handles(w);
+}
+
+static void on_grace(uv_timer_t *t)
+{
+    worker *w = t->data;
+    while (w->conns) conn_abort(w->conns);
+    check_done(w);
+}
+
+static void on_signal(uv_signal_t *sig, int signum)
+{
+    worker *w = sig->data;
+    if (w->draining) return;
+    w->draining = 1;
+    if (w->server_open) {
+        w->server_open = 0;
+        uv_close((uv_handle_t *)&w->server, NULL);
+    }
+    /* Connections with no request in service close now; the others finish
+     * their response (then close), or are cut when the grace runs out. */
+    conn *c = w->conns;
+    while (c) {
+        conn *next = c->next;
+        if (!c->busy || c->st.state == ST_STALLED) conn_end(c);
+        c = next;
+    }
+    /* Requests still waiting for a slot will not get one: answer 503. */
+    while (w->wait_head) {
+        conn *wc = w->wait_head;
+        stream_clear(wc);
+        respond_error(wc, 503, "The server is shutting down.", "server_error", NULL, NULL, NULL, 0);
+    }
+    uv_timer_start(&w->grace, on_grace, (uint64_t)(w->cfg->shutdown_grace_ns / 1000000), 0);
+    check_done(w);
+}
+
+/* ------------------------------------------------------------------ run */
+
+int sim_server_run(const sim_config *cfg, int listen_fd, int index, sim_metrics *slots, int n_slots)
+{
+    worker *w = calloc(1, sizeof *w);
+    if (!w) return 1;
+    w->cfg = cfg;
+    w->index = index;
+    w->slots = slots;
+    w->n_slots = n_slots;
+    w->m = &slots[index];
+    w->hlim = (sim_http_limits){.max_header_bytes = cfg->max_header_bytes, .max_body_bytes = cfg->max_body_bytes};
+    w->alim = (sim_api_limits){
+        .served_models = cfg->served, .n_served = cfg->n_served, .max_model_len = cfg->max_model_len};
+    w->rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(w->rng, (unsigned long)(cfg->seed + (uint64_t)index * 7919u));
+    int rc = sim_cache_init(&w->cache, cfg->prefix_cache_blocks, cfg->block_size);
+    if (rc) {
+        fprintf(stderr, "simserver: prefix cache: %s\n", strerror(-rc));
+        goto fail_early;
+    }
+    uv_loop_init(&w->loop);
+    uv_tcp_init(&w->loop, &w->server);
+    w->server.data = w;
+    rc = uv_tcp_open(&w->server, listen_fd);
+    if (rc == 0) rc = uv_listen((uv_stream_t *)&w->server, 4096, on_connection);
+    if (rc) {
+        fprintf(stderr, "simserver: worker %d: listen: %s\n", index, uv_strerror(rc));
+        uv_close((uv_handle_t *)&w->server, NULL);
+        uv_run(&w->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&w->loop);
+        goto fail_early;
+    }
+    w->server_open = 1;
+    rc = rb_timer_init(&w->loop, &w->pace);
+    if (rc) {
+        fprintf(stderr, "simserver: timer: %s\n", strerror(-rc));
+        abort();
+    }
+    w->pace.data = w;
+    w->pace.cb = on_pace;
+    w->pace_open = 1;
+    uv_timer_init(&w->loop, &w->sweep);
+    w->sweep.data = w;
+    int64_t sweep_ms = cfg->idle_timeout_ns / 1000000 / 8;
+    if (sweep_ms < 1) sweep_ms = 1;
+    if (sweep_ms > 250) sweep_ms = 250;
+    uv_timer_start(&w->sweep, on_sweep, (uint64_t)sweep_ms, (uint64_t)sweep_ms);
+    uv_unref((uv_handle_t *)&w->sweep);
+    uv_timer_init(&w->loop, &w->grace);
+    w->grace.data = w;
+    uv_signal_init(&w->loop, &w->sigint);
+    uv_signal_init(&w->loop, &w->sigterm);
+    w->sigint.data = w->sigterm.data = w;
+    uv_signal_start(&w->sigint, on_signal, SIGINT);
+    uv_signal_start(&w->sigterm, on_signal, SIGTERM);
+
+    uv_run(&w->loop, UV_RUN_DEFAULT);
+    /* The loop ends once the drain closed every handle. */
+    uv_loop_close(&w->loop);
+    sim_heap_free(&w->heap);
+    sim_buf_free(&w->out);
+    sim_cache_free(&w->cache);
+    gsl_rng_free(w->rng);
+    free(w);
+    return 0;
+
+fail_early:
+    sim_cache_free(&w->cache);
+    gsl_rng_free(w->rng);
+    free(w);
+    return 1;
+}
