@@ -1,0 +1,118 @@
+/* lg_cli: the options of a loadgen run and the command-line parser that fills
+ * them. Pure: no I/O (the config file is read by the caller and handed in as
+ * flags), so every validation rule is unit-testable. Defaults live in one
+ * place (lg_opts_defaults). Single-threaded; call before forking workers. */
+#ifndef LG_CLI_H
+#define LG_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lg_dataset.h"
+#include "lg_sched.h"
+
+#define LG_MAX_HEADERS 32
+#define LG_MAX_STAGES 64
+#define LG_MAX_PERCENTILES 16
+
+typedef enum { LG_DS_RANDOM, LG_DS_PREFIX, LG_DS_SHAREGPT, LG_DS_TRACE } lg_ds_kind;
+typedef enum { LG_SWEEP_NONE, LG_SWEEP_LINEAR, LG_SWEEP_GEOMETRIC } lg_sweep_kind;
+typedef enum { LG_STAMPS_AUTO, LG_STAMPS_ON, LG_STAMPS_OFF } lg_stamps_mode;
+typedef enum { LG_COST_NONE, LG_COST_FIXED, LG_COST_EXP } lg_cost_kind;
+
+/* The metrics a percentile table can show (--percentile-metrics). */
+enum { LG_M_TTFT, LG_M_TPOT, LG_M_ITL, LG_M_E2EL, LG_M_NTPOT, LG_N_METRICS };
+extern const char *const lg_metric_names[LG_N_METRICS];
+
+typedef struct lg_goodput {
+    /* SLO thresholds in ns; 0 means no constraint on that metric. */
+    int64_t slo_ns[LG_N_METRICS];
+    int enabled;
+} lg_goodput;
+
+typedef struct lg_opts {
+    /* target */
+    char base_url[512];
+    char endpoint[128];
+    char model[256];
+    char *headers[LG_MAX_HEADERS]; /* "K: V", pointers into argv (not owned) */
+    int n_headers;
+    int allow_remote;
+    /* process model */
+    int num_workers;               /* 0: one in-process worker */
+    int max_conn_per_worker;
+    /* load */
+    double request_rate;           /* INFINITY allowed */
+    int rate_given;
+    double burstiness;
+    int64_t num_prompts;           /* 0: bounded by duration instead */
+    int num_prompts_given;
+    int64_t duration_ns;           /* 0: bounded by num_prompts */
+    lg_stage stages[LG_MAX_STAGES];
+    int n_stages;                  /* from --stage, or built by the sweep */
+    int64_t stage_pause_ns;
+    lg_sweep_kind sweep;
+    int sweep_stages;
+    double sweep_max_rate;
+    double sweep_min_rate;         /* geometric start (0: max / 2^(N-1)) */
+    int64_t stage_duration_ns;
+    int sweep_until_saturation;
+    double saturation_lag_ms;
+    int max_concurrency;           /* 0: none */
+    uint64_t seed;
+    /* data */
+    lg_ds_kind dataset;
+    char dataset_path[1024];
+    double trace_speedup;
+    int32_t random_input_len, random_output_len;
+    double random_range_ratio;
+    lg_len_dist random_len_dist;
+    int32_t prefix_groups, prefix_prompts_per_group, prefix_system_len, prefix_question_len;
+    int ignore_eos;
+    int stream;
+    int chat;                      /* endpoint is chat/completions */
+    lg_stamps_mode sim_stamps;
+    lg_cost_kind client_cost;
+    double client_cost_us;
+    /* limits */
+    int64_t request_timeout_ns;
+    int64_t drain_timeout_ns;
+    /* report */
+    double percentiles[LG_MAX_PERCENTILES];
+    int n_percentiles;
+    unsigned percentile_metrics;   /* bit per LG_M_* */
+    lg_goodput goodput;
+    int save_result;
+    char result_dir[1024];
+    char result_filename[512];
+    int save_detailed;
+    char certificate[1024];
+    int force;
+    int quiet;
+    int progress;                  /* -1 auto (isatty), 0 off, 1 on */
+    char config[1024];             /* --config FILE, read by the caller */
+} lg_opts;
+
+void lg_opts_defaults(lg_opts *o, int online_cpus);
+
+/* Parses argv[0..argc) (no program name) into *o, which must hold defaults
+ * (or earlier flags: a config file's flags are parsed first, then the
+ * command line's, which override). Returns 0, 1 when --help or --version
+ * was asked (msg holds nothing), or -EINVAL with err naming the flag and the
+ * value ("--request-rate: must be > 0, got -5"). argv must outlive *o. */
+int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen);
+
+/* Checks the options as a whole after all flags are in (conflicts, the
+ * sweep built into stages, the base URL's host). Returns 0 or -EINVAL. */
+int lg_cli_finish(lg_opts *o, char *err, size_t errlen);
+
+/* 1 if the URL's host is a loopback address (127.0.0.0/8, ::1, localhost). */
+int lg_url_is_loopback(const char *url);
+
+/* The full --help text. */
+const char *lg_cli_usage(void);
+
+/* "--goodput ttft:MS ..." parsing of one "name:ms" item into *g. */
+int lg_goodput_parse_item(lg_goodput *g, const char *item, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,346 @@
+/* lg_report: the result JSON and the summary table of lg_report.h. Keys
+ * follow vLLM's `bench serve` where it has one; ours sit beside them. */
+#include "lg_report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const metric_title[LG_N_METRICS] = {
+    "Time to First Token", "Time per Output Token (excl. 1st token)", "Inter-token Latency",
+    "End-to-end Latency", "Normalized Time per Output Token"};
+static const char *const metric_abbr[LG_N_METRICS] = {"TTFT", "TPOT", "ITL", "E2EL", "NTPOT"};
+/* Histogram of each metric from the intended start (ITL has one only). */
+static const int hist_i[LG_N_METRICS] = {LG_H_TTFT_I, LG_H_TPOT_I, LG_H_ITL, LG_H_E2EL_I, LG_H_NTPOT_I};
+static const int hist_d[LG_N_METRICS] = {LG_H_TTFT_D, LG_H_TPOT_D, -1, LG_H_E2EL_D, LG_H_NTPOT_D};
+
+static void num(cJSON *o, const char *k, double v)
+{
+    if (isnan(v))
+        cJSON_AddNullToObject(o, k);
+    else if (isinf(v))
+        cJSON_AddStringToObject(o, k, v > 0 ? "inf" : "-inf");
+    else
+        cJSON_AddNumberToObject(o, k, v);
+}
+
+void lg_report_pword(double p, char *buf, size_t cap)
+{
+    if (p == floor(p))
+        snprintf(buf, cap, "%d", (int)p);
+    else
+        snprintf(buf, cap, "%g", p);
+}
+
+static double ms(double ns)
+{
+    return ns / 1e6;
+}
+
+static void hist_keys(cJSON *obj, const mdl_hist *h, const char *name, const char *suffix,
+                      const lg_opts *o, int with_pct)
+{
+    char key[96], pw[32];
+    snprintf(key, sizeof key, "mean_%s%s_ms", name, suffix);
+    num(obj, key, ms(mdl_hist_mean(h)));
+    snprintf(key, sizeof key, "median_%s%s_ms", name, suffix);
+    num(obj, key, ms((double)mdl_hist_percentile(h, 50.0)));
+    snprintf(key, sizeof key, "std_%s%s_ms", name, suffix);
+    num(obj, key, ms(mdl_hist_stddev(h)));
+    if (!with_pct) return;
+    for (int i = 0; i < o->n_percentiles; i++) {
+        lg_report_pword(o->percentiles[i], pw, sizeof pw);
+        snprintf(key, sizeof key, "p%s_%s%s_ms", pw, name, suffix);
+        num(obj, key, ms((double)mdl_hist_percentile(h, o->percentiles[i])));
+    }
+}
+
+void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, int64_t start_ns,
+                       int64_t window_min_ns, double request_rate)
+{
+    int64_t end = s->last_end_ns > s->last_dispatch_ns ? s->last_end_ns : s->last_dispatch_ns;
+    double duration_s = end > start_ns ? (double)(end - start_ns) / 1e9 : 0.0;
+    int64_t win = s->last_dispatch_ns - start_ns;
+    if (win < window_min_ns) win = window_min_ns;
+    double window_s = win > 0 ? (double)win / 1e9 : 0.0;
+    double dur = duration_s > 0 ? duration_s : NAN;
+    num(obj, "duration", duration_s);
+    num(obj, "completed", (double)s->completed);
+    num(obj, "failed", (double)s->failed);
+    num(obj, "dispatched", (double)s->dispatched);
+    num(obj, "total_input_tokens", (double)s->input_tokens);
+    num(obj, "total_output_tokens", (double)s->output_tokens);
+    num(obj, "request_rate", request_rate);
+    num(obj, "request_throughput", (double)s->completed / dur);
+    if (o->goodput.enabled) num(obj, "request_goodput", (double)s->good / dur);
+    num(obj, "output_throughput", (double)s->output_tokens / dur);
+    num(obj, "total_token_throughput", (double)(s->input_tokens + s->output_tokens) / dur);
+    num(obj, "achieved_rate", window_s > 0 ? (double)s->dispatched / window_s : NAN);
+    num(obj, "send_window", window_s);
+    for (int m = 0; m < LG_N_METRICS; m++) {
+        int pct = (o->percentile_metrics >> m) & 1u;
+        hist_keys(obj, lg_stats_hist_c(s, hist_i[m]), lg_metric_names[m], "", o, pct);
+    }
+    for (int m = 0; m < LG_N_METRICS; m++) {
+        if (hist_d[m] < 0) continue;
+        int pct = (o->percentile_metrics >> m) & 1u;
+        hist_keys(obj, lg_stats_hist_c(s, hist_d[m]), lg_metric_names[m], "_dispatch", o, pct);
+    }
+    const mdl_hist *lag = lg_stats_hist_c(s, LG_H_LAG);
+    num(obj, "mean_schedule_lag_ms", ms(mdl_hist_mean(lag)));
+    num(obj, "median_schedule_lag_ms", ms((double)mdl_hist_percentile(lag, 50.0)));
+    num(obj, "p99_schedule_lag_ms", ms((double)mdl_hist_percentile(lag, 99.0)));
+    num(obj, "max_schedule_lag_ms", ms((double)lag->max));
+    cJSON *f = cJSON_AddObjectToObject(obj, "failures_by_class");
+    for (int c = 1; c < LG_N_CLASSES; c++) {
+        if (c == LG_FAIL_HTTP || !s->fail_class[c]) continue;
+        num(f, lg_class_names[c], (double)s->fail_class[c]);
+    }
+    for (int code = 0; code < LG_HTTP_CODES; code++) {
+        if (!s->fail_http[code]) continue;
+        char key[32];
+        snprintf(key, sizeof key, "http_%d", code);
+        num(f, key, (double)s->fail_http[code]);
+    }
+    if (s->truth_n) {
+        double n = (double)s->truth_n;
+        cJSON *b = cJSON_AddObjectToObject(obj, "ntpot_breakdown_ms");
+        num(b, "queue", ms(s->truth_queue_ns / n));
+        num(b, "prefill", ms(s->truth_prefill_ns / n));
+        num(b, "decode", ms(s->truth_decode_ns / n));
+        num(b, "client", ms(s->truth_client_ns / n));
+        num(b, "requests", n);
+    }
+}
+
+static cJSON *bias_json(const lg_report *r)
+{
+    cJSON *b = cJSON_CreateObject();
+    cJSON *ws = cJSON_AddArrayToObject(b, "workers");
+    for (int i = 0; i < r->n_workers; i++) {
+        const lg_worker_bias *w = &r->workers[i];
+        cJSON *o = cJSON_CreateObject();
+        num(o, "worker", w->worker);
+        if (w->lost) {
+            cJSON_AddBoolToObject(o, "lost", 1);
+            num(o, "signal", w->signal);
+        }
+        num(o, "rho", w->rho);
+        num(o, "callbacks", w->callbacks);
+        num(o, "callback_rate_per_s", w->callback_rate_per_s);
+        num(o, "mean_service_us", w->mean_service_us);
+        num(o, "second_moment_us2", w->second_moment_us2);
+        num(o, "events", w->events);
+        num(o, "event_rate_per_s", w->event_rate_per_s);
+        num(o, "predicted_wq_us", w->predicted_wq_us);
+        cJSON_AddItemToArray(ws, o);
+    }
+    const mdl_hist *ov = lg_stats_hist_c(r->total, LG_H_OVERHEAD);
+    if (ov->total) {
+        cJSON *o = cJSON_AddObjectToObject(b, "overhead_per_token_us");
+        num(o, "mean", mdl_hist_mean(ov) / 1e3);
+        num(o, "median", (double)mdl_hist_percentile(ov, 50.0) / 1e3);
+        num(o, "p99", (double)mdl_hist_percentile(ov, 99.0) / 1e3);
+        num(o, "n", (double)ov->total);
+    } else {
+        cJSON_AddNullToObject(b, "overhead_per_token_us");
+    }
+    num(b, "predicted_wq_us", r->predicted_wq_us);
+    num(b, "max_rho", r->max_rho);
+    cJSON *a = cJSON_AddObjectToObject(b, "arrival_test");
+    if (r->arrival.tested) {
+        cJSON_AddStringToObject(a, "test", r->arrival.test);
+        cJSON_AddStringToObject(a, "model", r->arrival.model);
+        num(a, "n", (double)r->arrival.n);
+        num(a, "statistic", r->arrival.statistic);
+        num(a, "p_value", r->arrival.p_value);
+    } else {
+        cJSON_AddStringToObject(a, "test", "none");
+        cJSON_AddStringToObject(a, "note", r->arrival.note);
+    }
+    cJSON_AddStringToObject(b, "verdict", mdl_verdict_name(r->verdict.level));
+    cJSON_AddStringToObject(b, "reason", r->verdict.reason);
+    return b;
+}
+
+cJSON *lg_report_json(const lg_report *r)
+{
+    const lg_opts *o = r->o;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "backend", "openai");
+    cJSON_AddStringToObject(j, "model_id", o->model);
+    cJSON_AddStringToObject(j, "endpoint", o->endpoint);
+    cJSON_AddStringToObject(j, "load_mode", r->load_mode);
+    num(j, "num_workers", r->num_workers);
+    num(j, "burstiness", o->burstiness);
+    if (o->max_concurrency)
+        num(j, "max_concurrency", o->max_concurrency);
+    else
+        cJSON_AddNullToObject(j, "max_concurrency");
+    num(j, "seed", (double)o->seed);
+    cJSON_AddBoolToObject(j, "interrupted", r->interrupted);
+    lg_report_metrics(j, r->total, o, r->t0_ns, r->total_duration_ns, r->request_rate);
+    cJSON *st = cJSON_AddArrayToObject(j, "stages");
+    for (int i = 0; i < r->n_stages; i++) {
+        const lg_stage_view *v = &r->stages[i];
+        cJSON *so = cJSON_CreateObject();
+        num(so, "stage", i);
+        lg_report_metrics(so, v->stats, o, v->start_ns, v->duration_ns, v->rate_per_s);
+        cJSON_AddBoolToObject(so, "saturated", r->saturated_stage == i);
+        cJSON_AddItemToArray(st, so);
+    }
+    if (r->saturated_stage >= 0)
+        num(j, "saturated_stage", r->saturated_stage);
+    else
+        cJSON_AddNullToObject(j, "saturated_stage");
+    cJSON_AddBoolToObject(j, "sim_stamps", r->stamps_seen);
+    cJSON_AddItemToObject(j, "client_bias", bias_json(r));
+    cJSON *h = cJSON_AddObjectToObject(j, "host");
+    cJSON_AddStringToObject(h, "cpu_model", r->host.cpu_model);
+    num(h, "cores_online", r->host.cores_online);
+    cJSON_AddStringToObject(h, "kernel", r->host.kernel);
+    cJSON_AddStringToObject(h, "hostname", r->host.hostname);
+    if (r->certificate_note[0]) cJSON_AddStringToObject(j, "certificate", r->certificate_note);
+    if (r->lost_note) cJSON_AddStringToObject(j, "lost_workers", r->lost_note);
+    cJSON_AddStringToObject(j, "loadgen_version", RHOBENCH_VERSION);
+    return j;
+}
+
+static void line_s(FILE *f, const char *k, const char *v)
+{
+    fprintf(f, "%-40s %-10s\n", k, v);
+}
+
+static void line_f(FILE *f, const char *k, double v, int prec)
+{
+    char b[64];
+    if (isnan(v))
+        snprintf(b, sizeof b, "n/a");
+    else
+        snprintf(b, sizeof b, "%.*f", prec, v);
+    line_s(f, k, b);
+}
+
+static void rule(FILE *f, const char *title)
+{
+    int n = (int)strlen(title), w = 50, left = (w - n) / 2;
+    if (left < 0) left = 0;
+    fprintf(f, "%.*s%s%.*s\n", left, "--------------------------------------------------", title,
+            w - n - left > 0 ? w - n - left : 0, "--------------------------------------------------");
+}
+
+void lg_report_summary(const lg_report *r, FILE *f)
+{
+    const lg_opts *o = r->o;
+    const lg_stage_stats *s = r->total;
+    int64_t end = s->last_end_ns > s->last_dispatch_ns ? s->last_end_ns : s->last_dispatch_ns;
+    double dur = end > r->t0_ns ? (double)(end - r->t0_ns) / 1e9 : NAN;
+    int64_t win = s->last_dispatch_ns - r->t0_ns;
+    if (win < r->total_duration_ns) win = r->total_duration_ns;
+    char k[96];
+    fprintf(f, "============ Serving Benchmark Result ============\n");
+    line_s(f, "Load mode:", r->load_mode);
+    line_f(f, "Workers:", r->num_workers, 0);
+    line_f(f, "Successful requests:", (double)s->completed, 0);
+    line_f(f, "Failed requests:", (double)s->failed, 0);
+    if (r->interrupted) line_s(f, "Interrupted:", "yes (partial results)");
+    line_f(f, "Benchmark duration (s):", dur, 2);
+    line_f(f, "Total input tokens:", (double)s->input_tokens, 0);
+    line_f(f, "Total generated tokens:", (double)s->output_tokens, 0);
+    if (isinf(r->request_rate))
+        line_s(f, "Requested rate (req/s):", "inf");
+    else
+        line_f(f, "Requested rate (req/s):", r->request_rate, 2);
+    line_f(f, "Achieved rate (req/s):", win > 0 ? (double)s->dispatched / ((double)win / 1e9) : NAN, 2);
+    line_f(f, "Request throughput (req/s):", (double)s->completed / dur, 2);
+    if (o->goodput.enabled) line_f(f, "Request goodput (req/s):", (double)s->good / dur, 2);
+    line_f(f, "Output token throughput (tok/s):", (double)s->output_tokens / dur, 2);
+    line_f(f, "Total Token throughput (tok/s):", (double)(s->input_tokens + s->output_tokens) / dur, 2);
+    for (int m = 0; m < LG_N_METRICS; m++) {
+        if (!((o->percentile_metrics >> m) & 1u)) continue;
+        const mdl_hist *h = lg_stats_hist_c(s, hist_i[m]);
+        rule(f, metric_title[m]);
+        snprintf(k, sizeof k, "Mean %s (ms):", metric_abbr[m]);
+        line_f(f, k, ms(mdl_hist_mean(h)), 2);
+        snprintf(k, sizeof k, "Median %s (ms):", metric_abbr[m]);
+        line_f(f, k, ms((double)mdl_hist_percentile(h, 50)), 2);
+        for (int i = 0; i < o->n_percentiles; i++) {
+            char pw[32];
+            lg_report_pword(o->percentiles[i], pw, sizeof pw);
+            snprintf(k, sizeof k, "P%s %s (ms):", pw, metric_abbr[m]);
+            line_f(f, k, ms((double)mdl_hist_percentile(h, o->percentiles[i])), 2);
+        }
+        if (hist_d[m] >= 0) {
+            const mdl_hist *d = lg_stats_hist_c(s, hist_d[m]);
+            snprintf(k, sizeof k, "Mean %s from dispatch (ms):", metric_abbr[m]);
+            line_f(f, k, ms(mdl_hist_mean(d)), 2);
+        }
+    }
+    const mdl_hist *lag = lg_stats_hist_c(s, LG_H_LAG);
+    rule(f, "Schedule lag");
+    line_f(f, "Median lag (ms):", ms((double)mdl_hist_percentile(lag, 50)), 3);
+    line_f(f, "P99 lag (ms):", ms((double)mdl_hist_percentile(lag, 99)), 3);
+    if (s->failed) {
+        rule(f, "Failures");
+        for (int c = 1; c < LG_N_CLASSES; c++) {
+            if (c == LG_FAIL_HTTP || !s->fail_class[c]) continue;
+            snprintf(k, sizeof k, "%s:", lg_class_names[c]);
+            line_f(f, k, (double)s->fail_class[c], 0);
+        }
+        for (int code = 0; code < LG_HTTP_CODES; code++) {
+            if (!s->fail_http[code]) continue;
+            snprintf(k, sizeof k, "http_%d:", code);
+            line_f(f, k, (double)s->fail_http[code], 0);
+        }
+    }
+    if (r->n_stages > 1) {
+        rule(f, "Stages");
+        for (int i = 0; i < r->n_stages; i++) {
+            const lg_stage_view *v = &r->stages[i];
+            const lg_stage_stats *ss = v->stats;
+            int64_t w = ss->last_dispatch_ns - v->start_ns;
+            if (w < v->duration_ns) w = v->duration_ns;
+            snprintf(k, sizeof k, "Stage %d rate -> achieved (req/s):", i);
+            char val[96];
+            snprintf(val, sizeof val, "%.1f -> %.1f%s", v->rate_per_s,
+                     w > 0 ? (double)ss->dispatched / ((double)w / 1e9) : 0.0,
+                     r->saturated_stage == i ? " (saturated)" : "");
+            line_s(f, k, val);
+        }
+    }
+    if (s->truth_n) {
+        double n = (double)s->truth_n;
+        rule(f, "NTPOT breakdown (simulator truth)");
+        line_f(f, "Server queue (ms/token):", ms(s->truth_queue_ns / n), 3);
+        line_f(f, "Server prefill (ms/token):", ms(s->truth_prefill_ns / n), 3);
+        line_f(f, "Server decode (ms/token):", ms(s->truth_decode_ns / n), 3);
+        line_f(f, "Client and network (ms/token):", ms(s->truth_client_ns / n), 3);
+    }
+    rule(f, "Client bias");
+    for (int i = 0; i < r->n_workers; i++) {
+        snprintf(k, sizeof k, "Worker %d rho:", r->workers[i].worker);
+        if (r->workers[i].lost)
+            line_s(f, k, "lost");
+        else
+            line_f(f, k, r->workers[i].rho, 3);
+    }
+    line_f(f, "Predicted client wait W_q (us):", r->predicted_wq_us, 2);
+    const mdl_hist *ov = lg_stats_hist_c(s, LG_H_OVERHEAD);
+    if (ov->total) {
+        line_f(f, "Overhead per token, median (us):", (double)mdl_hist_percentile(ov, 50) / 1e3, 1);
+        line_f(f, "Overhead per token, p99 (us):", (double)mdl_hist_percentile(ov, 99) / 1e3, 1);
+    }
+    if (r->arrival.tested) {
+        char val[96];
+        if (strcmp(r->arrival.test, "ks") == 0)
+            snprintf(val, sizeof val, "KS vs %s: D=%.4f p=%.3g", r->arrival.model,
+                     r->arrival.statistic, r->arrival.p_value);
+        else
+            snprintf(val, sizeof val, "CV^2 of gaps = %.4g (constant: 0)", r->arrival.statistic);
+        line_s(f, "Arrival test:", val);
+    }
+    line_s(f, "Verdict:", mdl_verdict_name(r->verdict.level));
+    fprintf(f, "  %s\n", r->verdict.reason);
+    if (r->lost_note) fprintf(f, "  lost: %s\n", r->lost_note);
+    fprintf(f, "==================================================\n");
+}

@@ -1,0 +1,74 @@
+/* lg_report: turns merged results into the result JSON (vLLM's bench keys
+ * plus ours) and the summary table. Pure: builds a cJSON tree and writes
+ * text to a FILE the caller owns. */
+#ifndef LG_REPORT_H
+#define LG_REPORT_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "lg_cli.h"
+#include "lg_stats.h"
+#include "mdl_verdict.h"
+#include "rb_host.h"
+
+typedef struct lg_worker_bias {
+    int worker;
+    int lost;                 /* crashed or killed: its results are left out */
+    int signal;
+    double rho;
+    double callbacks, callback_rate_per_s;
+    double mean_service_us, second_moment_us2;
+    double events, event_rate_per_s;
+    double predicted_wq_us;
+} lg_worker_bias;
+
+typedef struct lg_arrival_test {
+    int tested;
+    const char *test;         /* "ks" or "cv2" */
+    char model[64];           /* "gamma(shape=1)" or "constant" */
+    size_t n;
+    double statistic, p_value; /* p_value NAN for cv2 */
+    char note[160];           /* why it was skipped, when it was */
+} lg_arrival_test;
+
+typedef struct lg_stage_view {
+    double rate_per_s;        /* requested */
+    int64_t start_ns;         /* absolute intended start */
+    int64_t duration_ns;      /* 0: bounded by count */
+    const lg_stage_stats *stats;
+} lg_stage_view;
+
+typedef struct lg_report {
+    const lg_opts *o;
+    const char *load_mode;    /* "open", "closed", "open-capped" */
+    int num_workers;
+    double request_rate;      /* requested (INFINITY allowed; NAN: stages differ) */
+    int64_t t0_ns;
+    const lg_stage_stats *total;
+    int64_t total_duration_ns;/* scheduled send time of all stages (0: bounded by count) */
+    const lg_stage_view *stages;
+    int n_stages;
+    int interrupted;
+    int saturated_stage;      /* -1: none */
+    const lg_worker_bias *workers;
+    int n_workers;
+    lg_arrival_test arrival;
+    int stamps_seen;
+    double predicted_wq_us, max_rho;
+    mdl_verdict verdict;
+    rb_host host;
+    char certificate_note[512];
+    const char *lost_note;    /* "worker 1 killed by signal 9; ..." or NULL */
+} lg_report;
+
+/* The metric keys of one block (vLLM's plus ours) added to obj. start_ns is
+ * the window's start; window_min_ns the scheduled length of the window. */
+void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, int64_t start_ns,
+                       int64_t window_min_ns, double request_rate);
+cJSON *lg_report_json(const lg_report *r);
+void lg_report_summary(const lg_report *r, FILE *out);
+/* vLLM's percentile key word: 99 -> "99", 99.9 -> "99.9". */
+void lg_report_pword(double p, char *buf, size_t cap);
+
+#endif

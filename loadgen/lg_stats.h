@@ -1,0 +1,120 @@
+/* lg_stats: what a run measures, per stage, as one flat block of counters and
+ * histograms that can live in shared memory. One worker owns (writes) a
+ * block; the coordinator reads it after the worker has exited and merges
+ * blocks by addition, so k workers' merged block equals one worker's block
+ * over the same requests. Pure: no clocks, no I/O. A few counters are also
+ * read live by the coordinator (see lg_stats_live_*), through relaxed atomics. */
+#ifndef LG_STATS_H
+#define LG_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lg_cli.h"
+#include "mdl_hist.h"
+
+/* Latency histograms: "_I" from the intended start, "_D" from the dispatch. */
+enum {
+    LG_H_TTFT_I, LG_H_TPOT_I, LG_H_E2EL_I, LG_H_NTPOT_I,
+    LG_H_TTFT_D, LG_H_TPOT_D, LG_H_E2EL_D, LG_H_NTPOT_D,
+    LG_H_ITL,      /* gaps between content chunks (start-independent) */
+    LG_H_LAG,      /* schedule lag = dispatch - intended */
+    LG_H_OVERHEAD, /* per token: client receive time - server send time */
+    LG_N_HISTS
+};
+
+/* Failure classes. HTTP errors are counted by status code separately. */
+typedef enum {
+    LG_OK = 0,
+    LG_FAIL_CONNECT,
+    LG_FAIL_TIMEOUT,
+    LG_FAIL_RESET,
+    LG_FAIL_MIDSTREAM,
+    LG_FAIL_MALFORMED,
+    LG_FAIL_CANCELLED,  /* still in flight when the drain timeout ran out */
+    LG_FAIL_OTHER,
+    LG_FAIL_HTTP,
+    LG_N_CLASSES
+} lg_class;
+extern const char *const lg_class_names[LG_N_CLASSES];
+
+#define LG_HTTP_CODES 600
+
+typedef struct lg_stage_stats {
+    /* live (relaxed atomics; written by the owner, read by the coordinator) */
+    uint64_t dispatched;
+    uint64_t done;             /* completed + failed */
+    uint64_t lag_over;         /* requests whose lag passed the saturation bound */
+    uint64_t failed;
+    /* final */
+    uint64_t completed;
+    uint64_t good;             /* completed within every goodput SLO */
+    uint64_t fail_class[LG_N_CLASSES];
+    uint64_t fail_http[LG_HTTP_CODES];
+    uint64_t input_tokens, output_tokens;   /* of completed requests */
+    uint64_t events;           /* SSE events (or whole responses) received */
+    int64_t first_dispatch_ns, last_dispatch_ns; /* absolute; 0 when none */
+    int64_t first_intended_ns, last_intended_ns;
+    int64_t last_end_ns;
+    /* the simulator's ground truth: sums of per-request per-token parts */
+    uint64_t truth_n;
+    double truth_queue_ns, truth_prefill_ns, truth_decode_ns, truth_client_ns;
+    double pad_;
+    /* followed by LG_N_HISTS histograms of lg_stats_hist_bytes() each */
+} lg_stage_stats;
+
+/* Bytes of one histogram and of one whole block. */
+size_t lg_stats_hist_bytes(void);
+size_t lg_stats_block_bytes(void);
+mdl_hist *lg_stats_hist(lg_stage_stats *s, int id);
+const mdl_hist *lg_stats_hist_c(const lg_stage_stats *s, int id);
+
+/* Initialises a block. zeroed != 0 says the memory is already all zero (a
+ * fresh anonymous mapping): then only the histograms' headers are written,
+ * so pages that are never recorded into are never touched. */
+void lg_stats_init(lg_stage_stats *s, int zeroed);
+/* Allocates an initialised block (malloc'd; free with free()). */
+lg_stage_stats *lg_stats_new(void);
+/* dst += src, exactly. */
+void lg_stats_merge(lg_stage_stats *dst, const lg_stage_stats *src);
+
+/* One finished request, as the worker saw it. Times are absolute ns. */
+typedef struct lg_req_result {
+    int64_t intended_ns, dispatch_ns;
+    int64_t first_token_ns;    /* 0: no content token */
+    int64_t end_ns;
+    int64_t input_tokens, output_tokens;
+    int64_t max_itl_ns;        /* largest gap between content chunks (0: none) */
+    lg_class cls;
+    int http_status;
+    int has_truth;
+    int64_t truth_queue_ns, truth_prefill_ns, truth_decode_ns;
+} lg_req_result;
+
+/* Records a request's outcome (dispatch must have been counted already with
+ * lg_stats_record_dispatch). Failed requests count only as failures. */
+void lg_stats_record_request(lg_stage_stats *s, const lg_req_result *r, const lg_goodput *g);
+/* Records a dispatch and its schedule lag; lag_bound_ns feeds lag_over. */
+void lg_stats_record_dispatch(lg_stage_stats *s, int64_t intended_ns, int64_t dispatch_ns,
+                              int64_t lag_bound_ns);
+static inline void lg_stats_record_itl(lg_stage_stats *s, int64_t gap_ns)
+{
+    mdl_hist_record(lg_stats_hist(s, LG_H_ITL), gap_ns > 0 ? (uint64_t)gap_ns : 0);
+}
+
+/* Whether a finished request meets every goodput SLO (intended-start times). */
+int lg_goodput_ok(const lg_goodput *g, const lg_req_result *r);
+
+/* Relaxed-atomic access to the live counters. */
+static inline uint64_t lg_stats_live_load(const uint64_t *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+static inline void lg_stats_live_add(uint64_t *p, uint64_t v)
+{
+    /* Single writer: a relaxed load + store is enough and cheaper than a
+     * locked add. */
+    __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+#endif

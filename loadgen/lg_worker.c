@@ -1,0 +1,889 @@
+/* lg_worker: one worker process. A libuv loop drives libcurl's multi
+ * interface through socket actions (the shape of curl's multi-uv example);
+ * requests are dispatched from an rb_timer armed at each next intended time.
+ * Every loop callback is timed (a "service unit") so the report can give
+ * this worker's utilisation and its M/G/1 queueing prediction. No locks:
+ * the worker writes only its own slot of the shared region. */
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uv.h>
+
+#include "lg_chunk.h"
+#include "lg_run.h"
+#include "lg_sse.h"
+#include "rb_clock.h"
+#include "rb_timer.h"
+
+#define LG_BATCH 64           /* dispatches per timer callback before yielding */
+#define LG_BODY_MAX (1 << 20) /* non-streamed response bodies kept up to this */
+#define LG_TICK_MS 20
+
+typedef struct lg_worker lg_worker;
+
+typedef struct lg_req {
+    CURL *easy;
+    lg_worker *w;
+    lg_sse sse;
+    int in_use;
+    int stage;
+    int64_t index;
+    int64_t intended_ns, dispatch_ns;
+    int64_t first_byte_ns, first_token_ns, last_token_ns, last_byte_ns, cb_ns;
+    int64_t max_itl_ns;
+    int64_t content_chunks;
+    int64_t usage_prompt, usage_completion;
+    int64_t stamp_ns;         /* the server's send time of the next event (0: none) */
+    lg_truth truth;
+    int has_truth;
+    int done_seen, malformed, error_event;
+    int32_t ds_input_tokens;
+    char *resp;               /* non-streamed body */
+    size_t resp_len, resp_cap;
+    char *own_body;           /* a trace request's rendered body */
+    struct lg_req *next_free;
+} lg_req;
+
+typedef struct sock_ctx {
+    uv_poll_t poll;
+    curl_socket_t fd;
+    lg_worker *w;
+} sock_ctx;
+
+struct lg_worker {
+    const lg_plan *p;
+    const lg_opts *o;
+    int id;
+    uv_loop_t loop;
+    CURLM *multi;
+    uv_timer_t curl_timer;
+    uv_timer_t tick;
+    rb_timer dispatch;
+    struct curl_slist *headers;
+    lg_sched *sched;
+    lg_arrival next;
+    int have_next;
+    int sched_done;           /* no more dispatches (end of schedule, or stop) */
+    int finishing;
+    int64_t closed_next;      /* closed loop: next global index */
+    int cap;                  /* concurrency slots (0: none) */
+    int64_t t0_ns;
+    int64_t drain_deadline_ns;
+    int64_t in_flight;
+    lg_req **all;             /* every request object ever made (reused) */
+    size_t n_all, cap_all;
+    lg_req *free_list;
+    lg_slot *slot;
+    lg_shared *sh;
+    lg_dispatch_sample *sample;
+    /* service-unit accounting, within the send window */
+    int in_window;
+    uint64_t idle_at_start_ns;
+    uint64_t callbacks, events;
+    double svc_sum, svc_sumsq;
+    /* client cost */
+    uint64_t rng;
+    /* detailed records */
+    FILE *detailed;
+    char *detailed_buf;
+    int64_t last_flush_ns;
+    int64_t last_lag_ns;
+    int pending_kick;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    /* xorshift64*: enough for drawing exponential client costs. */
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static void spin_ns(int64_t ns)
+{
+    if (ns <= 0) return;
+    int64_t until = rb_now_ns() + ns;
+    while (rb_now_ns() < until) {
+    }
+}
+
+static void client_cost(lg_worker *w)
+{
+    const lg_opts *o = w->o;
+    if (o->client_cost == LG_COST_NONE) return;
+    double us = o->client_cost_us;
+    if (o->client_cost == LG_COST_EXP) {
+        double u = ((double)(rng_next(&w->rng) >> 11) + 0.5) / 9007199254740992.0;
+        us = -us * log(u);
+    }
+    spin_ns((int64_t)(us * 1000.0));
+}
+
+static inline int64_t svc_begin(void)
+{
+    return rb_now_ns();
+}
+
+static inline void svc_end(lg_worker *w, int64_t t0)
+{
+    if (!w->in_window) return;
+    double dt = (double)(rb_now_ns() - t0);
+    w->callbacks++;
+    w->svc_sum += dt;
+    w->svc_sumsq += dt * dt;
+}
+
+static lg_stage_stats *stats_of(lg_worker *w, int stage)
+{
+    if (stage < 0) stage = 0;
+    if (stage >= w->p->n_stages) stage = w->p->n_stages - 1;
+    return lg_plan_stats(w->p, w->id, stage);
+}
+
+static void end_window(lg_worker *w)
+{
+    if (!w->in_window) return;
+    w->in_window = 0;
+    lg_slot *s = w->slot;
+    s->window_end_ns = rb_now_ns();
+    s->idle_ns = (int64_t)(uv_metrics_idle_time(&w->loop) - w->idle_at_start_ns);
+    s->callbacks = w->callbacks;
+    s->svc_sum_ns = w->svc_sum;
+    s->svc_sumsq_ns2 = w->svc_sumsq;
+    s->events = w->events;
+}
+
+/* ---- SSE handling ----------------------------------------------------- */
+
+static void on_sse_event(void *user, const char *data, size_t len)
+{
+    lg_req *r = user;
+    lg_worker *w = r->w;
+    if (w->in_window) w->events++;
+    stats_of(w, r->stage)->events++;
+    lg_chunk c;
+    if (lg_chunk_decode(data, len, &c) < 0) {
+        r->malformed = 1;
+        r->stamp_ns = 0;
+        client_cost(w);
+        return;
+    }
+    if (c.flags & LG_CHUNK_DONE) r->done_seen = 1;
+    if (c.flags & LG_CHUNK_ERROR) r->error_event = 1;
+    if (c.flags & LG_CHUNK_CONTENT) {
+        int64_t t = r->cb_ns;
+        if (!r->first_token_ns) {
+            r->first_token_ns = t;
+        } else {
+            int64_t gap = t - r->last_token_ns;
+            lg_stats_record_itl(stats_of(w, r->stage), gap);
+            if (gap > r->max_itl_ns) r->max_itl_ns = gap;
+        }
+        r->last_token_ns = t;
+        r->content_chunks++;
+        if (r->stamp_ns) {
+            int64_t ov = t - r->stamp_ns;
+            mdl_hist_record(lg_stats_hist(stats_of(w, r->stage), LG_H_OVERHEAD),
+                            ov > 0 ? (uint64_t)ov : 0);
+        }
+    }
+    if (c.flags & LG_CHUNK_USAGE) {
+        if (c.prompt_tokens >= 0) r->usage_prompt = c.prompt_tokens;
+        if (c.completion_tokens >= 0) r->usage_completion = c.completion_tokens;
+    }
+    r->stamp_ns = 0;
+    client_cost(w);
+}
+
+static void on_sse_comment(void *user, const char *text, size_t len)
+{
+    lg_req *r = user;
+    int64_t stamp;
+    lg_truth t;
+    int k = lg_chunk_comment(text, len, &stamp, &t);
+    if (k == 1) {
+        r->stamp_ns = stamp;
+        if (!r->w->slot->saw_stamps) r->w->slot->saw_stamps = 1;
+    } else if (k == 2) {
+        r->truth = t;
+        r->has_truth = 1;
+    }
+}
+
+static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    lg_req *r = userdata;
+    size_t n = size * nmemb;
+    int64_t t = rb_now_ns(); /* once per callback, applied to all its events */
+    r->cb_ns = t;
+    if (!r->first_byte_ns) r->first_byte_ns = t;
+    r->last_byte_ns = t;
+    if (r->w->o->stream) {
+        if (lg_sse_feed(&r->sse, ptr, n) < 0) {
+            r->malformed = 1;
+            lg_sse_reset(&r->sse);
+        }
+    } else {
+        if (r->resp_len + n > LG_BODY_MAX) {
+            r->malformed = 1;
+            return n;
+        }
+        if (r->resp_len + n + 1 > r->resp_cap) {
+            size_t cap = r->resp_cap ? r->resp_cap : 4096;
+            while (cap < r->resp_len + n + 1) cap *= 2;
+            char *b = realloc(r->resp, cap);
+            if (!b) {
+                r->malformed = 1;
+                return n;
+            }
+            r->resp = b;
+            r->resp_cap = cap;
+        }
+        memcpy(r->resp + r->resp_len, ptr, n);
+        r->resp_len += n;
+    }
+    return n;
+}
+
+/* ---- request objects -------------------------------------------------- */
+
+static lg_req *req_new(lg_worker *w)
+{
+    lg_req *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->w = w;
+    r->easy = curl_easy_init();
+    if (!r->easy) {
+        free(r);
+        return NULL;
+    }
+    if (w->n_all == w->cap_all) {
+        size_t cap = w->cap_all ? w->cap_all * 2 : 64;
+        lg_req **a = realloc(w->all, cap * sizeof *a);
+        if (!a) {
+            curl_easy_cleanup(r->easy);
+            free(r);
+            return NULL;
+        }
+        w->all = a;
+        w->cap_all = cap;
+    }
+    w->all[w->n_all++] = r;
+    lg_sse_init(&r->sse, on_sse_event, on_sse_comment, r, 0);
+    CURL *e = r->easy;
+    const lg_opts *o = w->o;
+    curl_easy_setopt(e, CURLOPT_URL, w->p->url);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, w->headers);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL);
+    return r;
+}
+
+static lg_req *req_get(lg_worker *w)
+{
+    lg_req *r = w->free_list;
+    if (r) {
+        w->free_list = r->next_free;
+    } else {
+        r = req_new(w);
+        if (!r) return NULL;
+    }
+    lg_sse_reset(&r->sse);
+    r->in_use = 1;
+    r->first_byte_ns = r->first_token_ns = r->last_token_ns = r->last_byte_ns = r->cb_ns = 0;
+    r->max_itl_ns = 0;
+    r->content_chunks = 0;
+    r->usage_prompt = r->usage_completion = -1;
+    r->stamp_ns = 0;
+    r->has_truth = 0;
+    r->done_seen = r->malformed = r->error_event = 0;
+    r->resp_len = 0;
+    return r;
+}
+
+static void req_put(lg_worker *w, lg_req *r)
+{
+    r->in_use = 0;
+    free(r->own_body);
+    r->own_body = NULL;
+    r->next_free = w->free_list;
+    w->free_list = r;
+}
+
+/* ---- the end of a request --------------------------------------------- */
+
+static lg_class classify(lg_req *r, CURLcode res, long http, int stream)
+{
+    switch (res) {
+    case CURLE_OK:
+        if (http < 200 || http >= 300) return LG_FAIL_HTTP;
+        if (r->malformed) return LG_FAIL_MALFORMED;
+        if (stream && !r->done_seen) return LG_FAIL_MIDSTREAM;
+        if (r->error_event) return LG_FAIL_MIDSTREAM;
+        return LG_OK;
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+        return LG_FAIL_CONNECT;
+    case CURLE_OPERATION_TIMEDOUT:
+        return LG_FAIL_TIMEOUT;
+    case CURLE_PARTIAL_FILE:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2_STREAM:
+        if (r->malformed) return LG_FAIL_MALFORMED;
+        /* Bytes of a response arrived: the stream broke in the middle. */
+        return r->first_byte_ns ? LG_FAIL_MIDSTREAM : LG_FAIL_RESET;
+    default:
+        return LG_FAIL_OTHER;
+    }
+}
+
+static void write_detailed(lg_worker *w, const lg_req *r, const lg_req_result *res)
+{
+    if (!w->detailed) return;
+    int64_t t0 = w->t0_ns;
+#define REL(x) ((x) ? (long long)((x)-t0) : -1LL)
+    fprintf(w->detailed,
+            "{\"index\":%" PRId64 ",\"worker\":%d,\"stage\":%d,\"intended_ns\":%lld,"
+            "\"dispatch_ns\":%lld,\"first_byte_ns\":%lld,\"first_token_ns\":%lld,\"end_ns\":%lld,"
+            "\"input_tokens\":%" PRId64 ",\"output_tokens\":%" PRId64 ",\"status\":%d,"
+            "\"class\":\"%s\"",
+            r->index, w->id, r->stage, REL(res->intended_ns), REL(res->dispatch_ns),
+            REL(r->first_byte_ns), REL(res->first_token_ns), REL(res->end_ns), res->input_tokens,
+            res->output_tokens, res->http_status,
+            res->cls == LG_FAIL_HTTP ? "http" : lg_class_names[res->cls]);
+    if (res->has_truth)
+        fprintf(w->detailed, ",\"queue_ns\":%" PRId64 ",\"prefill_ns\":%" PRId64 ",\"decode_ns\":%" PRId64,
+                res->truth_queue_ns, res->truth_prefill_ns, res->truth_decode_ns);
+    fputs("}\n", w->detailed);
+#undef REL
+}
+
+static void maybe_finish(lg_worker *w);
+static void dispatch_due(lg_worker *w);
+
+static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
+{
+    long http = 0;
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &http);
+    int stream = w->o->stream;
+    if (stream) {
+        lg_sse_finish(&r->sse);
+    } else if (!cancelled && res == CURLE_OK && http >= 200 && http < 300) {
+        lg_chunk c;
+        if (r->resp_len == 0 || lg_chunk_decode(r->resp, r->resp_len, &c) < 0) {
+            r->malformed = 1;
+        } else {
+            if (c.flags & LG_CHUNK_ERROR) r->error_event = 1;
+            if (c.flags & LG_CHUNK_USAGE) {
+                r->usage_prompt = c.prompt_tokens;
+                r->usage_completion = c.completion_tokens;
+            }
+            if (c.flags & LG_CHUNK_CONTENT) r->content_chunks = 1;
+            r->first_token_ns = r->last_byte_ns; /* TTFT = E2E without streaming */
+        }
+        if (w->in_window) w->events++;
+        stats_of(w, r->stage)->events++;
+        client_cost(w);
+    }
+    lg_req_result rr = {
+        .intended_ns = r->intended_ns,
+        .dispatch_ns = r->dispatch_ns,
+        .first_token_ns = r->first_token_ns,
+        .end_ns = r->last_byte_ns ? r->last_byte_ns : rb_now_ns(),
+        .input_tokens = r->usage_prompt >= 0 ? r->usage_prompt : r->ds_input_tokens,
+        .output_tokens = r->usage_completion >= 0 ? r->usage_completion : r->content_chunks,
+        .max_itl_ns = r->max_itl_ns,
+        .cls = cancelled ? LG_FAIL_CANCELLED : classify(r, res, http, stream),
+        .http_status = (int)http,
+        .has_truth = r->has_truth,
+        .truth_queue_ns = r->truth.queue_ns,
+        .truth_prefill_ns = r->truth.prefill_ns,
+        .truth_decode_ns = r->truth.decode_ns,
+    };
+    if (rr.cls == LG_FAIL_MIDSTREAM && res == CURLE_OK && !r->done_seen && http >= 200 &&
+        http < 300 && !r->first_byte_ns)
+        rr.cls = LG_FAIL_RESET;
+    lg_stats_record_request(stats_of(w, r->stage), &rr, &w->o->goodput);
+    write_detailed(w, r, &rr);
+    w->in_flight--;
+    __atomic_store_n(&w->slot->in_flight, (uint64_t)w->in_flight, __ATOMIC_RELAXED);
+    req_put(w, r);
+}
+
+static void check_multi_info(lg_worker *w)
+{
+    CURLMsg *m;
+    int pending;
+    int freed = 0;
+    while ((m = curl_multi_info_read(w->multi, &pending))) {
+        if (m->msg != CURLMSG_DONE) continue;
+        CURL *e = m->easy_handle;
+        CURLcode res = m->data.result;
+        lg_req *r = NULL;
+        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
+        curl_multi_remove_handle(w->multi, e);
+        finish_request(w, r, res, 0);
+        freed = 1;
+    }
+    if (freed) {
+        if (w->cap && !w->sched_done) dispatch_due(w);
+        maybe_finish(w);
+    }
+}
+
+/* ---- curl <-> libuv --------------------------------------------------- */
+
+static void kick_curl(lg_worker *w)
+{
+    int running;
+    curl_multi_socket_action(w->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    check_multi_info(w);
+}
+
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+    int64_t t0 = svc_begin();
+    sock_ctx *c = (sock_ctx *)h;
+    lg_worker *w = c->w;
+    int flags = 0;
+    if (status < 0) flags = CURL_CSELECT_ERR;
+    if (!status && (events & UV_READABLE)) flags |= CURL_CSELECT_IN;
+    if (!status && (events & UV_WRITABLE)) flags |= CURL_CSELECT_OUT;
+    int running;
+    curl_multi_socket_action(w->multi, c->fd, flags, &running);
+    check_multi_info(w);
+    svc_end(w, t0);
+}
+
+static void on_sock_closed(uv_handle_t *h)
+{
+    free(h);
+}
+
+static int on_socket(CURL *e, curl_socket_t s, int action, void *userp, void *socketp)
+{
+    lg_worker *w = userp;
+    sock_ctx *c = socketp;
+    if (action == CURL_POLL_REMOVE) {
+        if (c) {
+            uv_poll_stop(&c->poll);
+            uv_close((uv_handle_t *)&c->poll, on_sock_closed);
+            curl_multi_assign(w->multi, s, NULL);
+        }
+        return 0;
+    }
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        if (!c) return -1;
+        c->fd = s;
+        c->w = w;
+        if (uv_poll_init_socket(&w->loop, &c->poll, s) != 0) {
+            free(c);
+            return -1;
+        }
+        curl_multi_assign(w->multi, s, c);
+    }
+    int ev = 0;
+    if (action == CURL_POLL_IN || action == CURL_POLL_INOUT) ev |= UV_READABLE;
+    if (action == CURL_POLL_OUT || action == CURL_POLL_INOUT) ev |= UV_WRITABLE;
+    uv_poll_start(&c->poll, ev, on_poll);
+    return 0;
+}
+
+static void on_curl_timeout(uv_timer_t *t)
+{
+    int64_t t0 = svc_begin();
+    lg_worker *w = t->data;
+    kick_curl(w);
+    svc_end(w, t0);
+}
+
+static int on_curl_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+    lg_worker *w = userp;
+    if (timeout_ms < 0)
+        uv_timer_stop(&w->curl_timer);
+    else
+        uv_timer_start(&w->curl_timer, on_curl_timeout, (uint64_t)timeout_ms, 0);
+    return 0;
+}
+
+/* ---- dispatch --------------------------------------------------------- */
+
+static const char *trace_body(lg_worker *w, int32_t in_tokens, int32_t out_tokens, lg_req *r,
+                              size_t *len)
+{
+    if (in_tokens < 1) in_tokens = 1;
+    if (in_tokens > 200000) in_tokens = 200000;
+    if (out_tokens < 1) out_tokens = 1;
+    char *prompt = malloc((size_t)in_tokens * 4 + 1);
+    if (!prompt) return NULL;
+    for (int32_t i = 0; i < in_tokens; i++) memcpy(prompt + 4 * i, "tok ", 4);
+    prompt[(size_t)in_tokens * 4 - 1] = '\0';
+    char *body = NULL;
+    int rc = lg_body_render(w->o, prompt, out_tokens, &body, len);
+    free(prompt);
+    if (rc) return NULL;
+    r->own_body = body;
+    r->ds_input_tokens = in_tokens;
+    return body;
+}
+
+/* Starts one request now. Returns 0 or -1 (no memory: counted as failed). */
+static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, int64_t now)
+{
+    lg_req *r = req_get(w);
+    lg_stage_stats *st = stats_of(w, a->stage);
+    lg_stats_record_dispatch(st, intended_ns, now, w->p->lag_bound_ns);
+    if (w->slot->n_sample < LG_SAMPLE_PER_WORKER) {
+        w->sample[w->slot->n_sample] =
+            (lg_dispatch_sample){.index = a->index, .dispatch_ns = now, .stage = a->stage};
+        w->slot->n_sample++;
+    }
+    if (!r) {
+        lg_req_result rr = {.intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now,
+                            .cls = LG_FAIL_OTHER};
+        lg_stats_record_request(st, &rr, &w->o->goodput);
+        return -1;
+    }
+    r->index = a->index;
+    r->stage = a->stage;
+    r->intended_ns = intended_ns;
+    r->dispatch_ns = now;
+    const char *body;
+    size_t len;
+    if (w->p->n_trace) {
+        body = trace_body(w, a->input_tokens, a->output_tokens, r, &len);
+    } else {
+        size_t j = (size_t)(a->index % (int64_t)w->p->ds.n);
+        body = w->p->bodies[j];
+        len = w->p->body_len[j];
+        r->ds_input_tokens = w->p->ds.items[j].input_tokens;
+    }
+    if (!body) {
+        lg_req_result rr = {.intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now,
+                            .cls = LG_FAIL_OTHER};
+        lg_stats_record_request(st, &rr, &w->o->goodput);
+        req_put(w, r);
+        return -1;
+    }
+    curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)len);
+    curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, body);
+    w->in_flight++;
+    __atomic_store_n(&w->slot->in_flight, (uint64_t)w->in_flight, __ATOMIC_RELAXED);
+    if (curl_multi_add_handle(w->multi, r->easy) != CURLM_OK) {
+        lg_req_result rr = {.intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now,
+                            .cls = LG_FAIL_OTHER};
+        lg_stats_record_request(st, &rr, &w->o->goodput);
+        w->in_flight--;
+        req_put(w, r);
+        return -1;
+    }
+    w->pending_kick = 1;
+    return 0;
+}
+
+static void on_dispatch_timer(rb_timer *t);
+
+static void end_schedule(lg_worker *w)
+{
+    if (w->sched_done) return;
+    w->sched_done = 1;
+    w->have_next = 0;
+    rb_timer_stop(&w->dispatch);
+    end_window(w);
+    __atomic_store_n(&w->slot->cur_stage, w->p->n_stages, __ATOMIC_RELAXED);
+    /* Whatever is still in flight is bounded by --request-timeout. */
+}
+
+/* Fetches this worker's next arrival. Returns 0 at the end of the schedule. */
+static int fetch_next(lg_worker *w)
+{
+    if (w->have_next) return 1;
+    const lg_plan *p = w->p;
+    if (p->closed) {
+        const lg_stage *st = &p->spec.stages[0];
+        int64_t i = w->closed_next;
+        if (st->max_requests > 0 && i >= st->max_requests) return 0;
+        if (st->duration_ns > 0 && rb_now_ns() >= w->t0_ns + st->duration_ns) return 0;
+        w->next = (lg_arrival){.index = i, .t_ns = 0, .stage = 0, .input_tokens = -1,
+                               .output_tokens = -1};
+        w->closed_next += p->k;
+    } else if (!lg_sched_next_for(w->sched, w->id, p->k, &w->next)) {
+        return 0;
+    }
+    w->have_next = 1;
+    return 1;
+}
+
+static void dispatch_due(lg_worker *w)
+{
+    if (w->sched_done || w->finishing) return;
+    int n = 0;
+    for (;;) {
+        if (__atomic_load_n(&w->sh->stop, __ATOMIC_RELAXED)) {
+            end_schedule(w);
+            break;
+        }
+        if (!fetch_next(w)) {
+            end_schedule(w);
+            break;
+        }
+        if (w->cap && w->in_flight >= w->cap) break; /* a completion calls back */
+        int64_t now = rb_now_ns();
+        int64_t intended = w->p->closed ? now : w->t0_ns + w->next.t_ns;
+        if (intended > now) {
+            rb_timer_start_at(&w->dispatch, intended, on_dispatch_timer);
+            break;
+        }
+        if (w->next.stage != w->slot->cur_stage)
+            __atomic_store_n(&w->slot->cur_stage, w->next.stage, __ATOMIC_RELAXED);
+        dispatch_one(w, &w->next, intended, now);
+        w->have_next = 0;
+        if (++n >= LG_BATCH) {
+            /* Let completions and sockets run; come back on the next
+             * iteration (a deadline in the past fires at once). */
+            rb_timer_start_at(&w->dispatch, now, on_dispatch_timer);
+            break;
+        }
+    }
+    if (w->pending_kick) {
+        w->pending_kick = 0;
+        kick_curl(w);
+    }
+}
+
+static void on_dispatch_timer(rb_timer *t)
+{
+    int64_t t0 = svc_begin();
+    lg_worker *w = t->data;
+    dispatch_due(w);
+    svc_end(w, t0);
+}
+
+/* ---- the end of the worker -------------------------------------------- */
+
+static void cancel_all(lg_worker *w)
+{
+    for (size_t i = 0; i < w->n_all; i++) {
+        lg_req *r = w->all[i];
+        if (!r->in_use) continue;
+        curl_multi_remove_handle(w->multi, r->easy);
+        finish_request(w, r, CURLE_OK, 1);
+    }
+}
+
+static void maybe_finish(lg_worker *w)
+{
+    if (w->finishing || !w->sched_done || w->in_flight > 0) return;
+    w->finishing = 1;
+    __atomic_store_n(&w->slot->state, LG_W_DONE, __ATOMIC_RELAXED);
+    uv_timer_stop(&w->tick);
+    uv_timer_stop(&w->curl_timer);
+    uv_stop(&w->loop);
+}
+
+static void flush_detailed(lg_worker *w)
+{
+    if (w->detailed) fflush(w->detailed);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    lg_worker *w = t->data;
+    int64_t now = rb_now_ns();
+    int stop = __atomic_load_n(&w->sh->stop, __ATOMIC_RELAXED);
+    if (stop && !w->sched_done) {
+        end_schedule(w);
+        __atomic_store_n(&w->slot->state, LG_W_DRAINING, __ATOMIC_RELAXED);
+        w->drain_deadline_ns = now + w->o->drain_timeout_ns;
+    }
+    if (w->sched_done && w->in_flight > 0) {
+        int cut = stop >= 2 || (w->drain_deadline_ns && now >= w->drain_deadline_ns) ||
+                  (w->p->end_deadline_ns && now >= w->p->end_deadline_ns);
+        if (cut) cancel_all(w);
+    } else if (!w->sched_done && w->p->end_deadline_ns && now >= w->p->end_deadline_ns) {
+        end_schedule(w);
+        cancel_all(w);
+    }
+    if (now - w->last_lag_ns >= 250000000LL) {
+        w->last_lag_ns = now;
+        int s = __atomic_load_n(&w->slot->cur_stage, __ATOMIC_RELAXED);
+        if (s < w->p->n_stages) {
+            uint64_t p99 = mdl_hist_percentile(lg_stats_hist(stats_of(w, s), LG_H_LAG), 99.0);
+            __atomic_store_n(&w->slot->lag_p99_ns, p99, __ATOMIC_RELAXED);
+        }
+    }
+    if (now - w->last_flush_ns >= 1000000000LL) {
+        w->last_flush_ns = now;
+        flush_detailed(w);
+    }
+    if (w->p->tick) w->p->tick(w->p->tick_ctx);
+    maybe_finish(w);
+}
+
+static struct curl_slist *build_headers(const lg_worker *w)
+{
+    const lg_opts *o = w->o;
+    struct curl_slist *h = NULL, *n;
+#define ADD(s)                                                                                    \
+    do {                                                                                          \
+        n = curl_slist_append(h, s);                                                              \
+        if (!n) goto fail;                                                                        \
+        h = n;                                                                                    \
+    } while (0)
+    ADD("Content-Type: application/json");
+    ADD("Expect:"); /* no 100-continue round trip before large bodies */
+    if (w->p->stamps) ADD("X-Sim-Stamp: 1");
+    const char *key = getenv("OPENAI_API_KEY");
+    if (key && *key) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "Authorization: Bearer %s", key);
+        ADD(buf);
+    }
+    for (int i = 0; i < o->n_headers; i++) {
+        /* "K:V" -> "K: V" */
+        char buf[1024];
+        const char *c = strchr(o->headers[i], ':');
+        const char *v = c + 1;
+        while (*v == ' ') v++;
+        snprintf(buf, sizeof buf, "%.*s: %s", (int)(c - o->headers[i]), o->headers[i], v);
+        ADD(buf);
+    }
+#undef ADD
+    return h;
+fail:
+    curl_slist_free_all(h);
+    return NULL;
+}
+
+static void on_walk_close(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h)) uv_close(h, NULL);
+}
+
+int lg_worker_run(const lg_plan *p, int id)
+{
+    lg_worker *w = calloc(1, sizeof *w);
+    if (!w) return 1;
+    int rc = 1, have_timer = 0;
+    w->p = p;
+    w->o = p->o;
+    w->id = id;
+    w->slot = lg_plan_slot(p, id);
+    w->sh = lg_plan_shared(p);
+    w->sample = lg_plan_sample(p, id);
+    w->cap = lg_plan_worker_cap(p, id);
+    w->closed_next = id;
+    w->rng = (p->o->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(id + 1) * 0xBF58476D1CE4E5B9ULL;
+    if (!w->rng) w->rng = 1;
+    char err[256] = "";
+    if (!p->closed) {
+        w->sched = lg_sched_new(&p->spec, err, sizeof err);
+        if (!w->sched) {
+            snprintf(w->slot->error, sizeof w->slot->error, "schedule: %s", err);
+            free(w);
+            return 2;
+        }
+    }
+    if (uv_loop_init(&w->loop) != 0) goto out_sched;
+    uv_loop_configure(&w->loop, UV_METRICS_IDLE_TIME);
+    w->headers = build_headers(w);
+    w->multi = curl_multi_init();
+    if (!w->headers || !w->multi) goto out_loop;
+    curl_multi_setopt(w->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(w->multi, CURLMOPT_SOCKETDATA, w);
+    curl_multi_setopt(w->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
+    curl_multi_setopt(w->multi, CURLMOPT_TIMERDATA, w);
+    curl_multi_setopt(w->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)p->o->max_conn_per_worker);
+    curl_multi_setopt(w->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)p->o->max_conn_per_worker);
+    curl_multi_setopt(w->multi, CURLMOPT_MAXCONNECTS, (long)p->o->max_conn_per_worker);
+    uv_timer_init(&w->loop, &w->curl_timer);
+    w->curl_timer.data = w;
+    uv_timer_init(&w->loop, &w->tick);
+    w->tick.data = w;
+    if (rb_timer_init(&w->loop, &w->dispatch) != 0) goto out_handles;
+    have_timer = 1;
+    w->dispatch.data = w;
+    if (p->detailed_dir[0]) {
+        char path[2048];
+        lg_plan_detailed_part(p, id, path, sizeof path);
+        w->detailed = fopen(path, "w");
+        if (w->detailed) {
+            w->detailed_buf = malloc(1 << 20);
+            if (w->detailed_buf) setvbuf(w->detailed, w->detailed_buf, _IOFBF, 1 << 20);
+        }
+    }
+    w->t0_ns = w->sh->t0_ns;
+    __atomic_store_n(&w->slot->state, LG_W_RUNNING, __ATOMIC_RELAXED);
+    uv_timer_start(&w->tick, on_tick, LG_TICK_MS, LG_TICK_MS);
+    /* The send window opens at the run's start, the same instant for every
+     * worker; the loop's idle time is counted from there. */
+    {
+        struct timespec ts = {.tv_sec = w->t0_ns / 1000000000LL, .tv_nsec = w->t0_ns % 1000000000LL};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+        }
+    }
+    w->last_flush_ns = w->last_lag_ns = rb_now_ns();
+    w->in_window = 1;
+    w->slot->window_start_ns = rb_now_ns();
+    w->idle_at_start_ns = uv_metrics_idle_time(&w->loop);
+    dispatch_due(w);
+    maybe_finish(w);
+    if (!w->finishing) uv_run(&w->loop, UV_RUN_DEFAULT);
+    end_window(w);
+    rc = 0;
+    flush_detailed(w);
+out_handles:
+    /* curl closes its connections (socket callbacks close their polls). */
+    for (size_t i = 0; i < w->n_all; i++) {
+        if (w->all[i]->in_use) curl_multi_remove_handle(w->multi, w->all[i]->easy);
+    }
+    curl_multi_cleanup(w->multi);
+    w->multi = NULL;
+    if (have_timer) rb_timer_close(&w->dispatch, NULL);
+    uv_walk(&w->loop, on_walk_close, NULL);
+    uv_run(&w->loop, UV_RUN_DEFAULT);
+out_loop:
+    if (w->multi) curl_multi_cleanup(w->multi);
+    for (size_t i = 0; i < w->n_all; i++) {
+        lg_req *r = w->all[i];
+        curl_easy_cleanup(r->easy);
+        lg_sse_free(&r->sse);
+        free(r->resp);
+        free(r->own_body);
+        free(r);
+    }
+    free(w->all);
+    curl_slist_free_all(w->headers);
+    uv_loop_close(&w->loop);
+out_sched:
+    lg_sched_free(w->sched);
+    if (w->detailed) fclose(w->detailed);
+    free(w->detailed_buf);
+    w->slot->exit_code = rc;
+    free(w);
+    return rc;
+}

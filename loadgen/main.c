@@ -1,0 +1,71 @@
+/* loadgen: the command-line program on liblg. Reads --config (if any) into
+ * flags, parses them and then the command line's (which override), and runs.
+ * Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130 SIGINT. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lg_cli.h"
+#include "lg_config.h"
+#include "lg_run.h"
+#include "rb_file.h"
+
+int main(int argc, char **argv)
+{
+    lg_opts o;
+    char err[512] = "";
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    lg_opts_defaults(&o, (int)cpus);
+    /* First pass: only to find --config (and --help). */
+    lg_opts probe = o;
+    int rc = lg_cli_parse(&probe, argc - 1, argv + 1, err, sizeof err);
+    if (rc == 1) {
+        fputs(lg_cli_usage(), stdout);
+        return 0;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "loadgen: %s\n", err);
+        return 2;
+    }
+    lg_args cfg = {0};
+    if (probe.config[0]) {
+        char *txt = NULL;
+        size_t len = 0;
+        rc = rb_read_file(probe.config, 1 << 24, &txt, &len);
+        if (rc) {
+            fprintf(stderr, "loadgen: --config: cannot read '%s': %s\n", probe.config, strerror(-rc));
+            return 2;
+        }
+        rc = lg_config_to_args(txt, len, &cfg, err, sizeof err);
+        free(txt);
+        if (rc) {
+            fprintf(stderr, "loadgen: %s\n", err);
+            return 2;
+        }
+        rc = lg_cli_parse(&o, cfg.argc, cfg.argv, err, sizeof err);
+        if (rc) {
+            fprintf(stderr, "loadgen: config %s: %s\n", probe.config, err);
+            lg_args_free(&cfg);
+            return 2;
+        }
+    }
+    rc = lg_cli_parse(&o, argc - 1, argv + 1, err, sizeof err);
+    if (rc == 0) rc = lg_cli_finish(&o, err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "loadgen: %s\n", err);
+        lg_args_free(&cfg);
+        return 2;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        fprintf(stderr, "loadgen: curl_global_init failed\n");
+        lg_args_free(&cfg);
+        return 1;
+    }
+    rc = lg_run(&o);
+    curl_global_cleanup();
+    lg_args_free(&cfg);
+    return rc;
+}
