@@ -1,0 +1,233 @@
+/* cal_cert: the certificate's JSON, written with cJSON and read back. */
+#include "cal_cert.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* Adds a number, or null when it is not finite (JSON has no NaN). */
+static void put_num(cJSON *o, const char *key, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static void put_pair(cJSON *o, const char *key, const double v[2])
+{
+    cJSON *a = cJSON_AddArrayToObject(o, key);
+    for (int i = 0; i < 2; i++)
+        cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
+}
+
+static void put_step(cJSON *rows, const cal_step *s)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddItemToArray(rows, r);
+    cJSON_AddNumberToObject(r, "workers", s->workers);
+    put_num(r, "request_rate", s->request_rate);
+    put_num(r, "achieved_rate", s->achieved_rate);
+    cJSON_AddNumberToObject(r, "completed", (double)s->completed);
+    cJSON_AddNumberToObject(r, "failed", (double)s->failed);
+    put_num(r, "rho_mean", s->rho_mean);
+    put_num(r, "rho_max", s->rho_max);
+    put_num(r, "event_rate_per_worker", s->event_rate_per_worker);
+    put_num(r, "callback_rate_per_worker", s->callback_rate_per_worker);
+    put_num(r, "events_per_request", s->events_per_request);
+    put_num(r, "service_per_event_us", s->service_per_event_us);
+    put_num(r, "mean_service_us", s->mean_service_us);
+    put_num(r, "second_moment_us2", s->second_moment_us2);
+    put_num(r, "overhead_mean_us", s->overhead_mean_us);
+    put_num(r, "overhead_p99_us", s->overhead_p99_us);
+    put_num(r, "median_schedule_lag_ms", s->lag_p50_ms);
+    put_num(r, "p99_schedule_lag_ms", s->lag_p99_ms);
+    put_num(r, "arrival_p_value", s->arrival_p_value);
+    put_num(r, "predicted_wq_us", s->predicted_wq_us);
+    put_num(r, "fit_pred_us", s->fit_pred_us);
+    cJSON_AddBoolToObject(r, "saturated", s->saturated);
+    if (s->saturated) cJSON_AddStringToObject(r, "saturated_by", s->why);
+    cJSON_AddBoolToObject(r, "used_in_fit", s->used_in_fit);
+    if (s->verdict[0]) cJSON_AddStringToObject(r, "verdict", s->verdict);
+}
+
+char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
+                       const cal_step *steps, int nsteps)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return NULL;
+    cJSON_AddNumberToObject(root, "rhobench_certificate", 1);
+    cJSON_AddStringToObject(root, "created", info->created);
+    cJSON *host = cJSON_AddObjectToObject(root, "host");
+    cJSON_AddStringToObject(host, "cpu_model", info->host.cpu_model);
+    cJSON_AddNumberToObject(host, "cores_online", info->host.cores_online);
+    cJSON_AddStringToObject(host, "kernel", info->host.kernel);
+    cJSON_AddStringToObject(host, "hostname", info->host.hostname);
+    cJSON *ver = cJSON_AddObjectToObject(root, "versions");
+    cJSON_AddStringToObject(ver, "rhobench", info->version_rhobench);
+    cJSON_AddStringToObject(ver, "libcurl", info->version_libcurl);
+    cJSON_AddStringToObject(ver, "libuv", info->version_libuv);
+    put_num(root, "budget_us", info->budget_us);
+    cJSON_AddStringToObject(root, "model", info->model);
+    cJSON_AddStringToObject(root, "mode", info->mode);
+    cJSON_AddBoolToObject(root, "self_test", info->self_test);
+    if (info->client_cost[0]) cJSON_AddStringToObject(root, "client_cost", info->client_cost);
+    cJSON *srv = cJSON_AddObjectToObject(root, "calibration_load");
+    put_num(srv, "server_inter_token_latency_us", info->server_itl_us);
+    cJSON_AddNumberToObject(srv, "random_input_len", info->input_len);
+    cJSON_AddNumberToObject(srv, "random_output_len", info->output_len);
+    put_num(srv, "step_duration_s", info->step_duration_s);
+    cJSON_AddStringToObject(srv, "rate_unit_of_fit", "SSE events per second per worker");
+
+    cJSON *arr = cJSON_AddArrayToObject(root, "per_k");
+    for (int i = 0; i < npk; i++) {
+        const cal_per_k *p = &pk[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(arr, o);
+        cJSON_AddNumberToObject(o, "workers", p->workers);
+        cJSON_AddStringToObject(o, "method", p->method);
+        cJSON_AddNumberToObject(o, "n_steps", p->n_steps);
+        cJSON_AddNumberToObject(o, "n_fit", p->n_fit);
+        put_num(o, "mean_service_us", p->mean_service_us);
+        put_pair(o, "mean_service_us_ci", p->mean_service_us_ci);
+        put_num(o, "second_moment_us2", p->second_moment_us2);
+        put_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
+        put_num(o, "transport_us", p->transport_us);
+        put_pair(o, "transport_us_ci", p->transport_us_ci);
+        put_num(o, "r2", p->r2);
+        put_num(o, "events_per_request", p->events_per_request);
+        put_num(o, "safe_event_rate_per_worker", p->safe_event_rate_per_worker);
+        put_num(o, "safe_rho", p->safe_rho);
+        put_num(o, "safe_rate_per_worker", p->safe_rate_per_worker);
+        put_num(o, "safe_total_rate", p->safe_total_rate);
+        put_num(o, "conservative_safe_total_rate", p->conservative_safe_total_rate);
+        put_num(o, "max_measured_rate", p->max_measured_rate);
+        cJSON_AddBoolToObject(o, "extrapolated", p->safe_total_rate > p->max_measured_rate);
+    }
+    cJSON *rows = cJSON_AddArrayToObject(root, "table");
+    for (int i = 0; steps && i < nsteps; i++)
+        put_step(rows, &steps[i]);
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+static double get_num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void get_str(const cJSON *o, const char *key, char *dst, size_t n)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    snprintf(dst, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+static void get_pair(const cJSON *o, const char *key, double v[2])
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    for (int i = 0; i < 2; i++) {
+        const cJSON *x = cJSON_IsArray(a) ? cJSON_GetArrayItem(a, i) : NULL;
+        v[i] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+    }
+}
+
+/* A required key: present, and a number or null (null: not certified). */
+static int need(const cJSON *o, const char *key, const char *where, char *err, size_t errlen)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (cJSON_IsNumber(v) || cJSON_IsNull(v) || cJSON_IsString(v)) return 0;
+    snprintf(err, errlen, "certificate: %s%s: missing", where, key);
+    return -EINVAL;
+}
+
+int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k *pk, int max,
+                   int *npk, char *err, size_t errlen)
+{
+    memset(info, 0, sizeof *info);
+    *npk = 0;
+    cJSON *root = cJSON_ParseWithLength(json, len);
+    int rc = -EINVAL;
+    if (!cJSON_IsObject(root)) {
+        snprintf(err, errlen, "certificate: not a JSON object");
+        goto done;
+    }
+    if (get_num(root, "rhobench_certificate") != 1) {
+        snprintf(err, errlen, "certificate: rhobench_certificate: missing or not 1");
+        goto done;
+    }
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
+    if (need(host, "cpu_model", "host.", err, errlen) ||
+        need(host, "cores_online", "host.", err, errlen) ||
+        need(root, "budget_us", "", err, errlen))
+        goto done;
+    get_str(root, "created", info->created, sizeof info->created);
+    get_str(host, "cpu_model", info->host.cpu_model, sizeof info->host.cpu_model);
+    info->host.cores_online = (int)get_num(host, "cores_online");
+    get_str(host, "kernel", info->host.kernel, sizeof info->host.kernel);
+    get_str(host, "hostname", info->host.hostname, sizeof info->host.hostname);
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "versions");
+    get_str(ver, "rhobench", info->version_rhobench, sizeof info->version_rhobench);
+    get_str(ver, "libcurl", info->version_libcurl, sizeof info->version_libcurl);
+    get_str(ver, "libuv", info->version_libuv, sizeof info->version_libuv);
+    info->budget_us = get_num(root, "budget_us");
+    get_str(root, "model", info->model, sizeof info->model);
+    get_str(root, "mode", info->mode, sizeof info->mode);
+    info->self_test = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "self_test"));
+    get_str(root, "client_cost", info->client_cost, sizeof info->client_cost);
+    const cJSON *srv = cJSON_GetObjectItemCaseSensitive(root, "calibration_load");
+    info->server_itl_us = get_num(srv, "server_inter_token_latency_us");
+    info->input_len = (int)fmax(0, get_num(srv, "random_input_len"));
+    info->output_len = (int)fmax(0, get_num(srv, "random_output_len"));
+    info->step_duration_s = get_num(srv, "step_duration_s");
+
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "per_k");
+    if (!cJSON_IsArray(arr)) {
+        snprintf(err, errlen, "certificate: per_k: missing or not an array");
+        goto done;
+    }
+    int i = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, arr)
+    {
+        char where[32];
+        snprintf(where, sizeof where, "per_k[%d].", i);
+        if (need(o, "workers", where, err, errlen) ||
+            need(o, "safe_rate_per_worker", where, err, errlen) ||
+            need(o, "safe_total_rate", where, err, errlen) ||
+            need(o, "safe_rho", where, err, errlen))
+            goto done;
+        if (i < max) {
+            cal_per_k *p = &pk[i];
+            memset(p, 0, sizeof *p);
+            p->workers = (int)get_num(o, "workers");
+            get_str(o, "method", p->method, sizeof p->method);
+            p->n_steps = (int)fmax(0, get_num(o, "n_steps"));
+            p->n_fit = (int)fmax(0, get_num(o, "n_fit"));
+            p->mean_service_us = get_num(o, "mean_service_us");
+            get_pair(o, "mean_service_us_ci", p->mean_service_us_ci);
+            p->second_moment_us2 = get_num(o, "second_moment_us2");
+            get_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
+            p->transport_us = get_num(o, "transport_us");
+            get_pair(o, "transport_us_ci", p->transport_us_ci);
+            p->r2 = get_num(o, "r2");
+            p->events_per_request = get_num(o, "events_per_request");
+            p->safe_event_rate_per_worker = get_num(o, "safe_event_rate_per_worker");
+            p->safe_rho = get_num(o, "safe_rho");
+            p->safe_rate_per_worker = get_num(o, "safe_rate_per_worker");
+            p->safe_total_rate = get_num(o, "safe_total_rate");
+            p->conservative_safe_total_rate = get_num(o, "conservative_safe_total_rate");
+            p->max_measured_rate = get_num(o, "max_measured_rate");
+            *npk = i + 1;
+        }
+        i++;
+    }
+    rc = 0;
+done:
+    cJSON_Delete(root);
+    return rc;
+}

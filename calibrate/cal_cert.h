@@ -1,0 +1,48 @@
+/* cal_cert: the host certificate as JSON, both ways. Pure (cJSON, no I/O):
+ * the caller writes the text atomically and reads files itself.
+ *
+ * The keys loadgen --certificate relies on, which must not change:
+ * rhobench_certificate (1), host.cpu_model, host.cores_online, budget_us,
+ * per_k[].workers, per_k[].safe_rate_per_worker (REQUESTS/s per worker),
+ * per_k[].safe_total_rate (requests/s), per_k[].safe_rho. Beside them: created,
+ * host.kernel, host.hostname, versions, model, the fitted parameters with
+ * their 95% intervals, r2, the method, and the measured table. Figures that
+ * were not measured are written as null. */
+#ifndef CAL_CERT_H
+#define CAL_CERT_H
+
+#include <stddef.h>
+
+#include "cal_fit.h"
+#include "cal_step.h"
+#include "rb_host.h"
+
+#define CAL_CERT_MAX_K 16
+
+typedef struct cal_cert_info {
+    char created[40]; /* ISO-8601 UTC, "2026-01-02T03:04:05Z" */
+    rb_host host;
+    char version_rhobench[32], version_libcurl[32], version_libuv[32];
+    double budget_us;
+    char model[64];       /* the fit's model name */
+    char mode[16];        /* "quick", "default", "thorough" */
+    int self_test;        /* 1: the client cost was injected */
+    char client_cost[32]; /* "fixed:200" or "" */
+    double server_itl_us; /* the simulator's inter-token latency */
+    int output_len, input_len;
+    double step_duration_s;
+} cal_cert_info;
+
+/* The certificate's text (malloc'd, caller frees), or NULL on no memory.
+ * steps may be NULL (no table). */
+char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
+                       const cal_step *steps, int nsteps);
+
+/* Reads a certificate back: info and per_k[0..*npk) (at most max). Fields
+ * absent or null read as NAN / "". Returns 0, or -EINVAL with err naming the
+ * key ("certificate: per_k[1].safe_rho: missing"). The keys loadgen relies on
+ * are required. */
+int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k *pk, int max,
+                   int *npk, char *err, size_t errlen);
+
+#endif

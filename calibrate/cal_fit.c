@@ -1,0 +1,191 @@
+/* cal_fit: per-k fit, safe region, and the self-test's checks. */
+#include "cal_fit.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mdl_queue.h"
+
+static int usable(const cal_step *s, int k)
+{
+    return s->workers == k && !s->saturated && s->event_rate_per_worker > 0 &&
+           isfinite(s->event_rate_per_worker) && isfinite(s->overhead_mean_us);
+}
+
+static double safe_lambda(mdl_fit_model model, double m1_s, double m2_s2, double budget_s)
+{
+    if (model == MDL_FIT_KINGMAN_CA0) {
+        double cs2 = m2_s2 / (m1_s * m1_s) - 1.0;
+        return mdl_kingman_max_lambda(m1_s, 0.0, cs2 > 0 ? cs2 : 0.0, budget_s);
+    }
+    return mdl_mg1_max_lambda(m1_s, m2_s2, budget_s);
+}
+
+int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, mdl_fit_model model,
+                  cal_per_k *out)
+{
+    memset(out, 0, sizeof *out);
+    out->workers = k;
+    snprintf(out->method, sizeof out->method, "none");
+    double nan2[2] = {NAN, NAN};
+    out->mean_service_us = out->second_moment_us2 = out->transport_us = out->r2 = NAN;
+    memcpy(out->mean_service_us_ci, nan2, sizeof nan2);
+    memcpy(out->second_moment_us2_ci, nan2, sizeof nan2);
+    memcpy(out->transport_us_ci, nan2, sizeof nan2);
+    out->events_per_request = out->safe_event_rate_per_worker = out->safe_rho = NAN;
+    out->safe_rate_per_worker = out->safe_total_rate = out->conservative_safe_total_rate = NAN;
+
+    double lambda[256], d[256];
+    int m = 0, busiest = -1;
+    double epr_sum = 0;
+    int epr_n = 0;
+    for (int i = 0; i < n; i++) {
+        if (steps[i].workers != k) continue;
+        out->n_steps++;
+        steps[i].used_in_fit = 0;
+        steps[i].fit_pred_us = NAN;
+        if (!usable(&steps[i], k) || m >= 256) continue;
+        lambda[m] = steps[i].event_rate_per_worker;
+        d[m] = steps[i].overhead_mean_us * 1e-6;
+        m++;
+        steps[i].used_in_fit = 1;
+        if (busiest < 0 || steps[i].rho_mean > steps[busiest].rho_mean) busiest = i;
+        if (isfinite(steps[i].events_per_request)) {
+            epr_sum += steps[i].events_per_request;
+            epr_n++;
+        }
+        if (steps[i].request_rate > out->max_measured_rate)
+            out->max_measured_rate = steps[i].request_rate;
+    }
+    out->n_fit = m;
+    if (m == 0) return -ENODATA;
+    out->events_per_request = epr_n ? epr_sum / epr_n : NAN;
+
+    mdl_fit_opts o = MDL_FIT_OPTS_DEFAULT;
+    o.model = model;
+    int ok = m >= 4 && mdl_fit_delay(lambda, d, (size_t)m, &o, &out->fit) == 0 &&
+             isfinite(out->fit.m1_s.value) && isfinite(out->fit.m2_s2.value);
+    double m1_s, m2_s2, m1_hi, m2_hi;
+    if (ok) {
+        snprintf(out->method, sizeof out->method, "fit");
+        m1_s = out->fit.m1_s.value;
+        m2_s2 = out->fit.m2_s2.value;
+        m1_hi = out->fit.m1_s.hi;
+        m2_hi = out->fit.m2_s2.hi;
+        out->mean_service_us = m1_s * 1e6;
+        out->mean_service_us_ci[0] = out->fit.m1_s.lo * 1e6;
+        out->mean_service_us_ci[1] = m1_hi * 1e6;
+        out->second_moment_us2 = m2_s2 * 1e12;
+        out->second_moment_us2_ci[0] = out->fit.m2_s2.lo * 1e12;
+        out->second_moment_us2_ci[1] = m2_hi * 1e12;
+        out->transport_us = out->fit.c_s.value * 1e6;
+        out->transport_us_ci[0] = out->fit.c_s.lo * 1e6;
+        out->transport_us_ci[1] = out->fit.c_s.hi * 1e6;
+        out->r2 = out->fit.r2;
+    } else {
+        /* The busiest step's own moments: busy time per event, and the
+         * per-callback second moment (one event per callback when the server
+         * spaces its tokens). */
+        snprintf(out->method, sizeof out->method, "moments");
+        const cal_step *b = &steps[busiest];
+        m1_s = b->service_per_event_us * 1e-6;
+        m2_s2 = fmax(b->second_moment_us2 * 1e-12, m1_s * m1_s);
+        m1_hi = m1_s;
+        m2_hi = m2_s2;
+        out->mean_service_us = m1_s * 1e6;
+        out->second_moment_us2 = m2_s2 * 1e12;
+        double cmin = INFINITY;
+        for (int i = 0; i < m; i++)
+            cmin = fmin(cmin, d[i] * 1e6);
+        out->transport_us = cmin;
+        /* a fit object that predicts with these moments */
+        memset(&out->fit, 0, sizeof out->fit);
+        out->fit.model = model;
+        out->fit.model_name = mdl_fit_model_name(model);
+        out->fit.c_s.value = cmin * 1e-6;
+        out->fit.m1_s.value = m1_s;
+        out->fit.m2_s2.value = m2_s2;
+        out->fit.r2 = NAN;
+    }
+    for (int i = 0; i < n; i++)
+        if (steps[i].workers == k && isfinite(steps[i].event_rate_per_worker))
+            steps[i].fit_pred_us = mdl_fit_predict(&out->fit, steps[i].event_rate_per_worker) * 1e6;
+
+    if (!(m1_s > 0) || !isfinite(m1_s))
+        return 0; /* nothing sound to certify; the safe figures stay NAN */
+    double b_s = budget_us * 1e-6;
+    double lam = safe_lambda(model, m1_s, m2_s2, b_s);
+    out->safe_event_rate_per_worker = lam;
+    out->safe_rho = lam * m1_s;
+    out->safe_rate_per_worker = lam / out->events_per_request;
+    out->safe_total_rate = k * out->safe_rate_per_worker;
+    if (m1_hi > 0 && isfinite(m1_hi) && isfinite(m2_hi))
+        out->conservative_safe_total_rate =
+            k * safe_lambda(model, m1_hi, fmax(m2_hi, m1_hi * m1_hi), b_s) /
+            out->events_per_request;
+    return 0;
+}
+
+static cal_check *add_check(cal_check *out, int max, int *n)
+{
+    if (*n >= max) return NULL;
+    cal_check *c = &out[(*n)++];
+    memset(c, 0, sizeof *c);
+    return c;
+}
+
+static void judge(cal_check *c, double measured, double expected, double tol)
+{
+    c->measured = measured;
+    c->expected = expected;
+    c->tol = tol;
+    c->rel_err = fabs(measured - expected) / fabs(expected);
+    c->pass = isfinite(c->rel_err) && c->rel_err <= tol;
+}
+
+int cal_selftest_eval(const cal_step *steps, int n, const cal_per_k *pk, int npk,
+                      double injected_us, double es_tol, double pred_tol, double rho_lo,
+                      double rho_hi, cal_check *out, int max, int *n_out)
+{
+    int fails = 0;
+    *n_out = 0;
+    for (int j = 0; j < npk; j++) {
+        cal_check *c = add_check(out, max, n_out);
+        if (!c) break;
+        snprintf(c->name, sizeof c->name, "k=%d fitted E[S] (us) vs injected cost%s", pk[j].workers,
+                 strcmp(pk[j].method, "fit") ? " [no fit]" : "");
+        judge(c, pk[j].mean_service_us, injected_us, es_tol);
+        if (strcmp(pk[j].method, "fit")) c->pass = 0;
+        fails += !c->pass;
+
+        int in_window = 0;
+        for (int i = 0; i < n; i++) {
+            const cal_step *s = &steps[i];
+            if (s->workers != pk[j].workers || !s->used_in_fit || !(s->rho_mean >= rho_lo) ||
+                !(s->rho_mean <= rho_hi))
+                continue;
+            in_window++;
+            c = add_check(out, max, n_out);
+            if (!c) break;
+            snprintf(c->name, sizeof c->name, "k=%d rho %.2f: PK delay (us) vs measured",
+                     s->workers, s->rho_mean);
+            judge(c, s->fit_pred_us, s->overhead_mean_us, pred_tol);
+            fails += !c->pass;
+        }
+        if (in_window < 2) {
+            c = add_check(out, max, n_out);
+            if (!c) break;
+            snprintf(c->name, sizeof c->name, "k=%d fitted steps with rho in [%.2f, %.2f]",
+                     pk[j].workers, rho_lo, rho_hi);
+            c->measured = in_window;
+            c->expected = 2;
+            c->rel_err = NAN;
+            c->tol = NAN;
+            c->pass = 0;
+            fails++;
+        }
+    }
+    return fails;
+}

@@ -1,0 +1,70 @@
+/* cal_fit: from a sweep's steps to what the certificate states for one worker
+ * count k: the fitted PK parameters, the safe utilisation and the safe rates;
+ * and the self-test's checks. Pure (mdl_fit underneath). Single-threaded.
+ *
+ * The fit: lambda = SSE events per second per worker, d = the mean client
+ * overhead per token (receive time - server stamp), over the steps of this k
+ * that were not saturated. d(lambda) = c + lambda E[S^2] / (2 (1 - lambda E[S]))
+ * with E[S] the loop's busy time per event.
+ *
+ * Safe: the client's predicted queueing delay W_q (PK, without the constant
+ * transport c, which the client does not cause and cannot avoid) stays within
+ * the budget. lambda* = 2 b / (E[S^2] + 2 b E[S]) events/s per worker;
+ * safe_rho = lambda* E[S]; safe_rate_per_worker = lambda* / events_per_request
+ * (requests/s, what a user plans with; events_per_request is the mean measured
+ * over the fitted steps, so it holds for responses of the calibrated length);
+ * safe_total_rate = k safe_rate_per_worker. The same from the upper ends of
+ * the intervals of E[S] and E[S^2] gives the conservative figures.
+ *
+ * When the fit is impossible (fewer than 4 usable steps) or fails, the
+ * figures come from the measured moments of the busiest usable step, and
+ * method says "moments". */
+#ifndef CAL_FIT_H
+#define CAL_FIT_H
+
+#include "cal_step.h"
+#include "mdl_fit.h"
+
+typedef struct cal_per_k {
+    int workers;
+    int n_steps;     /* of this k */
+    int n_fit;       /* used in the fit */
+    char method[16]; /* "fit" or "moments" or "none" */
+    mdl_fit_result fit;
+    double mean_service_us, mean_service_us_ci[2];
+    double second_moment_us2, second_moment_us2_ci[2];
+    double transport_us, transport_us_ci[2];
+    double r2;
+    double events_per_request;
+    double safe_event_rate_per_worker;
+    double safe_rho;
+    double safe_rate_per_worker;
+    double safe_total_rate;
+    double conservative_safe_total_rate;
+    double max_measured_rate; /* largest offered rate of a usable step */
+} cal_per_k;
+
+/* Computes the figures for worker count k from steps[0..n) (steps of other
+ * k are skipped), marks used_in_fit and fit_pred_us on them. budget_us > 0.
+ * Returns 0, or -ENODATA when no usable step exists (method "none"). */
+int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, mdl_fit_model model,
+                  cal_per_k *out);
+
+/* The self-test's checks, one row each. */
+typedef struct cal_check {
+    char name[96];
+    double measured, expected;
+    double rel_err, tol;
+    int pass;
+} cal_check;
+
+/* Checks that each k's fitted E[S] is within es_tol (0.10) of injected_us,
+ * and that the fitted curve is within pred_tol (0.20) of the measured delay at
+ * every fitted step whose mean rho lies in [rho_lo, rho_hi] (and that at least
+ * two such steps exist). Fills out[0..*n_out) (at most max rows). Returns the
+ * number of failed checks. */
+int cal_selftest_eval(const cal_step *steps, int n, const cal_per_k *pk, int npk,
+                      double injected_us, double es_tol, double pred_tol, double rho_lo,
+                      double rho_hi, cal_check *out, int max, int *n_out);
+
+#endif

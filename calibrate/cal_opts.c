@@ -1,0 +1,247 @@
+/* cal_opts: calibrate's defaults and command-line parser. */
+#include "cal_opts.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rb_units.h"
+
+void cal_opts_defaults(cal_opts *o, int online_cpus)
+{
+    *o = (cal_opts){
+        .budget_us = 100.0,
+        .mode = CAL_MODE_DEFAULT,
+        .cost_kind = "fixed",
+        .cost_us = 200.0,
+        .start_rate = 20.0,
+        .max_rate = 200000.0,
+        .lag_bound_ms = 1.0,
+        .itl_ns = 4000000,    /* 4 ms: each event its own read, many streams in flight */
+        .itl_sd_ns = 2000000, /* jitter, so the superposed event stream is near Poisson */
+        .input_len = 16,
+        .output_len = 16,
+        .seed = 1,
+        .plot = 1,
+    };
+    snprintf(o->out_dir, sizeof o->out_dir, "calibration");
+    o->workers[0] = 1;
+    o->n_workers = 1;
+    if (online_cpus > 1 && online_cpus <= 64) o->workers[o->n_workers++] = online_cpus;
+}
+
+const char *cal_mode_name(cal_mode m)
+{
+    return m == CAL_MODE_QUICK ? "quick" : m == CAL_MODE_THOROUGH ? "thorough" : "default";
+}
+
+int64_t cal_opts_step_ns(const cal_opts *o)
+{
+    if (o->step_ns > 0) return o->step_ns;
+    return o->mode == CAL_MODE_QUICK      ? 1500000000LL
+           : o->mode == CAL_MODE_THOROUGH ? 6000000000LL
+                                          : 2500000000LL;
+}
+
+int cal_parse_int_list(const char *s, int *out, int max, int *n)
+{
+    *n = 0;
+    const char *p = s;
+    if (!*p) return -EINVAL;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long v = strtol(p, &end, 10);
+        if (end == p || errno || v < 1 || v > 64 || *n >= max || (*end && *end != ','))
+            return -EINVAL;
+        for (int i = 0; i < *n; i++)
+            if (out[i] == (int)v) return -EINVAL; /* a duplicate would calibrate one k twice */
+        out[(*n)++] = (int)v;
+        p = *end ? end + 1 : end;
+        if (*end == ',' && !*p) return -EINVAL;
+    }
+    return 0;
+}
+
+const char *cal_usage(void)
+{
+    return "usage: calibrate [options]\n"
+           "Measures the load generator's own delay against offered load on this host, fits\n"
+           "the M/G/1 (Pollaczek-Khinchine) curve, and writes a host certificate.\n"
+           "\n"
+           "  --workers LIST        worker counts to calibrate, e.g. 1,2 (default: 1 and the\n"
+           "                        online CPUs; --self-test: 1)\n"
+           "  --budget-us US        client-delay budget that defines 'safe' (default 100)\n"
+           "  --out FILE            certificate path (default OUT_DIR/certificate.json;\n"
+           "                        --self-test: OUT_DIR/selftest-certificate.json)\n"
+           "  --out-dir DIR         where results go (default ./calibration)\n"
+           "  --quick | --thorough  ~20 s, or a slower and more precise run (default ~60 s)\n"
+           "  --self-test           inject a known client cost and check the fit recovers it\n"
+           "  --self-test-cost K:US the injected cost per event, fixed:US or exp:US\n"
+           "                        (default fixed:200)\n"
+           "  --step-duration DUR   length of one sweep step (default 2.5s; quick 1.5s)\n"
+           "  --max-steps N         steps per worker count at most\n"
+           "  --start-rate R        first offered rate, requests/s per worker (default 20)\n"
+           "  --max-rate R          highest offered rate, requests/s in all (default 200000)\n"
+           "  --lag-bound DUR       a step whose schedule lag p99 passes this is saturated\n"
+           "                        (default 1ms)\n"
+           "  --inter-token-latency DUR, --inter-token-latency-std-dev DUR\n"
+           "                        the simulator's token spacing (default 4ms, 2ms)\n"
+           "  --random-input-len N, --random-output-len N   (default 16, 16)\n"
+           "  --seed N              arrival seed of the first step (default 1)\n"
+           "  --kingman             fit Kingman's G/G/1 with ca2=0 instead of PK\n"
+           "  --simserver PATH, --loadgen PATH   the binaries (default: beside calibrate)\n"
+           "  --simserver-arg ARG   pass ARG to simserver (repeatable)\n"
+           "  --no-plot             do not run gnuplot (the .dat and .gp are still written)\n"
+           "  --quiet               no progress lines\n"
+           "  --help, --version\n"
+           "Exit: 0 ok, 1 run failed (or self-test FAIL), 2 bad usage.\n";
+}
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        snprintf(err, errlen, __VA_ARGS__);                                                        \
+        return -EINVAL;                                                                            \
+    } while (0)
+
+static int copy_str(char *dst, size_t n, const char *src)
+{
+    return snprintf(dst, n, "%s", src) < (int)n ? 0 : -1;
+}
+
+int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 1;
+        if (!strcmp(a, "--version")) return 2;
+        if (!strcmp(a, "--quick")) {
+            o->mode = CAL_MODE_QUICK;
+            continue;
+        }
+        if (!strcmp(a, "--thorough")) {
+            o->mode = CAL_MODE_THOROUGH;
+            continue;
+        }
+        if (!strcmp(a, "--self-test")) {
+            o->self_test = 1;
+            continue;
+        }
+        if (!strcmp(a, "--kingman")) {
+            o->kingman = 1;
+            continue;
+        }
+        if (!strcmp(a, "--no-plot")) {
+            o->plot = 0;
+            continue;
+        }
+        if (!strcmp(a, "--quiet")) {
+            o->quiet = 1;
+            continue;
+        }
+        /* every other flag takes a value: "--flag V" or "--flag=V" */
+        char name[64];
+        const char *v;
+        const char *eq = strchr(a, '=');
+        if (eq && (size_t)(eq - a) < sizeof name) {
+            memcpy(name, a, (size_t)(eq - a));
+            name[eq - a] = '\0';
+            v = eq + 1;
+        } else {
+            if (copy_str(name, sizeof name, a)) FAIL("%.40s...: unknown option", a);
+            if (strncmp(a, "--", 2)) FAIL("%s: unexpected argument", a);
+            if (i + 1 >= argc) FAIL("%s: needs a value", a);
+            v = argv[++i];
+        }
+        double d;
+        int64_t n;
+        if (!strcmp(name, "--workers")) {
+            if (cal_parse_int_list(v, o->workers, CAL_MAX_K, &o->n_workers))
+                FAIL("--workers: want a comma-separated list of distinct counts 1..64, got '%s'",
+                     v);
+            o->workers_given = 1;
+        } else if (!strcmp(name, "--budget-us")) {
+            if (rb_parse_double(v, 0.0, 1e9, &d) || !(d > 0))
+                FAIL("--budget-us: must be > 0 microseconds, got '%s'", v);
+            o->budget_us = d;
+        } else if (!strcmp(name, "--out")) {
+            if (!*v || copy_str(o->out, sizeof o->out, v))
+                FAIL("--out: want a file path, got '%s'", v);
+        } else if (!strcmp(name, "--out-dir")) {
+            if (!*v || copy_str(o->out_dir, sizeof o->out_dir, v))
+                FAIL("--out-dir: want a directory, got '%s'", v);
+        } else if (!strcmp(name, "--self-test-cost")) {
+            const char *colon = strchr(v, ':');
+            size_t kl = colon ? (size_t)(colon - v) : 0;
+            if (!colon ||
+                !((kl == 5 && !strncmp(v, "fixed", 5)) || (kl == 3 && !strncmp(v, "exp", 3))) ||
+                rb_parse_double(colon + 1, 0.0, 1e6, &d) || !(d >= 10))
+                FAIL("--self-test-cost: want fixed:US or exp:US with US >= 10, got '%s'", v);
+            memcpy(o->cost_kind, v, kl);
+            o->cost_kind[kl] = '\0';
+            o->cost_us = d;
+            o->self_test = 1;
+        } else if (!strcmp(name, "--step-duration")) {
+            if (rb_parse_duration_ns(v, &n) || n < 200000000LL || n > 600000000000LL)
+                FAIL("--step-duration: want a duration from 200ms to 10m, got '%s'", v);
+            o->step_ns = n;
+        } else if (!strcmp(name, "--max-steps")) {
+            if (rb_parse_i64(v, 1, 100, &n))
+                FAIL("--max-steps: want a whole number 1..100, got '%s'", v);
+            o->max_steps = (int)n;
+        } else if (!strcmp(name, "--start-rate")) {
+            if (rb_parse_double(v, 0.0, 1e7, &d) || !(d > 0))
+                FAIL("--start-rate: must be > 0 requests/s, got '%s'", v);
+            o->start_rate = d;
+        } else if (!strcmp(name, "--max-rate")) {
+            if (rb_parse_double(v, 0.0, 1e8, &d) || !(d > 0))
+                FAIL("--max-rate: must be > 0 requests/s, got '%s'", v);
+            o->max_rate = d;
+        } else if (!strcmp(name, "--lag-bound")) {
+            if (rb_parse_duration_ns(v, &n) || n <= 0)
+                FAIL("--lag-bound: want a positive duration, got '%s'", v);
+            o->lag_bound_ms = (double)n / 1e6;
+        } else if (!strcmp(name, "--inter-token-latency")) {
+            if (rb_parse_duration_ns(v, &n) || n > 10000000000LL)
+                FAIL("--inter-token-latency: want a duration up to 10s, got '%s'", v);
+            o->itl_ns = n;
+        } else if (!strcmp(name, "--inter-token-latency-std-dev")) {
+            if (rb_parse_duration_ns(v, &n) || n > 10000000000LL)
+                FAIL("--inter-token-latency-std-dev: want a duration up to 10s, got '%s'", v);
+            o->itl_sd_ns = n;
+        } else if (!strcmp(name, "--random-input-len")) {
+            if (rb_parse_i64(v, 1, 100000, &n))
+                FAIL("--random-input-len: want 1..100000 tokens, got '%s'", v);
+            o->input_len = (int)n;
+        } else if (!strcmp(name, "--random-output-len")) {
+            if (rb_parse_i64(v, 1, 100000, &n))
+                FAIL("--random-output-len: want 1..100000 tokens, got '%s'", v);
+            o->output_len = (int)n;
+        } else if (!strcmp(name, "--seed")) {
+            if (rb_parse_i64(v, 0, INT64_MAX, &n))
+                FAIL("--seed: want a whole number >= 0, got '%s'", v);
+            o->seed = (uint64_t)n;
+        } else if (!strcmp(name, "--simserver")) {
+            if (!*v || copy_str(o->simserver, sizeof o->simserver, v))
+                FAIL("--simserver: want a path, got '%s'", v);
+        } else if (!strcmp(name, "--loadgen")) {
+            if (!*v || copy_str(o->loadgen, sizeof o->loadgen, v))
+                FAIL("--loadgen: want a path, got '%s'", v);
+        } else if (!strcmp(name, "--simserver-arg")) {
+            if (o->n_sim_args >= CAL_MAX_EXTRA)
+                FAIL("--simserver-arg: at most %d, got one more: '%s'", CAL_MAX_EXTRA, v);
+            o->sim_args[o->n_sim_args++] = v;
+        } else {
+            FAIL("%s: unknown option (see --help)", name);
+        }
+    }
+    if (o->self_test && !o->workers_given) {
+        /* On a small host a second worker competes with the simulator for the
+         * CPUs, which the self-test is not about. */
+        o->workers[0] = 1;
+        o->n_workers = 1;
+    }
+    return 0;
+}

@@ -1,0 +1,60 @@
+/* cal_opts: calibrate's options, their defaults (in one place) and the
+ * command-line parser. Pure: no I/O, so every validation rule is testable.
+ * Single-threaded. */
+#ifndef CAL_OPTS_H
+#define CAL_OPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CAL_MAX_K 16
+#define CAL_MAX_EXTRA 16
+
+typedef enum { CAL_MODE_QUICK = 0, CAL_MODE_DEFAULT = 1, CAL_MODE_THOROUGH = 2 } cal_mode;
+
+typedef struct cal_opts {
+    int workers[CAL_MAX_K]; /* worker counts to calibrate */
+    int n_workers;
+    int workers_given;
+    double budget_us;
+    char out_dir[1024];
+    char out[1024]; /* certificate path; "" = <out_dir>/certificate.json */
+    cal_mode mode;
+    int self_test;
+    char cost_kind[8]; /* "fixed" or "exp": the injected client cost */
+    double cost_us;
+    int64_t step_ns;   /* 0: the mode's default */
+    int max_steps;     /* 0: the mode's default */
+    double start_rate; /* requests/s per worker at the first step */
+    double max_rate;   /* requests/s, all workers */
+    double lag_bound_ms;
+    int64_t itl_ns;    /* the simulator's inter-token latency */
+    int64_t itl_sd_ns; /* and its jitter */
+    int input_len, output_len;
+    uint64_t seed;
+    char simserver[1024];                /* "" = ../simserver/simserver beside calibrate */
+    char loadgen[1024];                  /* "" = ../loadgen/loadgen beside calibrate */
+    const char *sim_args[CAL_MAX_EXTRA]; /* --simserver-arg, passed through */
+    int n_sim_args;
+    int kingman; /* fit Kingman's ca2 = 0 (constant-rate arrivals) */
+    int plot;    /* run gnuplot when present */
+    int quiet;
+} cal_opts;
+
+void cal_opts_defaults(cal_opts *o, int online_cpus);
+
+/* Parses argv[0..argc) (no program name). Returns 0, 1 for --help, 2 for
+ * --version, or -EINVAL with err naming the flag and value
+ * ("--budget-us: must be > 0, got -5"). argv must outlive *o. */
+int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen);
+
+/* The step duration and step cap the mode and flags give. */
+int64_t cal_opts_step_ns(const cal_opts *o);
+const char *cal_mode_name(cal_mode m);
+
+/* Parses "1,2,4" into out[0..*n) (each 1..64, at most max). 0 or -EINVAL. */
+int cal_parse_int_list(const char *s, int *out, int max, int *n);
+
+const char *cal_usage(void);
+
+#endif

@@ -1,0 +1,140 @@
+/* cal_step: reads one loadgen result JSON into a cal_step and derives the
+ * per-event figures the fit uses. */
+#include "cal_step.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+void cal_step_clear(cal_step *s)
+{
+    memset(s, 0, sizeof *s);
+    s->request_rate = s->achieved_rate = s->duration_s = NAN;
+    s->lag_p50_ms = s->lag_p99_ms = NAN;
+    s->rho_mean = s->rho_max = NAN;
+    s->event_rate_per_worker = s->callback_rate_per_worker = NAN;
+    s->service_per_event_us = s->mean_service_us = s->second_moment_us2 = NAN;
+    s->events_per_request = NAN;
+    s->overhead_mean_us = s->overhead_median_us = s->overhead_p99_us = NAN;
+    s->predicted_wq_us = s->arrival_p_value = NAN;
+    s->fit_pred_us = NAN;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* The arrival test's p-value under whichever name loadgen uses. */
+static double arrival_p(const cJSON *t)
+{
+    static const char *const keys[] = {"p_value", "ks_p_value", "p"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        double p = num(t, keys[i]);
+        if (!isnan(p)) return p;
+    }
+    return NAN;
+}
+
+static void derive(cal_step *s)
+{
+    double cb = 0, ev = 0, busy = 0, m2 = 0, rho_sum = 0, ev_rate = 0, cb_rate = 0;
+    s->rho_max = 0;
+    for (int i = 0; i < s->n_meas; i++) {
+        const cal_worker_meas *w = &s->w[i];
+        cb += w->callbacks;
+        ev += w->events;
+        busy += w->callbacks * w->mean_service_us;
+        m2 += w->callbacks * w->second_moment_us2;
+        rho_sum += w->rho;
+        ev_rate += w->event_rate_per_s;
+        cb_rate += w->callback_rate_per_s;
+        if (w->rho > s->rho_max) s->rho_max = w->rho;
+    }
+    int n = s->n_meas;
+    s->rho_mean = n ? rho_sum / n : NAN;
+    if (!n) s->rho_max = NAN;
+    s->event_rate_per_worker = n ? ev_rate / n : NAN;
+    s->callback_rate_per_worker = n ? cb_rate / n : NAN;
+    s->mean_service_us = cb > 0 ? busy / cb : NAN;
+    s->second_moment_us2 = cb > 0 ? m2 / cb : NAN;
+    s->service_per_event_us = ev > 0 ? busy / ev : NAN;
+    s->events_per_request = s->completed > 0 && ev > 0 ? ev / (double)s->completed : NAN;
+}
+
+int cal_step_parse(const char *json, size_t len, cal_step *s, char *err, size_t errlen)
+{
+    int workers = s->workers;
+    cal_step_clear(s);
+    s->workers = workers;
+    cJSON *root = cJSON_ParseWithLength(json, len);
+    if (!cJSON_IsObject(root)) {
+        snprintf(err, errlen, "result: not a JSON object");
+        cJSON_Delete(root);
+        return -EINVAL;
+    }
+    int rc = -EINVAL;
+    s->request_rate = num(root, "request_rate");
+    s->achieved_rate = num(root, "achieved_rate");
+    s->duration_s = num(root, "duration");
+    double completed = num(root, "completed"), failed = num(root, "failed");
+    s->lag_p50_ms = num(root, "median_schedule_lag_ms");
+    s->lag_p99_ms = num(root, "p99_schedule_lag_ms");
+    if (isnan(s->achieved_rate) || isnan(completed)) {
+        snprintf(err, errlen, "result: %s: missing or not a number",
+                 isnan(s->achieved_rate) ? "achieved_rate" : "completed");
+        goto done;
+    }
+    s->completed = (int64_t)completed;
+    s->failed = isnan(failed) ? 0 : (int64_t)failed;
+
+    const cJSON *cbias = cJSON_GetObjectItemCaseSensitive(root, "client_bias");
+    const cJSON *workers_a = cJSON_GetObjectItemCaseSensitive(cbias, "workers");
+    if (!cJSON_IsArray(workers_a) || cJSON_GetArraySize(workers_a) < 1) {
+        snprintf(err, errlen, "result: client_bias.workers: missing or empty");
+        goto done;
+    }
+    const cJSON *w;
+    cJSON_ArrayForEach(w, workers_a)
+    {
+        if (s->n_meas >= CAL_MAX_WORKERS) break;
+        cal_worker_meas *m = &s->w[s->n_meas];
+        m->rho = num(w, "rho");
+        m->callbacks = num(w, "callbacks");
+        m->callback_rate_per_s = num(w, "callback_rate_per_s");
+        m->mean_service_us = num(w, "mean_service_us");
+        m->second_moment_us2 = num(w, "second_moment_us2");
+        m->events = num(w, "events");
+        m->event_rate_per_s = num(w, "event_rate_per_s");
+        if (isnan(m->rho) || isnan(m->callbacks) || isnan(m->mean_service_us) || isnan(m->events) ||
+            isnan(m->event_rate_per_s)) {
+            snprintf(err, errlen,
+                     "result: client_bias.workers[%d]: rho, callbacks, mean_service_us, "
+                     "events, event_rate_per_s must be numbers",
+                     s->n_meas);
+            goto done;
+        }
+        if (isnan(m->second_moment_us2))
+            m->second_moment_us2 = m->mean_service_us * m->mean_service_us;
+        if (isnan(m->callback_rate_per_s)) m->callback_rate_per_s = 0;
+        s->n_meas++;
+    }
+    const cJSON *ov = cJSON_GetObjectItemCaseSensitive(cbias, "overhead_per_token_us");
+    s->overhead_mean_us = num(ov, "mean");
+    s->overhead_median_us = num(ov, "median");
+    s->overhead_p99_us = num(ov, "p99");
+    s->predicted_wq_us = num(cbias, "predicted_wq_us");
+    s->arrival_p_value = arrival_p(cJSON_GetObjectItemCaseSensitive(cbias, "arrival_test"));
+    const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(cbias, "verdict");
+    if (cJSON_IsString(verdict))
+        snprintf(s->verdict, sizeof s->verdict, "%s", verdict->valuestring);
+    derive(s);
+    rc = 0;
+done:
+    cJSON_Delete(root);
+    return rc;
+}

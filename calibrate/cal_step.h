@@ -1,0 +1,70 @@
+/* cal_step: one step of a calibration sweep (one loadgen run at one offered
+ * rate with k workers), read from loadgen's documented result JSON. Pure: takes
+ * the file's text, fills a struct. Single-threaded.
+ *
+ * Units: rates per second, times in the unit their name says. The figures
+ * calibrate derives for the fit:
+ *   event_rate_per_worker  lambda of the fit: SSE events per second per worker
+ *                          (mean over workers). An event, not a callback, is the
+ *                          unit because --client-cost is paid per event, and with
+ *                          a server that spaces its tokens (inter-token latency)
+ *                          each event is its own callback.
+ *   service_per_event_us   busy time per event: sum(callbacks * E[S_cb]) /
+ *                          sum(events), over the workers.
+ *   events_per_request     events / completed requests: converts event rates to
+ *                          the request rates users plan with. */
+#ifndef CAL_STEP_H
+#define CAL_STEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CAL_MAX_WORKERS 64
+
+typedef struct cal_worker_meas {
+    double rho;
+    double callbacks;
+    double callback_rate_per_s;
+    double mean_service_us;   /* per callback */
+    double second_moment_us2; /* per callback */
+    double events;
+    double event_rate_per_s;
+} cal_worker_meas;
+
+typedef struct cal_step {
+    int workers;          /* k asked for */
+    double request_rate;  /* offered, requests/s, all workers */
+    double achieved_rate; /* requests/s */
+    double duration_s;
+    int64_t completed, failed;
+    double lag_p50_ms, lag_p99_ms;
+    int n_meas; /* workers found in client_bias.workers */
+    cal_worker_meas w[CAL_MAX_WORKERS];
+    /* derived */
+    double rho_mean, rho_max;
+    double event_rate_per_worker;
+    double callback_rate_per_worker;
+    double service_per_event_us;
+    double mean_service_us, second_moment_us2; /* per callback, callback-weighted */
+    double events_per_request;
+    /* client overhead per token: receive time - server stamp */
+    double overhead_mean_us, overhead_median_us, overhead_p99_us;
+    double predicted_wq_us; /* loadgen's own PK prediction (NAN: absent) */
+    double arrival_p_value; /* NAN: absent */
+    char verdict[16];
+    /* filled by the sweep and the fit */
+    int saturated;
+    char why[160];
+    int used_in_fit;
+    double fit_pred_us; /* the fitted curve at this step's lambda (NAN: none) */
+} cal_step;
+
+/* Sets every figure to "not measured" (NAN / 0). */
+void cal_step_clear(cal_step *s);
+
+/* Parses a loadgen result. Returns 0, or -EINVAL with err naming what was
+ * missing or malformed ("result: client_bias.workers: missing"). Keys
+ * other than the documented ones are ignored. */
+int cal_step_parse(const char *json, size_t len, cal_step *s, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,81 @@
+/* cal_sweep: the stopping rule and the next-rate rule of a calibration sweep. */
+#include "cal_sweep.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void cal_sweep_defaults(cal_sweep_cfg *c, int mode)
+{
+    static const double quick[] = {0.15, 0.35, 0.55, 0.7, 0.8, 0.88};
+    static const double normal[] = {0.1, 0.25, 0.4, 0.55, 0.65, 0.75, 0.82, 0.88, 0.92};
+    static const double thorough[] = {0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.62,
+                                      0.7,  0.76, 0.82, 0.86, 0.9,  0.93, 0.95};
+    const double *t = mode == 0 ? quick : mode == 2 ? thorough : normal;
+    size_t n = mode == 0   ? sizeof quick / sizeof quick[0]
+               : mode == 2 ? sizeof thorough / sizeof thorough[0]
+                           : sizeof normal / sizeof normal[0];
+    *c = (cal_sweep_cfg){
+        .min_achieved_ratio = 0.95,
+        .lag_bound_ms = 1.0,
+        .max_failed_ratio = 0.01,
+        .stop_rho = 0.93,
+        .max_steps = (int)n + 3,
+        .max_rate = 1e6,
+        .min_growth = 1.05,
+        .max_growth = 2.5,
+    };
+    memcpy(c->rho_targets, t, n * sizeof *t);
+    c->n_targets = (int)n;
+}
+
+int cal_sweep_saturated(const cal_sweep_cfg *c, const cal_step *s, char *why, size_t whylen)
+{
+    if (!(s->achieved_rate >= c->min_achieved_ratio * s->request_rate)) {
+        snprintf(why, whylen, "achieved %.1f/s < %.0f%% of %.1f/s", s->achieved_rate,
+                 100.0 * c->min_achieved_ratio, s->request_rate);
+        return 1;
+    }
+    if (s->lag_p99_ms > c->lag_bound_ms) {
+        snprintf(why, whylen, "schedule lag p99 %.2f ms > %.2f ms", s->lag_p99_ms, c->lag_bound_ms);
+        return 1;
+    }
+    double total = (double)(s->completed + s->failed);
+    if (total > 0 && (double)s->failed / total > c->max_failed_ratio) {
+        snprintf(why, whylen, "%lld of %.0f requests failed", (long long)s->failed, total);
+        return 1;
+    }
+    if (s->completed == 0) {
+        snprintf(why, whylen, "no request completed");
+        return 1;
+    }
+    if (why && whylen) why[0] = '\0';
+    return 0;
+}
+
+double cal_sweep_next_rate(const cal_sweep_cfg *c, const cal_step *steps, int n, double start_rate)
+{
+    if (n == 0) return start_rate < c->max_rate ? start_rate : c->max_rate;
+    if (n >= c->max_steps) return 0;
+    const cal_step *last = &steps[n - 1];
+    char why[160];
+    if (last->saturated || cal_sweep_saturated(c, last, why, sizeof why)) return 0;
+    double rho = last->rho_mean;
+    if (rho >= c->stop_rho) return 0;
+    if (last->request_rate >= c->max_rate) return 0;
+    double growth = c->max_growth;
+    if (isfinite(rho) && rho > 0 && last->achieved_rate > 0) {
+        /* the first target clearly above the utilisation just measured */
+        int i = 0;
+        while (i < c->n_targets && c->rho_targets[i] <= rho + 0.03)
+            i++;
+        if (i == c->n_targets) return 0;
+        double busy_per_request_s = rho * last->workers / last->achieved_rate;
+        double want = c->rho_targets[i] * last->workers / busy_per_request_s;
+        growth = want / last->request_rate;
+    }
+    if (growth < c->min_growth) growth = c->min_growth;
+    if (growth > c->max_growth) growth = c->max_growth;
+    double next = last->request_rate * growth;
+    return next < c->max_rate ? next : c->max_rate;
+}

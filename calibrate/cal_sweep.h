@@ -1,0 +1,46 @@
+/* cal_sweep: the offered-rate sweep of one worker count, as pure rules: when a
+ * step counts as saturated, and which rate comes next. No I/O.
+ *
+ * The sweep is geometric, with the ratio chosen from what the last step
+ * measured: the busy time per request b = rho_k k / achieved_rate gives the rate
+ * that would reach the next utilisation target (rate = target k / b), and that
+ * ratio is clamped to [min_growth, max_growth]. At low utilisation (the client's
+ * own cost tiny, rho barely moving) the sweep is thus a plain geometric one at
+ * max_growth; near the knee it slows down to place points where PK's curve
+ * bends. The targets are in 1 - rho roughly geometric, so the points are about
+ * evenly spread on the 1/(1 - rho) scale that the delay follows. */
+#ifndef CAL_SWEEP_H
+#define CAL_SWEEP_H
+
+#include <stddef.h>
+
+#include "cal_step.h"
+
+#define CAL_MAX_TARGETS 16
+
+typedef struct cal_sweep_cfg {
+    double min_achieved_ratio; /* saturated below this achieved/offered (0.95) */
+    double lag_bound_ms;       /* saturated when schedule lag p99 passes it */
+    double max_failed_ratio;   /* saturated when failed/(completed+failed) passes it */
+    double stop_rho;           /* no step after one at or above this mean rho */
+    int max_steps;
+    double max_rate;                     /* requests/s, all workers */
+    double min_growth;                   /* rate ratio between steps, at least */
+    double max_growth;                   /* and at most */
+    double rho_targets[CAL_MAX_TARGETS]; /* ascending */
+    int n_targets;
+} cal_sweep_cfg;
+
+/* The defaults for a run mode: 0 quick, 1 default, 2 thorough. */
+void cal_sweep_defaults(cal_sweep_cfg *c, int mode);
+
+/* 1 if the step is saturated (why says by which rule, e.g. "achieved 812.0/s
+ * < 95% of 1000.0/s"), else 0. */
+int cal_sweep_saturated(const cal_sweep_cfg *c, const cal_step *s, char *why, size_t whylen);
+
+/* The next offered rate (requests/s, all workers) after steps[0..n) of this
+ * sweep, or 0 when the sweep is over (a saturated step, stop_rho reached,
+ * max_steps or max_rate used up, no target left). n = 0 gives start_rate. */
+double cal_sweep_next_rate(const cal_sweep_cfg *c, const cal_step *steps, int n, double start_rate);
+
+#endif

@@ -1,0 +1,460 @@
+/* calibrate: certifies this host for the load generator. It starts the
+ * simulator, sweeps the offered rate for each worker count k, measures the
+ * client's own delay per token, fits the M/G/1 Pollaczek-Khinchine curve and
+ * writes the certificate that `loadgen --certificate` enforces.
+ *
+ * Design decision (DESIGN.md proposed linking liblg): calibrate runs the
+ * `loadgen` binary as a child process per step and reads its result JSON.
+ * The contract is then the documented result file that users see too (what
+ * is calibrated is exactly what users run), every step starts in fresh
+ * processes (no state carried from one rate to the next), and a step that
+ * crashes cannot take calibrate down: it is recorded and the sweep goes on.
+ *
+ * The calibration load (documented choice): the simulator runs with zero
+ * queueing and prefill cost but an inter-token latency (4 ms, jitter 2 ms by
+ * default). With a zero-latency server all tokens of a response arrive in one
+ * read, one callback then serves ~19 SSE events, and the client is a batch
+ * queue that PK does not describe. Spaced tokens arrive one per callback, as
+ * from a real inference server, and the jitter with many streams in flight
+ * makes the superposed event stream close to Poisson (Palm-Khintchine), which
+ * is PK's premise. The fit's rate is events per second per worker. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "cal_cert.h"
+#include "cal_fit.h"
+#include "cal_opts.h"
+#include "cal_plot.h"
+#include "cal_proc.h"
+#include "cal_step.h"
+#include "cal_sweep.h"
+#include "rb_clock.h"
+#include "rb_file.h"
+#include "rb_host.h"
+
+#define MAX_STEPS 256
+#define SIM_START_TIMEOUT_NS 10000000000LL
+
+typedef struct cal_run {
+    cal_opts o;
+    char simserver[1024], loadgen[1024];
+    char steps_dir[1100];
+    char cert_path[1100];
+    pid_t sim_pid;
+    int port;
+    cal_step steps[MAX_STEPS];
+    int n_steps;
+    cal_per_k pk[CAL_MAX_K];
+    int npk;
+    cal_sweep_cfg sweep;
+} cal_run;
+
+static void progress(const cal_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress(const cal_run *r, const char *fmt, ...)
+{
+    if (r->o.quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fflush(stderr);
+}
+
+static int resolve_binary(const char *given, const char *rel, const char *flag, char *out, size_t n)
+{
+    if (given[0]) {
+        snprintf(out, n, "%s", given);
+        if (access(out, X_OK) != 0) {
+            fprintf(stderr, "calibrate: %s: '%s' is not an executable file\n", flag, given);
+            return 2;
+        }
+        return 0;
+    }
+    if (cal_proc_sibling(rel, out, n) != 0 || access(out, X_OK) != 0) {
+        fprintf(stderr, "calibrate: cannot find %s (looked at %s); build it or give %s PATH\n", rel,
+                out, flag);
+        return 1;
+    }
+    return 0;
+}
+
+static int start_simserver(cal_run *r)
+{
+    char itl[32], itl_sd[32], log[1200];
+    snprintf(itl, sizeof itl, "%lldus", (long long)(r->o.itl_ns / 1000));
+    snprintf(itl_sd, sizeof itl_sd, "%lldus", (long long)(r->o.itl_sd_ns / 1000));
+    snprintf(log, sizeof log, "%s/simserver.log", r->o.out_dir);
+    char *argv[16 + CAL_MAX_EXTRA];
+    int a = 0;
+    argv[a++] = r->simserver;
+    argv[a++] = "--host";
+    argv[a++] = "127.0.0.1";
+    argv[a++] = "--port";
+    argv[a++] = "0";
+    argv[a++] = "--inter-token-latency";
+    argv[a++] = itl;
+    argv[a++] = "--inter-token-latency-std-dev";
+    argv[a++] = itl_sd;
+    for (int i = 0; i < r->o.n_sim_args; i++)
+        argv[a++] = (char *)r->o.sim_args[i];
+    argv[a] = NULL;
+    int rc = cal_proc_spawn(argv, log, &r->sim_pid);
+    if (rc) {
+        fprintf(stderr, "calibrate: cannot start %s: %s\n", r->simserver, strerror(-rc));
+        return -1;
+    }
+    r->port = cal_proc_wait_listening(r->sim_pid, log, SIM_START_TIMEOUT_NS);
+    if (r->port < 0) {
+        fprintf(stderr,
+                "calibrate: simserver did not report 'listening http://127.0.0.1:PORT' "
+                "(%s); see %s\n",
+                r->port == -ECHILD ? "it exited" : strerror(-r->port), log);
+        cal_proc_stop(r->sim_pid, 2000000000LL);
+        r->sim_pid = 0;
+        return -1;
+    }
+    progress(r, "calibrate: simserver on 127.0.0.1:%d (inter-token latency %s +- %s)\n", r->port,
+             itl, itl_sd);
+    return 0;
+}
+
+/* One loadgen run. Returns 0 with *s filled, or -1 (the reason printed). */
+static int run_step(cal_run *r, int k, int index, double rate, cal_step *s)
+{
+    char url[64], kbuf[16], rbuf[32], dbuf[32], seed[32], in_len[16], out_len[16], cost[48];
+    char fname[64], json_path[1200], log_path[1200];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d", r->port);
+    snprintf(kbuf, sizeof kbuf, "%d", k);
+    snprintf(rbuf, sizeof rbuf, "%.3f", rate);
+    int64_t step_ns = cal_opts_step_ns(&r->o);
+    snprintf(dbuf, sizeof dbuf, "%lldms", (long long)(step_ns / 1000000));
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)(r->o.seed + (uint64_t)index));
+    snprintf(in_len, sizeof in_len, "%d", r->o.input_len);
+    snprintf(out_len, sizeof out_len, "%d", r->o.output_len);
+    snprintf(cost, sizeof cost, "%s:%g", r->o.cost_kind, r->o.cost_us);
+    snprintf(fname, sizeof fname, "k%d_s%02d.json", k, index);
+    snprintf(json_path, sizeof json_path, "%s/%s", r->steps_dir, fname);
+    snprintf(log_path, sizeof log_path, "%s/k%d_s%02d.log", r->steps_dir, k, index);
+    unlink(json_path);
+    char *argv[48];
+    int a = 0;
+    argv[a++] = r->loadgen;
+    argv[a++] = "--base-url";
+    argv[a++] = url;
+    argv[a++] = "--endpoint";
+    argv[a++] = "/v1/completions";
+    argv[a++] = "--model";
+    argv[a++] = "sim-model";
+    argv[a++] = "--num-workers";
+    argv[a++] = kbuf;
+    argv[a++] = "--request-rate";
+    argv[a++] = rbuf;
+    argv[a++] = "--duration";
+    argv[a++] = dbuf;
+    argv[a++] = "--seed";
+    argv[a++] = seed;
+    argv[a++] = "--random-input-len";
+    argv[a++] = in_len;
+    argv[a++] = "--random-output-len";
+    argv[a++] = out_len;
+    if (r->o.self_test) {
+        argv[a++] = "--client-cost";
+        argv[a++] = cost;
+    }
+    argv[a++] = "--save-result";
+    argv[a++] = "--result-dir";
+    argv[a++] = r->steps_dir;
+    argv[a++] = "--result-filename";
+    argv[a++] = fname;
+    argv[a++] = "--quiet";
+    argv[a] = NULL;
+
+    pid_t pid;
+    int rc = cal_proc_spawn(argv, log_path, &pid);
+    if (rc) {
+        fprintf(stderr, "calibrate: cannot start %s: %s\n", r->loadgen, strerror(-rc));
+        return -1;
+    }
+    /* the run, its drain, and start-up, with room to spare */
+    int status = cal_proc_wait(pid, step_ns + 60000000000LL);
+    if (status != 0) {
+        if (status == -EINTR) return -1;
+        fprintf(stderr, "calibrate: k=%d step %d at %.1f/s: loadgen %s %d; see %s\n", k, index,
+                rate, status == -ETIMEDOUT ? "timed out" : "exited with", status < 0 ? 0 : status,
+                log_path);
+        return -1;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    rc = rb_read_file(json_path, 64 << 20, &text, &len);
+    if (rc) {
+        fprintf(stderr, "calibrate: k=%d step %d: cannot read %s: %s\n", k, index, json_path,
+                strerror(-rc));
+        return -1;
+    }
+    char err[256];
+    s->workers = k;
+    rc = cal_step_parse(text, len, s, err, sizeof err);
+    free(text);
+    if (rc) {
+        fprintf(stderr, "calibrate: k=%d step %d: %s: %s\n", k, index, json_path, err);
+        return -1;
+    }
+    s->workers = k;
+    if (!isfinite(s->request_rate)) s->request_rate = rate;
+    return 0;
+}
+
+/* The sweep of one worker count. Returns the number of steps made. */
+static int sweep_k(cal_run *r, int k)
+{
+    int first = r->n_steps, made = 0;
+    for (;;) {
+        if (cal_proc_interrupted() || r->n_steps >= MAX_STEPS) break;
+        double rate = cal_sweep_next_rate(&r->sweep, &r->steps[first], made, r->o.start_rate * k);
+        if (!(rate > 0)) break;
+        cal_step *s = &r->steps[r->n_steps];
+        cal_step_clear(s);
+        if (run_step(r, k, made + 1, rate, s) != 0) break;
+        s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
+        r->n_steps++;
+        made++;
+        progress(r,
+                 "calibrate: k=%d step %2d: offered %8.1f/s achieved %8.1f/s rho %.2f "
+                 "busy/event %6.1f us delay %7.1f us lag p99 %.2f ms%s%s\n",
+                 k, made, s->request_rate, s->achieved_rate, s->rho_mean, s->service_per_event_us,
+                 s->overhead_mean_us, s->lag_p99_ms, s->saturated ? "  saturated: " : "",
+                 s->saturated ? s->why : "");
+    }
+    return made;
+}
+
+static void iso_now(char *out, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int write_text(const char *path, const char *text)
+{
+    int rc = rb_write_file_atomic(path, text, strlen(text));
+    if (rc) fprintf(stderr, "calibrate: cannot write %s: %s\n", path, strerror(-rc));
+    return rc;
+}
+
+/* gnuplot from PATH, or "" */
+static void find_in_path(const char *name, char *out, size_t n)
+{
+    out[0] = '\0';
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon ? (size_t)(colon - path) : strlen(path);
+        if (len > 0 && (size_t)snprintf(out, n, "%.*s/%s", (int)len, path, name) < n &&
+            access(out, X_OK) == 0)
+            return;
+        out[0] = '\0';
+        path += len + (colon ? 1 : 0);
+    }
+}
+
+static void write_plot(cal_run *r)
+{
+    char dat[1200], gp[1200];
+    snprintf(dat, sizeof dat, "%s/calibration.dat", r->o.out_dir);
+    snprintf(gp, sizeof gp, "%s/calibration.gp", r->o.out_dir);
+    rb_afile f;
+    if (rb_afile_open(&f, dat) == 0) {
+        cal_plot_write_dat(f.fp, r->steps, r->n_steps, r->pk, r->npk);
+        if (rb_afile_commit(&f)) fprintf(stderr, "calibrate: cannot write %s\n", dat);
+    }
+    if (rb_afile_open(&f, gp) == 0) {
+        cal_plot_write_gp(f.fp, "calibration.dat", "calibration.png", r->pk, r->npk,
+                          r->o.budget_us);
+        if (rb_afile_commit(&f)) fprintf(stderr, "calibrate: cannot write %s\n", gp);
+    }
+    if (!r->o.plot) return;
+    char gnuplot[1024];
+    find_in_path("gnuplot", gnuplot, sizeof gnuplot);
+    if (!gnuplot[0]) {
+        progress(r, "calibrate: gnuplot not found; %s is ready for it\n", gp);
+        return;
+    }
+    char cd[1200], log[1200];
+    snprintf(cd, sizeof cd, "cd '%s'", r->o.out_dir);
+    snprintf(log, sizeof log, "%s/gnuplot.log", r->o.out_dir);
+    char *argv[] = {gnuplot, "-e", cd, "calibration.gp", NULL};
+    pid_t pid;
+    if (cal_proc_spawn(argv, log, &pid) == 0) {
+        int st = cal_proc_wait(pid, 30000000000LL);
+        if (st != 0) fprintf(stderr, "calibrate: gnuplot failed (%d); see %s\n", st, log);
+    }
+}
+
+static void print_summary(const cal_run *r, const cal_cert_info *info)
+{
+    printf("\nrhobench calibrate: %s, %d cores online, %s\n", info->host.cpu_model,
+           info->host.cores_online, info->host.kernel);
+    printf("model %s, budget %.0f us of client queueing delay, %s mode%s\n", info->model,
+           r->o.budget_us, cal_mode_name(r->o.mode), r->o.self_test ? ", self-test" : "");
+    printf("\nmeasured steps (delay = client receive time - server stamp, mean per token)\n");
+    printf("%3s %10s %10s %5s %9s %10s %10s %10s %9s %8s  %s\n", "k", "offered/s", "achieved/s",
+           "rho", "events/s", "busy/ev us", "delay us", "PK fit us", "lag p99ms", "arrive p",
+           "note");
+    for (int i = 0; i < r->n_steps; i++) {
+        const cal_step *s = &r->steps[i];
+        printf("%3d %10.1f %10.1f %5.2f %9.0f %10.1f %10.1f %10.1f %9.3f %8.3f  %s\n", s->workers,
+               s->request_rate, s->achieved_rate, s->rho_mean, s->event_rate_per_worker,
+               s->service_per_event_us, s->overhead_mean_us, s->fit_pred_us, s->lag_p99_ms,
+               s->arrival_p_value, s->saturated ? s->why : (s->used_in_fit ? "fit" : ""));
+    }
+    printf("\ncertificate (per worker count; rates in requests/s; E[S] per SSE event)\n");
+    printf("%3s %-7s %5s %-22s %-26s %-22s %6s %8s %12s %12s\n", "k", "method", "steps",
+           "E[S] us [95% CI]", "E[S^2] us^2 [95% CI]", "transport us [95% CI]", "R^2", "safe rho",
+           "safe/worker", "safe total");
+    for (int j = 0; j < r->npk; j++) {
+        const cal_per_k *p = &r->pk[j];
+        char es[64], es2[64], c[64];
+        snprintf(es, sizeof es, "%.1f [%.1f, %.1f]", p->mean_service_us, p->mean_service_us_ci[0],
+                 p->mean_service_us_ci[1]);
+        snprintf(es2, sizeof es2, "%.0f [%.0f, %.0f]", p->second_moment_us2,
+                 p->second_moment_us2_ci[0], p->second_moment_us2_ci[1]);
+        snprintf(c, sizeof c, "%.1f [%.1f, %.1f]", p->transport_us, p->transport_us_ci[0],
+                 p->transport_us_ci[1]);
+        printf("%3d %-7s %2d/%-2d %-22s %-26s %-22s %6.3f %8.3f %12.1f %12.1f%s\n", p->workers,
+               p->method, p->n_fit, p->n_steps, es, es2, c, p->r2, p->safe_rho,
+               p->safe_rate_per_worker, p->safe_total_rate,
+               p->safe_total_rate > p->max_measured_rate ? "  (extrapolated)" : "");
+    }
+}
+
+static int self_test(const cal_run *r)
+{
+    cal_check checks[128];
+    int n = 0;
+    int fails = cal_selftest_eval(r->steps, r->n_steps, r->pk, r->npk, r->o.cost_us, 0.10, 0.20,
+                                  0.2, 0.85, checks, 128, &n);
+    printf("\nself-test: injected client cost %s:%g us per SSE event\n", r->o.cost_kind,
+           r->o.cost_us);
+    printf("%-52s %10s %10s %7s %6s  %s\n", "check", "measured", "expected", "error", "tol",
+           "result");
+    for (int i = 0; i < n; i++) {
+        const cal_check *c = &checks[i];
+        printf("%-52s %10.1f %10.1f %6.1f%% %5.0f%%  %s\n", c->name, c->measured, c->expected,
+               100.0 * c->rel_err, 100.0 * c->tol, c->pass ? "PASS" : "FAIL");
+    }
+    printf("self-test: %s (%d of %d checks failed)\n", fails ? "FAIL" : "PASS", fails, n);
+    return fails ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    static cal_run run; /* large: steps */
+    cal_run *r = &run;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    cal_opts_defaults(&r->o, (int)cpus);
+    char err[512];
+    int rc = cal_opts_parse(&r->o, argc - 1, argv + 1, err, sizeof err);
+    if (rc == 1) {
+        fputs(cal_usage(), stdout);
+        return 0;
+    }
+    if (rc == 2) {
+        printf("calibrate (rhobench) %s\n", RHOBENCH_VERSION);
+        return 0;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "calibrate: %s\n", err);
+        return 2;
+    }
+    if ((rc = resolve_binary(r->o.simserver, "../simserver/simserver", "--simserver", r->simserver,
+                             sizeof r->simserver)) ||
+        (rc = resolve_binary(r->o.loadgen, "../loadgen/loadgen", "--loadgen", r->loadgen,
+                             sizeof r->loadgen)))
+        return rc;
+    snprintf(r->steps_dir, sizeof r->steps_dir, "%.1000s/steps", r->o.out_dir);
+    if ((rc = rb_dir_check_writable(r->steps_dir)) != 0) {
+        fprintf(stderr, "calibrate: --out-dir: cannot write in '%s': %s\n", r->o.out_dir,
+                strerror(-rc));
+        return 2;
+    }
+    if (r->o.out[0])
+        snprintf(r->cert_path, sizeof r->cert_path, "%.1090s", r->o.out);
+    else
+        snprintf(r->cert_path, sizeof r->cert_path, "%.1000s/%s", r->o.out_dir,
+                 r->o.self_test ? "selftest-certificate.json" : "certificate.json");
+    cal_sweep_defaults(&r->sweep, (int)r->o.mode);
+    r->sweep.lag_bound_ms = r->o.lag_bound_ms;
+    r->sweep.max_rate = r->o.max_rate;
+    if (r->o.max_steps) r->sweep.max_steps = r->o.max_steps;
+
+    cal_proc_install();
+    int64_t t0 = rb_now_ns();
+    if (start_simserver(r) != 0) return 1;
+    for (int i = 0; i < r->o.n_workers && !cal_proc_interrupted(); i++)
+        sweep_k(r, r->o.workers[i]);
+    cal_proc_stop(r->sim_pid, 3000000000LL);
+    r->sim_pid = 0;
+    if (cal_proc_interrupted()) {
+        fprintf(stderr, "calibrate: interrupted by signal %d; no certificate written\n",
+                cal_proc_interrupted());
+        return 1;
+    }
+
+    mdl_fit_model model = r->o.kingman ? MDL_FIT_KINGMAN_CA0 : MDL_FIT_PK;
+    int missing = 0;
+    for (int i = 0; i < r->o.n_workers; i++) {
+        cal_per_k *p = &r->pk[r->npk++];
+        if (cal_fit_per_k(r->steps, r->n_steps, r->o.workers[i], r->o.budget_us, model, p) != 0 ||
+            !isfinite(p->safe_total_rate)) {
+            fprintf(stderr, "calibrate: k=%d: no usable step, nothing to certify\n",
+                    r->o.workers[i]);
+            missing++;
+        }
+    }
+
+    cal_cert_info info;
+    memset(&info, 0, sizeof info);
+    iso_now(info.created, sizeof info.created);
+    rb_host_read(&info.host);
+    snprintf(info.version_rhobench, sizeof info.version_rhobench, "%s", RHOBENCH_VERSION);
+    snprintf(info.version_libcurl, sizeof info.version_libcurl, "%s",
+             curl_version_info(CURLVERSION_NOW)->version);
+    snprintf(info.version_libuv, sizeof info.version_libuv, "%s", uv_version_string());
+    info.budget_us = r->o.budget_us;
+    snprintf(info.model, sizeof info.model, "%s", mdl_fit_model_name(model));
+    snprintf(info.mode, sizeof info.mode, "%s", cal_mode_name(r->o.mode));
+    info.self_test = r->o.self_test;
+    if (r->o.self_test)
+        snprintf(info.client_cost, sizeof info.client_cost, "%.7s:%g", r->o.cost_kind,
+                 r->o.cost_us);
+    info.server_itl_us = (double)r->o.itl_ns / 1000.0;
+    info.input_len = r->o.input_len;
+    info.output_len = r->o.output_len;
+    info.step_duration_s = (double)cal_opts_step_ns(&r->o) / 1e9;
+
+    char *text = cal_cert_to_json(&info, r->pk, r->npk, r->steps, r->n_steps);
+    int failed = !text || write_text(r->cert_path, text) != 0;
+    free(text);
+    write_plot(r);
+    print_summary(r, &info);
+    printf("\ncertificate: %s\nplot: %s/calibration.png (data %s/calibration.dat)\n"
+           "elapsed: %.1f s\n",
+           failed ? "(not written)" : r->cert_path, r->o.out_dir, r->o.out_dir,
+           (double)(rb_now_ns() - t0) / 1e9);
+    int st = 0;
+    if (r->o.self_test) st = self_test(r);
+    fflush(stdout);
+    return failed || missing || st ? 1 : 0;
+}

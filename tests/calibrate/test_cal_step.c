@@ -1,0 +1,109 @@
+/* Unit tests of cal_step: reading a loadgen result and the per-event figures
+ * derived from it (values worked out by hand below). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "cal_step.h"
+
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * (1.0 + fabs((double)(b))))
+
+/* Two workers: 1000 callbacks of mean 100 us and 3000 of mean 20 us; 1000 and
+ * 3000 events; 200 completed requests. Busy 100000 + 60000 us over 4000 events
+ * = 40 us per event; callback-weighted E[S] also 40 us; E[S^2] (1000*12000 +
+ * 3000*500) / 4000 = 3375 us^2; events per request 20. */
+static const char *two_workers =
+    "{\"request_rate\": 100, \"achieved_rate\": 99.5, \"completed\": 200, \"failed\": 1,"
+    " \"duration\": 2.0, \"median_schedule_lag_ms\": 0.05, \"p99_schedule_lag_ms\": 0.4,"
+    " \"client_bias\": {\"workers\": ["
+    "   {\"rho\": 0.2, \"callbacks\": 1000, \"callback_rate_per_s\": 500,"
+    "    \"mean_service_us\": 100, \"second_moment_us2\": 12000, \"events\": 1000,"
+    "    \"event_rate_per_s\": 500},"
+    "   {\"rho\": 0.4, \"callbacks\": 3000, \"callback_rate_per_s\": 1500,"
+    "    \"mean_service_us\": 20, \"second_moment_us2\": 500, \"events\": 3000,"
+    "    \"event_rate_per_s\": 1500}],"
+    "  \"overhead_per_token_us\": {\"mean\": 61.5, \"median\": 50, \"p99\": 300},"
+    "  \"predicted_wq_us\": 12.5, \"arrival_test\": {\"p_value\": 0.31},"
+    "  \"verdict\": \"OK\", \"reason\": \"fine\"}, \"extra\": [1, 2]}";
+
+static void test_parse_and_derive(void **state)
+{
+    (void)state;
+    cal_step s;
+    char err[256];
+    s.workers = 2;
+    assert_int_equal(cal_step_parse(two_workers, strlen(two_workers), &s, err, sizeof err), 0);
+    assert_int_equal(s.workers, 2);
+    NEAR(s.request_rate, 100);
+    NEAR(s.achieved_rate, 99.5);
+    assert_int_equal(s.completed, 200);
+    assert_int_equal(s.failed, 1);
+    NEAR(s.lag_p99_ms, 0.4);
+    assert_int_equal(s.n_meas, 2);
+    NEAR(s.rho_mean, 0.3);
+    NEAR(s.rho_max, 0.4);
+    NEAR(s.event_rate_per_worker, 1000);
+    NEAR(s.service_per_event_us, 40);
+    NEAR(s.mean_service_us, 40);
+    NEAR(s.second_moment_us2, 3375);
+    NEAR(s.events_per_request, 20);
+    NEAR(s.overhead_mean_us, 61.5);
+    NEAR(s.overhead_p99_us, 300);
+    NEAR(s.predicted_wq_us, 12.5);
+    NEAR(s.arrival_p_value, 0.31);
+    assert_string_equal(s.verdict, "OK");
+    assert_false(s.saturated);
+    assert_true(isnan(s.fit_pred_us));
+}
+
+static void test_errors_name_the_key(void **state)
+{
+    (void)state;
+    cal_step s;
+    char err[256];
+    assert_int_equal(cal_step_parse("[1]", 3, &s, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "not a JSON object"));
+    const char *no_rate = "{\"completed\": 3, \"client_bias\": {\"workers\": []}}";
+    assert_int_equal(cal_step_parse(no_rate, strlen(no_rate), &s, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "achieved_rate"));
+    const char *no_workers = "{\"achieved_rate\": 3, \"completed\": 3, \"client_bias\": {}}";
+    assert_int_equal(cal_step_parse(no_workers, strlen(no_workers), &s, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "client_bias.workers"));
+    const char *bad_worker = "{\"achieved_rate\": 3, \"completed\": 3, \"client_bias\": "
+                             "{\"workers\": [{\"rho\": \"high\"}]}}";
+    assert_int_equal(cal_step_parse(bad_worker, strlen(bad_worker), &s, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "workers[0]"));
+}
+
+/* Absent optional figures read as not measured; nothing completed gives no
+ * events per request. */
+static void test_optional_figures(void **state)
+{
+    (void)state;
+    const char *j = "{\"achieved_rate\": 0, \"completed\": 0, \"client_bias\": {\"workers\": "
+                    "[{\"rho\": 0, \"callbacks\": 0, \"mean_service_us\": 0, \"events\": 0,"
+                    " \"event_rate_per_s\": 0}]}}";
+    cal_step s;
+    char err[256];
+    assert_int_equal(cal_step_parse(j, strlen(j), &s, err, sizeof err), 0);
+    assert_true(isnan(s.overhead_mean_us));
+    assert_true(isnan(s.arrival_p_value));
+    assert_true(isnan(s.events_per_request));
+    assert_true(isnan(s.service_per_event_us));
+    assert_true(isnan(s.request_rate));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_and_derive),
+        cmocka_unit_test(test_errors_name_the_key),
+        cmocka_unit_test(test_optional_figures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,137 @@
+/* Unit tests of cal_sweep: the saturation rule at its boundaries and the
+ * next-rate rule (targets, clamps, stops), with rates worked out by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "cal_sweep.h"
+
+static cal_step step(double offered, double achieved, double rho)
+{
+    cal_step s;
+    cal_step_clear(&s);
+    s.workers = 1;
+    s.request_rate = offered;
+    s.achieved_rate = achieved;
+    s.rho_mean = rho;
+    s.completed = 1000;
+    s.lag_p99_ms = 0.1;
+    return s;
+}
+
+#define NEAR(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * (1.0 + fabs((double)(b))))
+
+static void test_saturation_rule(void **state)
+{
+    (void)state;
+    cal_sweep_cfg c;
+    cal_sweep_defaults(&c, 1);
+    char why[160];
+    cal_step s = step(1000, 950, 0.5);
+    assert_false(cal_sweep_saturated(&c, &s, why, sizeof why));
+    s.achieved_rate = 949.9;
+    assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
+    assert_non_null(strstr(why, "achieved 949.9/s < 95% of 1000.0/s"));
+    s = step(1000, 1000, 0.5);
+    s.lag_p99_ms = 1.0;
+    assert_false(cal_sweep_saturated(&c, &s, why, sizeof why));
+    s.lag_p99_ms = 1.01;
+    assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
+    assert_non_null(strstr(why, "lag p99 1.01 ms > 1.00 ms"));
+    s = step(1000, 1000, 0.5);
+    s.failed = 10; /* 10 of 1010: under 1% */
+    assert_false(cal_sweep_saturated(&c, &s, why, sizeof why));
+    s.failed = 11;
+    assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
+    s = step(1000, 1000, 0.5);
+    s.completed = 0;
+    assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
+    s = step(1000, NAN, 0.5); /* not measured counts as not achieved */
+    assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
+}
+
+static void test_next_rate(void **state)
+{
+    (void)state;
+    cal_sweep_cfg c;
+    cal_sweep_defaults(&c, 1); /* targets 0.1, 0.25, 0.4, 0.55, ... growth [1.05, 2.5] */
+    cal_step s[4];
+    NEAR(cal_sweep_next_rate(&c, s, 0, 20), 20);
+    /* rho 0.1 at 100/s: 1 ms busy per request; target 0.25 -> 250/s (growth 2.5) */
+    s[0] = step(100, 100, 0.1);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 250);
+    /* rho 0.2 at 100/s: target 0.25 -> 125/s */
+    s[0] = step(100, 100, 0.2);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 125);
+    /* a tiny rho: the geometric ceiling */
+    s[0] = step(100, 100, 0.001);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 250);
+    /* rho 0.5 at 100/s: target 0.55 (> 0.53) -> 110/s */
+    s[0] = step(100, 100, 0.5);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 110);
+    /* rho 0.54: 0.55 is within 0.03, so 0.65 -> 120.37/s */
+    s[0] = step(100, 100, 0.54);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 100 * 0.65 / 0.54);
+    /* two workers: busy per request = rho k / achieved */
+    s[0] = step(200, 200, 0.1);
+    s[0].workers = 2;
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 500);
+    /* rho 0.8: 0.82 is within 0.03, so 0.88 -> 110/s */
+    s[0] = step(100, 100, 0.8);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 110);
+    /* the floor of growth: 1.1 wanted, 1.2 the least */
+    c.min_growth = 1.2;
+    s[0] = step(100, 100, 0.5);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 120);
+}
+
+static void test_stops(void **state)
+{
+    (void)state;
+    cal_sweep_cfg c;
+    cal_sweep_defaults(&c, 1);
+    cal_step s[32];
+    s[0] = step(100, 100, 0.93); /* stop_rho */
+    assert_true(cal_sweep_next_rate(&c, s, 1, 20) == 0);
+    s[0] = step(100, 100, 0.91); /* no target above 0.94 */
+    assert_true(cal_sweep_next_rate(&c, s, 1, 20) == 0);
+    s[0] = step(100, 90, 0.3); /* saturated */
+    assert_true(cal_sweep_next_rate(&c, s, 1, 20) == 0);
+    for (int i = 0; i < c.max_steps; i++)
+        s[i] = step(100, 100, 0.1);
+    assert_true(cal_sweep_next_rate(&c, s, c.max_steps, 20) == 0);
+    /* the rate cap: clamped once, then over */
+    c.max_rate = 150;
+    s[0] = step(100, 100, 0.1);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 150);
+    s[1] = step(150, 150, 0.15);
+    assert_true(cal_sweep_next_rate(&c, s, 2, 20) == 0);
+    NEAR(cal_sweep_next_rate(&c, s, 0, 1000), 150);
+}
+
+static void test_modes(void **state)
+{
+    (void)state;
+    cal_sweep_cfg q, d, t;
+    cal_sweep_defaults(&q, 0);
+    cal_sweep_defaults(&d, 1);
+    cal_sweep_defaults(&t, 2);
+    assert_true(q.n_targets < d.n_targets && d.n_targets < t.n_targets);
+    for (int i = 1; i < t.n_targets; i++)
+        assert_true(t.rho_targets[i] > t.rho_targets[i - 1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_saturation_rule),
+        cmocka_unit_test(test_next_rate),
+        cmocka_unit_test(test_stops),
+        cmocka_unit_test(test_modes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
