@@ -43,6 +43,7 @@ typedef struct lg_req {
     lg_truth truth;
     int has_truth;
     int done_seen, malformed, error_event;
+    int attempts;             /* times curl was about to send this request */
     int32_t ds_input_tokens;
     char *resp;               /* non-streamed body */
     size_t resp_len, resp_cap;
@@ -256,6 +257,17 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
+/* curl silently re-sends a request whose reused connection died before any
+ * response byte. That would hide the server's fault and send it a request
+ * the schedule never asked for, so the second attempt is refused (and the
+ * request counted as a reset). */
+static int on_prereq(void *clientp, char *conn_primary_ip, char *conn_local_ip,
+                     int conn_primary_port, int conn_local_port)
+{
+    lg_req *r = clientp;
+    return ++r->attempts > 1 ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
+}
+
 /* ---- request objects -------------------------------------------------- */
 
 static lg_req *req_new(lg_worker *w)
@@ -289,6 +301,8 @@ static lg_req *req_new(lg_worker *w)
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, r);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
@@ -316,6 +330,7 @@ static lg_req *req_get(lg_worker *w)
     r->stamp_ns = 0;
     r->has_truth = 0;
     r->done_seen = r->malformed = r->error_event = 0;
+    r->attempts = 0;
     r->resp_len = 0;
     return r;
 }
@@ -333,6 +348,7 @@ static void req_put(lg_worker *w, lg_req *r)
 
 static lg_class classify(lg_req *r, CURLcode res, long http, int stream)
 {
+    if (r->attempts > 1) return LG_FAIL_RESET;
     switch (res) {
     case CURLE_OK:
         if (http < 200 || http >= 300) return LG_FAIL_HTTP;
