@@ -472,10 +472,11 @@ static int field_is(field f, const char *name)
     return f.n == strlen(name) && strncasecmp(f.s, name, f.n) == 0;
 }
 
-/* Copies a field into a NUL-terminated buffer; 0 if it does not fit. */
+/* Copies a field into a NUL-terminated buffer; 0 if it does not fit or
+ * holds a NUL byte (which would hide the rest from the number parsers). */
 static int field_str(field f, char *buf, size_t cap)
 {
-    if (f.n + 1 > cap)
+    if (f.n + 1 > cap || memchr(f.s, '\0', f.n))
         return 0;
     memcpy(buf, f.s, f.n);
     buf[f.n] = '\0';
@@ -569,8 +570,12 @@ static int parse_count(field f, int32_t *v)
 
 typedef struct trace_item {
     lg_trace_row row;
-    size_t order;
+    size_t order, line;
 } trace_item;
+
+/* A trace longer than this is a mistake (mixed units, a bad date), not a
+ * workload: 10 years. */
+#define LG_TRACE_MAX_SPAN_NS (10 * 366 * 86400 * (int64_t)1000000000)
 
 static int by_time(const void *a, const void *b)
 {
@@ -626,7 +631,7 @@ static int trace_parse(const char *what, const char *csv, size_t len, lg_trace_r
             rc = -EINVAL;
             goto done;
         }
-        trace_item it = {.order = n};
+        trace_item it = {.order = n, .line = line};
         int bad = !parse_timestamp(f[col[COL_T]], &it.row.t_ns)                ? COL_T
                   : !parse_count(f[col[COL_IN]], &it.row.input_tokens)         ? COL_IN
                   : !parse_count(f[col[COL_OUT]], &it.row.output_tokens)       ? COL_OUT
@@ -666,6 +671,12 @@ static int trace_parse(const char *what, const char *csv, size_t len, lg_trace_r
         goto done;
     }
     qsort(items, n, sizeof *items, by_time);
+    if (items[n - 1].row.t_ns - items[0].row.t_ns > LG_TRACE_MAX_SPAN_NS) {
+        set_err(err, errlen, "%s: line %zu: %s: more than 10 years after the earliest row (line %zu)",
+                what, items[n - 1].line, COL_NAMES[COL_T], items[0].line);
+        rc = -EINVAL;
+        goto done;
+    }
     lg_trace_row *rows = malloc(n * sizeof *rows);
     if (!rows) {
         set_err(err, errlen, "%s: out of memory", what);

@@ -87,6 +87,12 @@ static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
                         i, (long long)r->t_ns);
                 return -1;
             }
+            double speedup = sp->trace_speedup > 0 ? sp->trace_speedup : 1;
+            if (!((double)r->t_ns / speedup < LG_SCHED_MAX_T_NS)) {
+                set_err(err, errlen, "trace[%zu].t: %lld ns at speedup %g is beyond the schedule's range",
+                        i, (long long)r->t_ns, speedup);
+                return -1;
+            }
             if (r->input_tokens < 0 || r->output_tokens < 0) {
                 set_err(err, errlen, "trace[%zu]: token counts must be >= 0, got %d and %d", i,
                         (int)r->input_tokens, (int)r->output_tokens);

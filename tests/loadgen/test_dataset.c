@@ -400,6 +400,15 @@ static void trace_errors_name_line_and_field(void **state)
     expect_trace_error(csv, "got ''");
     snprintf(csv, sizeof csv, "%s1,2\n", h);
     expect_trace_error(csv, "line 2: 2 fields, but the header has 3");
+    snprintf(csv, sizeof csv, "%s2023-01-01 00:00:00,1,1\n\n0,1,1\n", h);
+    expect_trace_error(csv, "trace: line 2: TIMESTAMP: more than 10 years after the earliest row (line 4)");
+    /* A NUL byte must not hide the rest of a field (found by fuzz_dataset). */
+    static const char nul[] = "TIMESTAMP,ContextTokens,GeneratedTokens\n\0\0003,1,1\n";
+    lg_trace_row *rows;
+    size_t n;
+    char err[256] = "";
+    assert_int_equal(lg_trace_parse(nul, sizeof nul - 1, &rows, &n, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "line 2: TIMESTAMP"));
 }
 
 int main(void)

@@ -330,6 +330,9 @@ static void validation_names_the_field(void **state)
     tr.n_trace = 0;
     tr.trace_speedup = 1;
     expect_error(&tr, "trace: has no rows");
+    const lg_trace_row far[2] = {{0, 1, 1}, {INT64_MAX / 2, 1, 1}};
+    tr = (lg_sched_spec){.trace = far, .n_trace = 2, .trace_speedup = 0.5};
+    expect_error(&tr, "trace[1].t: 4611686018427387903 ns at speedup 0.5 is beyond");
 }
 
 int main(void)

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer harness (tests/fuzz/fuzz_*.c) for a while and says
+# whether any input crashed one. Builds first with `scripts/setup.sh --fuzz`.
+#   scripts/fuzz.sh [SECONDS_PER_HARNESS (default 60)] [HARNESS...]
+# Each harness runs over a temporary copy of its seeds (tests/fuzz/corpus/
+# <harness>/ is never written to); crash inputs are kept under
+# build-fuzz/fuzz-artifacts/<harness>/. Exit 0 if nothing crashed, 1 if
+# something did, 2 on bad usage or a failed build.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+secs=${1:-60}
+case "$secs" in ''|*[!0-9]*) echo "fuzz.sh: SECONDS_PER_HARNESS must be a whole number, got '$secs'" >&2; exit 2 ;; esac
+[ "$secs" -ge 1 ] || { echo "fuzz.sh: SECONDS_PER_HARNESS must be >= 1" >&2; exit 2; }
+shift || true
+
+build=$("$here/scripts/setup.sh" --fuzz | tail -n 1) || { echo "fuzz.sh: the build failed" >&2; exit 2; }
+if [ $# -gt 0 ]; then
+  harnesses=("$@")
+else
+  harnesses=()
+  for src in "$here"/tests/fuzz/fuzz_*.c; do harnesses+=("$(basename "$src" .c)"); done
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/rhobench-fuzz.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+artifacts="$build/fuzz-artifacts"
+mkdir -p "$artifacts"
+
+echo "| harness | seconds | executions | exec/s | corpus (seeds -> end) | crashes |"
+echo "| --- | ---: | ---: | ---: | --- | ---: |"
+failed=0
+crash_files=()
+for h in "${harnesses[@]}"; do
+  bin="$build/tests/fuzz/$h"
+  if [ ! -x "$bin" ]; then
+    echo "| $h | - | - | - | not built | - |"
+    continue
+  fi
+  corpus="$work/$h"
+  mkdir -p "$corpus" "$artifacts/$h"
+  seeds=0
+  if [ -d "$here/tests/fuzz/corpus/$h" ]; then
+    cp "$here/tests/fuzz/corpus/$h"/* "$corpus"/ 2>/dev/null || true
+    seeds=$(find "$corpus" -type f | wc -l)
+  fi
+  stamp="$work/$h.stamp"
+  touch "$stamp"
+  log="$artifacts/$h/last-run.log"
+  rc=0
+  "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+         -artifact_prefix="$artifacts/$h/" "$corpus" >"$log" 2>&1 || rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+  end=$(find "$corpus" -type f | wc -l)
+  mapfile -t found < <(find "$artifacts/$h" -maxdepth 1 -type f \
+                         \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) \
+                         -newer "$stamp")
+  n=${#found[@]}
+  if [ "$rc" -ne 0 ] && [ "$n" -eq 0 ]; then n="failed (exit $rc, see $log)"; failed=1; fi
+  [ "${#found[@]}" -gt 0 ] && { failed=1; crash_files+=("${found[@]}"); }
+  echo "| $h | $secs | ${execs:-?} | ${rate:-?} | $seeds -> $end | $n |"
+done
+
+if [ "$failed" -ne 0 ]; then
+  echo
+  echo "fuzz.sh: crashes found. Reproduce with: <build>/tests/fuzz/<harness> <file>" >&2
+  for f in "${crash_files[@]}"; do echo "  $f" >&2; done
+  exit 1
+fi
