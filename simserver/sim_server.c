@@ -558,6 +558,7 @@ static void stream_pump(conn *c)
         return;
     }
     sim_heap_push(&w->heap, &s->hn);
+    arm_pace(w);
 }
 
 static void on_pace(rb_timer *t)
