@@ -38,7 +38,7 @@ const mdl_hist *lg_stats_hist_c(const lg_stage_stats *s, int id)
 void lg_stats_init(lg_stage_stats *s, int zeroed)
 {
     if (!zeroed) {
-        memset(s, 0, header_bytes());
+        memset(s, 0, lg_stats_block_bytes());
         for (int i = 0; i < LG_N_HISTS; i++)
             mdl_hist_init(lg_stats_hist(s, i), MDL_HIST_LATENCY_HIGHEST_NS, MDL_HIST_LATENCY_SUB_BITS);
         return;

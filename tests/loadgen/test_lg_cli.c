@@ -1,0 +1,196 @@
+/* Tests of lg_cli: every invalid value is refused with a message that names
+ * the flag and the value; defaults, sweeps, modes and config overrides. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lg_cli.h"
+#include "lg_config.h"
+
+static int parse(lg_opts *o, char *err, size_t errlen, ...)
+{
+    char *argv[64];
+    int argc = 0;
+    va_list ap;
+    va_start(ap, errlen);
+    for (char *a; (a = va_arg(ap, char *));) argv[argc++] = a;
+    va_end(ap);
+    lg_opts_defaults(o, 2);
+    int rc = lg_cli_parse(o, argc, argv, err, errlen);
+    if (rc == 0) rc = lg_cli_finish(o, err, errlen);
+    return rc;
+}
+
+static void refuses(const char *flag, const char *value, const char *needle)
+{
+    lg_opts o;
+    char err[512] = "";
+    int rc = parse(&o, err, sizeof err, (char *)flag, (char *)value, (char *)NULL);
+    if (rc != -EINVAL) fail_msg("%s %s: expected -EINVAL, got %d", flag, value, rc);
+    if (!strstr(err, flag)) fail_msg("message '%s' does not name %s", err, flag);
+    if (!strstr(err, needle)) fail_msg("message '%s' does not contain '%s'", err, needle);
+}
+
+static void test_bad_values_name_flag_and_value(void **state)
+{
+    (void)state;
+    refuses("--request-rate", "-5", "-5");
+    refuses("--request-rate", "abc", "abc");
+    refuses("--request-rate", "0", "0");
+    refuses("--burstiness", "0", "0");
+    refuses("--num-prompts", "0", "0");
+    refuses("--num-workers", "x", "x");
+    refuses("--num-workers", "-1", "-1");
+    refuses("--max-connections-per-worker", "0", "0");
+    refuses("--stage", "100", "100");
+    refuses("--stage", "-1:10s", "-1:10s");
+    refuses("--stage", "10:0s", "10:0s");
+    refuses("--sweep", "cubic", "cubic");
+    refuses("--duration", "soon", "soon");
+    refuses("--random-range-ratio", "1.5", "1.5");
+    refuses("--random-len-dist", "zipf", "zipf");
+    refuses("--dataset-name", "imagenet", "imagenet");
+    refuses("--sim-stamps", "maybe", "maybe");
+    refuses("--client-cost", "fixed", "fixed");
+    refuses("--client-cost", "gauss:5", "gauss:5");
+    refuses("--metric-percentiles", "50,101", "50,101");
+    refuses("--percentile-metrics", "ttft,bogus", "ttft,bogus");
+    refuses("--goodput", "latency:5", "latency:5");
+    refuses("--goodput", "ttft:-1", "ttft:-1");
+    refuses("--endpoint", "v1/completions", "v1/completions");
+    refuses("--header", "NoColon", "NoColon");
+    refuses("--result-filename", "a/b.json", "a/b.json");
+    refuses("--base-url", "http://10.1.2.3:8000", "10.1.2.3");
+    refuses("--base-url", "http://example.com", "example.com");
+    refuses("--base-url", "ftp://127.0.0.1", "ftp://");
+}
+
+static void test_unknown_flag_and_missing_value(void **state)
+{
+    (void)state;
+    lg_opts o;
+    char err[512];
+    assert_int_equal(parse(&o, err, sizeof err, "--frobnicate", "1", NULL), -EINVAL);
+    assert_non_null(strstr(err, "--frobnicate"));
+    assert_int_equal(parse(&o, err, sizeof err, "--request-rate", NULL), -EINVAL);
+    assert_non_null(strstr(err, "--request-rate"));
+    assert_int_equal(parse(&o, err, sizeof err, "--help", NULL), 1);
+}
+
+static void test_loopback_rule(void **state)
+{
+    (void)state;
+    assert_true(lg_url_is_loopback("http://127.0.0.1:8000"));
+    assert_true(lg_url_is_loopback("http://127.1.2.3/v1"));
+    assert_true(lg_url_is_loopback("http://localhost:80"));
+    assert_true(lg_url_is_loopback("http://[::1]:8000"));
+    assert_true(lg_url_is_loopback("http://user@127.0.0.1:1"));
+    assert_false(lg_url_is_loopback("http://128.0.0.1:80"));
+    assert_false(lg_url_is_loopback("http://127.0.0.1.example.com/"));
+    assert_false(lg_url_is_loopback("http://192.168.1.1:80"));
+    assert_false(lg_url_is_loopback("127.0.0.1:80"));
+    lg_opts o;
+    char err[512];
+    assert_int_equal(parse(&o, err, sizeof err, "--base-url", "http://10.1.2.3:8000", "--allow-remote", NULL), 0);
+}
+
+static void test_defaults_and_modes(void **state)
+{
+    (void)state;
+    lg_opts o;
+    char err[512];
+    assert_int_equal(parse(&o, err, sizeof err, NULL), 0);
+    assert_int_equal(o.num_workers, 2);
+    assert_true(isinf(o.request_rate));
+    assert_int_equal(o.n_stages, 1);
+    assert_int_equal(o.stages[0].max_requests, 1000);
+    assert_int_equal(o.n_percentiles, 3);
+    /* --duration alone drops the default prompt count */
+    assert_int_equal(parse(&o, err, sizeof err, "--request-rate", "10", "--duration", "2s", NULL), 0);
+    assert_int_equal(o.stages[0].max_requests, 0);
+    assert_int_equal(o.stages[0].duration_ns, 2000000000LL);
+    /* an infinite rate for a duration never ends */
+    assert_int_equal(parse(&o, err, sizeof err, "--duration", "2s", NULL), -EINVAL);
+    assert_non_null(strstr(err, "--duration"));
+    /* closed loop: the cap splits over at most C workers */
+    assert_int_equal(parse(&o, err, sizeof err, "--max-concurrency", "1", "--num-workers", "4", NULL), 0);
+    assert_int_equal(o.num_workers, 1);
+    assert_int_equal(o.max_concurrency, 1);
+    /* --flag=value form, percentiles with a fraction */
+    assert_int_equal(parse(&o, err, sizeof err, "--metric-percentiles=50,99.9", NULL), 0);
+    assert_int_equal(o.n_percentiles, 2);
+    assert_true(o.percentiles[1] == 99.9);
+    /* goodput takes several items */
+    assert_int_equal(parse(&o, err, sizeof err, "--goodput", "ttft:300", "tpot:50", "--seed", "3", NULL), 0);
+    assert_true(o.goodput.enabled);
+    assert_int_equal(o.goodput.slo_ns[LG_M_TTFT], 300000000LL);
+    assert_int_equal(o.goodput.slo_ns[LG_M_TPOT], 50000000LL);
+    assert_int_equal(o.seed, 3);
+}
+
+static void test_sweep_builds_stages(void **state)
+{
+    (void)state;
+    lg_opts o;
+    char err[512];
+    assert_int_equal(parse(&o, err, sizeof err, "--sweep", "geometric", "--sweep-stages", "4",
+                           "--sweep-max-rate", "800", "--stage-duration", "1s", NULL), 0);
+    assert_int_equal(o.n_stages, 4);
+    double want[4] = {100, 200, 400, 800};
+    for (int i = 0; i < 4; i++) {
+        assert_true(fabs(o.stages[i].rate_per_s - want[i]) < 1e-9);
+        assert_int_equal(o.stages[i].duration_ns, 1000000000LL);
+    }
+    assert_int_equal(parse(&o, err, sizeof err, "--sweep", "linear", "--sweep-stages", "4",
+                           "--sweep-max-rate", "800", "--stage-duration", "1s", NULL), 0);
+    assert_true(fabs(o.stages[0].rate_per_s - 200) < 1e-9);
+    assert_true(fabs(o.stages[3].rate_per_s - 800) < 1e-9);
+    assert_int_equal(parse(&o, err, sizeof err, "--sweep", "linear", "--sweep-max-rate", "800", NULL), -EINVAL);
+    assert_non_null(strstr(err, "--stage-duration"));
+    assert_int_equal(parse(&o, err, sizeof err, "--stage", "10:1s", "--request-rate", "5", NULL), -EINVAL);
+    assert_non_null(strstr(err, "--request-rate"));
+}
+
+static void test_config_then_flags_override(void **state)
+{
+    (void)state;
+    const char *json = "{\"load\":{\"type\":\"poisson\",\"stages\":[{\"rate\":10,\"duration\":2}],"
+                       "\"num_workers\":3},\"server\":{\"base_url\":\"http://127.0.0.1:9\","
+                       "\"model_name\":\"m\"}}";
+    lg_args a = {0};
+    char err[512];
+    int rc = lg_config_to_args(json, strlen(json), &a, err, sizeof err);
+    if (rc) fail_msg("config: %s", err);
+    lg_opts o;
+    lg_opts_defaults(&o, 2);
+    assert_int_equal(lg_cli_parse(&o, a.argc, a.argv, err, sizeof err), 0);
+    char *cli[] = {"--num-workers", "1"};
+    assert_int_equal(lg_cli_parse(&o, 2, cli, err, sizeof err), 0);
+    assert_int_equal(lg_cli_finish(&o, err, sizeof err), 0);
+    assert_int_equal(o.num_workers, 1);
+    assert_string_equal(o.model, "m");
+    assert_string_equal(o.base_url, "http://127.0.0.1:9");
+    assert_int_equal(o.n_stages, 1);
+    assert_true(o.stages[0].rate_per_s == 10);
+    lg_args_free(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_values_name_flag_and_value),
+        cmocka_unit_test(test_unknown_flag_and_missing_value),
+        cmocka_unit_test(test_loopback_rule),
+        cmocka_unit_test(test_defaults_and_modes),
+        cmocka_unit_test(test_sweep_builds_stages),
+        cmocka_unit_test(test_config_then_flags_override),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,215 @@
+/* Tests of lg_stats and lg_report: k workers' blocks merged by addition give
+ * exactly one worker's block over the same requests (and the same report);
+ * goodput counts only requests within every SLO. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lg_report.h"
+#include "lg_stats.h"
+
+static uint64_t rng = 88172645463325252ULL;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* A deterministic stream of varied request outcomes. */
+static lg_req_result synth(int i)
+{
+    int64_t t = 1000000000LL + (int64_t)i * 1000000LL;
+    lg_req_result r = {.intended_ns = t, .dispatch_ns = t + (int64_t)(next() % 200000)};
+    r.first_token_ns = r.dispatch_ns + 5000000 + (int64_t)(next() % 30000000);
+    r.output_tokens = 1 + (int64_t)(next() % 64);
+    r.end_ns = r.first_token_ns + r.output_tokens * (int64_t)(1000000 + next() % 4000000);
+    r.input_tokens = 10 + (int64_t)(next() % 100);
+    r.max_itl_ns = 2000000 + (int64_t)(next() % 9000000);
+    switch (next() % 10) {
+    case 0: r.cls = LG_FAIL_HTTP; r.http_status = 429; break;
+    case 1: r.cls = LG_FAIL_MIDSTREAM; break;
+    default: r.cls = LG_OK;
+    }
+    if (i % 3 == 0) {
+        r.has_truth = 1;
+        r.truth_queue_ns = 1000;
+        r.truth_prefill_ns = 200000;
+        r.truth_decode_ns = r.output_tokens * 900000;
+    }
+    return r;
+}
+
+static void record(lg_stage_stats *s, const lg_req_result *r, const lg_goodput *g)
+{
+    lg_stats_record_dispatch(s, r->intended_ns, r->dispatch_ns, 100000);
+    if (r->first_token_ns && r->output_tokens > 1) {
+        int64_t gap = (r->end_ns - r->first_token_ns) / (r->output_tokens - 1);
+        lg_stats_record_itl(s, gap);
+    }
+    lg_stats_record_request(s, r, g);
+}
+
+static void assert_close(double a, double b)
+{
+    if (a == b || fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b))) return;
+    fail_msg("%.17g != %.17g", a, b);
+}
+
+/* Every number of two JSON trees equal (within rounding of float sums). */
+static void assert_json_equal(const cJSON *a, const cJSON *b)
+{
+    assert_int_equal(a->type, b->type);
+    if (cJSON_IsNumber(a)) {
+        assert_close(a->valuedouble, b->valuedouble);
+        return;
+    }
+    if (cJSON_IsString(a)) {
+        assert_string_equal(a->valuestring, b->valuestring);
+        return;
+    }
+    assert_int_equal(cJSON_GetArraySize(a), cJSON_GetArraySize(b));
+    const cJSON *x = a->child, *y = b->child;
+    for (; x && y; x = x->next, y = y->next) {
+        if (x->string) assert_string_equal(x->string, y->string);
+        assert_json_equal(x, y);
+    }
+}
+
+static void test_merge_of_workers_equals_one_worker(void **state)
+{
+    (void)state;
+    lg_goodput g = {.enabled = 1};
+    g.slo_ns[LG_M_TTFT] = 25000000;
+    lg_stage_stats *one = lg_stats_new(), *w[3], *merged = lg_stats_new();
+    for (int k = 0; k < 3; k++) w[k] = lg_stats_new();
+    assert_non_null(one);
+    for (int i = 0; i < 5000; i++) {
+        lg_req_result r = synth(i);
+        record(one, &r, &g);
+        record(w[i % 3], &r, &g); /* round-robin, as the workers split arrivals */
+    }
+    for (int k = 0; k < 3; k++) lg_stats_merge(merged, w[k]);
+    assert_int_equal(merged->dispatched, one->dispatched);
+    assert_int_equal(merged->completed, one->completed);
+    assert_int_equal(merged->failed, one->failed);
+    assert_int_equal(merged->good, one->good);
+    assert_int_equal(merged->fail_http[429], one->fail_http[429]);
+    assert_int_equal(merged->fail_class[LG_FAIL_MIDSTREAM], one->fail_class[LG_FAIL_MIDSTREAM]);
+    assert_int_equal(merged->output_tokens, one->output_tokens);
+    assert_int_equal(merged->lag_over, one->lag_over);
+    assert_int_equal(merged->first_dispatch_ns, one->first_dispatch_ns);
+    assert_int_equal(merged->last_end_ns, one->last_end_ns);
+    assert_true(one->completed > 3000 && one->failed > 500);
+    for (int h = 0; h < LG_N_HISTS; h++) {
+        const mdl_hist *a = lg_stats_hist_c(merged, h), *b = lg_stats_hist_c(one, h);
+        assert_int_equal(a->total, b->total);
+        assert_int_equal(a->min, b->min);
+        assert_int_equal(a->max, b->max);
+        assert_memory_equal(a->counts, b->counts, (size_t)a->n_buckets * sizeof(uint64_t));
+    }
+    lg_opts o;
+    lg_opts_defaults(&o, 1);
+    o.goodput = g;
+    cJSON *ja = cJSON_CreateObject(), *jb = cJSON_CreateObject();
+    lg_report_metrics(ja, merged, &o, 1000000000LL, 0, 1000.0);
+    lg_report_metrics(jb, one, &o, 1000000000LL, 0, 1000.0);
+    assert_json_equal(ja, jb);
+    assert_non_null(cJSON_GetObjectItem(ja, "p99_ttft_ms"));
+    assert_non_null(cJSON_GetObjectItem(ja, "median_ttft_dispatch_ms"));
+    assert_non_null(cJSON_GetObjectItem(ja, "ntpot_breakdown_ms"));
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+    free(one);
+    free(merged);
+    for (int k = 0; k < 3; k++) free(w[k]);
+}
+
+static void test_zeroed_init_equals_full_init(void **state)
+{
+    (void)state;
+    size_t n = lg_stats_block_bytes();
+    lg_stage_stats *a = calloc(1, n), *b = malloc(n);
+    assert_non_null(a);
+    assert_non_null(b);
+    memset(b, 0xAB, n);
+    lg_stats_init(a, 1);
+    lg_stats_init(b, 0);
+    assert_memory_equal(a, b, n);
+    free(a);
+    free(b);
+}
+
+static void test_goodput(void **state)
+{
+    (void)state;
+    lg_goodput g = {0};
+    lg_req_result r = {.intended_ns = 0, .dispatch_ns = 1000000, .first_token_ns = 30000000,
+                       .end_ns = 130000000, .output_tokens = 11, .max_itl_ns = 15000000,
+                       .cls = LG_OK};
+    assert_true(lg_goodput_ok(&g, &r)); /* no SLO: every success is good */
+    r.cls = LG_FAIL_TIMEOUT;
+    assert_false(lg_goodput_ok(&g, &r));
+    r.cls = LG_OK;
+    char err[128];
+    /* TTFT 30 ms (from the intended start), TPOT 10 ms, NTPOT 130/11 ms, ITL max 15 ms */
+    assert_int_equal(lg_goodput_parse_item(&g, "ttft:30", err, sizeof err), 0);
+    assert_true(lg_goodput_ok(&g, &r));
+    assert_int_equal(lg_goodput_parse_item(&g, "ttft:29.9", err, sizeof err), 0);
+    assert_false(lg_goodput_ok(&g, &r));
+    g = (lg_goodput){0};
+    assert_int_equal(lg_goodput_parse_item(&g, "tpot:10", err, sizeof err), 0);
+    assert_true(lg_goodput_ok(&g, &r));
+    assert_int_equal(lg_goodput_parse_item(&g, "tpot:9.99", err, sizeof err), 0);
+    assert_false(lg_goodput_ok(&g, &r));
+    g = (lg_goodput){0};
+    assert_int_equal(lg_goodput_parse_item(&g, "itl:14", err, sizeof err), 0);
+    assert_false(lg_goodput_ok(&g, &r));
+    g = (lg_goodput){0};
+    assert_int_equal(lg_goodput_parse_item(&g, "ntpot:12", err, sizeof err), 0);
+    assert_true(lg_goodput_ok(&g, &r));
+    assert_int_equal(lg_goodput_parse_item(&g, "e2el:129", err, sizeof err), 0);
+    assert_false(lg_goodput_ok(&g, &r));
+    /* counted in the block */
+    lg_stage_stats *s = lg_stats_new();
+    g = (lg_goodput){0};
+    lg_goodput_parse_item(&g, "ttft:30", err, sizeof err);
+    lg_stats_record_dispatch(s, r.intended_ns, r.dispatch_ns, 0);
+    lg_stats_record_request(s, &r, &g);
+    r.first_token_ns = 31000000;
+    lg_stats_record_dispatch(s, r.intended_ns, r.dispatch_ns, 0);
+    lg_stats_record_request(s, &r, &g);
+    assert_int_equal(s->completed, 2);
+    assert_int_equal(s->good, 1);
+    free(s);
+}
+
+static void test_percentile_key_words(void **state)
+{
+    (void)state;
+    char b[32];
+    lg_report_pword(99, b, sizeof b);
+    assert_string_equal(b, "99");
+    lg_report_pword(99.9, b, sizeof b);
+    assert_string_equal(b, "99.9");
+    lg_report_pword(50, b, sizeof b);
+    assert_string_equal(b, "50");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_merge_of_workers_equals_one_worker),
+        cmocka_unit_test(test_zeroed_init_equals_full_init),
+        cmocka_unit_test(test_goodput),
+        cmocka_unit_test(test_percentile_key_words),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
