@@ -23,13 +23,13 @@ typedef struct cal_opts {
     int self_test;
     char cost_kind[8]; /* "fixed" or "exp": the injected client cost */
     double cost_us;
-    int64_t step_ns;   /* 0: the mode's default */
-    int max_steps;     /* 0: the mode's default */
-    double start_rate; /* requests/s per worker at the first step */
-    double max_rate;   /* requests/s, all workers */
-    double lag_bound_ms;
-    int64_t itl_ns;    /* the simulator's inter-token latency */
-    int64_t itl_sd_ns; /* and its jitter */
+    int64_t step_ns;     /* 0: the mode's default */
+    int max_steps;       /* 0: the mode's default */
+    double start_rate;   /* requests/s per worker at the first step */
+    double max_rate;     /* requests/s, all workers */
+    double lag_bound_ms; /* 0: 1 ms, or with --self-test max(1 ms, 25 x the cost) */
+    int64_t itl_ns;      /* the simulator's inter-token latency */
+    int64_t itl_sd_ns;   /* and its jitter */
     int input_len, output_len;
     uint64_t seed;
     char simserver[1024];                /* "" = ../simserver/simserver beside calibrate */

@@ -77,13 +77,12 @@ void cal_plot_write_gp(FILE *f, const char *dat_name, const char *png_name, cons
     fprintf(f, "set xlabel 'offered rate (requests/s, all workers)'\n");
     fprintf(f, "set ylabel 'client delay per token, mean (us)'\n");
     fprintf(f, "set grid\nset key top left\nset logscale y\n");
-    fprintf(f, "set style fill transparent solid 0.12 noborder\n");
     for (int j = 0; j < npk; j++) {
         double safe = pk[j].safe_total_rate;
         if (!(safe > 0) || !isfinite(safe)) continue;
         fprintf(f,
                 "set object %d rect from graph 0, graph 0 to first %.6g, graph 1 "
-                "fc rgb '%s' behind\n",
+                "fc rgb '%s' fs transparent solid 0.10 noborder behind\n",
                 j + 1, safe, colours[j % nc]);
         fprintf(f,
                 "set arrow %d from first %.6g, graph 0 to first %.6g, graph 1 nohead dt 2 "

@@ -12,7 +12,8 @@
 void cal_step_clear(cal_step *s)
 {
     memset(s, 0, sizeof *s);
-    s->request_rate = s->achieved_rate = s->duration_s = NAN;
+    s->request_rate = s->achieved_rate = s->duration_s = s->send_window_s = NAN;
+    s->dispatched = -1;
     s->lag_p50_ms = s->lag_p99_ms = NAN;
     s->rho_mean = s->rho_max = NAN;
     s->event_rate_per_worker = s->callback_rate_per_worker = NAN;
@@ -81,7 +82,10 @@ int cal_step_parse(const char *json, size_t len, cal_step *s, char *err, size_t 
     s->request_rate = num(root, "request_rate");
     s->achieved_rate = num(root, "achieved_rate");
     s->duration_s = num(root, "duration");
+    s->send_window_s = num(root, "send_window");
     double completed = num(root, "completed"), failed = num(root, "failed");
+    double dispatched = num(root, "dispatched");
+    s->dispatched = isnan(dispatched) ? -1 : (int64_t)dispatched;
     s->lag_p50_ms = num(root, "median_schedule_lag_ms");
     s->lag_p99_ms = num(root, "p99_schedule_lag_ms");
     if (isnan(s->achieved_rate) || isnan(completed)) {

@@ -36,6 +36,8 @@ typedef struct cal_step {
     double request_rate;  /* offered, requests/s, all workers */
     double achieved_rate; /* requests/s */
     double duration_s;
+    double send_window_s; /* the window achieved_rate is counted over (NAN: absent) */
+    int64_t dispatched;   /* -1: absent */
     int64_t completed, failed;
     double lag_p50_ms, lag_p99_ms;
     int n_meas; /* workers found in client_bias.workers */

@@ -35,7 +35,10 @@ typedef struct cal_sweep_cfg {
 void cal_sweep_defaults(cal_sweep_cfg *c, int mode);
 
 /* 1 if the step is saturated (why says by which rule, e.g. "achieved 812.0/s
- * < 95% of 1000.0/s"), else 0. */
+ * < 95% of 1000.0/s"), else 0. The achieved-rate rule allows for the Poisson
+ * noise of the offered count N = request_rate * send_window: it fires below
+ * (min_achieved_ratio - 3 sqrt(N)/N) of the offered rate (no allowance when
+ * the window is unknown). */
 int cal_sweep_saturated(const cal_sweep_cfg *c, const cal_step *s, char *why, size_t whylen);
 
 /* The next offered rate (requests/s, all workers) after steps[0..n) of this

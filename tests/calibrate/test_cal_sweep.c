@@ -50,6 +50,12 @@ static void test_saturation_rule(void **state)
     s = step(1000, 1000, 0.5);
     s.completed = 0;
     assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
+    /* 100 offered in a 1 s window: Poisson sd 10, so 3 sd = 30% of slack */
+    s = step(100, 65.5, 0.5);
+    s.send_window_s = 1.0;
+    assert_false(cal_sweep_saturated(&c, &s, why, sizeof why));
+    s.achieved_rate = 64.5;
+    assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
     s = step(1000, NAN, 0.5); /* not measured counts as not achieved */
     assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
 }

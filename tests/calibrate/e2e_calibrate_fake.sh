@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# End-to-end test of the calibrate program against stand-ins for simserver and
+# loadgen whose client follows a known M/G/1 law (E[S] 20 us per event, E[S^2]
+# 800 us^2, transport 40 us, 18 events per request): the certificate must
+# recover them, the self-test must PASS on a true injected cost and FAIL on a
+# wrong one, bad flags exit 2, and no child outlives calibrate, even when it is
+# stopped by a signal. Needs: RB_BUILD_DIR, RB_SOURCE_DIR, jq.
+set -euo pipefail
+build=${RB_BUILD_DIR:?}
+src=${RB_SOURCE_DIR:?}
+cal=$build/calibrate/calibrate
+fsim=$src/tests/calibrate/fake_simserver.sh
+flg=$src/tests/calibrate/fake_loadgen.sh
+tmp=$(mktemp -d)
+calpid=""
+cleanup() {
+  [ -n "$calpid" ] && kill -9 "$calpid" 2>/dev/null || true
+  for f in "$tmp"/*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null || true; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+near() { # near VALUE WANT RELTOL
+  awk -v v="$1" -v w="$2" -v t="$3" 'BEGIN { d = v - w; if (d < 0) d = -d; exit !(d <= t * w) }'
+}
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+export FAKE_SIM_PIDFILE=$tmp/sim.pid
+
+# 1. A calibration of k = 1, 2 recovers the law and certifies its safe rate:
+# lambda* = 2b / (E[S^2] + 2b E[S]) = 41667 events/s = 2315 requests/s/worker.
+"$cal" --quick --quiet --workers 1,2 --simserver "$fsim" --loadgen "$flg" \
+  --out-dir "$tmp/a" > "$tmp/a.out" || fail "calibrate exited $?"
+cert=$tmp/a/certificate.json
+[ -f "$cert" ] || fail "no certificate"
+[ "$(jq '.rhobench_certificate' "$cert")" = 1 ] || fail "rhobench_certificate"
+[ "$(jq -r '.per_k | map(.workers) | join(",")' "$cert")" = "1,2" ] || fail "per_k workers"
+for i in 0 1; do
+  near "$(jq ".per_k[$i].mean_service_us" "$cert")" 20 0.05 || fail "E[S] of per_k[$i]"
+  near "$(jq ".per_k[$i].transport_us" "$cert")" 40 0.05 || fail "transport of per_k[$i]"
+  near "$(jq ".per_k[$i].safe_rate_per_worker" "$cert")" 2315 0.05 || fail "safe rate of per_k[$i]"
+  near "$(jq ".per_k[$i].safe_rho" "$cert")" 0.833 0.05 || fail "safe rho of per_k[$i]"
+  jq -e ".per_k[$i].mean_service_us_ci[0] <= 20 and .per_k[$i].mean_service_us_ci[1] >= 20" \
+    "$cert" > /dev/null || fail "E[S] interval of per_k[$i] misses 20"
+done
+near "$(jq '.per_k[1].safe_total_rate' "$cert")" 4630 0.05 || fail "safe total rate k=2"
+jq -e '.host.cpu_model and .host.cores_online >= 1 and .budget_us == 100 and
+       .versions.libcurl and .versions.libuv and (.table | length) >= 8' "$cert" > /dev/null \
+  || fail "certificate keys"
+grep -q "safe total" "$tmp/a.out" || fail "no summary table on stdout"
+[ -f "$tmp/a/calibration.dat" ] && [ -f "$tmp/a/calibration.gp" ] || fail "no plot files"
+if command -v gnuplot > /dev/null; then [ -s "$tmp/a/calibration.png" ] || fail "no png"; fi
+gone "$(cat "$tmp/sim.pid")" || fail "simserver outlived calibrate"
+
+# 2. The self-test passes when the client really costs what was injected...
+"$cal" --quick --quiet --self-test --self-test-cost exp:200 --simserver "$fsim" \
+  --loadgen "$flg" --out-dir "$tmp/b" > "$tmp/b.out" || fail "self-test exited $?"
+grep -q "self-test: PASS" "$tmp/b.out" || fail "self-test did not PASS"
+[ -f "$tmp/b/selftest-certificate.json" ] || fail "no self-test certificate"
+# ... and fails, exit 1, when the measured E[S] is 30% off.
+set +e
+FAKE_LOADGEN_ES_FACTOR=1.3 "$cal" --quick --quiet --self-test --self-test-cost fixed:200 \
+  --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/c" > "$tmp/c.out"
+rc=$?
+set -e
+[ $rc = 1 ] || fail "a wrong E[S] gave exit $rc, want 1"
+grep -q "self-test: FAIL" "$tmp/c.out" || fail "self-test did not FAIL"
+
+# 3. Bad flags: exit 2, naming the flag and the value.
+for args in "--budget-us -5" "--workers 0" "--workers 1,1" "--self-test-cost slow:5" \
+            "--step-duration 1ns" "--bogus 1"; do
+  set +e
+  msg=$("$cal" $args --out-dir "$tmp/d" 2>&1 > /dev/null)
+  rc=$?
+  set -e
+  [ $rc = 2 ] || fail "'$args' gave exit $rc, want 2"
+  flag=${args%% *}
+  case "$msg" in *"$flag"*) ;; *) fail "'$args': message does not name $flag: $msg" ;; esac
+done
+[ "$("$cal" --loadgen /nonexistent --out-dir "$tmp/d" > /dev/null 2>&1; echo $?)" = 2 ] \
+  || fail "--loadgen /nonexistent should exit 2"
+
+# 4. SIGTERM while a step runs: calibrate exits 1 and takes its children along.
+rm -f "$tmp/sim.pid"
+export FAKE_LOADGEN_PIDFILE=$tmp/lg.pid FAKE_LOADGEN_SLEEP=30
+"$cal" --quick --quiet --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/e" \
+  > /dev/null 2>&1 &
+calpid=$!
+for _ in $(seq 100); do [ -s "$tmp/lg.pid" ] && break; sleep 0.1; done
+[ -s "$tmp/lg.pid" ] || fail "the fake loadgen did not start"
+kill -TERM "$calpid"
+set +e
+wait "$calpid"
+rc=$?
+set -e
+calpid=""
+[ $rc = 1 ] || fail "calibrate stopped by SIGTERM exited $rc, want 1"
+gone "$(cat "$tmp/lg.pid")" || fail "loadgen outlived calibrate"
+gone "$(cat "$tmp/sim.pid")" || fail "simserver outlived calibrate"
+[ ! -f "$tmp/e/certificate.json" ] || fail "an interrupted run wrote a certificate"
+echo "e2e_calibrate_fake: ok"

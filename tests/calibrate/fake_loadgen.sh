@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A stand-in for loadgen in calibrate's end-to-end tests: it takes loadgen's
+# flags and writes a result JSON whose figures follow a known M/G/1 client
+# exactly (plus 1% deterministic noise), so calibrate's whole pipeline can be
+# checked against known parameters. Per worker: 18 SSE events per request,
+# E[S] = the --client-cost (20 us without one) times FAKE_LOADGEN_ES_FACTOR,
+# E[S^2] = E[S]^2 (fixed) or 2 E[S]^2 (exp or none), transport 40 us.
+# FAKE_LOADGEN_PIDFILE: write the pid there; FAKE_LOADGEN_SLEEP: sleep first.
+set -euo pipefail
+rate=1 k=1 dir=. file=result.json cost="" seed=1 dur=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --request-rate) rate=$2; shift ;;
+    --num-workers) k=$2; shift ;;
+    --result-dir) dir=$2; shift ;;
+    --result-filename) file=$2; shift ;;
+    --client-cost) cost=$2; shift ;;
+    --seed) seed=$2; shift ;;
+    --duration) dur=${2%ms}; dur=$(awk -v d="$dur" 'BEGIN{print d/1000}'); shift ;;
+    --base-url|--endpoint|--model|--random-input-len|--random-output-len) shift ;;
+    --save-result|--quiet) ;;
+    *) echo "fake_loadgen: unexpected argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -n "${FAKE_LOADGEN_PIDFILE:-}" ] && echo $$ > "$FAKE_LOADGEN_PIDFILE"
+[ -n "${FAKE_LOADGEN_SLEEP:-}" ] && sleep "$FAKE_LOADGEN_SLEEP"
+kind=exp us=20
+if [ -n "$cost" ]; then kind=${cost%%:*}; us=${cost#*:}; fi
+awk -v rate="$rate" -v k="$k" -v us="$us" -v kind="$kind" -v seed="$seed" -v dur="$dur" \
+    -v f="${FAKE_LOADGEN_ES_FACTOR:-1}" 'BEGIN {
+  E = 18; m1 = us * f; m2 = (kind == "fixed") ? m1 * m1 : 2 * m1 * m1; c = 40
+  lam = rate * E / k          # events per second per worker
+  rho = lam * m1 * 1e-6
+  achieved = rate; lag = 0.05
+  if (rho >= 0.97) { achieved = 0.7 * rate; lag = 50; d = 1e5; rho = 0.99 }
+  else d = c + lam * 1e-6 * m2 / (2 * (1 - rho))
+  noise = ((seed * 7) % 5 - 2) / 200.0
+  d = d * (1 + noise)
+  n = int(achieved * dur + 0.5); if (n < 1) n = 1
+  ev = n * E / k
+  printf "{\"request_rate\": %.6f, \"achieved_rate\": %.6f, \"send_window\": %.3f,", rate, achieved, dur
+  printf " \"dispatched\": %d, \"completed\": %d, \"failed\": 0, \"duration\": %.3f,", n, n, dur
+  printf " \"median_schedule_lag_ms\": %.3f, \"p99_schedule_lag_ms\": %.3f,", lag / 2, lag
+  printf " \"client_bias\": {\"workers\": ["
+  for (i = 0; i < k; i++) {
+    printf "%s{\"rho\": %.6f, \"callbacks\": %.1f, \"callback_rate_per_s\": %.3f,", (i ? ", " : ""), rho, ev, lam
+    printf " \"mean_service_us\": %.4f, \"second_moment_us2\": %.4f, \"events\": %.1f,", m1, m2, ev
+    printf " \"event_rate_per_s\": %.3f}", lam
+  }
+  printf "], \"overhead_per_token_us\": {\"mean\": %.4f, \"median\": %.4f, \"p99\": %.4f},", d, d, 3 * d
+  printf " \"predicted_wq_us\": %.4f, \"arrival_test\": {\"p_value\": 0.5},", d - c
+  printf " \"verdict\": \"OK\", \"reason\": \"fake\"}}\n"
+}' > "$dir/$file.tmp"
+mv "$dir/$file.tmp" "$dir/$file"
+echo "fake_loadgen: wrote $dir/$file"

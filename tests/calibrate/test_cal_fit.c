@@ -1,0 +1,150 @@
+/* Unit tests of cal_fit: the per-k figures from synthetic steps that follow
+ * a known M/G/1 client (E[S] 20 us, E[S^2] 800 us^2, transport 40 us, 18
+ * events per request), the safe rates worked out by hand, the fallback to
+ * measured moments, and the self-test's checks. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "cal_fit.h"
+
+#define NEAR(a, b, rel) assert_true(fabs((double)(a) - (double)(b)) <= (rel)*fabs((double)(b)))
+
+/* A step at utilisation rho for k workers, its delay off the law by `noise`. */
+static cal_step law_step(int k, double rho, double noise)
+{
+    cal_step s;
+    cal_step_clear(&s);
+    s.workers = k;
+    double lam = rho / 20e-6; /* events/s per worker */
+    s.event_rate_per_worker = lam;
+    s.request_rate = s.achieved_rate = lam * k / 18.0;
+    s.completed = 1000;
+    s.events_per_request = 18;
+    s.rho_mean = rho;
+    s.service_per_event_us = 20;
+    s.second_moment_us2 = 800;
+    s.overhead_mean_us = (40 + lam * 800e-12 / (2 * (1 - rho)) * 1e6) * (1 + noise);
+    return s;
+}
+
+static int law_steps(cal_step *s, int k, int first)
+{
+    static const double rho[] = {0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.8, 0.85};
+    static const double noise[] = {0.01, -0.01, 0.005, 0, -0.005, 0.01, -0.01, 0.005};
+    for (int i = 0; i < 8; i++)
+        s[first + i] = law_step(k, rho[i], noise[i]);
+    return first + 8;
+}
+
+/* lambda* = 2b / (E[S^2] + 2b E[S]) = 2e-4 / (8e-10 + 4e-9) = 41666.7 events/s;
+ * per worker 41666.7 / 18 = 2314.8 requests/s; safe rho 0.8333. */
+static void test_fit_and_safe_region(void **state)
+{
+    (void)state;
+    cal_step s[32];
+    int n = law_steps(s, 1, 0);
+    n = law_steps(s, 2, n);
+    s[n] = law_step(1, 0.99, 0); /* saturated: left out */
+    s[n].saturated = 1;
+    n++;
+    cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, MDL_FIT_PK, &p), 0);
+    assert_string_equal(p.method, "fit");
+    assert_int_equal(p.workers, 1);
+    assert_int_equal(p.n_steps, 9);
+    assert_int_equal(p.n_fit, 8);
+    NEAR(p.mean_service_us, 20, 0.05);
+    NEAR(p.second_moment_us2, 800, 0.15);
+    NEAR(p.transport_us, 40, 0.03);
+    assert_true(p.mean_service_us_ci[0] <= 20 && 20 <= p.mean_service_us_ci[1]);
+    assert_true(p.r2 > 0.99);
+    NEAR(p.events_per_request, 18, 1e-12);
+    NEAR(p.safe_rho, 0.8333, 0.03);
+    NEAR(p.safe_rate_per_worker, 2314.8, 0.05);
+    NEAR(p.safe_total_rate, 2314.8, 0.05);
+    assert_true(p.conservative_safe_total_rate <= p.safe_total_rate);
+    assert_false(s[n - 1].used_in_fit);
+    assert_true(s[0].used_in_fit);
+    NEAR(s[3].fit_pred_us, s[3].overhead_mean_us, 0.03);
+
+    cal_per_k p2;
+    assert_int_equal(cal_fit_per_k(s, n, 2, 100, MDL_FIT_PK, &p2), 0);
+    NEAR(p2.safe_rate_per_worker, 2314.8, 0.05);
+    NEAR(p2.safe_total_rate, 2 * p2.safe_rate_per_worker, 1e-12);
+    /* a larger budget allows more */
+    cal_per_k p3;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 200, MDL_FIT_PK, &p3), 0);
+    assert_true(p3.safe_total_rate > p.safe_total_rate);
+}
+
+/* Three usable steps: no fit, the busiest step's moments instead. With
+ * E[S] 20 us and E[S^2] 800 us^2 the safe figures are the same law's. */
+static void test_fallback_to_moments(void **state)
+{
+    (void)state;
+    cal_step s[3] = {law_step(1, 0.1, 0), law_step(1, 0.5, 0), law_step(1, 0.3, 0)};
+    cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, 3, 1, 100, MDL_FIT_PK, &p), 0);
+    assert_string_equal(p.method, "moments");
+    NEAR(p.mean_service_us, 20, 1e-12);
+    NEAR(p.second_moment_us2, 800, 1e-12);
+    NEAR(p.transport_us, s[0].overhead_mean_us, 1e-12);
+    assert_true(isnan(p.mean_service_us_ci[0]));
+    NEAR(p.safe_rate_per_worker, 2314.8, 0.001);
+}
+
+static void test_no_data(void **state)
+{
+    (void)state;
+    cal_step s[2] = {law_step(1, 0.1, 0), law_step(1, 0.2, 0)};
+    s[0].saturated = s[1].saturated = 1;
+    cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, 2, 1, 100, MDL_FIT_PK, &p), -ENODATA);
+    assert_string_equal(p.method, "none");
+    assert_true(isnan(p.safe_total_rate));
+    assert_int_equal(cal_fit_per_k(s, 2, 4, 100, MDL_FIT_PK, &p), -ENODATA);
+    assert_int_equal(p.n_steps, 0);
+}
+
+static void test_selftest_checks(void **state)
+{
+    (void)state;
+    cal_step s[8];
+    int n = law_steps(s, 1, 0);
+    cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, MDL_FIT_PK, &p), 0);
+    cal_check c[32];
+    int nc;
+    /* injected 20 us: every check passes; 6 steps have rho in [0.2, 0.85] */
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 0);
+    assert_int_equal(nc, 1 + 6);
+    for (int i = 0; i < nc; i++)
+        assert_true(c[i].pass);
+    /* injected 25 us: E[S] is 20% off */
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 25, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
+    assert_false(c[0].pass);
+    NEAR(c[0].rel_err, 0.2, 0.06);
+    /* a prediction off by 30% at one step fails that step */
+    s[4].overhead_mean_us *= 1.3;
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
+    /* no steps in the window: a failed row says so */
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.95, 0.99, c, 32, &nc), 1);
+    assert_non_null(strstr(c[nc - 1].name, "fitted steps with rho in"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fit_and_safe_region),
+        cmocka_unit_test(test_fallback_to_moments),
+        cmocka_unit_test(test_no_data),
+        cmocka_unit_test(test_selftest_checks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,131 @@
+/* Unit tests of cal_opts (defaults, flags, messages naming flag and value)
+ * and of the simulator's "listening" line parser. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <math.h>
+
+#include <cmocka.h>
+
+#include "cal_opts.h"
+#include "cal_proc.h"
+
+static int parse(cal_opts *o, char *err, const char *a0, const char *a1, const char *a2,
+                 const char *a3)
+{
+    char *argv[4] = {(char *)a0, (char *)a1, (char *)a2, (char *)a3};
+    int argc = a0 ? (a1 ? (a2 ? (a3 ? 4 : 3) : 2) : 1) : 0;
+    cal_opts_defaults(o, 8);
+    return cal_opts_parse(o, argc, argv, err, 256);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    cal_opts o;
+    char err[256];
+    assert_int_equal(parse(&o, err, NULL, NULL, NULL, NULL), 0);
+    assert_int_equal(o.n_workers, 2); /* 1 and the online CPUs */
+    assert_int_equal(o.workers[0], 1);
+    assert_int_equal(o.workers[1], 8);
+    assert_true(o.budget_us == 100);
+    assert_true(o.lag_bound_ms == 1.0);
+    assert_int_equal(o.mode, CAL_MODE_DEFAULT);
+    assert_true(cal_opts_step_ns(&o) == 2500000000LL);
+    cal_opts_defaults(&o, 1);
+    assert_int_equal(o.n_workers, 1);
+}
+
+static void test_flags(void **state)
+{
+    (void)state;
+    cal_opts o;
+    char err[256];
+    assert_int_equal(parse(&o, err, "--workers", "1,2,4", "--budget-us=50", NULL), 0);
+    assert_int_equal(o.n_workers, 3);
+    assert_int_equal(o.workers[2], 4);
+    assert_true(o.budget_us == 50);
+    assert_int_equal(parse(&o, err, "--quick", "--step-duration", "750ms", NULL), 0);
+    assert_int_equal(o.mode, CAL_MODE_QUICK);
+    assert_true(cal_opts_step_ns(&o) == 750000000LL);
+    /* --self-test alone: one worker, the lag bound scaled to the cost */
+    assert_int_equal(parse(&o, err, "--self-test-cost", "exp:300", NULL, NULL), 0);
+    assert_true(o.self_test);
+    assert_string_equal(o.cost_kind, "exp");
+    assert_true(o.cost_us == 300);
+    assert_int_equal(o.n_workers, 1);
+    assert_true(fabs(o.lag_bound_ms - 7.5) < 1e-12);
+    assert_int_equal(parse(&o, err, "--self-test", "--workers", "2", "--lag-bound=2ms"), 0);
+    assert_int_equal(o.workers[0], 2);
+    assert_true(o.lag_bound_ms == 2.0);
+    assert_int_equal(parse(&o, err, "--help", NULL, NULL, NULL), 1);
+    assert_int_equal(parse(&o, err, "--version", NULL, NULL, NULL), 2);
+}
+
+#define BAD(a0, a1, needle)                                                                        \
+    do {                                                                                           \
+        cal_opts o_;                                                                               \
+        char e_[256] = "";                                                                         \
+        assert_int_equal(parse(&o_, e_, a0, a1, NULL, NULL), -EINVAL);                             \
+        if (!strstr(e_, needle))                                                                   \
+            fail_msg("'%s %s': message '%s' lacks '%s'", a0, a1 ? a1 : "", e_, needle);            \
+    } while (0)
+
+static void test_bad_values_name_flag_and_value(void **state)
+{
+    (void)state;
+    BAD("--budget-us", "-5", "--budget-us: must be > 0 microseconds, got '-5'");
+    BAD("--budget-us", "0", "--budget-us");
+    BAD("--workers", "0", "--workers: want a comma-separated list");
+    BAD("--workers", "1,1", "got '1,1'");
+    BAD("--workers", "1,", "got '1,'");
+    BAD("--workers", "65", "got '65'");
+    BAD("--self-test-cost", "slow:5", "--self-test-cost: want fixed:US or exp:US");
+    BAD("--self-test-cost", "fixed:5", "got 'fixed:5'");
+    BAD("--step-duration", "10ms", "--step-duration");
+    BAD("--max-steps", "0", "--max-steps");
+    BAD("--start-rate", "-1", "--start-rate: must be > 0");
+    BAD("--lag-bound", "0", "--lag-bound");
+    BAD("--random-output-len", "x", "--random-output-len");
+    BAD("--bogus", "1", "--bogus: unknown option");
+    BAD("--budget-us", NULL, "--budget-us: needs a value");
+    BAD("stray", NULL, "stray: unexpected argument");
+}
+
+static void test_int_list(void **state)
+{
+    (void)state;
+    int v[4], n;
+    assert_int_equal(cal_parse_int_list("3", v, 4, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(cal_parse_int_list("1,2,3,4", v, 4, &n), 0);
+    assert_int_equal(cal_parse_int_list("1,2,3,4,5", v, 4, &n), -EINVAL);
+    assert_int_equal(cal_parse_int_list("", v, 4, &n), -EINVAL);
+    assert_int_equal(cal_parse_int_list("1;2", v, 4, &n), -EINVAL);
+}
+
+static void test_listening_line(void **state)
+{
+    (void)state;
+    assert_int_equal(cal_parse_listening("listening http://127.0.0.1:41234"), 41234);
+    assert_int_equal(cal_parse_listening("listening http://127.0.0.1:8000\n"), 8000);
+    assert_int_equal(cal_parse_listening("listening http://[::1]:9001"), 9001);
+    assert_int_equal(cal_parse_listening("listening http://127.0.0.1:0"), -EINVAL);
+    assert_int_equal(cal_parse_listening("listening http://127.0.0.1:70000"), -EINVAL);
+    assert_int_equal(cal_parse_listening("listening http://127.0.0.1:"), -EINVAL);
+    assert_int_equal(cal_parse_listening("warming up"), -EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_bad_values_name_flag_and_value),
+        cmocka_unit_test(test_int_list),
+        cmocka_unit_test(test_listening_line),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
