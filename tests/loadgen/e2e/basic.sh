@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# k=2 against simserver with TTFT 20 ms and ITL 5 ms: every request is
+# accounted for, TTFT and ITL are recovered, and the report has its keys.
+# Then the same with one in-process worker.
+source "$(dirname "$0")/lib.sh"
+start_sim sim --time-to-first-token 20ms --inter-token-latency 5ms
+for k in 2 0; do
+  out="$WORK/k$k.json"
+  "$LOADGEN" --base-url "$SIM_URL" --num-workers $k --request-rate 40 --num-prompts 80 \
+    --random-input-len 16 --random-output-len 12 --quiet --no-progress --save-result \
+    --result-dir "$WORK" --result-filename "k$k.json" || fail "loadgen k=$k exited $?"
+  sent_equals_done "$out"
+  [ "$(jnum "$out" .completed)" -eq 80 ] || fail "k=$k: completed $(jnum "$out" .completed) of 80"
+  [ "$(jnum "$out" .num_workers)" -eq $k ] || fail "num_workers"
+  # lower bounds firm (the server cannot be faster), upper bounds generous
+  in_range "$(jnum "$out" .median_ttft_ms)" 20 30 "k=$k median TTFT"
+  in_range "$(jnum "$out" .median_itl_ms)" 5 7 "k=$k median ITL"
+  in_range "$(jnum "$out" .median_ttft_dispatch_ms)" 20 30 "k=$k median TTFT from dispatch"
+  [ "$(jnum "$out" .total_output_tokens)" -eq $((80 * 12)) ] || fail "output tokens"
+  jq -e '.load_mode == "open" and .interrupted == false and (.stages | length) == 1
+         and (.client_bias.workers | length) >= 1
+         and (.client_bias.workers[0] | has("rho") and has("callbacks") and has("callback_rate_per_s")
+              and has("mean_service_us") and has("second_moment_us2") and has("events")
+              and has("event_rate_per_s"))
+         and (.client_bias.overhead_per_token_us | has("mean") and has("median") and has("p99"))
+         and (.client_bias.verdict | IN("OK", "AT-RISK", "BIASED"))
+         and .client_bias.arrival_test.test == "ks"
+         and (.ntpot_breakdown_ms | has("queue") and has("prefill") and has("decode") and has("client"))
+         and has("p99_ttft_ms") and has("median_schedule_lag_ms") and has("p99_schedule_lag_ms")
+         and has("achieved_rate") and has("mean_ntpot_ms") and (.host | has("cpu_model"))' \
+    "$out" >/dev/null || fail "k=$k: report keys"
+done
+pass "basic"

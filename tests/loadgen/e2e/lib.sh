@@ -1,0 +1,54 @@
+# Shared helpers of loadgen's end-to-end tests (sourced). Binaries come from
+# $RB_BUILD_DIR; every process started here is killed on exit (trap).
+set -euo pipefail
+: "${RB_BUILD_DIR:?RB_BUILD_DIR must point at the build folder}"
+LOADGEN="$RB_BUILD_DIR/loadgen/loadgen"
+SIMSERVER="$RB_BUILD_DIR/simserver/simserver"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/lg-e2e.XXXXXX")
+CHILDREN=()
+
+cleanup() {
+  for pid in "${CHILDREN[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "PASS: $*"; }
+
+# start_sim NAME [simserver flags...]: starts simserver on a free loopback
+# port; sets SIM_URL and SIM_PID.
+start_sim() {
+  local name=$1; shift
+  "$SIMSERVER" --port 0 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  SIM_PID=$!
+  CHILDREN+=("$SIM_PID")
+  for _ in $(seq 1 100); do
+    SIM_URL=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$WORK/$name.out" 2>/dev/null | head -n 1 || true)
+    [ -n "$SIM_URL" ] && return 0
+    kill -0 "$SIM_PID" 2>/dev/null || { cat "$WORK/$name.err" >&2; fail "simserver exited"; }
+    sleep 0.05
+  done
+  fail "simserver did not print its address"
+}
+
+# jnum FILE FILTER: a number from a JSON file (jq), or fail.
+jnum() {
+  local v
+  v=$(jq -e "$2" "$1") || fail "jq '$2' on $1"
+  echo "$v"
+}
+
+# in_range VALUE LO HI NAME
+in_range() {
+  awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }' ||
+    fail "$4 = $1, expected in [$2, $3]"
+}
+
+# sent_equals_done FILE: dispatched = completed + failed, exactly.
+sent_equals_done() {
+  local d c f
+  d=$(jnum "$1" .dispatched); c=$(jnum "$1" .completed); f=$(jnum "$1" .failed)
+  [ "$d" -eq $((c + f)) ] || fail "dispatched $d != completed $c + failed $f"
+}
