@@ -194,6 +194,7 @@ cJSON *lg_report_json(const lg_report *r)
     else
         cJSON_AddNullToObject(j, "saturated_stage");
     cJSON_AddBoolToObject(j, "sim_stamps", r->stamps_seen);
+    num(j, "achieved_ratio", r->achieved_ratio);
     cJSON_AddItemToObject(j, "client_bias", bias_json(r));
     cJSON *h = cJSON_AddObjectToObject(j, "host");
     cJSON_AddStringToObject(h, "cpu_model", r->host.cpu_model);

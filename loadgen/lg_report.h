@@ -55,6 +55,7 @@ typedef struct lg_report {
     int n_workers;
     lg_arrival_test arrival;
     int stamps_seen;
+    double achieved_ratio;    /* dispatch span vs intended span (NAN: closed loop) */
     double predicted_wq_us, max_rho;
     mdl_verdict verdict;
     rb_host host;

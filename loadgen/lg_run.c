@@ -739,6 +739,7 @@ int lg_run(lg_opts *o)
             if (span_i > 0 && span_d > 0) achieved_ratio = span_i / span_d;
             if (achieved_ratio > 1) achieved_ratio = 1;
         }
+        rep.achieved_ratio = achieved_ratio;
         mdl_verdict_input vi = {
             .max_rho = max_rho,
             .predicted_wq_us = worst_wq,

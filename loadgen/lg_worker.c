@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <uv.h>
 
@@ -824,6 +825,9 @@ int lg_worker_run(const lg_plan *p, int id)
             return 2;
         }
     }
+    /* The kernel may defer a timer by the thread's slack (50 us by
+     * default) to batch wake-ups; dispatch wants the intended instant. */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     if (uv_loop_init(&w->loop) != 0) goto out_sched;
     uv_loop_configure(&w->loop, UV_METRICS_IDLE_TIME);
     w->headers = build_headers(w);
