@@ -91,6 +91,7 @@ static int decode_choice(const cJSON *c, lg_chunk *out)
         return -EBADMSG;
     if (take_content(c, "text", out) < 0)
         return -EBADMSG;
+    int has_role = 0;
     const cJSON *delta = cJSON_GetObjectItemCaseSensitive(c, "delta");
     if (delta && !cJSON_IsNull(delta)) {
         if (!cJSON_IsObject(delta) || take_content(delta, "content", out) < 0)
@@ -99,14 +100,15 @@ static int decode_choice(const cJSON *c, lg_chunk *out)
         int rc = string_of(delta, "role", &role);
         if (rc < 0)
             return -EBADMSG;
-        if (rc > 0 && !(out->flags & LG_CHUNK_CONTENT))
-            out->flags |= LG_CHUNK_ROLE;
+        has_role = rc > 0;
     }
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c, "message");
     if (msg && !cJSON_IsNull(msg)) {
         if (!cJSON_IsObject(msg) || take_content(msg, "content", out) < 0)
             return -EBADMSG;
     }
+    if (has_role && !(out->flags & LG_CHUNK_CONTENT))
+        out->flags |= LG_CHUNK_ROLE;
     const char *fin = NULL;
     int rc = string_of(c, "finish_reason", &fin);
     if (rc < 0)
@@ -178,10 +180,404 @@ static int decode_object(const cJSON *root, lg_chunk *out)
     return known ? 0 : -EBADMSG;
 }
 
-int lg_chunk_decode(const char *data, size_t len, lg_chunk *out)
+/* ---- the fast path ----------------------------------------------------
+ * A scanner for the plain JSON that servers send, which fills the chunk
+ * without building a tree. It handles a subset (no \u escapes, no control
+ * bytes, integer counts, shallow nesting) and answers only when the input is
+ * inside that subset and of the expected shape; anything else goes to the
+ * cJSON path, which is the reference (fuzz_sse checks that both agree). */
+
+typedef struct scan {
+    const char *p, *end;
+    int depth;
+} scan;
+
+enum { SCAN_DEPTH_MAX = 32 };
+
+static void ws(scan *s)
+{
+    while (s->p < s->end && is_space(*s->p))
+        s->p++;
+}
+
+static int eat(scan *s, char c)
+{
+    ws(s);
+    if (s->p < s->end && *s->p == c) {
+        s->p++;
+        return 1;
+    }
+    return 0;
+}
+
+/* A string with simple escapes only; [*a, *b) is its raw text, *decoded its
+ * length once unescaped, *escaped whether it held a backslash. */
+static int scan_string(scan *s, const char **a, const char **b, size_t *decoded, int *escaped)
+{
+    ws(s);
+    if (s->p >= s->end || *s->p != '"')
+        return 0;
+    const char *q = ++s->p;
+    size_t n = 0;
+    int esc = 0;
+    while (q < s->end && *q != '"') {
+        unsigned char c = (unsigned char)*q;
+        if (c < 0x20)
+            return 0;
+        if (c == '\\') {
+            if (q + 1 >= s->end || !strchr("\"\\/bfnrt", q[1]) || q[1] == '\0')
+                return 0; /* \u and bad escapes: leave them to cJSON */
+            q++;
+            esc = 1;
+        }
+        q++;
+        n++;
+    }
+    if (q >= s->end)
+        return 0;
+    *a = s->p;
+    *b = q;
+    if (decoded)
+        *decoded = n;
+    if (escaped)
+        *escaped = esc;
+    s->p = q + 1;
+    return 1;
+}
+
+static int lit(scan *s, const char *w, size_t n)
+{
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, w, n) != 0)
+        return 0;
+    s->p += n;
+    return 1;
+}
+
+/* A JSON number in strict grammar; *whole says it was a plain [0-9]+ of at
+ * most 15 digits, with its value in *v. */
+static int scan_number(scan *s, int *whole, int64_t *v)
+{
+    const char *q = s->p, *e = s->end;
+    int neg = q < e && *q == '-';
+    q += neg;
+    const char *d0 = q;
+    if (q < e && *q == '0')
+        q++;
+    else
+        while (q < e && *q >= '0' && *q <= '9')
+            q++;
+    if (q == d0)
+        return 0;
+    size_t digits = (size_t)(q - d0);
+    int plain = !neg && digits <= 15;
+    if (q < e && *q == '.') {
+        const char *f = ++q;
+        while (q < e && *q >= '0' && *q <= '9')
+            q++;
+        if (q == f)
+            return 0;
+        plain = 0;
+    }
+    if (q < e && (*q == 'e' || *q == 'E')) {
+        q++;
+        if (q < e && (*q == '+' || *q == '-'))
+            q++;
+        const char *x = q;
+        while (q < e && *q >= '0' && *q <= '9')
+            q++;
+        if (q == x)
+            return 0;
+        plain = 0;
+    }
+    if (q - s->p > 63)
+        return 0; /* cJSON releases differ past 63 characters: leave it to cJSON */
+    if (whole) {
+        *whole = plain;
+        int64_t x = 0;
+        for (const char *c = d0; plain && c < d0 + digits; c++)
+            x = x * 10 + (*c - '0');
+        *v = x;
+    }
+    s->p = q;
+    return 1;
+}
+
+static int skip_value(scan *s);
+
+/* Walks an object's members, calling on_member for each key; returns 1 when
+ * the whole object was read. */
+typedef int (*member_fn)(scan *s, const char *k, size_t kn, void *ctx);
+
+static int scan_object(scan *s, member_fn on_member, void *ctx)
+{
+    if (!eat(s, '{') || ++s->depth > SCAN_DEPTH_MAX)
+        return 0;
+    if (eat(s, '}')) {
+        s->depth--;
+        return 1;
+    }
+    do {
+        const char *ka, *kb;
+        int kesc;
+        if (!scan_string(s, &ka, &kb, NULL, &kesc) || kesc || !eat(s, ':'))
+            return 0;
+        ws(s);
+        if (!(on_member ? on_member(s, ka, (size_t)(kb - ka), ctx) : skip_value(s)))
+            return 0;
+    } while (eat(s, ','));
+    if (!eat(s, '}'))
+        return 0;
+    s->depth--;
+    return 1;
+}
+
+static int skip_value(scan *s)
+{
+    ws(s);
+    if (s->p >= s->end)
+        return 0;
+    switch (*s->p) {
+    case '{':
+        return scan_object(s, NULL, NULL);
+    case '[':
+        if (++s->depth > SCAN_DEPTH_MAX)
+            return 0;
+        s->p++;
+        if (!eat(s, ']')) {
+            do {
+                if (!skip_value(s))
+                    return 0;
+            } while (eat(s, ','));
+            if (!eat(s, ']'))
+                return 0;
+        }
+        s->depth--;
+        return 1;
+    case '"': {
+        const char *a, *b;
+        return scan_string(s, &a, &b, NULL, NULL);
+    }
+    case 't':
+        return lit(s, "true", 4);
+    case 'f':
+        return lit(s, "false", 5);
+    case 'n':
+        return lit(s, "null", 4);
+    default:
+        return scan_number(s, NULL, NULL);
+    }
+}
+
+static int key_is(const char *k, size_t kn, const char *name)
+{
+    return kn == strlen(name) && memcmp(k, name, kn) == 0;
+}
+
+/* Each key that matters may come once (cJSON would take the first of two;
+ * rather than mimic that, such input goes to cJSON). */
+static int first_time(unsigned *seen, unsigned bit)
+{
+    if (*seen & bit)
+        return 0;
+    *seen |= bit;
+    return 1;
+}
+
+static int null_next(scan *s)
+{
+    return s->p < s->end && *s->p == 'n' && lit(s, "null", 4);
+}
+
+/* A string member that counts as content: adds its decoded length. */
+static int content_member(scan *s, lg_chunk *out)
+{
+    if (null_next(s))
+        return 1;
+    const char *a, *b;
+    size_t n;
+    if (!scan_string(s, &a, &b, &n, NULL))
+        return 0;
+    if (n) {
+        out->flags |= LG_CHUNK_CONTENT;
+        out->content_bytes += n;
+    }
+    return 1;
+}
+
+typedef struct choice_ctx {
+    lg_chunk *out;
+    unsigned seen;
+    int role;
+} choice_ctx;
+
+static int delta_member(scan *s, const char *k, size_t kn, void *ctx)
+{
+    choice_ctx *c = ctx;
+    if (key_is(k, kn, "content"))
+        return first_time(&c->seen, 1u << 8) && content_member(s, c->out);
+    if (key_is(k, kn, "role")) {
+        if (!first_time(&c->seen, 1u << 9))
+            return 0;
+        if (null_next(s))
+            return 1;
+        const char *a, *b;
+        c->role = 1;
+        return scan_string(s, &a, &b, NULL, NULL);
+    }
+    return skip_value(s);
+}
+
+static int message_member(scan *s, const char *k, size_t kn, void *ctx)
+{
+    choice_ctx *c = ctx;
+    if (key_is(k, kn, "content"))
+        return first_time(&c->seen, 1u << 10) && content_member(s, c->out);
+    return skip_value(s);
+}
+
+static int choice_member(scan *s, const char *k, size_t kn, void *ctx)
+{
+    choice_ctx *c = ctx;
+    if (key_is(k, kn, "text"))
+        return first_time(&c->seen, 1u << 0) && content_member(s, c->out);
+    if (key_is(k, kn, "delta")) {
+        if (!first_time(&c->seen, 1u << 1))
+            return 0;
+        return null_next(s) || scan_object(s, delta_member, c);
+    }
+    if (key_is(k, kn, "message")) {
+        if (!first_time(&c->seen, 1u << 2))
+            return 0;
+        return null_next(s) || scan_object(s, message_member, c);
+    }
+    if (key_is(k, kn, "finish_reason")) {
+        if (!first_time(&c->seen, 1u << 3))
+            return 0;
+        if (null_next(s))
+            return 1;
+        const char *a, *b;
+        int esc;
+        if (!scan_string(s, &a, &b, NULL, &esc) || esc)
+            return 0;
+        size_t n = (size_t)(b - a);
+        if (n >= sizeof c->out->finish_reason)
+            n = sizeof c->out->finish_reason - 1;
+        memcpy(c->out->finish_reason, a, n);
+        c->out->finish_reason[n] = '\0';
+        c->out->flags |= LG_CHUNK_FINISH;
+        return 1;
+    }
+    return skip_value(s);
+}
+
+typedef struct usage_ctx {
+    lg_chunk *out;
+    unsigned seen;
+} usage_ctx;
+
+/* A count: null (-1) or plain digits. */
+static int count_value(scan *s, int64_t *v)
+{
+    if (null_next(s)) {
+        *v = -1;
+        return 1;
+    }
+    int whole;
+    return scan_number(s, &whole, v) && whole;
+}
+
+static int details_member(scan *s, const char *k, size_t kn, void *ctx)
+{
+    usage_ctx *u = ctx;
+    if (key_is(k, kn, "cached_tokens"))
+        return first_time(&u->seen, 1u << 3) && count_value(s, &u->out->cached_tokens);
+    return skip_value(s);
+}
+
+static int usage_member(scan *s, const char *k, size_t kn, void *ctx)
+{
+    usage_ctx *u = ctx;
+    if (key_is(k, kn, "prompt_tokens"))
+        return first_time(&u->seen, 1u << 0) && count_value(s, &u->out->prompt_tokens);
+    if (key_is(k, kn, "completion_tokens"))
+        return first_time(&u->seen, 1u << 1) && count_value(s, &u->out->completion_tokens);
+    if (key_is(k, kn, "prompt_tokens_details")) {
+        if (!first_time(&u->seen, 1u << 2))
+            return 0;
+        return null_next(s) || scan_object(s, details_member, u);
+    }
+    return skip_value(s);
+}
+
+typedef struct root_ctx {
+    lg_chunk *out;
+    unsigned seen;
+    int known;
+} root_ctx;
+
+static int root_member(scan *s, const char *k, size_t kn, void *ctx)
+{
+    root_ctx *r = ctx;
+    if (key_is(k, kn, "choices")) {
+        if (!first_time(&r->seen, 1u << 0) || !eat(s, '['))
+            return 0;
+        r->known = 1;
+        if (eat(s, ']'))
+            return 1;
+        choice_ctx c = {.out = r->out};
+        if (!scan_object(s, choice_member, &c))
+            return 0;
+        if (c.role && !(r->out->flags & LG_CHUNK_CONTENT))
+            r->out->flags |= LG_CHUNK_ROLE;
+        while (eat(s, ','))
+            if (!skip_value(s))
+                return 0;
+        return eat(s, ']');
+    }
+    if (key_is(k, kn, "usage")) {
+        if (!first_time(&r->seen, 1u << 1))
+            return 0;
+        if (null_next(s))
+            return 1;
+        usage_ctx u = {.out = r->out};
+        if (!scan_object(s, usage_member, &u))
+            return 0;
+        r->out->flags |= LG_CHUNK_USAGE;
+        r->known = 1;
+        return 1;
+    }
+    if (key_is(k, kn, "error")) {
+        if (!first_time(&r->seen, 1u << 2))
+            return 0;
+        if (null_next(s))
+            return 1;
+        r->out->flags |= LG_CHUNK_ERROR;
+        r->known = 1;
+        return skip_value(s);
+    }
+    return skip_value(s);
+}
+
+/* 1 when the fast path decoded the chunk into *out, 0 to use cJSON. */
+static int decode_fast(const char *data, size_t len, lg_chunk *out)
+{
+    scan s = {.p = data, .end = data + len};
+    root_ctx r = {.out = out};
+    if (!scan_object(&s, root_member, &r) || !r.known)
+        return 0;
+    ws(&s);
+    return s.p == s.end;
+}
+
+static void chunk_clear(lg_chunk *out)
 {
     memset(out, 0, sizeof *out);
     out->prompt_tokens = out->completion_tokens = out->cached_tokens = -1;
+}
+
+int lg_chunk_decode_json(const char *data, size_t len, lg_chunk *out)
+{
+    chunk_clear(out);
     trim(&data, &len);
     if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
         out->flags = LG_CHUNK_DONE;
@@ -198,6 +594,19 @@ int lg_chunk_decode(const char *data, size_t len, lg_chunk *out)
     if (rc == 0)
         *out = tmp;
     return rc;
+}
+
+int lg_chunk_decode(const char *data, size_t len, lg_chunk *out)
+{
+    const char *d = data;
+    size_t n = len;
+    trim(&d, &n);
+    if (n > 6 && d[0] == '{') {
+        chunk_clear(out);
+        if (decode_fast(d, n, out))
+            return 0;
+    }
+    return lg_chunk_decode_json(data, len, out);
 }
 
 /* Decimal digits only, no sign, no overflow: 1 and *v, else 0. */

@@ -29,6 +29,9 @@ typedef struct lg_chunk {
 /* Returns 0, or -EBADMSG when the data is not JSON or not an object of the
  * expected shape (a malformed chunk). "[DONE]" returns 0 with LG_CHUNK_DONE. */
 int lg_chunk_decode(const char *data, size_t len, lg_chunk *out);
+/* The same with cJSON only: the reference that lg_chunk_decode's fast path
+ * (a scanner for plain server JSON) must agree with; for tests and fuzzing. */
+int lg_chunk_decode_json(const char *data, size_t len, lg_chunk *out);
 
 /* Parses simserver's ground-truth comments (see README, "Ground truth"):
  * "t=<ns>" sets *stamp_ns and returns 1; the final JSON comment

@@ -3,7 +3,8 @@
 # whether any input crashed one. Builds first with `scripts/setup.sh --fuzz`.
 #   scripts/fuzz.sh [SECONDS_PER_HARNESS (default 60)] [HARNESS...]
 # Each harness runs over a temporary copy of its seeds (tests/fuzz/corpus/
-# <harness>/ is never written to); crash inputs are kept under
+# <harness>/ is never written to), with tests/fuzz/<harness>.dict as its
+# dictionary when there is one; crash inputs are kept under
 # build-fuzz/fuzz-artifacts/<harness>/. Exit 0 if nothing crashed, 1 if
 # something did, 2 on bad usage or a failed build.
 set -euo pipefail
@@ -47,8 +48,10 @@ for h in "${harnesses[@]}"; do
   touch "$stamp"
   log="$artifacts/$h/last-run.log"
   rc=0
+  dict=()
+  [ -f "$here/tests/fuzz/$h.dict" ] && dict=(-dict="$here/tests/fuzz/$h.dict")
   "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-         -artifact_prefix="$artifacts/$h/" "$corpus" >"$log" 2>&1 || rc=$?
+         "${dict[@]}" -artifact_prefix="$artifacts/$h/" "$corpus" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
   end=$(find "$corpus" -type f | wc -l)

@@ -1,7 +1,8 @@
 /* fuzz_sse: the SSE parser's split invariance. The input picks a split point
  * and a size bound, then the rest is fed whole, in two pieces, and (when
  * short) byte by byte: events, comments and errors must be identical, or the
- * harness aborts. Every event and comment also goes through lg_chunk. */
+ * harness aborts. Every event and comment also goes through lg_chunk, whose
+ * fast path must agree with its cJSON reference. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +36,22 @@ static void put(transcript *t, char kind, const char *s, size_t n)
     t->len += n;
 }
 
+static int same_chunk(const lg_chunk *a, const lg_chunk *b)
+{
+    return a->flags == b->flags && a->content_bytes == b->content_bytes &&
+           a->prompt_tokens == b->prompt_tokens && a->completion_tokens == b->completion_tokens &&
+           a->cached_tokens == b->cached_tokens &&
+           strcmp(a->finish_reason, b->finish_reason) == 0;
+}
+
 static void check_chunk(const char *data, size_t len)
 {
-    lg_chunk c;
-    if (lg_chunk_decode(data, len, &c) == 0) {
+    lg_chunk c, ref;
+    int rc = lg_chunk_decode(data, len, &c);
+    /* The fast path must agree with the cJSON reference. */
+    if (rc != lg_chunk_decode_json(data, len, &ref) || (rc == 0 && !same_chunk(&c, &ref)))
+        abort();
+    if (rc == 0) {
         if (c.content_bytes > len || memchr(c.finish_reason, '\0', sizeof c.finish_reason) == NULL)
             abort();
         if ((c.flags & LG_CHUNK_CONTENT) && c.content_bytes == 0)

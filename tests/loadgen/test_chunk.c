@@ -180,6 +180,79 @@ static void decode_reads_only_len_bytes(void **state)
     assert_int_equal(c.flags, LG_CHUNK_DONE);
 }
 
+static void escapes_and_unusual_json(void **state)
+{
+    lg_chunk c;
+    /* Simple escapes count as one byte each; \u as its UTF-8 bytes. */
+    assert_int_equal(decode("{\"choices\":[{\"text\":\"a\\nb\\\"\"}]}", &c), 0);
+    assert_int_equal(c.content_bytes, 4);
+    assert_int_equal(decode("{\"choices\":[{\"text\":\"\\u00e9\\ud83d\\ude00\"}]}", &c), 0);
+    assert_int_equal(c.content_bytes, 6);
+    /* The first of two equal keys counts, as in cJSON. */
+    assert_int_equal(decode("{\"choices\":[{\"text\":\"ab\",\"text\":\"abcd\"}]}", &c), 0);
+    assert_int_equal(c.content_bytes, 2);
+    /* Other choices, nesting and odd numbers elsewhere are only checked for JSON. */
+    assert_int_equal(decode("{\"x\":[1e5,-0.5,{\"y\":[true,false,null]}],\"choices\":"
+                            "[{\"text\":\"a\"},{\"text\":5}],\"created\":1.5E+3}",
+                            &c),
+                     0);
+    assert_int_equal(c.content_bytes, 1);
+    /* A role with content anywhere in the choice is a content chunk. */
+    assert_int_equal(decode("{\"choices\":[{\"delta\":{\"role\":\"assistant\"},"
+                            "\"message\":{\"content\":\"x\"}}]}",
+                            &c),
+                     0);
+    assert_int_equal(c.flags, LG_CHUNK_CONTENT);
+    /* Whitespace between tokens; numbers with leading zeros as cJSON reads them. */
+    assert_int_equal(decode(" {\r\n \"usage\" :\t{ \"prompt_tokens\" : 7 } }\n", &c), 0);
+    assert_int_equal(c.prompt_tokens, 7);
+    assert_int_equal(decode("{\"usage\":{\"prompt_tokens\":007}}", &c), 0);
+    assert_int_equal(c.prompt_tokens, 7);
+}
+
+/* The fast path and the cJSON reference agree on every chunk used here. */
+static void fast_path_agrees_with_cjson(void **state)
+{
+    static const char *chunks[] = {
+        "{\"id\":\"cmpl-0-1\",\"object\":\"text_completion\",\"created\":1795944699,"
+        "\"model\":\"sim-model\",\"choices\":[{\"index\":0,\"text\":\" so\",\"logprobs\":null,"
+        "\"finish_reason\":null}]}",
+        "{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"},\"finish_reason\":null}]}",
+        "{\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":4,\"total_tokens\":9,"
+        "\"prompt_tokens_details\":{\"cached_tokens\":0}}}",
+        "{\"error\":{\"message\":\"x\",\"type\":\"server_error\",\"param\":null,\"code\":null}}",
+        "{\"choices\":[{\"text\":\"\\t\",\"finish_reason\":\"st\\u006fp\"}]}",
+        "{\"choices\":[{\"text\":\"\\x\"}]}",
+        "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens\":-1}}",
+        "{\"choices\":[{\"delta\":{\"content\":null,\"role\":null}}]}",
+        "{\"choices\":[{\"delta\":null,\"message\":null,\"text\":null}],\"usage\":null,\"error\":null}",
+        "{\"choices\":[{}],\"a\":\"\x01\"}",
+        "{\"choices\":[{}],}",
+        "{\"choices\":[{},]}",
+        "{\"choices\":[{}]}x",
+        "{\"usage\":{\"prompt_tokens\":9007199254740993}}",
+        "{\"usage\":{\"prompt_tokens\":123456789012345}}",
+        "{\"usage\":{\"prompt_tokens\":1e3}}",
+        /* cJSON releases differ on numbers over 63 characters */
+        "{\"choices\":[],\"n\":1234567890123456789012345678901234567890"
+        "123456789012345678901234567890}",
+    };
+    for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
+        lg_chunk a, b;
+        int ra = decode(chunks[i], &a), rb = lg_chunk_decode_json(chunks[i], strlen(chunks[i]), &b);
+        if (ra != rb)
+            fail_msg("chunk %zu: %d vs %d: %s", i, ra, rb, chunks[i]);
+        if (ra == 0) {
+            assert_int_equal(a.flags, b.flags);
+            assert_int_equal(a.content_bytes, b.content_bytes);
+            assert_int_equal(a.prompt_tokens, b.prompt_tokens);
+            assert_int_equal(a.completion_tokens, b.completion_tokens);
+            assert_int_equal(a.cached_tokens, b.cached_tokens);
+            assert_string_equal(a.finish_reason, b.finish_reason);
+        }
+    }
+}
+
 static int comment(const char *s, int64_t *stamp, lg_truth *truth)
 {
     return lg_chunk_comment(s, strlen(s), stamp, truth);
@@ -245,6 +318,8 @@ int main(void)
         cmocka_unit_test(done_and_error),
         cmocka_unit_test(malformed_chunks_are_refused),
         cmocka_unit_test(decode_reads_only_len_bytes),
+        cmocka_unit_test(escapes_and_unusual_json),
+        cmocka_unit_test(fast_path_agrees_with_cjson),
         cmocka_unit_test(stamp_comments),
         cmocka_unit_test(truth_comment),
     };
