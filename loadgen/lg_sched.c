@@ -159,8 +159,8 @@ static void plan_stages(lg_sched *s)
     for (size_t i = 0; i < sp->n_stages; i++) {
         const lg_stage *st = &sp->stages[i];
         s->stage_start_ns[i] = start;
-        if (start < 0)
-            continue;
+        if (start < 0 || i + 1 == sp->n_stages)
+            continue; /* the last stage's end moves nothing: no draws needed */
         double end_ns;
         int64_t made = 0;
         if (st->max_requests > 0) {
