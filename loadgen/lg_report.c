@@ -133,6 +133,7 @@ static cJSON *bias_json(const lg_report *r)
         num(o, "events", w->events);
         num(o, "event_rate_per_s", w->event_rate_per_s);
         num(o, "predicted_wq_us", w->predicted_wq_us);
+        num(o, "preemptions", w->preemptions);
         cJSON_AddItemToArray(ws, o);
     }
     const mdl_hist *ov = lg_stats_hist_c(r->total, LG_H_OVERHEAD);

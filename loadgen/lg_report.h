@@ -21,6 +21,7 @@ typedef struct lg_worker_bias {
     double mean_service_us, second_moment_us2;
     double events, event_rate_per_s;
     double predicted_wq_us;
+    double preemptions;       /* involuntary context switches in the window */
 } lg_worker_bias;
 
 typedef struct lg_arrival_test {

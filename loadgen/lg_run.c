@@ -368,6 +368,7 @@ static void worker_bias(const lg_plan *p, int w, lg_worker_bias *b)
     b->events = (double)s->events;
     b->event_rate_per_s = (double)s->events / el_s;
     b->predicted_wq_us = mdl_mg1_wq(b->callback_rate_per_s, es, es2) * 1e6;
+    b->preemptions = (double)s->nivcsw;
 }
 
 static void default_result_name(const lg_opts *o, char *buf, size_t cap)

@@ -42,6 +42,7 @@ typedef struct lg_slot {
     uint64_t events;          /* SSE events received in the send window */
     int64_t window_start_ns, window_end_ns;
     int64_t idle_ns;          /* loop idle time within the send window */
+    int64_t nivcsw;           /* involuntary context switches in the window (preemptions) */
     uint64_t n_sample;
     int32_t saw_stamps;       /* the server sent X-Sim-Stamp comments */
     int32_t exit_code;

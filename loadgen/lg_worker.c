@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <uv.h>
 
@@ -87,6 +88,7 @@ struct lg_worker {
     /* service-unit accounting, within the send window */
     int in_window;
     uint64_t idle_at_start_ns;
+    int64_t nivcsw_at_start;
     uint64_t callbacks, events;
     double svc_sum, svc_sumsq;
     /* client cost */
@@ -164,6 +166,8 @@ static void end_window(lg_worker *w)
     s->svc_sum_ns = w->svc_sum;
     s->svc_sumsq_ns2 = w->svc_sumsq;
     s->events = w->events;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) s->nivcsw = (int64_t)ru.ru_nivcsw - w->nivcsw_at_start;
 }
 
 /* ---- SSE handling ----------------------------------------------------- */
@@ -870,6 +874,10 @@ int lg_worker_run(const lg_plan *p, int id)
     w->in_window = 1;
     w->slot->window_start_ns = rb_now_ns();
     w->idle_at_start_ns = uv_metrics_idle_time(&w->loop);
+    {
+        struct rusage ru;
+        if (getrusage(RUSAGE_SELF, &ru) == 0) w->nivcsw_at_start = (int64_t)ru.ru_nivcsw;
+    }
     dispatch_due(w);
     maybe_finish(w);
     if (!w->finishing) uv_run(&w->loop, UV_RUN_DEFAULT);
