@@ -335,7 +335,7 @@ static int run_workers(const sim_config *cfg, int parent_fd, int port, sim_metri
             char b = 1;
             if (write(ready[1], &b, 1) != 1) _exit(1);
             close(ready[1]);
-            _exit(sim_server_run(cfg, fd, i, slots, cfg->workers));
+            exit(sim_server_run(cfg, fd, i, slots, cfg->workers)); /* exit, not _exit: LSan runs at exit */
         }
         pids[started++] = pid;
     }

@@ -49,7 +49,8 @@ start_sim() {
   URL="http://127.0.0.1:$PORT"
 }
 
-# stop_sim NAME: SIGTERM, then waits (at most 5 s); sets STOP_RC.
+# stop_sim NAME: SIGTERM, then waits (at most 5 s); sets STOP_RC, and checks
+# that the server's stderr holds no sanitizer report.
 stop_sim() {
   local pid
   eval "pid=\$SIM_PID_$1"
@@ -58,6 +59,11 @@ stop_sim() {
   for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
   if kill -0 "$pid" 2>/dev/null; then STOP_RC=124; kill -KILL "$pid"; fi
   wait "$pid" || STOP_RC=$?
+  [ "$STOP_RC" -eq 0 ] || bad "server $1: exit $STOP_RC after SIGTERM"
+  if grep -q 'Sanitizer\|runtime error' "$TMP/$1.err"; then
+    bad "server $1: sanitizer report"
+    cat "$TMP/$1.err"
+  fi
 }
 
 # metric NAME_WITH_LABELS: the value of one sample from /metrics.
