@@ -735,10 +735,14 @@ static void on_tick(uv_timer_t *t)
     lg_worker *w = t->data;
     int64_t now = rb_now_ns();
     int stop = __atomic_load_n(&w->sh->stop, __ATOMIC_RELAXED);
-    if (stop && !w->sched_done) {
+    if (stop) {
+        /* The schedule may already have ended in dispatch_due on seeing
+         * the flag; the drain clock starts here either way. */
         end_schedule(w);
-        __atomic_store_n(&w->slot->state, LG_W_DRAINING, __ATOMIC_RELAXED);
-        w->drain_deadline_ns = now + w->o->drain_timeout_ns;
+        if (!w->drain_deadline_ns) {
+            __atomic_store_n(&w->slot->state, LG_W_DRAINING, __ATOMIC_RELAXED);
+            w->drain_deadline_ns = now + w->o->drain_timeout_ns;
+        }
     }
     if (w->sched_done && w->in_flight > 0) {
         int cut = stop >= 2 || (w->drain_deadline_ns && now >= w->drain_deadline_ns) ||
