@@ -18,3 +18,25 @@ sent_equals_done "$out"
 d=$(jnum "$out" .dispatched)
 [ "$d" -gt 20 ] && [ "$d" -lt 1000 ] || fail "dispatched $d: the run did not stop early"
 pass "SIGINT -> partial report, exit 130"
+
+# Requests still in flight when the drain timeout runs out are counted as
+# cancelled, and the run ends within it.
+start_sim slow --inter-token-latency 1s
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --request-rate 50 --duration 20s --drain-timeout 1s \
+  --random-input-len 8 --random-output-len 30 --quiet --no-progress --save-result \
+  --result-dir "$WORK" --result-filename drain.json &
+lg=$!
+CHILDREN+=("$lg")
+sleep 0.8
+kill -INT "$lg"
+t0=$(date +%s%N)
+rc=0
+wait "$lg" || rc=$?
+el_ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$rc" -eq 130 ] || fail "drain: exit code $rc"
+[ "$el_ms" -lt 3000 ] || fail "drain: took $el_ms ms with --drain-timeout 1s"
+out="$WORK/drain.json"
+sent_equals_done "$out"
+[ "$(jnum "$out" .failures_by_class.cancelled)" -eq "$(jnum "$out" .dispatched)" ] ||
+  fail "drain: $(jq -c .failures_by_class "$out") of $(jnum "$out" .dispatched)"
+pass "drain timeout cancels what is left"
