@@ -44,6 +44,7 @@ static void put_step(cJSON *rows, const cal_step *s)
     put_num(r, "overhead_mean_us", s->overhead_mean_us);
     put_num(r, "overhead_p99_us", s->overhead_p99_us);
     put_num(r, "median_schedule_lag_ms", s->lag_p50_ms);
+    put_num(r, "mean_schedule_lag_ms", s->lag_mean_ms);
     put_num(r, "p99_schedule_lag_ms", s->lag_p99_ms);
     put_num(r, "arrival_p_value", s->arrival_p_value);
     put_num(r, "predicted_wq_us", s->predicted_wq_us);
@@ -98,6 +99,8 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
         put_num(o, "transport_us", p->transport_us);
         put_pair(o, "transport_us_ci", p->transport_us_ci);
         put_num(o, "r2", p->r2);
+        put_num(o, "util_service_us", p->util_service_us);
+        put_pair(o, "util_service_us_ci", p->util_service_us_ci);
         put_num(o, "events_per_request", p->events_per_request);
         put_num(o, "safe_event_rate_per_worker", p->safe_event_rate_per_worker);
         put_num(o, "safe_rho", p->safe_rho);
@@ -215,6 +218,8 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
             p->transport_us = get_num(o, "transport_us");
             get_pair(o, "transport_us_ci", p->transport_us_ci);
             p->r2 = get_num(o, "r2");
+            p->util_service_us = get_num(o, "util_service_us");
+            get_pair(o, "util_service_us_ci", p->util_service_us_ci);
             p->events_per_request = get_num(o, "events_per_request");
             p->safe_event_rate_per_worker = get_num(o, "safe_event_rate_per_worker");
             p->safe_rho = get_num(o, "safe_rho");

@@ -8,6 +8,8 @@
 
 #include "mdl_queue.h"
 
+#define CAL_FIT_MAX_POINTS 256
+
 static int usable(const cal_step *s, int k)
 {
     return s->workers == k && !s->saturated && s->event_rate_per_worker > 0 &&
@@ -36,9 +38,12 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, mdl_fit_model
     memcpy(out->transport_us_ci, nan2, sizeof nan2);
     out->events_per_request = out->safe_event_rate_per_worker = out->safe_rho = NAN;
     out->safe_rate_per_worker = out->safe_total_rate = out->conservative_safe_total_rate = NAN;
+    out->util_service_us = NAN;
+    memcpy(out->util_service_us_ci, nan2, sizeof nan2);
 
-    double lambda[256], d[256];
-    int m = 0, busiest = -1;
+    double lambda[CAL_FIT_MAX_POINTS], d[CAL_FIT_MAX_POINTS];
+    double lam_rho[CAL_FIT_MAX_POINTS], rho[CAL_FIT_MAX_POINTS];
+    int m = 0, n_rho = 0, busiest = -1;
     double epr_sum = 0;
     int epr_n = 0;
     for (int i = 0; i < n; i++) {
@@ -46,10 +51,14 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, mdl_fit_model
         out->n_steps++;
         steps[i].used_in_fit = 0;
         steps[i].fit_pred_us = NAN;
-        if (!usable(&steps[i], k) || m >= 256) continue;
+        if (!usable(&steps[i], k) || m >= CAL_FIT_MAX_POINTS) continue;
         lambda[m] = steps[i].event_rate_per_worker;
         d[m] = steps[i].overhead_mean_us * 1e-6;
         m++;
+        if (isfinite(steps[i].rho_mean)) {
+            lam_rho[n_rho] = steps[i].event_rate_per_worker;
+            rho[n_rho++] = steps[i].rho_mean;
+        }
         steps[i].used_in_fit = 1;
         if (busiest < 0 || steps[i].rho_mean > steps[busiest].rho_mean) busiest = i;
         if (isfinite(steps[i].events_per_request)) {
@@ -63,13 +72,39 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, mdl_fit_model
     if (m == 0) return -ENODATA;
     out->events_per_request = epr_n ? epr_sum / epr_n : NAN;
 
+    /* E[S] from the loop's own utilisation: rho = lambda E[S]. */
+    mdl_fit_param util;
+    if (n_rho >= 2 && mdl_fit_through_origin(lam_rho, rho, (size_t)n_rho, 0.95, &util) == 0) {
+        out->util_service_us = util.value * 1e6;
+        out->util_service_us_ci[0] = util.lo * 1e6;
+        out->util_service_us_ci[1] = util.hi * 1e6;
+    }
+
+    /* The delay's noise grows with the delay: relative weights. */
+    double w[CAL_FIT_MAX_POINTS];
+    for (int i = 0; i < m; i++)
+        w[i] = 1.0 / fmax(d[i] * d[i], 1e-18);
     mdl_fit_opts o = MDL_FIT_OPTS_DEFAULT;
     o.model = model;
+    o.weights = w;
     int ok = m >= 4 && mdl_fit_delay(lambda, d, (size_t)m, &o, &out->fit) == 0 &&
-             isfinite(out->fit.m1_s.value) && isfinite(out->fit.m2_s2.value);
+             isfinite(out->fit.m1_s.value) && isfinite(out->fit.m2_s2.value) &&
+             out->fit.m1_s.hi <= CAL_FIT_MAX_CI_RATIO * out->fit.m1_s.lo;
+    const char *method = "fit";
+    if (!ok && m >= 3 && out->util_service_us > 0) {
+        /* The curve alone does not place its pole: pin E[S] at the utilisation's. */
+        o.pin_m1_s = out->util_service_us * 1e-6;
+        ok = mdl_fit_delay(lambda, d, (size_t)m, &o, &out->fit) == 0 &&
+             isfinite(out->fit.m2_s2.value);
+        if (ok) {
+            method = "fit-util";
+            out->fit.m1_s.lo = out->util_service_us_ci[0] * 1e-6;
+            out->fit.m1_s.hi = out->util_service_us_ci[1] * 1e-6;
+        }
+    }
     double m1_s, m2_s2, m1_hi, m2_hi;
     if (ok) {
-        snprintf(out->method, sizeof out->method, "fit");
+        snprintf(out->method, sizeof out->method, "%s", method);
         m1_s = out->fit.m1_s.value;
         m2_s2 = out->fit.m2_s2.value;
         m1_hi = out->fit.m1_s.hi;

@@ -16,11 +16,21 @@
  * safe_total_rate = k safe_rate_per_worker. The same from the upper ends of
  * the intervals of E[S] and E[S^2] gives the conservative figures.
  *
- * When the fit is impossible (fewer than 4 usable steps) or fails, the
- * figures come from the measured moments of the busiest usable step, and
- * method says "moments". */
+ * The fit weighs each step by 1/d^2 (the delay's noise grows with the delay,
+ * roughly in proportion; the self-test judges relative errors too).
+ * method says how the figures were obtained:
+ *   "fit"       c, E[S], E[S^2] all from the delay curve (needs >= 4 steps, and
+ *               E[S]'s 95% interval within a factor CAL_FIT_MAX_CI_RATIO);
+ *   "fit-util"  the curve alone did not place its pole (too few steps near the
+ *               knee, or a noisy host): E[S] is pinned at the slope of the
+ *               measured utilisation against lambda (rho = lambda E[S], from
+ *               libuv's idle time; its interval is that regression's), and c,
+ *               E[S^2] are fitted to the curve with the same solver;
+ *   "moments"   no fit possible: the busiest usable step's measured moments. */
 #ifndef CAL_FIT_H
 #define CAL_FIT_H
+
+#define CAL_FIT_MAX_CI_RATIO 1.5
 
 #include "cal_step.h"
 #include "mdl_fit.h"
@@ -35,6 +45,7 @@ typedef struct cal_per_k {
     double second_moment_us2, second_moment_us2_ci[2];
     double transport_us, transport_us_ci[2];
     double r2;
+    double util_service_us, util_service_us_ci[2]; /* E[S] as rho / lambda (slope) */
     double events_per_request;
     double safe_event_rate_per_worker;
     double safe_rho;

@@ -14,7 +14,7 @@ void cal_step_clear(cal_step *s)
     memset(s, 0, sizeof *s);
     s->request_rate = s->achieved_rate = s->duration_s = s->send_window_s = NAN;
     s->dispatched = -1;
-    s->lag_p50_ms = s->lag_p99_ms = NAN;
+    s->lag_p50_ms = s->lag_mean_ms = s->lag_p99_ms = NAN;
     s->rho_mean = s->rho_max = NAN;
     s->event_rate_per_worker = s->callback_rate_per_worker = NAN;
     s->service_per_event_us = s->mean_service_us = s->second_moment_us2 = NAN;
@@ -88,6 +88,7 @@ int cal_step_parse(const char *json, size_t len, cal_step *s, char *err, size_t 
     s->dispatched = isnan(dispatched) ? -1 : (int64_t)dispatched;
     s->lag_p50_ms = num(root, "median_schedule_lag_ms");
     s->lag_p99_ms = num(root, "p99_schedule_lag_ms");
+    s->lag_mean_ms = num(root, "mean_schedule_lag_ms");
     if (isnan(s->achieved_rate) || isnan(completed)) {
         snprintf(err, errlen, "result: %s: missing or not a number",
                  isnan(s->achieved_rate) ? "achieved_rate" : "completed");

@@ -39,7 +39,7 @@ typedef struct cal_step {
     double send_window_s; /* the window achieved_rate is counted over (NAN: absent) */
     int64_t dispatched;   /* -1: absent */
     int64_t completed, failed;
-    double lag_p50_ms, lag_p99_ms;
+    double lag_p50_ms, lag_mean_ms, lag_p99_ms;
     int n_meas; /* workers found in client_bias.workers */
     cal_worker_meas w[CAL_MAX_WORKERS];
     /* derived */

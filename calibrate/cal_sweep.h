@@ -38,7 +38,10 @@ void cal_sweep_defaults(cal_sweep_cfg *c, int mode);
  * < 95% of 1000.0/s"), else 0. The achieved-rate rule allows for the Poisson
  * noise of the offered count N = request_rate * send_window: it fires below
  * (min_achieved_ratio - 3 sqrt(N)/N) of the offered rate (no allowance when
- * the window is unknown). */
+ * the window is unknown). The lag rule fires when the lag p99 passes
+ * lag_bound_ms and the mean lag is above a tenth of it (or unknown): a backlog
+ * lifts the whole distribution, while a single preemption of the client by
+ * another process lifts only the top, which in a short step is p99. */
 int cal_sweep_saturated(const cal_sweep_cfg *c, const cal_step *s, char *why, size_t whylen);
 
 /* The next offered rate (requests/s, all workers) after steps[0..n) of this

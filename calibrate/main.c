@@ -320,7 +320,7 @@ static void print_summary(const cal_run *r, const cal_cert_info *info)
                s->arrival_p_value, s->saturated ? s->why : (s->used_in_fit ? "fit" : ""));
     }
     printf("\ncertificate (per worker count; rates in requests/s; E[S] per SSE event)\n");
-    printf("%3s %-7s %5s %-22s %-26s %-22s %6s %8s %12s %12s\n", "k", "method", "steps",
+    printf("%3s %-8s %5s %-22s %-26s %-22s %6s %8s %12s %12s\n", "k", "method", "steps",
            "E[S] us [95% CI]", "E[S^2] us^2 [95% CI]", "transport us [95% CI]", "R^2", "safe rho",
            "safe/worker", "safe total");
     for (int j = 0; j < r->npk; j++) {
@@ -332,7 +332,7 @@ static void print_summary(const cal_run *r, const cal_cert_info *info)
                  p->second_moment_us2_ci[0], p->second_moment_us2_ci[1]);
         snprintf(c, sizeof c, "%.1f [%.1f, %.1f]", p->transport_us, p->transport_us_ci[0],
                  p->transport_us_ci[1]);
-        printf("%3d %-7s %2d/%-2d %-22s %-26s %-22s %6.3f %8.3f %12.1f %12.1f%s\n", p->workers,
+        printf("%3d %-8s %2d/%-2d %-22s %-26s %-22s %6.3f %8.3f %12.1f %12.1f%s\n", p->workers,
                p->method, p->n_fit, p->n_steps, es, es2, c, p->r2, p->safe_rho,
                p->safe_rate_per_worker, p->safe_total_rate,
                p->safe_total_rate > p->max_measured_rate ? "  (extrapolated)" : "");
@@ -354,6 +354,10 @@ static int self_test(const cal_run *r)
         printf("%-52s %10.1f %10.1f %6.1f%% %5.0f%%  %s\n", c->name, c->measured, c->expected,
                100.0 * c->rel_err, 100.0 * c->tol, c->pass ? "PASS" : "FAIL");
     }
+    for (int j = 0; j < r->npk; j++)
+        printf("(k=%d: E[S] from the utilisation %.1f us [%.1f, %.1f]; figures by '%s')\n",
+               r->pk[j].workers, r->pk[j].util_service_us, r->pk[j].util_service_us_ci[0],
+               r->pk[j].util_service_us_ci[1], r->pk[j].method);
     printf("self-test: %s (%d of %d checks failed)\n", fails ? "FAIL" : "PASS", fails, n);
     return fails ? 1 : 0;
 }

@@ -39,12 +39,15 @@ typedef struct mdl_fit_opts {
     double fixed_m1_s;
     double fixed_m2_s2;
     const double *weights; /* per-point weights (1/variance), or NULL for equal */
+    double pin_m1_s;       /* > 0: m1 is given (e.g. from the measured utilisation,
+                              see mdl_fit_through_origin) and c, m2 are fitted with
+                              the same solver; needs n >= 3 */
 } mdl_fit_opts;
 
 #define MDL_FIT_OPTS_DEFAULT                                                                       \
     {                                                                                              \
         .model = MDL_FIT_PK, .conf = 0.95, .fix_moments = 0, .fixed_m1_s = 0, .fixed_m2_s2 = 0,    \
-        .weights = NULL                                                                            \
+        .weights = NULL, .pin_m1_s = 0                                                             \
     }
 
 typedef struct mdl_fit_param {
@@ -73,6 +76,13 @@ typedef struct mdl_fit_result {
  * parameters, -EDOM when no start converged to finite parameters. */
 int mdl_fit_delay(const double *lambda_per_s, const double *d_s, size_t n, const mdl_fit_opts *opts,
                   mdl_fit_result *out);
+
+/* Least squares through the origin, y = b x (e.g. the measured utilisation
+ * against the arrival rate, whose slope is E[S]): b with its standard error
+ * and confidence interval (t quantile, n - 1 degrees of freedom). Returns 0 or
+ * -EINVAL (n < 2, non-finite values, all x zero). */
+int mdl_fit_through_origin(const double *x, const double *y, size_t n, double conf,
+                           mdl_fit_param *slope);
 
 /* The fitted curve at lambda (s); INFINITY at or beyond the pole. */
 double mdl_fit_predict(const mdl_fit_result *r, double lambda_per_s);

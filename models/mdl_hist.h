@@ -15,15 +15,15 @@
 #include <stdint.h>
 
 typedef struct mdl_hist {
-    uint64_t lowest;      /* values below are recorded as `lowest` bucket 0 */
-    uint64_t highest;     /* values above are clamped to highest (and counted in `clamped`) */
-    int sub_bits;         /* linear sub-buckets per power of two = 2^sub_bits */
-    int n_buckets;        /* total number of counts[] */
-    uint64_t total;       /* values recorded */
-    uint64_t clamped;     /* values clamped to highest */
-    uint64_t min, max;    /* exact extremes of the recorded values (before clamping) */
-    double sum;           /* exact sum, for the mean */
-    double sum_sq;        /* for the standard deviation */
+    uint64_t lowest;   /* values below are recorded as `lowest` bucket 0 */
+    uint64_t highest;  /* values above are clamped to highest (and counted in `clamped`) */
+    int sub_bits;      /* linear sub-buckets per power of two = 2^sub_bits */
+    int n_buckets;     /* total number of counts[] */
+    uint64_t total;    /* values recorded */
+    uint64_t clamped;  /* values clamped to highest */
+    uint64_t min, max; /* exact extremes of the recorded values (before clamping) */
+    double sum;        /* exact sum, for the mean */
+    double sum_sq;     /* for the standard deviation */
     uint64_t counts[];
 } mdl_hist;
 

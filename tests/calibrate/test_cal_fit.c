@@ -83,14 +83,44 @@ static void test_fit_and_safe_region(void **state)
     assert_true(p3.safe_total_rate > p.safe_total_rate);
 }
 
-/* Three usable steps: no fit, the busiest step's moments instead. With
- * E[S] 20 us and E[S^2] 800 us^2 the safe figures are the same law's. */
-static void test_fallback_to_moments(void **state)
+/* Three usable steps: too few for three parameters, so E[S] is pinned at the
+ * utilisation's slope (20 us exactly here) and c, E[S^2] fitted: the law's. */
+static void test_pinned_at_utilisation(void **state)
 {
     (void)state;
     cal_step s[3] = {law_step(1, 0.1, 0), law_step(1, 0.5, 0), law_step(1, 0.3, 0)};
     cal_per_k p;
     assert_int_equal(cal_fit_per_k(s, 3, 1, 100, MDL_FIT_PK, &p), 0);
+    assert_string_equal(p.method, "fit-util");
+    NEAR(p.util_service_us, 20, 1e-9);
+    NEAR(p.mean_service_us, 20, 1e-9);
+    NEAR(p.second_moment_us2, 800, 1e-6);
+    NEAR(p.transport_us, 40, 1e-6);
+    NEAR(p.safe_rate_per_worker, 2314.8, 0.001);
+}
+
+/* A noisy curve whose pole the delays alone cannot place: pinned too. */
+static void test_ill_determined_curve_is_pinned(void **state)
+{
+    (void)state;
+    static const double rho[] = {0.05, 0.1, 0.15, 0.2, 0.25};
+    static const double noise[] = {0.1, -0.1, 0.12, -0.08, 0.1};
+    cal_step s[5];
+    for (int i = 0; i < 5; i++)
+        s[i] = law_step(1, rho[i], noise[i]);
+    cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, 5, 1, 100, MDL_FIT_PK, &p), 0);
+    assert_string_equal(p.method, "fit-util");
+    NEAR(p.mean_service_us, 20, 1e-9);
+}
+
+/* Two usable steps: no fit at all, the busiest step's measured moments. */
+static void test_fallback_to_moments(void **state)
+{
+    (void)state;
+    cal_step s[2] = {law_step(1, 0.1, 0), law_step(1, 0.5, 0)};
+    cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, 2, 1, 100, MDL_FIT_PK, &p), 0);
     assert_string_equal(p.method, "moments");
     NEAR(p.mean_service_us, 20, 1e-12);
     NEAR(p.second_moment_us2, 800, 1e-12);
@@ -142,6 +172,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_and_safe_region),
+        cmocka_unit_test(test_pinned_at_utilisation),
+        cmocka_unit_test(test_ill_determined_curve_is_pinned),
         cmocka_unit_test(test_fallback_to_moments),
         cmocka_unit_test(test_no_data),
         cmocka_unit_test(test_selftest_checks),

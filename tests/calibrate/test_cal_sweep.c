@@ -42,6 +42,12 @@ static void test_saturation_rule(void **state)
     s.lag_p99_ms = 1.01;
     assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
     assert_non_null(strstr(why, "lag p99 1.01 ms > 1.00 ms"));
+    /* a preemption spike: the mean lag stays low, no saturation */
+    s.lag_p99_ms = 12.7;
+    s.lag_mean_ms = 0.1;
+    assert_false(cal_sweep_saturated(&c, &s, why, sizeof why));
+    s.lag_mean_ms = 0.11;
+    assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
     s = step(1000, 1000, 0.5);
     s.failed = 10; /* 10 of 1010: under 1% */
     assert_false(cal_sweep_saturated(&c, &s, why, sizeof why));

@@ -147,6 +147,42 @@ static void test_points_past_the_pole_do_not_blow_up(void **state)
     assert_true(isfinite(r.m1_s.value) && isfinite(r.m2_s2.value));
 }
 
+/* With E[S] given (as the measured utilisation gives it), c and E[S^2] are
+ * fitted by the same solver; the utilisation line's slope is E[S]. */
+static void test_pinned_m1_and_utilisation_slope(void **state)
+{
+    (void)state;
+    double lambda[NPTS], d[NPTS], rho[NPTS];
+    make_points(lambda, d, 61, 2e-6, 0);
+    uint64_t seed = 62;
+    for (int i = 0; i < NPTS; i++)
+        rho[i] = lambda[i] * M1_S * (1.0 + 0.01 * rng_normal(&seed));
+    mdl_fit_param slope;
+    assert_int_equal(mdl_fit_through_origin(lambda, rho, NPTS, 0.95, &slope), 0);
+    assert_true(fabs(slope.value - M1_S) < 0.02 * M1_S);
+    assert_true(covers(&slope, M1_S));
+    assert_true(slope.hi - slope.lo < 0.05 * M1_S);
+
+    mdl_fit_opts o = MDL_FIT_OPTS_DEFAULT;
+    o.pin_m1_s = slope.value;
+    mdl_fit_result r;
+    assert_int_equal(mdl_fit_delay(lambda, d, NPTS, &o, &r), 0);
+    assert_true(r.m1_s.fixed);
+    assert_true(r.m1_s.value == slope.value);
+    assert_int_equal(r.dof, NPTS - 2);
+    assert_true(fabs(r.c_s.value - C_S) < 0.05 * C_S);
+    assert_true(fabs(r.m2_s2.value - M2_S2) < 0.10 * M2_S2);
+    assert_true(covers(&r.m2_s2, M2_S2));
+    assert_true(covers(&r.c_s, C_S));
+    /* through the origin by hand: y = {2, 4.2}, x = {1, 2}: b = 10.4 / 5 */
+    const double x2[] = {1, 2}, y2[] = {2, 4.2};
+    assert_int_equal(mdl_fit_through_origin(x2, y2, 2, 0.95, &slope), 0);
+    assert_true(fabs(slope.value - 2.08) < 1e-12);
+    assert_int_equal(mdl_fit_through_origin(x2, y2, 1, 0.95, &slope), -EINVAL);
+    o.pin_m1_s = -1;
+    assert_int_equal(mdl_fit_delay(lambda, d, NPTS, &o, &r), -EINVAL);
+}
+
 static void test_bad_input(void **state)
 {
     (void)state;
@@ -172,6 +208,7 @@ int main(void)
         cmocka_unit_test(test_kingman_variant),
         cmocka_unit_test(test_fixed_moments_fit_c_only),
         cmocka_unit_test(test_points_past_the_pole_do_not_blow_up),
+        cmocka_unit_test(test_pinned_m1_and_utilisation_slope),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
