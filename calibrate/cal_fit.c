@@ -189,10 +189,11 @@ int cal_selftest_eval(const cal_step *steps, int n, const cal_per_k *pk, int npk
     for (int j = 0; j < npk; j++) {
         cal_check *c = add_check(out, max, n_out);
         if (!c) break;
+        int fitted = !strncmp(pk[j].method, "fit", 3);
         snprintf(c->name, sizeof c->name, "k=%d fitted E[S] (us) vs injected cost%s", pk[j].workers,
-                 strcmp(pk[j].method, "fit") ? " [no fit]" : "");
+                 fitted ? "" : " [no fit]");
         judge(c, pk[j].mean_service_us, injected_us, es_tol);
-        if (strcmp(pk[j].method, "fit")) c->pass = 0;
+        if (!fitted) c->pass = 0;
         fails += !c->pass;
 
         int in_window = 0;

@@ -20,6 +20,7 @@ void cal_sweep_defaults(cal_sweep_cfg *c, int mode)
         .lag_bound_ms = 1.0,
         .max_failed_ratio = 0.01,
         .stop_rho = 0.93,
+        .retry_below_rho = 0.5,
         .max_steps = (int)n + 3,
         .max_rate = 1e6,
         .min_growth = 1.05,
@@ -85,4 +86,9 @@ double cal_sweep_next_rate(const cal_sweep_cfg *c, const cal_step *steps, int n,
     if (growth > c->max_growth) growth = c->max_growth;
     double next = last->request_rate * growth;
     return next < c->max_rate ? next : c->max_rate;
+}
+
+int cal_sweep_retry(const cal_sweep_cfg *c, const cal_step *s)
+{
+    return s->saturated && s->rho_mean < c->retry_below_rho;
 }

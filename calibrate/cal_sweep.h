@@ -23,6 +23,7 @@ typedef struct cal_sweep_cfg {
     double lag_bound_ms;       /* saturated when schedule lag p99 passes it */
     double max_failed_ratio;   /* saturated when failed/(completed+failed) passes it */
     double stop_rho;           /* no step after one at or above this mean rho */
+    double retry_below_rho;    /* a step saturated below this rho is run again once */
     int max_steps;
     double max_rate;                     /* requests/s, all workers */
     double min_growth;                   /* rate ratio between steps, at least */
@@ -43,6 +44,11 @@ void cal_sweep_defaults(cal_sweep_cfg *c, int mode);
  * lifts the whole distribution, while a single preemption of the client by
  * another process lifts only the top, which in a short step is p99. */
 int cal_sweep_saturated(const cal_sweep_cfg *c, const cal_step *s, char *why, size_t whylen);
+
+/* 1 if a saturated step deserves one more run: its mean rho is below
+ * retry_below_rho, where the client is far from its own limit and a burst of
+ * other processes on the CPUs explains a stall better. */
+int cal_sweep_retry(const cal_sweep_cfg *c, const cal_step *s);
 
 /* The next offered rate (requests/s, all workers) after steps[0..n) of this
  * sweep, or 0 when the sweep is over (a saturated step, stop_rho reached,

@@ -225,6 +225,15 @@ static int sweep_k(cal_run *r, int k)
         cal_step_clear(s);
         if (run_step(r, k, made + 1, rate, s) != 0) break;
         s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
+        if (s->saturated && cal_sweep_retry(&r->sweep, s) && !cal_proc_interrupted()) {
+            /* Saturation at low utilisation is more likely another process
+             * stealing the CPUs for a moment: the step is run once more. */
+            progress(r, "calibrate: k=%d step %2d: saturated at rho %.2f (%s); once more\n", k,
+                     made + 1, s->rho_mean, s->why);
+            cal_step_clear(s);
+            if (run_step(r, k, made + 1, rate, s) != 0) break;
+            s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
+        }
         r->n_steps++;
         made++;
         progress(r,

@@ -125,6 +125,21 @@ static void test_stops(void **state)
     NEAR(cal_sweep_next_rate(&c, s, 0, 1000), 150);
 }
 
+static void test_retry_rule(void **state)
+{
+    (void)state;
+    cal_sweep_cfg c;
+    cal_sweep_defaults(&c, 1);
+    cal_step s = step(100, 100, 0.3);
+    assert_false(cal_sweep_retry(&c, &s)); /* not saturated */
+    s.saturated = 1;
+    assert_true(cal_sweep_retry(&c, &s));
+    s.rho_mean = 0.5;
+    assert_false(cal_sweep_retry(&c, &s));
+    s.rho_mean = NAN; /* unknown utilisation: no second chance */
+    assert_false(cal_sweep_retry(&c, &s));
+}
+
 static void test_modes(void **state)
 {
     (void)state;
@@ -140,9 +155,8 @@ static void test_modes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_saturation_rule),
-        cmocka_unit_test(test_next_rate),
-        cmocka_unit_test(test_stops),
+        cmocka_unit_test(test_saturation_rule), cmocka_unit_test(test_next_rate),
+        cmocka_unit_test(test_stops),           cmocka_unit_test(test_retry_rule),
         cmocka_unit_test(test_modes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
