@@ -77,7 +77,7 @@ for args in "--budget-us -5" "--workers 0" "--workers 1,1" "--self-test-cost slo
   flag=${args%% *}
   case "$msg" in *"$flag"*) ;; *) fail "'$args': message does not name $flag: $msg" ;; esac
 done
-[ "$("$cal" --loadgen /nonexistent --out-dir "$tmp/d" > /dev/null 2>&1; echo $?)" = 2 ] \
+[ "$("$cal" --simserver "$fsim" --loadgen /nonexistent --out-dir "$tmp/d" > /dev/null 2>&1; echo $?)" = 2 ] \
   || fail "--loadgen /nonexistent should exit 2"
 
 # 4. SIGTERM while a step runs: calibrate exits 1 and takes its children along.
