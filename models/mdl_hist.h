@@ -5,6 +5,13 @@
  * digits). Fixed memory whatever the count, exact merge by addition, so k
  * workers' histograms merge into exactly the histogram of the union.
  *
+ * Layout: values below S = 2^sub_bits have one bucket each (exact); above,
+ * each power of two [2^e, 2^(e+1)) is split into S equal buckets of width
+ * 2^(e - sub_bits). A value's bucket is found by arithmetic (no search), and a
+ * reported value (the bucket's midpoint) is within 2^-(sub_bits+1) of any
+ * value in the bucket. The latency histogram (1 h, sub_bits 11) has 65536
+ * buckets: 512 KiB.
+ *
  * Pure: no I/O, no clocks, no globals. Not thread-safe: one owner at a time.
  * The struct may be placed in shared memory (counts are a flexible array of
  * uint64_t; see mdl_hist_bytes). */
@@ -15,13 +22,13 @@
 #include <stdint.h>
 
 typedef struct mdl_hist {
-    uint64_t lowest;   /* values below are recorded as `lowest` bucket 0 */
+    uint64_t lowest;   /* 0: every value from 0 up has a bucket */
     uint64_t highest;  /* values above are clamped to highest (and counted in `clamped`) */
     int sub_bits;      /* linear sub-buckets per power of two = 2^sub_bits */
     int n_buckets;     /* total number of counts[] */
     uint64_t total;    /* values recorded */
     uint64_t clamped;  /* values clamped to highest */
-    uint64_t min, max; /* exact extremes of the recorded values (before clamping) */
+    uint64_t min, max; /* exact extremes (before clamping); 0 when empty */
     double sum;        /* exact sum, for the mean */
     double sum_sq;     /* for the standard deviation */
     uint64_t counts[];

@@ -1,4 +1,18 @@
-/* mdl_stats: the statistics a run needs to judge itself. Pure. */
+/* mdl_stats: the statistics a run needs to judge itself. Pure, thread-safe
+ * (no state; GSL's special functions only).
+ *
+ * The arrival test: a run that asks for Poisson (or gamma) arrivals checks the
+ * gaps it actually dispatched against that law with a one-sample
+ * Kolmogorov-Smirnov test. The p-value is the asymptotic Kolmogorov law with
+ * Stephens' correction (sqrt(n) + 0.12 + 0.11/sqrt(n)) D, good from n of
+ * about 5. When the law's mean is estimated from the same sample (Lilliefors'
+ * case) the p-value is conservative: a wrong process is then rejected less
+ * often, never more. PK's W_q presumes Poisson arrivals; a rejection says the
+ * prediction stands on weaker ground.
+ *
+ * Percentile intervals: distribution-free, from the ranks of the order
+ * statistics, P(X_(l) <= q_p <= X_(u)) >= conf with l, u binomial quantiles;
+ * the histogram's bucket edges widen them (never narrow them). */
 #ifndef MDL_STATS_H
 #define MDL_STATS_H
 
