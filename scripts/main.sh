@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# README command 1, the main job on the bundled simulator:
+#   1. installs what is missing and builds;
+#   2. certifies this host (calibrate --quick: the client's own delay against
+#      offered load, the PK fit, the safe per-process rate);
+#   3. starts simserver with a realistic latency model;
+#   4. runs a benchmark sweep up to a certified rate, refusing any stage
+#      beyond the certificate;
+#   5. writes the report and the plots into one folder, and prints a summary.
+#   scripts/main.sh [--out DIR] [--max-rate R] [--stage-duration S]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+out="$here/rhobench-out"
+max_rate=400
+stage_s=5
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out=$2; shift 2 ;;
+    --max-rate) max_rate=$2; shift 2 ;;
+    --stage-duration) stage_s=$2; shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    *) echo "main: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+[[ "$max_rate" =~ ^[0-9]+$ ]] && [ "$max_rate" -gt 0 ] || { echo "main: --max-rate: must be a positive integer, got '$max_rate'" >&2; exit 2; }
+[[ "$stage_s" =~ ^[0-9]+$ ]] && [ "$stage_s" -gt 0 ] || { echo "main: --stage-duration: must be a positive integer (seconds), got '$stage_s'" >&2; exit 2; }
+
+echo "== 1/5 install and build" >&2
+build=$("$here/scripts/setup.sh" | tail -n 1)
+sim="$build/simserver/simserver" lg="$build/loadgen/loadgen" cal="$build/calibrate/calibrate"
+mkdir -p "$out"
+k=$(nproc)
+
+echo "== 2/5 certify this host (calibrate --quick)" >&2
+"$cal" --quick --out-dir "$out/calibration" --out "$out/certificate.json" | tee "$out/calibration.txt"
+cert_rate=$(jq --argjson k "$k" '[.per_k[] | select(.workers == $k) | .safe_total_rate][0] // empty' "$out/certificate.json")
+[ -n "$cert_rate" ] || { echo "main: the certificate has no entry for k=$k" >&2; exit 1; }
+# Plan the sweep's top at 80% of the certified total rate, and no higher than --max-rate.
+top=$(jq -n --argjson c "$cert_rate" --argjson m "$max_rate" '[($c * 0.8 | floor), $m] | min')
+[ "$top" -ge 4 ] || { echo "main: the certified rate ($cert_rate/s) is too low to benchmark" >&2; exit 1; }
+
+echo "== 3/5 start simserver (TTFT from prefill, 5 ms ± 1 ms per token, 256 slots)" >&2
+sim_args=(--port 0 --workers 1 --prefill-overhead 2ms --prefill-time-per-token 20us
+          --inter-token-latency 5ms --inter-token-latency-std-dev 1ms --max-num-seqs 256
+          --time-factor-under-load 1.5 --seed 7)
+sim_pid=""
+cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null; true; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+"$sim" "${sim_args[@]}" > "$out/simserver.log" 2>&1 &
+sim_pid=$!
+for _ in $(seq 100); do grep -q '^listening ' "$out/simserver.log" 2>/dev/null && break; sleep 0.05; done
+url=$(sed -n 's/^listening //p' "$out/simserver.log" | head -n 1)
+[ -n "$url" ] || { echo "main: simserver did not start" >&2; exit 1; }
+
+echo "== 4/5 benchmark: geometric sweep of 5 stages up to $top req/s (certified: $cert_rate req/s with k=$k)" >&2
+"$lg" --base-url "$url" --num-workers "$k" --certificate "$out/certificate.json" \
+  --sweep geometric --sweep-stages 5 --sweep-max-rate "$top" --stage-duration "${stage_s}s" \
+  --random-input-len 256 --random-output-len 32 --random-range-ratio 0.5 --seed 11 \
+  --goodput ttft:50 ntpot:10 --save-result --save-detailed --result-dir "$out" \
+  --result-filename report.json --no-progress | tee "$out/summary.txt"
+
+echo "== 5/5 plots" >&2
+"$here/scripts/plot_run.sh" "$out/report.json" "$out/plots"
+
+echo
+echo "rhobench: done."
+echo "  certificate      $out/certificate.json  (safe total rate with k=$k: $cert_rate req/s)"
+echo "  calibration plot $out/calibration/calibration.png"
+echo "  report           $out/report.json  (verdict: $(jq -r '.client_bias.verdict + " - " + .client_bias.reason' "$out/report.json"))"
+echo "  per request      $out/report.jsonl"
+echo "  plots            $out/plots/latency_profile.png throughput.png schedule_lag.png"
+echo "  summary          $out/summary.txt"
