@@ -89,7 +89,9 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, mdl_fit_model
     o.weights = w;
     int ok = m >= 4 && mdl_fit_delay(lambda, d, (size_t)m, &o, &out->fit) == 0 &&
              isfinite(out->fit.m1_s.value) && isfinite(out->fit.m2_s2.value) &&
-             out->fit.m1_s.hi <= CAL_FIT_MAX_CI_RATIO * out->fit.m1_s.lo;
+             out->fit.m1_s.hi <= CAL_FIT_MAX_CI_RATIO * out->fit.m1_s.lo &&
+             !(out->fit.m1_s.value < out->util_service_us * 1e-6 / CAL_FIT_MAX_UTIL_RATIO) &&
+             !(out->fit.m1_s.value > out->util_service_us * 1e-6 * CAL_FIT_MAX_UTIL_RATIO);
     const char *method = "fit";
     if (!ok && m >= 3 && out->util_service_us > 0) {
         /* The curve alone does not place its pole: pin E[S] at the utilisation's. */

@@ -19,8 +19,11 @@
  * The fit weighs each step by 1/d^2 (the delay's noise grows with the delay,
  * roughly in proportion; the self-test judges relative errors too).
  * method says how the figures were obtained:
- *   "fit"       c, E[S], E[S^2] all from the delay curve (needs >= 4 steps, and
- *               E[S]'s 95% interval within a factor CAL_FIT_MAX_CI_RATIO);
+ *   "fit"       c, E[S], E[S^2] all from the delay curve (needs >= 4 steps,
+ *               E[S]'s 95% interval within a factor CAL_FIT_MAX_CI_RATIO, and
+ *               E[S] within a factor CAL_FIT_MAX_UTIL_RATIO of the utilisation's:
+ *               a curve with no visible knee drives E[S] to 0, a pole at
+ *               infinity, which is no measurement);
  *   "fit-util"  the curve alone did not place its pole (too few steps near the
  *               knee, or a noisy host): E[S] is pinned at the slope of the
  *               measured utilisation against lambda (rho = lambda E[S], from
@@ -31,6 +34,7 @@
 #define CAL_FIT_H
 
 #define CAL_FIT_MAX_CI_RATIO 1.5
+#define CAL_FIT_MAX_UTIL_RATIO 2.0
 
 #include "cal_step.h"
 #include "mdl_fit.h"

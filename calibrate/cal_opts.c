@@ -40,8 +40,16 @@ int64_t cal_opts_step_ns(const cal_opts *o)
 {
     if (o->step_ns > 0) return o->step_ns;
     return o->mode == CAL_MODE_QUICK      ? 1500000000LL
-           : o->mode == CAL_MODE_THOROUGH ? 6000000000LL
-                                          : 2500000000LL;
+           : o->mode == CAL_MODE_THOROUGH ? 5000000000LL
+                                          : 2000000000LL;
+}
+
+int64_t cal_opts_budget_ns(const cal_opts *o)
+{
+    if (o->budget_ns > 0) return o->budget_ns;
+    return o->mode == CAL_MODE_QUICK      ? 18000000000LL
+           : o->mode == CAL_MODE_THOROUGH ? 240000000000LL
+                                          : 55000000000LL;
 }
 
 int cal_parse_int_list(const char *s, int *out, int max, int *n)
@@ -80,8 +88,11 @@ const char *cal_usage(void)
            "  --self-test           inject a known client cost and check the fit recovers it\n"
            "  --self-test-cost K:US the injected cost per event, fixed:US or exp:US\n"
            "                        (default fixed:200)\n"
-           "  --step-duration DUR   length of one sweep step (default 2.5s; quick 1.5s)\n"
+           "  --step-duration DUR   length of one sweep step (default 2s; quick 1.5s;\n"
+           "                        thorough 5s)\n"
            "  --max-steps N         steps per worker count at most\n"
+           "  --time-budget DUR     time for all sweeps together (default 55s; quick 18s;\n"
+           "                        thorough 4m); each k gets an equal share, 4 steps at least\n"
            "  --start-rate R        first offered rate, requests/s per worker (default 20)\n"
            "  --max-rate R          highest offered rate, requests/s in all (default 200000)\n"
            "  --lag-bound DUR       a step whose schedule lag p99 passes this is saturated\n"
@@ -186,6 +197,10 @@ int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
             if (rb_parse_duration_ns(v, &n) || n < 200000000LL || n > 600000000000LL)
                 FAIL("--step-duration: want a duration from 200ms to 10m, got '%s'", v);
             o->step_ns = n;
+        } else if (!strcmp(name, "--time-budget")) {
+            if (rb_parse_duration_ns(v, &n) || n < 1000000000LL || n > 86400000000000LL)
+                FAIL("--time-budget: want a duration from 1s to 24h, got '%s'", v);
+            o->budget_ns = n;
         } else if (!strcmp(name, "--max-steps")) {
             if (rb_parse_i64(v, 1, 100, &n))
                 FAIL("--max-steps: want a whole number 1..100, got '%s'", v);

@@ -24,6 +24,7 @@ typedef struct cal_opts {
     char cost_kind[8]; /* "fixed" or "exp": the injected client cost */
     double cost_us;
     int64_t step_ns;     /* 0: the mode's default */
+    int64_t budget_ns;   /* 0: the mode's default time budget of the sweeps */
     int max_steps;       /* 0: the mode's default */
     double start_rate;   /* requests/s per worker at the first step */
     double max_rate;     /* requests/s, all workers */
@@ -50,6 +51,9 @@ int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
 
 /* The step duration and step cap the mode and flags give. */
 int64_t cal_opts_step_ns(const cal_opts *o);
+/* The time budget of all sweeps together: quick 18 s, default 55 s, thorough
+ * 240 s (the whole run adds the fit and the plot, about a second). */
+int64_t cal_opts_budget_ns(const cal_opts *o);
 const char *cal_mode_name(cal_mode m);
 
 /* Parses "1,2,4" into out[0..*n) (each 1..64, at most max). 0 or -EINVAL. */

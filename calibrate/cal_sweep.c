@@ -24,7 +24,7 @@ void cal_sweep_defaults(cal_sweep_cfg *c, int mode)
         .max_steps = (int)n + 3,
         .max_rate = 1e6,
         .min_growth = 1.05,
-        .max_growth = 2.5,
+        .max_growth = 4.0,
     };
     memcpy(c->rho_targets, t, n * sizeof *t);
     c->n_targets = (int)n;

@@ -41,6 +41,7 @@
 #include "rb_host.h"
 
 #define MAX_STEPS 256
+#define CAL_MIN_STEPS 4 /* a fit of three parameters needs four */
 #define SIM_START_TIMEOUT_NS 10000000000LL
 
 typedef struct cal_run {
@@ -213,12 +214,21 @@ static int run_step(cal_run *r, int k, int index, double rate, cal_step *s)
     return 0;
 }
 
-/* The sweep of one worker count. Returns the number of steps made. */
-static int sweep_k(cal_run *r, int k)
+/* The sweep of one worker count, until deadline_ns (after at least
+ * CAL_MIN_STEPS steps). Returns the number of steps made. */
+static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
 {
     int first = r->n_steps, made = 0;
+    int64_t spent_ns = 0;
     for (;;) {
         if (cal_proc_interrupted() || r->n_steps >= MAX_STEPS) break;
+        /* a step costs its duration plus start-up and drain: as measured */
+        int64_t per_step = made ? spent_ns / made : cal_opts_step_ns(&r->o) + 1000000000LL;
+        if (made >= CAL_MIN_STEPS && rb_now_ns() + per_step > deadline_ns) {
+            progress(r, "calibrate: k=%d: time budget used up after %d steps\n", k, made);
+            break;
+        }
+        int64_t t_step = rb_now_ns();
         double rate = cal_sweep_next_rate(&r->sweep, &r->steps[first], made, r->o.start_rate * k);
         if (!(rate > 0)) break;
         cal_step *s = &r->steps[r->n_steps];
@@ -236,6 +246,7 @@ static int sweep_k(cal_run *r, int k)
         }
         r->n_steps++;
         made++;
+        spent_ns += rb_now_ns() - t_step;
         progress(r,
                  "calibrate: k=%d step %2d: offered %8.1f/s achieved %8.1f/s rho %.2f "
                  "busy/event %6.1f us delay %7.1f us lag p99 %.2f ms%s%s\n",
@@ -415,8 +426,11 @@ int main(int argc, char **argv)
     cal_proc_install();
     int64_t t0 = rb_now_ns();
     if (start_simserver(r) != 0) return 1;
+    /* Each k gets an equal share of the time budget; what one leaves over
+     * goes to the next. */
+    int64_t budget_ns = cal_opts_budget_ns(&r->o);
     for (int i = 0; i < r->o.n_workers && !cal_proc_interrupted(); i++)
-        sweep_k(r, r->o.workers[i]);
+        sweep_k(r, r->o.workers[i], t0 + budget_ns * (i + 1) / r->o.n_workers);
     cal_proc_stop(r->sim_pid, 3000000000LL);
     r->sim_pid = 0;
     if (cal_proc_interrupted()) {

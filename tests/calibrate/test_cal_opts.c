@@ -33,7 +33,8 @@ static void test_defaults(void **state)
     assert_true(o.budget_us == 100);
     assert_true(o.lag_bound_ms == 1.0);
     assert_int_equal(o.mode, CAL_MODE_DEFAULT);
-    assert_true(cal_opts_step_ns(&o) == 2500000000LL);
+    assert_true(cal_opts_step_ns(&o) == 2000000000LL);
+    assert_true(cal_opts_budget_ns(&o) == 55000000000LL);
     cal_opts_defaults(&o, 1);
     assert_int_equal(o.n_workers, 1);
 }
@@ -86,6 +87,7 @@ static void test_bad_values_name_flag_and_value(void **state)
     BAD("--self-test-cost", "fixed:5", "got 'fixed:5'");
     BAD("--step-duration", "10ms", "--step-duration");
     BAD("--max-steps", "0", "--max-steps");
+    BAD("--time-budget", "500ms", "--time-budget: want a duration from 1s to 24h, got '500ms'");
     BAD("--start-rate", "-1", "--start-rate: must be > 0");
     BAD("--lag-bound", "0", "--lag-bound");
     BAD("--random-output-len", "x", "--random-output-len");

@@ -70,7 +70,7 @@ static void test_next_rate(void **state)
 {
     (void)state;
     cal_sweep_cfg c;
-    cal_sweep_defaults(&c, 1); /* targets 0.1, 0.25, 0.4, 0.55, ... growth [1.05, 2.5] */
+    cal_sweep_defaults(&c, 1); /* targets 0.1, 0.25, 0.4, 0.55, ... growth [1.05, 4] */
     cal_step s[4];
     NEAR(cal_sweep_next_rate(&c, s, 0, 20), 20);
     /* rho 0.1 at 100/s: 1 ms busy per request; target 0.25 -> 250/s (growth 2.5) */
@@ -81,7 +81,7 @@ static void test_next_rate(void **state)
     NEAR(cal_sweep_next_rate(&c, s, 1, 20), 125);
     /* a tiny rho: the geometric ceiling */
     s[0] = step(100, 100, 0.001);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 250);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 400);
     /* rho 0.5 at 100/s: target 0.55 (> 0.53) -> 110/s */
     s[0] = step(100, 100, 0.5);
     NEAR(cal_sweep_next_rate(&c, s, 1, 20), 110);
