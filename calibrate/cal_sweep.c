@@ -92,3 +92,16 @@ int cal_sweep_retry(const cal_sweep_cfg *c, const cal_step *s)
 {
     return s->saturated && s->rho_mean < c->retry_below_rho;
 }
+
+double cal_sweep_fill_rate(const cal_step *steps, int n)
+{
+    double sat = INFINITY, good = 0;
+    for (int i = 0; i < n; i++)
+        if (steps[i].saturated && steps[i].request_rate < sat) sat = steps[i].request_rate;
+    if (!isfinite(sat)) return 0;
+    for (int i = 0; i < n; i++)
+        if (!steps[i].saturated && steps[i].request_rate < sat && steps[i].request_rate > good)
+            good = steps[i].request_rate;
+    if (!(good > 0) || sat < 1.08 * good) return 0;
+    return sqrt(good * sat);
+}

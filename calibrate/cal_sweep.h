@@ -50,6 +50,12 @@ int cal_sweep_saturated(const cal_sweep_cfg *c, const cal_step *s, char *why, si
  * other processes on the CPUs explains a stall better. */
 int cal_sweep_retry(const cal_sweep_cfg *c, const cal_step *s);
 
+/* After the sweep ended on a saturated step: the rate halfway (geometric
+ * mean) between the fastest unsaturated step and the slowest saturated one
+ * above it, where PK's curve bends hardest and a point helps the fit most;
+ * 0 when there is no saturated step or the two are within 8% of each other. */
+double cal_sweep_fill_rate(const cal_step *steps, int n);
+
 /* The next offered rate (requests/s, all workers) after steps[0..n) of this
  * sweep, or 0 when the sweep is over (a saturated step, stop_rho reached,
  * max_steps or max_rate used up, no target left). n = 0 gives start_rate. */

@@ -229,7 +229,14 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
             break;
         }
         int64_t t_step = rb_now_ns();
-        double rate = cal_sweep_next_rate(&r->sweep, &r->steps[first], made, r->o.start_rate * k);
+        /* Up until the first saturated step; after it, only fill-ins below it. */
+        int saturated = 0;
+        for (int i = first; i < r->n_steps; i++)
+            saturated |= r->steps[i].saturated;
+        double rate =
+            saturated
+                ? (made < r->sweep.max_steps ? cal_sweep_fill_rate(&r->steps[first], made) : 0)
+                : cal_sweep_next_rate(&r->sweep, &r->steps[first], made, r->o.start_rate * k);
         if (!(rate > 0)) break;
         cal_step *s = &r->steps[r->n_steps];
         cal_step_clear(s);

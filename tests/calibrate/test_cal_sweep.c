@@ -140,6 +140,20 @@ static void test_retry_rule(void **state)
     assert_false(cal_sweep_retry(&c, &s));
 }
 
+static void test_fill_rate(void **state)
+{
+    (void)state;
+    cal_step s[4] = {step(100, 100, 0.2), step(400, 400, 0.7), step(900, 700, 0.99),
+                     step(200, 200, 0.4)};
+    s[2].saturated = 1;
+    /* between 400 (the fastest good below) and 900: sqrt(400 * 900) = 600 */
+    assert_true(fabs(cal_sweep_fill_rate(s, 4) - 600) < 1e-9);
+    s[1].request_rate = 850; /* within 8% of 900: nothing left to fill */
+    assert_true(cal_sweep_fill_rate(s, 4) == 0);
+    s[2].saturated = 0; /* no saturated step: no fill */
+    assert_true(cal_sweep_fill_rate(s, 4) == 0);
+}
+
 static void test_modes(void **state)
 {
     (void)state;
@@ -157,7 +171,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_saturation_rule), cmocka_unit_test(test_next_rate),
         cmocka_unit_test(test_stops),           cmocka_unit_test(test_retry_rule),
-        cmocka_unit_test(test_modes),
+        cmocka_unit_test(test_fill_rate),       cmocka_unit_test(test_modes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
