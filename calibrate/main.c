@@ -425,6 +425,18 @@ int main(int argc, char **argv)
     else
         snprintf(r->cert_path, sizeof r->cert_path, "%.1000s/%s", r->o.out_dir,
                  r->o.self_test ? "selftest-certificate.json" : "certificate.json");
+    if (r->o.out[0]) {
+        /* refuse now rather than lose the run at the end */
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%.1090s", r->cert_path);
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = '\0';
+        if ((rc = rb_dir_check_writable(slash ? dir : ".")) != 0) {
+            fprintf(stderr, "calibrate: --out: cannot write in '%s': %s\n", slash ? dir : ".",
+                    strerror(-rc));
+            return 2;
+        }
+    }
     cal_sweep_defaults(&r->sweep, (int)r->o.mode);
     r->sweep.lag_bound_ms = r->o.lag_bound_ms;
     r->sweep.max_rate = r->o.max_rate;

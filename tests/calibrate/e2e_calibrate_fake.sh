@@ -79,6 +79,8 @@ for args in "--budget-us -5" "--workers 0" "--workers 1,1" "--self-test-cost slo
 done
 [ "$("$cal" --simserver "$fsim" --loadgen /nonexistent --out-dir "$tmp/d" > /dev/null 2>&1; echo $?)" = 2 ] \
   || fail "--loadgen /nonexistent should exit 2"
+[ "$("$cal" --simserver "$fsim" --loadgen "$flg" --out /proc/nope/c.json --out-dir "$tmp/d" \
+      > /dev/null 2>&1; echo $?)" = 2 ] || fail "an unwritable --out should exit 2 before the run"
 
 # 4. SIGTERM while a step runs: calibrate exits 1 and takes its children along.
 rm -f "$tmp/sim.pid"
