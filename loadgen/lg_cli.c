@@ -269,6 +269,8 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
             if (strpbrk(val, "\r\n")) return BAD("must not contain a line break");
             o->headers[o->n_headers++] = (char *)val;
         } else if (IS("--num-workers")) CHECK(parse_int(flag, val, 0, 1024, &o->num_workers, err, errlen));
+        else if (IS("--nice")) CHECK(parse_int(flag, val, -20, 19, &o->nice, err, errlen));
+        else if (IS("--realtime-priority")) CHECK(parse_int(flag, val, 0, 99, &o->rt_priority, err, errlen));
         else if (IS("--max-connections-per-worker"))
             CHECK(parse_int(flag, val, 1, 100000, &o->max_conn_per_worker, err, errlen));
         else if (IS("--request-rate")) {
@@ -530,6 +532,11 @@ const char *lg_cli_usage(void)
 "Processes:\n"
 "  --num-workers K                 worker processes (default: online CPUs; 0: one in-process)\n"
 "  --max-connections-per-worker N  connection limit of each worker (default 512)\n"
+"  --nice N                        scheduling priority of the workers, -20..19 (default:\n"
+"                                  unchanged; negative needs privileges)\n"
+"  --realtime-priority P           run the workers SCHED_FIFO at priority 1..99 (needs\n"
+"                                  privileges): wake-ups on a shared host are then not\n"
+"                                  delayed by other processes (default 0: off)\n"
 "Load (open loop by default):\n"
 "  --request-rate R                requests/s over all workers (default inf: all at once)\n"
 "  --burstiness B                  gamma shape of the gaps: 1 Poisson (default), inf constant\n"

@@ -41,6 +41,8 @@ typedef struct lg_opts {
     /* process model */
     int num_workers;               /* 0: one in-process worker */
     int max_conn_per_worker;
+    int nice;                      /* worker priority (setpriority); 0: unchanged */
+    int rt_priority;               /* SCHED_FIFO priority of the workers; 0: off */
     /* load */
     double request_rate;           /* INFINITY allowed */
     int rate_given;

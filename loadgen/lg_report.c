@@ -179,6 +179,8 @@ cJSON *lg_report_json(const lg_report *r)
     else
         cJSON_AddNullToObject(j, "max_concurrency");
     num(j, "seed", (double)o->seed);
+    num(j, "nice", o->nice);
+    num(j, "realtime_priority", o->rt_priority);
     cJSON_AddBoolToObject(j, "interrupted", r->interrupted);
     lg_report_metrics(j, r->total, o, r->t0_ns, r->total_duration_ns, r->request_rate);
     cJSON *st = cJSON_AddArrayToObject(j, "stages");

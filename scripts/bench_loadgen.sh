@@ -10,7 +10,7 @@
 #
 #   scripts/bench_loadgen.sh [--build-dir DIR] [--out DIR] [--workers "1 2"]
 #        [--servers "sim nginx"] [--start R] [--max R] [--step-duration D]
-#        [--bisect N] [--confirm N]
+#        [--bisect N] [--confirm N] [--loadgen-args "--realtime-priority 10 ..."]
 # Writes DIR/bench-<server>-k<k>.json (every step) and DIR/summary.md.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +24,7 @@ step_dur=3s
 bisect=5
 confirm=3
 input_len=32
+extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
@@ -35,6 +36,7 @@ while [ $# -gt 0 ]; do
     --step-duration) step_dur=$2; shift 2 ;;
     --bisect) bisect=$2; shift 2 ;;
     --confirm) confirm=$2; shift 2 ;;
+    --loadgen-args) read -r -a extra <<<"$2"; shift 2 ;;
     *) echo "bench_loadgen.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -116,11 +118,12 @@ step() {
   "$loadgen" --base-url "$url" --num-workers "$k" --request-rate "$rate" --burstiness 1 \
     --duration "$step_dur" --random-input-len $input_len --random-output-len 16 --seed 1 \
     --quiet --no-progress --save-result --result-dir "$work" --result-filename step.json \
-    --request-timeout 10s --drain-timeout 2s 2>>"$work/loadgen.err" || true
+    --request-timeout 10s --drain-timeout 2s ${extra[@]+"${extra[@]}"} 2>>"$work/loadgen.err" || true
   if [ ! -s "$res" ]; then echo "fail nan nan nan"; return; fi
   jq -c --argjson k "$k" --argjson rate "$rate" '{k: $k, rate: $rate, achieved_rate, achieved_ratio,
       p99_schedule_lag_ms, median_schedule_lag_ms, completed, failed, failures_by_class,
-      rho: [.client_bias.workers[].rho], verdict: .client_bias.verdict,
+      rho: [.client_bias.workers[].rho], preemptions: [.client_bias.workers[].preemptions],
+      verdict: .client_bias.verdict,
       overhead_p99_us: .client_bias.overhead_per_token_us.p99}' "$res" >>"$log"
   jq -r '[(if (.achieved_ratio // 0) >= 0.99 and .p99_schedule_lag_ms <= 1.0 and .failed == 0
              then "pass" else "fail" end), .achieved_ratio, .p99_schedule_lag_ms, .achieved_rate] | @tsv' "$res"
@@ -152,9 +155,9 @@ search() {
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores online, $(uname -sr)"
-  echo "- load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "- command: scripts/bench_loadgen.sh --workers \"$workers\" --servers \"$servers\" --start $start --max $max --step-duration $step_dur --bisect $bisect --confirm $confirm"
-  echo "- each step: loadgen --num-workers K --request-rate R --burstiness 1 --duration $step_dur --random-input-len $input_len --random-output-len 16"
+  echo "- load average before: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes' CPU use shows up as schedule lag; see preemptions in the step logs)"
+  echo "- command: scripts/bench_loadgen.sh --workers \"$workers\" --servers \"$servers\" --start $start --max $max --step-duration $step_dur --bisect $bisect --confirm $confirm --loadgen-args \"${extra[*]-}\""
+  echo "- each step: loadgen --num-workers K --request-rate R --burstiness 1 --duration $step_dur --random-input-len $input_len --random-output-len 16 ${extra[*]-}"
   echo "- sustained: achieved_ratio >= 0.99, p99 schedule lag <= 1 ms, no failed request"
   echo
   echo "| server | k | highest sustained (req/s) | confirm runs passed | confirm achieved (req/s, median) | confirm lag p99 (ms, median) |"
