@@ -1,0 +1,125 @@
+# Shared helpers of the reliability tests (sourced, not run). Binaries come
+# from $RB_BUILD_DIR; every process a test starts is killed on exit (trap),
+# whatever happens.
+set -euo pipefail
+: "${RB_BUILD_DIR:?RB_BUILD_DIR must point at the build folder}"
+LOADGEN="$RB_BUILD_DIR/loadgen/loadgen"
+SIMSERVER="$RB_BUILD_DIR/simserver/simserver"
+ABUSE="$RB_BUILD_DIR/tests/reliability/rel_abuse"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rel.XXXXXX")
+CHILDREN=()
+
+cleanup() {
+  exec 2>/dev/null # no "Killed" job notices
+  for pid in "${CHILDREN[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "PASS: $*"; }
+# fig KEY VALUE: a figure for results/reliability.md (grep '^FIG ').
+fig() { echo "FIG $*"; }
+
+# start_sim NAME [simserver flags...]: simserver on a free loopback port;
+# sets SIM_URL, SIM_PORT and SIM_PID. Waits at most 5 s for its first line.
+start_sim() {
+  local name=$1
+  shift
+  ${SIM_WRAP:-} "$SIMSERVER" --port 0 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  SIM_PID=$!
+  CHILDREN+=("$SIM_PID")
+  local line
+  for _ in $(seq 1 ${SIM_START_TRIES:-100}); do
+    line=$(head -n 1 "$WORK/$name.out" 2>/dev/null || true)
+    SIM_PORT=$(sed -n 's|^listening http://127\.0\.0\.1:\([0-9][0-9]*\)$|\1|p' <<<"$line")
+    if [ -n "$SIM_PORT" ]; then
+      SIM_URL="http://127.0.0.1:$SIM_PORT"
+      return 0
+    fi
+    kill -0 "$SIM_PID" 2>/dev/null || { cat "$WORK/$name.err" >&2; fail "simserver exited at start"; }
+    sleep 0.05
+  done
+  fail "simserver did not print its listening line"
+}
+
+# jnum FILE FILTER: a value from a JSON file (jq -e), or fail.
+jnum() {
+  local v
+  v=$(jq -e "$2" "$1") || fail "jq '$2' on $1"
+  echo "$v"
+}
+
+# accounted FILE: dispatched = completed + failed, exactly, and the sum of
+# failures_by_class = failed.
+accounted() {
+  local d c f byc
+  d=$(jnum "$1" .dispatched); c=$(jnum "$1" .completed); f=$(jnum "$1" .failed)
+  byc=$(jq '[.failures_by_class // {} | .[]] | add // 0' "$1")
+  [ "$d" -eq $((c + f)) ] || fail "dispatched $d != completed $c + failed $f"
+  [ "$byc" -eq "$f" ] || fail "failures_by_class adds to $byc, failed = $f"
+}
+
+# metrics_to FILE: a snapshot of simserver's /metrics.
+metrics_to() { curl -sSf --max-time 5 "$SIM_URL/metrics" >"$1" || fail "GET /metrics"; }
+# sim_fault METRICS TYPE: sim:injected_faults_total{type=TYPE} (0 if absent).
+sim_fault() {
+  awk -v t="type=\"$2\"" 'index($0, "sim:injected_faults_total{") == 1 && index($0, t) { v = $2 } END { print v + 0 }' "$1"
+}
+# sim_success METRICS: vllm:request_success_total over every finished_reason.
+sim_success() {
+  awk 'index($0, "vllm:request_success_total{") == 1 { v += $2 } END { print v + 0 }' "$1"
+}
+
+# rss_kb PID: the process's resident set (VmRSS, kB).
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+
+# health_max_ms URL [N]: the slowest of N (default 10) GET /health, in ms
+# (curl's time_total); a probe that fails or is not a 200 counts as 9999.
+health_max_ms() {
+  local url=$1 n=${2:-10} max=0 t code out
+  for _ in $(seq 1 "$n"); do
+    out=$(curl -sS -o /dev/null --max-time 2 -w '%{http_code} %{time_total}' "$url/health" 2>/dev/null) || out="000 9.999"
+    code=${out%% *}
+    t=$(awk -v s="${out##* }" 'BEGIN { printf "%d", s * 1000 + 0.5 }')
+    [ "$code" = 200 ] || t=9999
+    [ "$t" -gt "$max" ] && max=$t
+  done
+  echo "$max"
+}
+
+# health_within URL LIMIT_MS WHAT: asserts the slowest of 10 probes is under
+# LIMIT_MS; the whole probe set is retried once (a noisy shared box), so a
+# server that is really slow or gone still fails. Sets HEALTH_MS.
+health_within() {
+  HEALTH_MS=$(health_max_ms "$1" 10)
+  if [ "$HEALTH_MS" -ge "$2" ]; then
+    echo "note: $3: slowest /health ${HEALTH_MS} ms, probing again" >&2
+    sleep 0.2
+    HEALTH_MS=$(health_max_ms "$1" 10)
+  fi
+  [ "$HEALTH_MS" -lt "$2" ] || fail "$3: /health took ${HEALTH_MS} ms (limit $2 ms)"
+}
+
+# completion_ok URL: one normal streamed completion succeeds (ends in [DONE]).
+completion_ok() {
+  local out
+  out=$(curl -sS -N --max-time 5 "$1/v1/completions" \
+    -d '{"model":"sim-model","prompt":"a b c","max_tokens":4,"stream":true}' 2>&1) ||
+    fail "a normal completion failed: $out"
+  grep -q '^data: \[DONE\]' <<<"$out" || fail "a normal completion did not end in [DONE]: $out"
+}
+
+# stop_sim: SIGTERM, wait at most 5 s; simserver must exit 0 with no
+# sanitizer report on its stderr (NAME as given to start_sim).
+stop_sim() {
+  local name=$1 rc=0
+  kill -TERM "$SIM_PID" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$SIM_PID" 2>/dev/null || break; sleep 0.05; done
+  kill -0 "$SIM_PID" 2>/dev/null && fail "simserver still up 5 s after SIGTERM"
+  wait "$SIM_PID" || rc=$?
+  if grep -q 'Sanitizer\|runtime error' "$WORK/$name.err"; then cat "$WORK/$name.err" >&2; fail "simserver: sanitizer report"; fi
+  [ "$rc" -eq 0 ] || { cat "$WORK/$name.err" >&2; fail "simserver exited $rc after SIGTERM"; }
+}
