@@ -100,6 +100,7 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
         put_pair(o, "transport_us_ci", p->transport_us_ci);
         put_num(o, "r2", p->r2);
         put_num(o, "util_service_us", p->util_service_us);
+        put_num(o, "f_test_p", p->f_test_p);
         put_pair(o, "util_service_us_ci", p->util_service_us_ci);
         put_num(o, "events_per_request", p->events_per_request);
         put_num(o, "safe_event_rate_per_worker", p->safe_event_rate_per_worker);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
+
 #include "mdl_queue.h"
 
 #define CAL_FIT_MAX_POINTS 256
@@ -87,23 +89,35 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, mdl_fit_model
     mdl_fit_opts o = MDL_FIT_OPTS_DEFAULT;
     o.model = model;
     o.weights = w;
-    int ok = m >= 4 && mdl_fit_delay(lambda, d, (size_t)m, &o, &out->fit) == 0 &&
-             isfinite(out->fit.m1_s.value) && isfinite(out->fit.m2_s2.value) &&
-             out->fit.m1_s.hi <= CAL_FIT_MAX_CI_RATIO * out->fit.m1_s.lo &&
-             !(out->fit.m1_s.value < out->util_service_us * 1e-6 / CAL_FIT_MAX_UTIL_RATIO) &&
-             !(out->fit.m1_s.value > out->util_service_us * 1e-6 * CAL_FIT_MAX_UTIL_RATIO);
-    const char *method = "fit";
-    if (!ok && m >= 3 && out->util_service_us > 0) {
-        /* The curve alone does not place its pole: pin E[S] at the utilisation's. */
+    /* Two nested models: E[S] free (three parameters), or pinned at the
+     * utilisation's (two). The free one is taken only when it is well
+     * determined and fits significantly better (F test, 5%): otherwise the
+     * pole is not something the curve can tell, and the measured E[S] is. */
+    mdl_fit_result free_fit, pinned_fit;
+    int free_ok = m >= 4 && mdl_fit_delay(lambda, d, (size_t)m, &o, &free_fit) == 0 &&
+                  isfinite(free_fit.m1_s.value) && isfinite(free_fit.m2_s2.value) &&
+                  free_fit.m1_s.hi <= CAL_FIT_MAX_CI_RATIO * free_fit.m1_s.lo &&
+                  !(free_fit.m1_s.value < out->util_service_us * 1e-6 / CAL_FIT_MAX_UTIL_RATIO) &&
+                  !(free_fit.m1_s.value > out->util_service_us * 1e-6 * CAL_FIT_MAX_UTIL_RATIO);
+    int pinned_ok = 0;
+    if (m >= 3 && out->util_service_us > 0) {
         o.pin_m1_s = out->util_service_us * 1e-6;
-        ok = mdl_fit_delay(lambda, d, (size_t)m, &o, &out->fit) == 0 &&
-             isfinite(out->fit.m2_s2.value);
-        if (ok) {
-            method = "fit-util";
-            out->fit.m1_s.lo = out->util_service_us_ci[0] * 1e-6;
-            out->fit.m1_s.hi = out->util_service_us_ci[1] * 1e-6;
+        pinned_ok = mdl_fit_delay(lambda, d, (size_t)m, &o, &pinned_fit) == 0 &&
+                    isfinite(pinned_fit.m2_s2.value);
+        if (pinned_ok) {
+            pinned_fit.m1_s.lo = out->util_service_us_ci[0] * 1e-6;
+            pinned_fit.m1_s.hi = out->util_service_us_ci[1] * 1e-6;
         }
     }
+    out->f_test_p = NAN;
+    if (free_ok && pinned_ok && free_fit.dof > 0) {
+        double f = (pinned_fit.chisq - free_fit.chisq) / (free_fit.chisq / free_fit.dof);
+        out->f_test_p = f > 0 ? gsl_cdf_fdist_Q(f, 1.0, (double)free_fit.dof) : 1.0;
+        if (!(out->f_test_p < CAL_FIT_F_TEST_ALPHA)) free_ok = 0;
+    }
+    int ok = free_ok || pinned_ok;
+    const char *method = free_ok ? "fit" : "fit-util";
+    if (ok) out->fit = free_ok ? free_fit : pinned_fit;
     double m1_s, m2_s2, m1_hi, m2_hi;
     if (ok) {
         snprintf(out->method, sizeof out->method, "%s", method);

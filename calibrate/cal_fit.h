@@ -18,23 +18,27 @@
  *
  * The fit weighs each step by 1/d^2 (the delay's noise grows with the delay,
  * roughly in proportion; the self-test judges relative errors too).
- * method says how the figures were obtained:
- *   "fit"       c, E[S], E[S^2] all from the delay curve (needs >= 4 steps,
- *               E[S]'s 95% interval within a factor CAL_FIT_MAX_CI_RATIO, and
- *               E[S] within a factor CAL_FIT_MAX_UTIL_RATIO of the utilisation's:
- *               a curve with no visible knee drives E[S] to 0, a pole at
- *               infinity, which is no measurement);
- *   "fit-util"  the curve alone did not place its pole (too few steps near the
- *               knee, or a noisy host): E[S] is pinned at the slope of the
- *               measured utilisation against lambda (rho = lambda E[S], from
- *               libuv's idle time; its interval is that regression's), and c,
- *               E[S^2] are fitted to the curve with the same solver;
+ * method says how the figures were obtained. Two nested fits are made:
+ * E[S] free (c, E[S], E[S^2] from the delay curve alone; needs >= 4 steps),
+ * and E[S] pinned at the slope of the measured utilisation against lambda
+ * (rho = lambda E[S], from libuv's idle time, with that regression's interval;
+ * c and E[S^2] fitted to the curve by the same solver; needs >= 3 steps).
+ *   "fit"       the free fit: taken when E[S]'s 95% interval is within a factor
+ *               CAL_FIT_MAX_CI_RATIO, E[S] is within a factor
+ *               CAL_FIT_MAX_UTIL_RATIO of the utilisation's (a curve with no
+ *               visible knee drives E[S] to 0, a pole at infinity, which is no
+ *               measurement), and it fits significantly better than the pinned
+ *               one (F test at CAL_FIT_F_TEST_ALPHA, f_test_p);
+ *   "fit-util"  the pinned fit otherwise: the pole is then not something the
+ *               curve can tell on this host, and the loop's own measure of its
+ *               busy time is the better estimate;
  *   "moments"   no fit possible: the busiest usable step's measured moments. */
 #ifndef CAL_FIT_H
 #define CAL_FIT_H
 
 #define CAL_FIT_MAX_CI_RATIO 1.5
 #define CAL_FIT_MAX_UTIL_RATIO 2.0
+#define CAL_FIT_F_TEST_ALPHA 0.05
 
 #include "cal_step.h"
 #include "mdl_fit.h"
@@ -50,6 +54,7 @@ typedef struct cal_per_k {
     double transport_us, transport_us_ci[2];
     double r2;
     double util_service_us, util_service_us_ci[2]; /* E[S] as rho / lambda (slope) */
+    double f_test_p; /* free E[S] against pinned: p of the F test (NAN: not made) */
     double events_per_request;
     double safe_event_rate_per_worker;
     double safe_rho;

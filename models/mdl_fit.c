@@ -159,6 +159,7 @@ static int fit_c_only(const fit_data *fd, const mdl_fit_opts *o, double t_conf, 
         ss += wi * r * r;
     }
     out->dof = (int)fd->n - 1;
+    out->chisq = ss;
     double t = gsl_cdf_tdist_Pinv(t_conf, out->dof);
     double se = sqrt(ss / out->dof / sw);
     set_symmetric(&out->c_s, c * 1e-6, se * 1e-6, t);
@@ -244,6 +245,7 @@ static int fit_full(const fit_data *fd, const mdl_fit_opts *o, double t_conf, md
     gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w), 1e-12, covar);
 
     out->dof = (int)fd->n - fd->p;
+    out->chisq = best;
     out->status = best_status;
     out->iterations = best_iters;
     double sigma2 = best / out->dof;

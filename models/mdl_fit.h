@@ -65,6 +65,9 @@ typedef struct mdl_fit_result {
     mdl_fit_param m2_s2;    /* E[S^2], s^2 */
     double r2;              /* 1 - RSS/TSS (unweighted) */
     double rmse_s;          /* sqrt(RSS/n) (unweighted) */
+    double chisq;           /* the minimised weighted sum of squares (delays in us);
+                               comparable between fits of the same points and weights,
+                               e.g. for an F test of a pinned E[S] against a free one */
     int n_points;
     int dof;        /* n - fitted parameters */
     int iterations; /* of the best start */

@@ -55,7 +55,9 @@ static void test_fit_and_safe_region(void **state)
     n++;
     cal_per_k p;
     assert_int_equal(cal_fit_per_k(s, n, 1, 100, MDL_FIT_PK, &p), 0);
-    assert_string_equal(p.method, "fit");
+    /* the utilisation tells E[S] exactly, so a free E[S] fits no better */
+    assert_string_equal(p.method, "fit-util");
+    assert_true(p.f_test_p >= 0.05);
     assert_int_equal(p.workers, 1);
     assert_int_equal(p.n_steps, 9);
     assert_int_equal(p.n_fit, 8);
@@ -81,6 +83,26 @@ static void test_fit_and_safe_region(void **state)
     cal_per_k p3;
     assert_int_equal(cal_fit_per_k(s, n, 1, 200, MDL_FIT_PK, &p3), 0);
     assert_true(p3.safe_total_rate > p.safe_total_rate);
+}
+
+/* A utilisation that overstates E[S] by 30% (another process's time counted
+ * as the client's): pinned there the curve misfits, the free E[S] fits far
+ * better (F test) and is taken, and it finds the law's 20 us. */
+static void test_free_fit_when_significantly_better(void **state)
+{
+    (void)state;
+    cal_step s[8];
+    int n = law_steps(s, 1, 0);
+    for (int i = 0; i < n; i++)
+        s[i].rho_mean *= 1.3;
+    cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, MDL_FIT_PK, &p), 0);
+    assert_string_equal(p.method, "fit");
+    assert_true(p.f_test_p < 0.05);
+    NEAR(p.util_service_us, 26, 1e-6);
+    NEAR(p.mean_service_us, 20, 0.05);
+    assert_true(p.mean_service_us_ci[0] <= 20 && 20 <= p.mean_service_us_ci[1]);
+    NEAR(p.safe_rate_per_worker, 2314.8, 0.06);
 }
 
 /* Three usable steps: too few for three parameters, so E[S] is pinned at the
@@ -172,6 +194,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_and_safe_region),
+        cmocka_unit_test(test_free_fit_when_significantly_better),
         cmocka_unit_test(test_pinned_at_utilisation),
         cmocka_unit_test(test_ill_determined_curve_is_pinned),
         cmocka_unit_test(test_fallback_to_moments),
