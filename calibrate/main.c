@@ -170,6 +170,11 @@ static int run_step(cal_run *r, int k, int index, double rate, cal_step *s)
         argv[a++] = "--client-cost";
         argv[a++] = cost;
     }
+    if (r->o.kingman) {
+        /* constant-rate arrivals, the case Kingman's ca2 = 0 describes */
+        argv[a++] = "--burstiness";
+        argv[a++] = "inf";
+    }
     argv[a++] = "--save-result";
     argv[a++] = "--result-dir";
     argv[a++] = r->steps_dir;
