@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# loadgen when the run is cut: the server SIGKILLed mid-run, loadgen itself
+# interrupted (SIGINT, SIGTERM), an unwritable result folder, and the
+# per-request file flushed while the run goes. Extends loadgen's own
+# dead_server/sigint/certificate tests (2 workers) to the in-process worker
+# and to the per-request records, which must match the report exactly.
+source "$(dirname "$0")/lib.sh"
+
+# records_match REPORT: the .jsonl beside REPORT holds one record per
+# dispatched request, each index once, and as many failures as the report.
+records_match() {
+  local rep=$1 jl=${1%.json}.jsonl d n u nf
+  [ -f "$jl" ] || fail "no per-request file $jl"
+  d=$(jnum "$rep" .dispatched)
+  n=$(wc -l <"$jl")
+  u=$(jq -r .index "$jl" | sort -n | uniq | wc -l)
+  nf=$(jq -r 'select(.class != "ok" and .class != null and .class != "") | .index' "$jl" | wc -l)
+  [ "$n" -eq "$d" ] || fail "$jl: $n records, dispatched $d"
+  [ "$u" -eq "$d" ] || fail "$jl: $u distinct indices, dispatched $d"
+  [ "$nf" -eq "$(jnum "$rep" .failed)" ] || fail "$jl: $nf failed records, report says $(jnum "$rep" .failed) ($(jq -r .class "$jl" | sort | uniq -c | tr '\n' ' '))"
+}
+
+# --- 1. simserver SIGKILLed mid-run, in-process worker (--num-workers 0)
+start_sim dead --inter-token-latency 5ms
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 0 --request-rate 150 --duration 2s \
+  --random-input-len 8 --random-output-len 40 --request-timeout 2s --quiet --no-progress \
+  --save-result --save-detailed --result-dir "$WORK" --result-filename dead.json 2>"$WORK/dead.lg.err" &
+lg=$!
+CHILDREN+=("$lg")
+sleep 0.8
+kill -KILL "$SIM_PID"
+wait "$SIM_PID" 2>/dev/null || true
+t0=$(date +%s%N)
+rc=0
+wait "$lg" || rc=$?
+el_ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$rc" -eq 0 ] || { cat "$WORK/dead.lg.err" >&2; fail "dead server: loadgen exited $rc"; }
+# Left: ~1.2 s of schedule (+ at most the 2 s request timeout, + slack).
+[ "$el_ms" -lt 6000 ] || fail "dead server: loadgen took $el_ms ms after the kill"
+out="$WORK/dead.json"
+jq -e . "$out" >/dev/null || fail "dead server: the report is not valid JSON"
+accounted "$out"
+conn=$(jq '[.failures_by_class | (.connect, .reset, .midstream) // 0] | add' "$out")
+[ "$(jq '.failures_by_class.connect // 0' "$out")" -gt 50 ] || fail "dead server: connect errors $(jq -c .failures_by_class "$out")"
+[ "$(jnum "$out" .completed)" -gt 20 ] || fail "dead server: completed before the kill $(jnum "$out" .completed)"
+# The streams cut by the kill are midstream (or reset), never lost.
+[ "$(jq '(.failures_by_class.midstream // 0) + (.failures_by_class.reset // 0)' "$out")" -gt 0 ] ||
+  fail "dead server: no stream counted as cut ($(jq -c .failures_by_class "$out"))"
+[ "$(jq -r .lost_workers "$out")" = null ] || fail "dead server: lost_workers $(jq -r .lost_workers "$out")"
+records_match "$out"
+fig "sigkill_sim dispatched=$(jnum "$out" .dispatched) completed=$(jnum "$out" .completed) failures=$(jq -c .failures_by_class "$out")"
+pass "simserver SIGKILLed: exit 0, valid report, $conn connection errors, records = dispatched"
+
+# --- 2. SIGINT (in-process worker) and SIGTERM (2 workers) mid-run
+start_sim live --inter-token-latency 2ms
+for sig in INT TERM; do
+  if [ "$sig" = INT ]; then k=0 want=130; else k=2 want=143; fi
+  "$LOADGEN" --base-url "$SIM_URL" --num-workers $k --request-rate 200 --duration 20s \
+    --random-input-len 8 --random-output-len 20 --quiet --no-progress --save-result --save-detailed \
+    --result-dir "$WORK" --result-filename "sig$sig.json" 2>"$WORK/sig.err" &
+  lg=$!
+  CHILDREN+=("$lg")
+  # Wait until requests are really flowing (the server finished 20 more).
+  metrics_to "$WORK/m"
+  base=$(sim_success "$WORK/m")
+  for _ in $(seq 1 100); do
+    metrics_to "$WORK/m"
+    [ "$(sim_success "$WORK/m")" -gt $((base + 20)) ] && break
+    sleep 0.05
+  done
+  kill -"$sig" "$lg"
+  rc=0
+  wait "$lg" || rc=$?
+  [ "$rc" -eq "$want" ] || { cat "$WORK/sig.err" >&2; fail "SIG$sig: exit $rc, expected $want"; }
+  out="$WORK/sig$sig.json"
+  [ "$(jq -r .interrupted "$out")" = true ] || fail "SIG$sig: interrupted is not true"
+  accounted "$out"
+  d=$(jnum "$out" .dispatched)
+  [ "$d" -gt 20 ] && [ "$d" -lt 2000 ] || fail "SIG$sig: dispatched $d (the run did not stop early)"
+  records_match "$out"
+  pass "SIG$sig (k=$k): exit $want, partial report with interrupted: true, $d requests accounted for"
+done
+
+# --- 3. An unwritable result folder (below a regular file: root is not
+# stopped by permission bits) is refused at once, before any request.
+metrics_to "$WORK/m0"
+before=$(sim_success "$WORK/m0")
+: >"$WORK/afile"
+for extra in "" --save-detailed; do
+  t0=$(date +%s%N)
+  rc=0
+  # shellcheck disable=SC2086
+  timeout -s KILL 10 "$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --request-rate 100 --duration 5s \
+    --random-input-len 8 --random-output-len 8 --quiet --no-progress --save-result $extra \
+    --result-dir "$WORK/afile/dir" 2>"$WORK/unw.err" || rc=$?
+  el_ms=$((($(date +%s%N) - t0) / 1000000))
+  [ "$rc" -eq 2 ] || fail "unwritable folder${extra:+ ($extra)}: exit $rc, expected 2"
+  grep -q -- --result-dir "$WORK/unw.err" || fail "unwritable folder: message '$(cat "$WORK/unw.err")' does not name --result-dir"
+  [ "$el_ms" -lt 1500 ] || fail "unwritable folder: refused after $el_ms ms, not before the run"
+done
+metrics_to "$WORK/m1"
+[ "$(sim_success "$WORK/m1")" -eq "$before" ] || fail "unwritable folder: requests reached the server"
+ptok() { awk '/^vllm:prompt_tokens_total/ { print $2 }' "$1"; }
+[ "$(ptok "$WORK/m1")" = "$(ptok "$WORK/m0")" ] || fail "unwritable folder: prompt tokens reached the server"
+pass "unwritable result folder: exit 2 in ${el_ms} ms, nothing sent"
+
+# --- 4. The per-request file is flushed while the run goes: within 3 s of
+# the start the workers' part files hold whole JSON records.
+mkdir -p "$WORK/flush"
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --request-rate 100 --duration 6s \
+  --random-input-len 8 --random-output-len 4 --quiet --no-progress --save-result --save-detailed \
+  --result-dir "$WORK/flush" --result-filename f.json 2>"$WORK/flush.err" &
+lg=$!
+CHILDREN+=("$lg")
+t0=$(date +%s%N)
+got=0
+for _ in $(seq 1 60); do
+  # whole lines only (a partial last line does not count)
+  got=$(cat "$WORK"/flush/.f.json.w*.part 2>/dev/null | grep -c '}$' || true)
+  [ "$got" -gt 0 ] && break
+  sleep 0.05
+done
+el_ms=$((($(date +%s%N) - t0) / 1000000))
+kill -0 "$lg" 2>/dev/null || fail "flush: the run ended before the check"
+[ "$got" -gt 0 ] || fail "flush: no record on disk ${el_ms} ms into a 6 s run"
+[ "$el_ms" -lt 3000 ] || fail "flush: first records on disk only after $el_ms ms"
+cat "$WORK"/flush/.f.json.w*.part | grep '}$' | jq -e -s 'length > 0 and all(.[]; has("index") and has("end_ns"))' >/dev/null ||
+  fail "flush: the records on disk are not JSON records"
+kill -INT "$lg"
+rc=0
+wait "$lg" || rc=$?
+[ "$rc" -eq 130 ] || fail "flush: exit $rc after SIGINT"
+records_match "$WORK/flush/f.json"
+ls "$WORK"/flush/.f.json.w*.part >/dev/null 2>&1 && fail "flush: part files left behind"
+pass "per-request records on disk $el_ms ms into the run ($got records), concatenated at the end"
+stop_sim live
