@@ -199,6 +199,11 @@ sim_token sim_model_token(const sim_req_spec *s, int mode, uint64_t seed, int64_
         int64_t k = i % s->prompt_tokens;
         t.word = s->words + s->word_off[k];
         t.len = s->word_off[k + 1] - s->word_off[k];
+        if (t.len > SIM_TOKEN_MAX_BYTES) {
+            /* Cut on a UTF-8 boundary: back off continuation bytes. */
+            t.len = SIM_TOKEN_MAX_BYTES;
+            while (t.len > 0 && ((unsigned char)t.word[t.len] & 0xC0) == 0x80) t.len--;
+        }
         return t;
     }
     const char *w = vocab[mix(seed ^ mix(s->prompt_hash ^ (uint64_t)i)) % VOCAB_N];

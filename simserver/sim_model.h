@@ -68,6 +68,10 @@ void sim_cache_free(sim_prefix_cache *c);
  * the prompt's last token (as vLLM, the last token is always computed). */
 int64_t sim_cache_lookup_insert(sim_prefix_cache *c, const uint64_t *tok_hash, int64_t n_tokens);
 
+/* An echoed token is at most this many bytes of its prompt word, so that no
+ * response grows past max_tokens x (this + 1) bytes of text. */
+#define SIM_TOKEN_MAX_BYTES 256
+
 /* Output token i of a response (its text is sent with one leading space).
  * Random mode: a word of a fixed vocabulary chosen by a hash of (seed,
  * prompt, i), so the same request gets the same text. Echo mode: the

@@ -26,6 +26,10 @@
 
 #define READ_BUF_BYTES 65536
 #define CHUNK_HDR_RESERVE 10 /* "ffffffff\r\n" at most */
+/* A long zero-latency response goes out in batches of about this size; the
+ * next batch waits until the previous one left, so a response of any length
+ * never piles up more than one batch in memory for a reader that keeps up. */
+#define BATCH_BYTES (256 * 1024)
 
 enum stream_state { ST_IDLE, ST_WAITING, ST_RUNNING, ST_STALLED };
 
@@ -48,6 +52,7 @@ typedef struct stream {
     int finish_stop;
     int64_t emitted;
     int head_sent;
+    int blocked;               /* due events wait for the socket to drain */
     int64_t arrival_ns, start_ns, first_ns, last_ns;
     int64_t cached;
     sim_buf text;              /* non-streamed output so far */
@@ -77,6 +82,7 @@ struct worker {
     int server_open;
     rb_timer pace;
     int pace_open;
+    int in_pace;               /* inside on_pace: arm once at its end */
     uv_timer_t sweep;
     uv_timer_t grace;
     uv_signal_t sigint, sigterm;
@@ -123,7 +129,16 @@ static void on_write(uv_write_t *req, int status)
     wreq *q = (wreq *)req;
     conn *c = q->c;
     free(q);
-    if (status < 0 && !c->closing) conn_abort(c);
+    if (c->closing) return;
+    if (status < 0) {
+        conn_abort(c);
+        return;
+    }
+    if (c->st.blocked && uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) == 0) {
+        c->st.blocked = 0;
+        c->deadline_ns = 0;
+        stream_pump(c);
+    }
 }
 
 /* Writes bufs, directly when the socket takes them, else queued (copied).
@@ -212,6 +227,7 @@ static void stream_clear(conn *c)
     }
     int was_running = s->state == ST_RUNNING;
     s->state = ST_IDLE;
+    s->blocked = 0;
     sim_req_spec_free(&s->spec);
     sim_render_ctx_free(&s->rc);
     sim_buf_free(&s->text);
@@ -310,15 +326,16 @@ static void set_gauges(worker *w)
     __atomic_store_n(&w->m->waiting, w->n_waiting, __ATOMIC_RELAXED);
 }
 
+/* Arms the one timer for the earliest deadline. Inside on_pace it does
+ * nothing (on_pace arms once at its end); a timer already armed earlier than
+ * the heap's top is left alone (it fires, finds nothing due, and re-arms):
+ * timerfd_settime is the costliest call on the token path. */
 static void arm_pace(worker *w)
 {
-    if (!w->pace_open) return;
+    if (!w->pace_open || w->in_pace) return;
     sim_heap_node *top = sim_heap_top(&w->heap);
-    if (!top) {
-        rb_timer_stop(&w->pace);
-        return;
-    }
-    if (w->pace.armed && w->pace.deadline_ns == top->deadline_ns) return;
+    if (!top) return;
+    if (w->pace.armed && w->pace.deadline_ns <= top->deadline_ns) return;
     rb_timer_start_at(&w->pace, top->deadline_ns, w->pace.cb);
 }
 
@@ -450,7 +467,7 @@ static void stream_pump(conn *c)
         payload = o->len;
     }
     int ended = 0, drop = 0, stall = 0;
-    while (s->hn.deadline_ns <= now) {
+    while (s->hn.deadline_ns <= now && o->len - payload < BATCH_BYTES) {
         if (s->fault == SIM_FAULT_STALL && s->emitted == s->fault_at) {
             stall = 1;
             break;
@@ -557,6 +574,13 @@ static void stream_pump(conn *c)
         stream_finish(c, now);
         return;
     }
+    if (s->hn.deadline_ns <= now && uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > 0) {
+        /* A full batch is still in the socket's queue: go on when it left
+         * (on_write). A client that stops reading is cut by the idle timeout. */
+        s->blocked = 1;
+        c->deadline_ns = now + cfg->idle_timeout_ns;
+        return;
+    }
     sim_heap_push(&w->heap, &s->hn);
     arm_pace(w);
 }
@@ -565,10 +589,12 @@ static void on_pace(rb_timer *t)
 {
     worker *w = t->data;
     sim_heap_node *n;
+    w->in_pace = 1;
     while ((n = sim_heap_top(&w->heap)) && n->deadline_ns <= rb_now_ns()) {
         sim_heap_pop(&w->heap);
         stream_pump(CONN_OF_NODE(n));
     }
+    w->in_pace = 0;
     arm_pace(w);
 }
 

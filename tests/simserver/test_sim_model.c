@@ -178,6 +178,22 @@ static void echo_mode_stops_when_the_prompt_runs_out(void **state)
     assert_true(r1.len > 0 && strchr(r1.word, ' ') == NULL);
 }
 
+static void echoed_tokens_are_bounded_and_cut_on_utf8(void **state)
+{
+    char words[400];
+    memset(words, 'a', sizeof words);
+    memcpy(words + 255, "\xc3\xa9", 2); /* a 2-byte character across byte 256 */
+    uint32_t off[] = {0, sizeof words};
+    uint64_t h[1] = {1};
+    sim_req_spec s = {.max_tokens = 2, .prompt_tokens = 1, .words = words, .word_off = off, .tok_hash = h};
+    sim_token t = sim_model_token(&s, SIM_MODE_ECHO, 0, 0);
+    assert_int_equal(t.len, 255);
+    words[255] = 'a';
+    words[256] = 'a';
+    t = sim_model_token(&s, SIM_MODE_ECHO, 0, 0);
+    assert_int_equal(t.len, SIM_TOKEN_MAX_BYTES);
+}
+
 static void fault_names_round_trip_and_lists_parse(void **state)
 {
     for (int f = 1; f < SIM_FAULT_COUNT; f++) assert_int_equal(sim_fault_parse(sim_fault_name((sim_fault)f)), f);
@@ -228,6 +244,7 @@ int main(void)
         cmocka_unit_test(cache_evicts_the_least_recently_used_block),
         cmocka_unit_test(cache_survives_heavy_churn),
         cmocka_unit_test(echo_mode_stops_when_the_prompt_runs_out),
+        cmocka_unit_test(echoed_tokens_are_bounded_and_cut_on_utf8),
         cmocka_unit_test(fault_names_round_trip_and_lists_parse),
         cmocka_unit_test(fault_draws_follow_the_rate_and_the_mask),
     };
