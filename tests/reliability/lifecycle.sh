@@ -27,7 +27,12 @@ start_sim dead --inter-token-latency 5ms
   --save-result --save-detailed --result-dir "$WORK" --result-filename dead.json 2>"$WORK/dead.lg.err" &
 lg=$!
 CHILDREN+=("$lg")
-sleep 0.8
+# Kill once the server finished 30 requests (streams are in flight then).
+for _ in $(seq 1 100); do
+  metrics_to "$WORK/m"
+  [ "$(sim_success "$WORK/m")" -ge 30 ] && break
+  sleep 0.05
+done
 kill -KILL "$SIM_PID"
 wait "$SIM_PID" 2>/dev/null || true
 t0=$(date +%s%N)
@@ -42,7 +47,7 @@ jq -e . "$out" >/dev/null || fail "dead server: the report is not valid JSON"
 accounted "$out"
 conn=$(jq '[.failures_by_class | (.connect, .reset, .midstream) // 0] | add' "$out")
 [ "$(jq '.failures_by_class.connect // 0' "$out")" -gt 50 ] || fail "dead server: connect errors $(jq -c .failures_by_class "$out")"
-[ "$(jnum "$out" .completed)" -gt 20 ] || fail "dead server: completed before the kill $(jnum "$out" .completed)"
+[ "$(jnum "$out" .completed)" -ge 30 ] || fail "dead server: completed before the kill $(jnum "$out" .completed)"
 # The streams cut by the kill are midstream (or reset), never lost.
 [ "$(jq '(.failures_by_class.midstream // 0) + (.failures_by_class.reset // 0)' "$out")" -gt 0 ] ||
   fail "dead server: no stream counted as cut ($(jq -c .failures_by_class "$out"))"
