@@ -227,18 +227,19 @@ int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *
                              size_t errlen)
 {
     *out = (lg_dataset){0};
+    /* A system prompt of 0 words is allowed: no shared prefix at all. */
     struct {
         const char *name;
-        int32_t v;
-    } f[] = {{"groups", spec->groups},
-             {"prompts_per_group", spec->prompts_per_group},
-             {"system_prompt_len", spec->system_prompt_len},
-             {"question_len", spec->question_len},
-             {"output_len", spec->output_len}};
+        int32_t v, min;
+    } f[] = {{"groups", spec->groups, 1},
+             {"prompts_per_group", spec->prompts_per_group, 1},
+             {"system_prompt_len", spec->system_prompt_len, 0},
+             {"question_len", spec->question_len, 1},
+             {"output_len", spec->output_len, 1}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-        if (f[i].v < 1 || f[i].v > LG_MAX_PROMPT_TOKENS) {
-            set_err(err, errlen, "shared-prefix dataset: %s: must be in [1, %d], got %d", f[i].name,
-                    LG_MAX_PROMPT_TOKENS, (int)f[i].v);
+        if (f[i].v < f[i].min || f[i].v > LG_MAX_PROMPT_TOKENS) {
+            set_err(err, errlen, "shared-prefix dataset: %s: must be in [%d, %d], got %d",
+                    f[i].name, (int)f[i].min, LG_MAX_PROMPT_TOKENS, (int)f[i].v);
             return -EINVAL;
         }
     }
@@ -265,7 +266,7 @@ int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *
             goto nomem;
         for (int32_t q = 0; q < spec->prompts_per_group; q++) {
             sbuf b = {0};
-            if (sbuf_put(&b, sys.s, sys.len) || put_words(&b, r, spec->question_len)) {
+            if ((sys.len && sbuf_put(&b, sys.s, sys.len)) || put_words(&b, r, spec->question_len)) {
                 free(b.s);
                 goto nomem;
             }

@@ -35,7 +35,7 @@ typedef struct lg_random_spec {
 typedef struct lg_prefix_spec {
     uint64_t seed;
     int32_t groups, prompts_per_group;
-    int32_t system_prompt_len, question_len, output_len;
+    int32_t system_prompt_len, question_len, output_len; /* system_prompt_len may be 0 */
 } lg_prefix_spec;
 
 /* Each returns 0 or a negative errno with a message naming the problem in err

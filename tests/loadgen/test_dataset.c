@@ -199,6 +199,18 @@ static void shared_prefix_groups_share_their_system_prompt(void **state)
                 assert_true(strcmp(d.items[i].text, d.items[j].text) != 0);
         }
     lg_dataset_free(&d);
+    /* No system prompt: every prompt is just its question. */
+    sp.system_prompt_len = 0;
+    assert_int_equal(lg_dataset_shared_prefix(&sp, &d, err, sizeof err), 0);
+    assert_int_equal(d.n, 12);
+    check_pool(&d);
+    for (size_t i = 0; i < d.n; i++)
+        assert_int_equal(d.items[i].input_tokens, 5);
+    lg_dataset_free(&d);
+    sp.system_prompt_len = -1;
+    assert_int_equal(lg_dataset_shared_prefix(&sp, &d, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "system_prompt_len: must be in [0,"));
+    sp.system_prompt_len = 20;
     sp.question_len = 0;
     assert_int_equal(lg_dataset_shared_prefix(&sp, &d, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "question_len: must be in [1,"));
