@@ -108,8 +108,9 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
         put_num(o, "safe_rate_per_worker", p->safe_rate_per_worker);
         put_num(o, "safe_total_rate", p->safe_total_rate);
         put_num(o, "conservative_safe_total_rate", p->conservative_safe_total_rate);
+        put_num(o, "model_safe_total_rate", p->model_safe_total_rate);
+        cJSON_AddStringToObject(o, "limited_by", p->limited_by);
         put_num(o, "max_measured_rate", p->max_measured_rate);
-        cJSON_AddBoolToObject(o, "extrapolated", p->safe_total_rate > p->max_measured_rate);
     }
     cJSON *rows = cJSON_AddArrayToObject(root, "table");
     for (int i = 0; steps && i < nsteps; i++)
@@ -228,6 +229,8 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
             p->safe_total_rate = get_num(o, "safe_total_rate");
             p->conservative_safe_total_rate = get_num(o, "conservative_safe_total_rate");
             p->max_measured_rate = get_num(o, "max_measured_rate");
+            p->model_safe_total_rate = get_num(o, "model_safe_total_rate");
+            get_str(o, "limited_by", p->limited_by, sizeof p->limited_by);
             *npk = i + 1;
         }
         i++;

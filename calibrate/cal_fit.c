@@ -41,6 +41,7 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, mdl_fit_model
     out->events_per_request = out->safe_event_rate_per_worker = out->safe_rho = NAN;
     out->safe_rate_per_worker = out->safe_total_rate = out->conservative_safe_total_rate = NAN;
     out->util_service_us = NAN;
+    out->model_safe_total_rate = NAN;
     memcpy(out->util_service_us_ci, nan2, sizeof nan2);
 
     double lambda[CAL_FIT_MAX_POINTS], d[CAL_FIT_MAX_POINTS];
@@ -168,14 +169,23 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, mdl_fit_model
         return 0; /* nothing sound to certify; the safe figures stay NAN */
     double b_s = budget_us * 1e-6;
     double lam = safe_lambda(model, m1_s, m2_s2, b_s);
+    out->model_safe_total_rate = k * lam / out->events_per_request;
+    /* A certificate claims what was measured: not beyond the fastest step
+     * that kept up, whatever the model would allow past it. */
+    snprintf(out->limited_by, sizeof out->limited_by, "model");
+    if (out->max_measured_rate > 0 && out->model_safe_total_rate > out->max_measured_rate) {
+        lam = out->max_measured_rate * out->events_per_request / k;
+        snprintf(out->limited_by, sizeof out->limited_by, "measured range");
+    }
     out->safe_event_rate_per_worker = lam;
     out->safe_rho = lam * m1_s;
     out->safe_rate_per_worker = lam / out->events_per_request;
     out->safe_total_rate = k * out->safe_rate_per_worker;
     if (m1_hi > 0 && isfinite(m1_hi) && isfinite(m2_hi))
         out->conservative_safe_total_rate =
-            k * safe_lambda(model, m1_hi, fmax(m2_hi, m1_hi * m1_hi), b_s) /
-            out->events_per_request;
+            fmin(k * safe_lambda(model, m1_hi, fmax(m2_hi, m1_hi * m1_hi), b_s) /
+                     out->events_per_request,
+                 out->safe_total_rate);
     return 0;
 }
 

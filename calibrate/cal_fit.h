@@ -14,7 +14,12 @@
  * (requests/s, what a user plans with; events_per_request is the mean measured
  * over the fitted steps, so it holds for responses of the calibrated length);
  * safe_total_rate = k safe_rate_per_worker. The same from the upper ends of
- * the intervals of E[S] and E[S^2] gives the conservative figures.
+ * the intervals of E[S] and E[S^2] gives the conservative figures. The safe
+ * figures never exceed the fastest usable step's offered rate (max_measured_
+ * rate): a certificate states what was measured, and beyond it the host (the
+ * simulator on the same CPUs, the kernel) may give out before the client's
+ * queue does. limited_by says which bound applied; model_safe_total_rate keeps
+ * the model's own figure.
  *
  * The fit weighs each step by 1/d^2 (the delay's noise grows with the delay,
  * roughly in proportion; the self-test judges relative errors too).
@@ -61,7 +66,9 @@ typedef struct cal_per_k {
     double safe_rate_per_worker;
     double safe_total_rate;
     double conservative_safe_total_rate;
-    double max_measured_rate; /* largest offered rate of a usable step */
+    double model_safe_total_rate; /* the model's, before the measured-range cap */
+    char limited_by[16];          /* "model" or "measured range" */
+    double max_measured_rate;     /* largest offered rate of a usable step */
 } cal_per_k;
 
 /* Computes the figures for worker count k from steps[0..n) (steps of other

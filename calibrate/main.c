@@ -367,7 +367,7 @@ static void print_summary(const cal_run *r, const cal_cert_info *info)
         printf("%3d %-8s %2d/%-2d %-22s %-26s %-22s %6.3f %8.3f %12.1f %12.1f%s\n", p->workers,
                p->method, p->n_fit, p->n_steps, es, es2, c, p->r2, p->safe_rho,
                p->safe_rate_per_worker, p->safe_total_rate,
-               p->safe_total_rate > p->max_measured_rate ? "  (extrapolated)" : "");
+               strcmp(p->limited_by, "model") ? "  (capped at the measured range)" : "");
     }
 }
 

@@ -58,6 +58,8 @@ static void fill(cal_cert_info *info, cal_per_k pk[2], cal_step *st)
         p->safe_total_rate = (i + 1) * 2216.2;
         p->conservative_safe_total_rate = (i + 1) * 2000.5;
         p->max_measured_rate = 1500;
+        p->model_safe_total_rate = 3000.25;
+        snprintf(p->limited_by, sizeof p->limited_by, "measured range");
     }
     pk[1].r2 = NAN; /* not measured: null */
     cal_step_clear(st);
@@ -109,6 +111,8 @@ static void test_round_trip(void **state)
         assert_true(fabs(pb[i].conservative_safe_total_rate - pk[i].conservative_safe_total_rate) <
                     1e-9);
         assert_true(pb[i].events_per_request == 18.5);
+        assert_true(pb[i].model_safe_total_rate == 3000.25);
+        assert_string_equal(pb[i].limited_by, "measured range");
     }
     assert_true(fabs(pb[0].r2 - 0.9987) < 1e-12);
     assert_true(isnan(pb[1].r2));

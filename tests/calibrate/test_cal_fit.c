@@ -70,6 +70,7 @@ static void test_fit_and_safe_region(void **state)
     NEAR(p.safe_rho, 0.8333, 0.03);
     NEAR(p.safe_rate_per_worker, 2314.8, 0.05);
     NEAR(p.safe_total_rate, 2314.8, 0.05);
+    assert_string_equal(p.limited_by, "model");
     assert_true(p.conservative_safe_total_rate <= p.safe_total_rate);
     assert_false(s[n - 1].used_in_fit);
     assert_true(s[0].used_in_fit);
@@ -118,7 +119,11 @@ static void test_pinned_at_utilisation(void **state)
     NEAR(p.mean_service_us, 20, 1e-9);
     NEAR(p.second_moment_us2, 800, 1e-6);
     NEAR(p.transport_us, 40, 1e-6);
-    NEAR(p.safe_rate_per_worker, 2314.8, 0.001);
+    /* the model allows 2314.8/s, but the steps went to rho 0.5 only, 1388.9/s */
+    NEAR(p.model_safe_total_rate, 2314.8, 0.001);
+    assert_string_equal(p.limited_by, "measured range");
+    NEAR(p.safe_rate_per_worker, 0.5 / 20e-6 / 18, 1e-9);
+    NEAR(p.safe_rho, 0.5, 1e-9);
 }
 
 /* A noisy curve whose pole the delays alone cannot place: pinned too. */
@@ -148,7 +153,8 @@ static void test_fallback_to_moments(void **state)
     NEAR(p.second_moment_us2, 800, 1e-12);
     NEAR(p.transport_us, s[0].overhead_mean_us, 1e-12);
     assert_true(isnan(p.mean_service_us_ci[0]));
-    NEAR(p.safe_rate_per_worker, 2314.8, 0.001);
+    NEAR(p.model_safe_total_rate, 2314.8, 0.001);
+    NEAR(p.safe_rate_per_worker, 0.5 / 20e-6 / 18, 1e-9);
 }
 
 static void test_no_data(void **state)
