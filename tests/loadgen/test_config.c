@@ -7,9 +7,11 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "lg_cli.h"
 #include "lg_config.h"
 
 /* The flags a config becomes, joined by single spaces. */
@@ -225,6 +227,76 @@ static void long_values_are_shortened_in_messages(void **state)
     assert_int_equal(lg_config_to_args(json, strlen(json), &a, NULL, 0), -EINVAL);
 }
 
+/* The contract with the CLI: every flag a config becomes is one that
+ * lg_cli_parse takes, with the meaning the config key has. */
+static void the_cli_takes_every_flag(void **state)
+{
+    const char *json =
+        "{\"server\":{\"base_url\":\"http://127.0.0.1:9001\",\"model_name\":\"m2\"},"
+        "\"api\":{\"type\":\"chat\",\"streaming\":false},"
+        "\"load\":{\"type\":\"constant\",\"stages\":[{\"rate\":100,\"duration\":10},"
+        "{\"rate\":2.5,\"duration\":\"500ms\"}],\"interval\":2,\"num_workers\":3,\"seed\":42,"
+        "\"concurrency\":7},"
+        "\"data\":{\"type\":\"shared_prefix\",\"path\":\"/tmp/x\","
+        "\"input_distribution\":{\"mean\":300},\"output_distribution\":{\"mean\":30},"
+        "\"shared_prefix\":{\"num_groups\":5,\"num_prompts_per_group\":6,"
+        "\"system_prompt_len\":0,\"question_len\":8}},"
+        "\"report\":{\"request_lifecycle\":{\"percentiles\":[50,99.9]},"
+        "\"goodput\":{\"constraints\":{\"ttft\":200,\"e2e\":1500}}}}";
+    lg_args a;
+    char err[256] = "";
+    assert_int_equal(lg_config_to_args(json, strlen(json), &a, err, sizeof err), 0);
+    lg_opts o;
+    lg_opts_defaults(&o, 2);
+    if (lg_cli_parse(&o, a.argc, a.argv, err, sizeof err) != 0)
+        fail_msg("lg_cli_parse refused the config's flags: %s", err);
+    assert_string_equal(o.base_url, "http://127.0.0.1:9001");
+    assert_string_equal(o.model, "m2");
+    assert_string_equal(o.endpoint, "/v1/chat/completions");
+    assert_int_equal(o.stream, 0);
+    assert_true(isinf(o.burstiness));
+    assert_int_equal(o.n_stages, 2);
+    assert_true(o.stages[0].rate_per_s == 100 && o.stages[0].duration_ns == 10000000000LL);
+    assert_true(o.stages[1].rate_per_s == 2.5 && o.stages[1].duration_ns == 500000000);
+    assert_int_equal(o.stage_pause_ns, 2000000000LL);
+    assert_int_equal(o.num_workers, 3);
+    assert_int_equal(o.seed, 42);
+    assert_int_equal(o.max_concurrency, 7);
+    assert_int_equal(o.dataset, LG_DS_PREFIX);
+    assert_string_equal(o.dataset_path, "/tmp/x");
+    assert_int_equal(o.random_input_len, 300);
+    assert_int_equal(o.random_output_len, 30);
+    assert_int_equal(o.prefix_groups, 5);
+    assert_int_equal(o.prefix_prompts_per_group, 6);
+    assert_int_equal(o.prefix_system_len, 0);
+    assert_int_equal(o.prefix_question_len, 8);
+    assert_int_equal(o.n_percentiles, 2);
+    assert_true(o.percentiles[0] == 50 && o.percentiles[1] == 99.9);
+    assert_true(o.goodput.enabled);
+    assert_int_equal(o.goodput.slo_ns[LG_M_TTFT], 200000000);
+    assert_int_equal(o.goodput.slo_ns[LG_M_E2EL], 1500000000);
+    lg_args_free(&a);
+
+    const char *sweep = "{\"load\":{\"type\":\"poisson\",\"sweep\":{\"type\":\"linear\","
+                        "\"num_stages\":4,\"max_rate\":40,\"stage_duration\":3}},"
+                        "\"api\":{\"type\":\"completion\",\"streaming\":true},"
+                        "\"data\":{\"type\":\"sharegpt\",\"path\":\"sg.json\"}}";
+    assert_int_equal(lg_config_to_args(sweep, strlen(sweep), &a, err, sizeof err), 0);
+    lg_opts_defaults(&o, 2);
+    o.stream = 0;
+    if (lg_cli_parse(&o, a.argc, a.argv, err, sizeof err) != 0)
+        fail_msg("lg_cli_parse refused the config's flags: %s", err);
+    assert_true(o.burstiness == 1);
+    assert_int_equal(o.sweep, LG_SWEEP_LINEAR);
+    assert_int_equal(o.sweep_stages, 4);
+    assert_true(o.sweep_max_rate == 40);
+    assert_int_equal(o.stage_duration_ns, 3000000000LL);
+    assert_string_equal(o.endpoint, "/v1/completions");
+    assert_int_equal(o.stream, 1);
+    assert_int_equal(o.dataset, LG_DS_SHAREGPT);
+    lg_args_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -240,6 +312,7 @@ int main(void)
         cmocka_unit_test(load_errors),
         cmocka_unit_test(other_section_errors),
         cmocka_unit_test(long_values_are_shortened_in_messages),
+        cmocka_unit_test(the_cli_takes_every_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
