@@ -152,6 +152,7 @@ nginx_ver=$(nginx -v 2>&1 | sed 's/^nginx version: //')
 wrk_ver=$( (wrk -v 2>&1 || true) | head -n 1 | awk '{ print $2 }')
 sim_ver=$("$sim" --version)
 when=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+load=$(cut -d' ' -f1-3 /proc/loadavg)
 cmd="scripts/bench_simserver.sh --duration $duration --reps $reps --connections $conns --threads $threads"
 wrk_cmd="wrk -t $threads -c $conns -d ${duration}s -s post.lua URL/v1/completions"
 
@@ -163,9 +164,9 @@ jq -n --arg when "$when" --arg cmd "$cmd" --arg wrk_cmd "$wrk_cmd" --arg cpu "$c
   --argjson nginx_rates "[$(IFS=,; echo "${nginx_rates[*]}")]" \
   --argjson ratios "[$(IFS=,; echo "${ratios[*]}")]" \
   --argjson sim_med "$sim_med" --argjson nginx_med "$nginx_med" --argjson ratio_med "$ratio_med" \
-  --argjson problems "$problems" \
+  --argjson problems "$problems" --arg load "$load" \
   '{date: $when, command: $cmd, wrk_command: $wrk_cmd, request_body: $body, response_body_bytes: $resp_bytes,
-    host: {cpu_model: $cpu, cores_online: $cores, kernel: $kernel},
+    host: {cpu_model: $cpu, cores_online: $cores, kernel: $kernel, loadavg_at_end: $load},
     versions: {simserver: $sim, nginx: $nginx, wrk: $wrk},
     simserver_request_throughput: $sim_rates, nginx_request_throughput: $nginx_rates, ratio: $ratios,
     median_simserver_request_throughput: $sim_med, median_nginx_request_throughput: $nginx_med,
@@ -195,6 +196,7 @@ mv "$out/bench.json.tmp.$$" "$out/bench.json"
   echo "Non-2xx responses and socket errors over all runs: $problems."
   echo
   echo "Machine: $cpu, $cores cores online, $kernel; wrk $wrk_ver; $sim_ver."
+  echo "Load average at the end of the run (1, 5, 15 min): $load (other work on the box skews both servers)."
   echo
   echo "simserver frames the stream with chunked transfer encoding and builds every"
   echo "response (JSON parsing of the request, the prefix-cache lookup, 16 chunks, usage"

@@ -415,7 +415,7 @@ static void stream_finish(conn *c, int64_t now)
 }
 
 /* Non-streamed responses: the whole body at the end. */
-static void write_full(conn *c, int64_t now, int fault_cut)
+static void write_full(conn *c, int fault_cut)
 {
     worker *w = c->w;
     stream *s = &c->st;
@@ -443,7 +443,6 @@ static void write_full(conn *c, int64_t now, int fault_cut)
     sim_buf_append(o, body.data, send_len);
     sim_buf_free(&body);
     conn_write1(c, o->data, o->len);
-    (void)now;
 }
 
 /* Writes every event of c's stream that is due, in one write. */
@@ -552,7 +551,7 @@ static void stream_pump(conn *c)
         }
         if (nb && conn_write(c, bufs, nb) != 0) return;
     } else if (ended || drop || stall) {
-        write_full(c, now, drop || stall);
+        write_full(c, drop || stall);
         if (c->closing) return;
     }
     if (drop) {

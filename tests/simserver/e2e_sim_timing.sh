@@ -37,6 +37,19 @@ done
 check "TTFT histogram: all 3 requests above 20 ms" \
   [ "$(metric 'vllm:time_to_first_token_seconds_bucket{le="0.02",model_name="sim-model"}')" -eq 0 ]
 check "ITL histogram: 3 x 15 gaps counted" [ "$(metric 'vllm:inter_token_latency_seconds_count{model_name="sim-model"}')" -eq 45 ]
+
+# --- 30 concurrent streams share one timer: none is early, all complete
+cps=()
+for i in $(seq 1 30); do
+  curl -sS -N -H 'X-Sim-Stamp: 1' "$URL/v1/completions" -d "{\"prompt\":\"p$i\",\"max_tokens\":$N,\"stream\":true}" >"$TMP/m$i.sse" &
+  cps+=($!)
+done
+wait "${cps[@]}"
+min_all=$(for i in $(seq 1 30); do sed -n 's/^: t=//p' "$TMP/m$i.sse" | head -n $N | awk 'NR > 1 { print $1 - p } { p = $1 }'; done | sort -n | head -n 1)
+check "30 concurrent streams: all ended with [DONE]" [ "$(cat "$TMP"/m*.sse | grep -c '^data: \[DONE\]')" -eq 30 ]
+check "30 concurrent streams: no token gap below 5 ms (min $(ms "$min_all") ms)" [ "$min_all" -ge 5000000 ]
+check "30 concurrent streams: every TTFT >= 20 ms" \
+  [ "$(cat "$TMP"/m*.sse | sed -n 's/^: \({.*}\)$/\1/p' | jq -s 'map(.prefill_ns) | min')" -ge 20000000 ]
 stop_sim t
 
 # --- one slot: the second request waits for the first
