@@ -82,7 +82,14 @@ done
 [ "$("$cal" --simserver "$fsim" --loadgen "$flg" --out /proc/nope/c.json --out-dir "$tmp/d" \
       > /dev/null 2>&1; echo $?)" = 2 ] || fail "an unwritable --out should exit 2 before the run"
 
-# 4. SIGTERM while a step runs: calibrate exits 1 and takes its children along.
+# 4. The time budget: steps of 0.3 s against a budget of 1 s stop each k at
+# the minimum of four steps.
+FAKE_LOADGEN_SLEEP=0.3 "$cal" --quiet --time-budget 1s --workers 1,2 --simserver "$fsim" \
+  --loadgen "$flg" --out-dir "$tmp/f" > /dev/null || fail "budgeted run exited $?"
+[ "$(jq '[.per_k[].n_steps] | join(",")' -r "$tmp/f/certificate.json")" = "4,4" ] \
+  || fail "the time budget did not stop the sweeps at 4 steps each"
+
+# 5. SIGTERM while a step runs: calibrate exits 1 and takes its children along.
 rm -f "$tmp/sim.pid"
 export FAKE_LOADGEN_PIDFILE=$tmp/lg.pid FAKE_LOADGEN_SLEEP=30
 "$cal" --quick --quiet --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/e" \
