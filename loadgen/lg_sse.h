@@ -4,7 +4,10 @@
  * thread-safe. Follows the WHATWG rules that matter here: lines end in LF,
  * CR or CRLF; "data:" lines accumulate (joined by LF) until a blank line
  * dispatches the event; lines starting with ':' are comments; one space after
- * the colon is dropped; other fields (event:, id:, retry:) are ignored. */
+ * the colon is dropped; other fields (event:, id:, retry:) are ignored. An
+ * event with a "data:" line but no text ("data:\n\n") comes out with len 0.
+ * Callbacks run inside lg_sse_feed/lg_sse_finish and must not feed, reset or
+ * free the parser; the pointers they get are valid only during the call. */
 #ifndef LG_SSE_H
 #define LG_SSE_H
 
