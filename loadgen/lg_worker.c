@@ -821,7 +821,12 @@ int lg_worker_run(const lg_plan *p, int id)
     w->slot = lg_plan_slot(p, id);
     w->sh = lg_plan_shared(p);
     w->sample = lg_plan_sample(p, id);
+    /* In-flight requests never exceed the worker's connections: curl would
+     * queue the rest itself, and its pending queue is rescanned whole on
+     * every completion (quadratic under overload). Arrivals beyond wait
+     * here, and the wait shows as schedule lag. */
     w->cap = lg_plan_worker_cap(p, id);
+    if (w->cap == 0 || w->cap > p->o->max_conn_per_worker) w->cap = p->o->max_conn_per_worker;
     w->closed_next = id;
     w->rng = (p->o->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(id + 1) * 0xBF58476D1CE4E5B9ULL;
     if (!w->rng) w->rng = 1;
