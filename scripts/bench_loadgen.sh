@@ -4,9 +4,10 @@
 # nginx serving a static SSE body (a foreign server), for k=1 and k=2.
 # "Sustains": achieved/target >= 0.99 (the dispatch span against the
 # schedule's own span, so the schedule's Poisson count noise is not counted
-# as a failure) and schedule lag p99 <= 1 ms. Search: geometric (x2) from
-# --start until a step fails, then bisection, each step --step-duration long;
-# bounded in steps. The found rate is then re-run --confirm times.
+# as a failure), schedule lag p99 <= 1 ms and no failed request. Search:
+# geometric (x2) from --start until a step fails, then bisection, each step
+# --step-duration long; bounded in steps. The found rate is then re-run
+# --confirm times; unless most pass it steps down 5% (at most 4 times).
 #
 #   scripts/bench_loadgen.sh [--build-dir DIR] [--out DIR] [--workers "1 2"]
 #        [--servers "sim nginx"] [--start R] [--max R] [--step-duration D]
@@ -168,15 +169,24 @@ for server in $servers; do
   if [ "$server" = sim ]; then start_sim; else start_nginx || continue; fi
   for k in $workers; do
     best=$(search "$server" "$k")
+    # Confirm: re-run the found rate; unless most runs pass, step down 5%
+    # and confirm again (at most 4 times). The rate reported is confirmed.
     passed=0
     achs=() lags=()
-    if [ "$best" -gt 0 ]; then
+    tries=0
+    while [ "$best" -gt 0 ]; do
+      passed=0 achs=() lags=()
       for _ in $(seq 1 "$confirm"); do
         read -r verdict ratio lag ach < <(step "$k" "$best" "$out/bench-$server-k$k.jsonl")
         [ "$verdict" = pass ] && passed=$((passed + 1))
         achs+=("$ach"); lags+=("$lag")
       done
-    fi
+      echo "  $server k=$k confirm $best: $passed/$confirm passed" >&2
+      [ $((2 * passed)) -gt "$confirm" ] && break
+      tries=$((tries + 1))
+      [ "$tries" -ge 4 ] && break
+      best=$((best * 95 / 100))
+    done
     med() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "n/a" }'; }
     echo "| $server | $k | $best | $passed/$confirm | $(med "${achs[@]}") | $(med "${lags[@]}") |" >>"$work/summary.md"
     echo "$server k=$k: highest sustained $best req/s ($passed/$confirm confirmations)" >&2
