@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# simserver under abuse (one case per run): while abusive clients hold the
+# server, /health answers within 100 ms, a normal completion succeeds, and
+# the server's resident memory stays under a stated bound; afterwards the
+# server reclaims what the abusers held and stops cleanly on SIGTERM.
+# Usage: abuse.sh idle|slowloris|oversize|garbage|noread
+source "$(dirname "$0")/lib.sh"
+what=${1:?usage: abuse.sh idle|slowloris|oversize|garbage|noread}
+[ -x "$ABUSE" ] || fail "no $ABUSE (build the rel_abuse target)"
+HEALTH_LIMIT_MS=100
+# Sanitizer builds keep freed memory in a quarantine and map shadow memory:
+# resident sizes there are several times larger, so the bounds scale.
+RSS_SCALE=1
+[ "${RB_SANITIZE:-OFF}" = ON ] && RSS_SCALE=8
+
+# rss_bound WHAT KB LIMIT_KB: asserts KB <= LIMIT_KB (scaled for sanitizers).
+rss_bound() {
+  local lim=$(($3 * RSS_SCALE))
+  [ "$2" -le "$lim" ] || fail "$1: simserver RSS $2 kB over the bound $lim kB"
+}
+# wait_line FILE PATTERN SECONDS: waits for a line of the abuse tool.
+wait_line() {
+  for _ in $(seq 1 $(($3 * 20))); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "no '$2' from the abuse tool in $3 s: $(cat "$1" "$1.err" 2>/dev/null)"
+}
+# kv FILE KEY: a value from the tool's last "key=value" line.
+kv() { tail -n 1 "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# during WHAT: the checks made while the abusers are connected.
+during() {
+  health_within "$SIM_URL" "$HEALTH_LIMIT_MS" "$1"
+  [ "$HEALTH_MS" -gt "${HEALTH_DURING:-0}" ] && HEALTH_DURING=$HEALTH_MS
+  completion_ok "$SIM_URL"
+  RSS_DURING=$(rss_kb "$SIM_PID")
+}
+# baseline: RSS once the server has answered one completion (warm).
+baseline() {
+  completion_ok "$SIM_URL"
+  RSS_BEFORE=$(rss_kb "$SIM_PID")
+}
+# run_tool NAME ARGS...: the abuse tool in the background.
+run_tool() {
+  local name=$1
+  shift
+  "$ABUSE" "$@" >"$WORK/$name" 2>"$WORK/$name.err" &
+  TOOL_PID=$!
+  CHILDREN+=("$TOOL_PID")
+}
+wait_tool() {
+  local rc=0
+  wait "$TOOL_PID" || rc=$?
+  [ "$rc" -eq 0 ] || fail "abuse tool exited $rc: $(cat "$WORK/$1" "$WORK/$1.err")"
+}
+prom() { curl -sS --max-time 5 "$SIM_URL/metrics" | awk -v k="$1" '$1 == k { print $2 }'; }
+
+case "$what" in
+idle)
+  # 10,000 connections that send nothing; --idle-timeout 4s must reclaim
+  # every one of them.
+  N=10000
+  ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+  [ "$(ulimit -n)" -ge $((N + 100)) ] || fail "ulimit -n $(ulimit -n) is below $((N + 100))"
+  start_sim sim --idle-timeout 4s
+  baseline
+  run_tool idle idle "$SIM_PORT" "$N" 15000
+  wait_line "$WORK/idle" '^ready' 10
+  [ "$(kv "$WORK/idle" opened)" -eq "$N" ] || fail "opened $(kv "$WORK/idle" opened) of $N"
+  during "$N idle connections"
+  fig "idle_open_at_probe=$(kv "$WORK/idle" open) connect_ms=$(kv "$WORK/idle" connect_ms)"
+  wait_tool idle
+  cut=$(kv "$WORK/idle" closed_by_server)
+  [ "$cut" -eq "$N" ] || fail "the server closed $cut of $N idle connections within 15 s"
+  first=$(kv "$WORK/idle" first_cut_ms)
+  [ "$first" -ge 3500 ] || fail "an idle connection was cut after $first ms, before --idle-timeout 4s"
+  rss_bound "$N idle connections" "$RSS_DURING" $((RSS_BEFORE + 40000))
+  ;;
+slowloris)
+  # 500 connections trickling one header byte every 100 ms: each is cut at
+  # --idle-timeout 1s from its first byte, unanswered.
+  N=500
+  start_sim sim --idle-timeout 1s
+  baseline
+  run_tool slow slowloris "$SIM_PORT" "$N" 100 6000
+  wait_line "$WORK/slow" '^ready' 10
+  during "$N slowloris connections"
+  wait_tool slow
+  [ "$(kv "$WORK/slow" cut)" -eq "$N" ] || fail "slowloris: $(tail -n 1 "$WORK/slow")"
+  [ "$(kv "$WORK/slow" answered)" -eq 0 ] || fail "slowloris: some were answered: $(tail -n 1 "$WORK/slow")"
+  mn=$(kv "$WORK/slow" min_cut_ms) mx=$(kv "$WORK/slow" max_cut_ms)
+  [ "$mn" -ge 900 ] && [ "$mx" -lt 3000 ] || fail "slowloris: cut between $mn and $mx ms, expected ~1000"
+  fig "slowloris_cut_ms=$mn..$mx"
+  rss_bound "slowloris" "$RSS_DURING" $((RSS_BEFORE + 16000))
+  ;;
+oversize)
+  # Header sections over 64 KiB: 431 and closed; bodies over --max-body:
+  # 413 (from Content-Length) and closed. 20 of each while probing.
+  start_sim sim --max-body 64k
+  baseline
+  for spec in "bighdr 70000 431" "bighdr 1048576 431" "bigbody 70000 413" "bigbody 8388608 413|reset"; do
+    set -- $spec
+    "$ABUSE" "$1" "$SIM_PORT" "$2" >"$WORK/one" 2>&1 || fail "$spec: tool: $(cat "$WORK/one")"
+    st=$(kv "$WORK/one" first_status) cl=$(kv "$WORK/one" closed) ms=$(kv "$WORK/one" max_ms)
+    # An 8 MiB body outruns the socket buffers: simserver answers 413 and
+    # closes without draining (no lingering close), so the unread body turns
+    # the close into an RST that may discard the 413 before the client reads
+    # it. What must hold there: the connection is refused at once.
+    [ "$st" = "$3" ] || { [ "$3" = "413|reset" ] && { [ "$st" = 413 ] || [ "$(kv "$WORK/one" reset)" = 1 ]; }; } || fail "$1 of $2 bytes: status $st, expected $3 ($(cat "$WORK/one"))"
+    [ "$cl" -eq 1 ] && [ "$ms" -lt 3000 ] || fail "$1 of $2 bytes: not closed at once ($(cat "$WORK/one"))"
+    fig "oversize $spec: $(cat "$WORK/one")"
+  done
+  ( for i in $(seq 1 20); do "$ABUSE" bighdr "$SIM_PORT" 200000; "$ABUSE" bigbody "$SIM_PORT" 1000000; done ) \
+    >"$WORK/burst" 2>&1 &
+  TOOL_PID=$!
+  CHILDREN+=("$TOOL_PID")
+  during "oversized requests"
+  wait_tool burst
+  [ "$(grep -c "first_status=431" "$WORK/burst")" -eq 20 ] || fail "burst: $(grep -c first_status=431 "$WORK/burst") of 20 header sections refused with 431: $(grep -v first_status=4 "$WORK/burst" | head -3)"
+  # 1 MB bodies: 413, or the RST race described above (never an answer
+  # other than 413, never a connection left open).
+  b413=$(grep -c "bigbody.*first_status=413" "$WORK/burst" || true)
+  brst=$(grep -c "bigbody.*reset=1 responses=0" "$WORK/burst" || true)
+  [ $((b413 + brst)) -eq 20 ] || fail "burst: of 20 bodies, $b413 got 413 and $brst a bare reset: $(grep bigbody "$WORK/burst" | grep -v first_status=413 | head -3)"
+  [ "$(grep -c "closed=1" "$WORK/burst")" -eq 40 ] || fail "burst: a connection was left open"
+  fig "oversize burst: 20 x 200 KB headers -> 431; 20 x 1 MB bodies -> $b413 x 413, $brst x RST before the 413 could be read"
+  rss_bound "oversized requests" "$(rss_kb "$SIM_PID")" $((RSS_BEFORE + 16000))
+  RSS_DURING=$(rss_kb "$SIM_PID")
+  ;;
+garbage)
+  # 200 connections: 5 pipelined GET /health, then 4 KiB of random bytes
+  # (each answered 200 five times, then 400 and closed); 200 connections of
+  # random bytes only; one of 1 MiB of random bytes.
+  start_sim sim
+  baseline
+  run_tool g1 garbage "$SIM_PORT" 200 5 4096 1
+  during "pipelined garbage"
+  wait_tool g1
+  [ "$(kv "$WORK/g1" ok200)" -eq 1000 ] || fail "pipelined: $(cat "$WORK/g1")"
+  [ "$(kv "$WORK/g1" closed)" -eq 200 ] || fail "pipelined: not every garbage connection closed: $(cat "$WORK/g1")"
+  "$ABUSE" garbage "$SIM_PORT" 200 0 4096 2 >"$WORK/g2" 2>&1 || fail "random: $(cat "$WORK/g2")"
+  [ "$(kv "$WORK/g2" closed)" -eq 200 ] && [ "$(kv "$WORK/g2" ok200)" -eq 0 ] || fail "random: $(cat "$WORK/g2")"
+  "$ABUSE" garbage "$SIM_PORT" 1 0 1048576 3 >"$WORK/g3" 2>&1 || fail "1 MiB random: $(cat "$WORK/g3")"
+  [ "$(kv "$WORK/g3" closed)" -eq 1 ] || fail "1 MiB random: $(cat "$WORK/g3")"
+  fig "garbage pipelined: $(tail -n 1 "$WORK/g1")"
+  fig "garbage random: $(tail -n 1 "$WORK/g2")"
+  rss_bound "garbage" "$(rss_kb "$SIM_PID")" $((RSS_BEFORE + 16000))
+  ;;
+noread)
+  # 50 connections x 4 pipelined 30000-token requests, never read, streamed
+  # then whole: --max-write-queue 1M drops them, streams stuck on a full
+  # socket are cut at --idle-timeout 2s; nothing stays running.
+  start_sim sim --max-write-queue 1M --idle-timeout 2s
+  baseline
+  RSS_DURING=0
+  for stream in 1 0; do
+    p0=$(prom 'vllm:prompt_tokens_total{model_name="sim-model"}')
+    run_tool nr$stream noread "$SIM_PORT" 50 4 "$stream" 5000
+    wait_line "$WORK/nr$stream" '^ready' 10
+    # Probe once the server has taken every client's first request (the
+    # burst's own rendering work is not what is checked here).
+    for _ in $(seq 1 100); do
+      p=$(prom 'vllm:prompt_tokens_total{model_name="sim-model"}')
+      [ "${p%.*}" -ge $((${p0%.*} + 100)) ] && break
+      sleep 0.05
+    done
+    [ "${p%.*}" -ge $((${p0%.*} + 100)) ] || fail "noread: the server took $(((${p%.*} - ${p0%.*}) / 2)) of 50 requests"
+    r1=$RSS_DURING
+    during "clients that never read (stream=$stream)"
+    [ "$RSS_DURING" -ge "$r1" ] || RSS_DURING=$r1
+    # Nothing stays running: dropped, or cut at the idle timeout.
+    for _ in $(seq 1 100); do
+      [ "$(prom 'vllm:num_requests_running{model_name="sim-model"}')" = 0 ] && break
+      sleep 0.05
+    done
+    run=$(prom 'vllm:num_requests_running{model_name="sim-model"}')
+    [ "$run" = 0 ] || fail "noread (stream=$stream): $run requests still running 5 s later"
+    kill "$TOOL_PID" 2>/dev/null || true
+    wait "$TOOL_PID" 2>/dev/null || true
+  done
+  rss_bound "clients that never read" "$RSS_DURING" $((RSS_BEFORE + 64000))
+  ;;
+*) fail "unknown case '$what'" ;;
+esac
+
+health_within "$SIM_URL" "$HEALTH_LIMIT_MS" "$what, after"
+completion_ok "$SIM_URL"
+RSS_AFTER=$(rss_kb "$SIM_PID")
+fig "abuse=$what health_max_ms_during=${HEALTH_DURING:-0} health_max_ms_after=$HEALTH_MS rss_before_kb=$RSS_BEFORE rss_during_kb=$RSS_DURING rss_after_kb=$RSS_AFTER"
+stop_sim sim
+pass "abuse $what: /health under $HEALTH_LIMIT_MS ms, completions served, RSS $RSS_BEFORE -> $RSS_DURING -> $RSS_AFTER kB"

@@ -1,0 +1,372 @@
+/* rel_abuse: abusive loopback clients for simserver's reliability tests:
+ * many idle connections, slowloris headers, oversized requests, pipelined
+ * garbage, clients that never read. One poll() loop drives every socket;
+ * the outcome is printed as one "key=value ..." line on stdout.
+ * Single-threaded; loopback only (127.0.0.1). Exit 0 ran, 1 failed, 2 usage. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rb_clock.h"
+
+typedef struct {
+    int fd;
+    char *out;          /* bytes still to send (owned) */
+    size_t out_len, out_off;
+    size_t in_bytes;    /* bytes received */
+    char head[64];      /* the first bytes received */
+    int n200, n4xx, nresp;
+    int first_status;
+    char tail[16];      /* the last bytes of the previous read (status lines across reads) */
+    int64_t t_open_ns, t_closed_ns;
+    int closed;         /* 1 EOF, 2 reset/error */
+} conn;
+
+static conn *g_conns;
+static int g_n;
+static int g_read = 1; /* 0: never read (noread) */
+
+static void usage(void)
+{
+    fputs("usage: rel_abuse MODE PORT ARGS...\n"
+          "  idle PORT N HOLD_MS              N connections that send nothing\n"
+          "  slowloris PORT N EVERY_MS HOLD_MS N connections trickling a header byte every EVERY_MS\n"
+          "  bighdr PORT BYTES                a header section of BYTES\n"
+          "  bigbody PORT BYTES               a body of BYTES with its Content-Length\n"
+          "  garbage PORT CONNS K BYTES SEED  CONNS connections: K pipelined requests, then BYTES random bytes\n"
+          "  noread PORT N K STREAM HOLD_MS   N connections, K pipelined big requests each, never read\n",
+          stderr);
+    exit(2);
+}
+
+static long arg_long(const char *name, const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < lo || v > hi) {
+        fprintf(stderr, "rel_abuse: %s: must be an integer in [%ld, %ld], got '%s'\n", name, lo, hi, s);
+        exit(2);
+    }
+    return v;
+}
+
+static int connect_one(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct timeval tv = {.tv_sec = 5};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv); /* bounds connect() */
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    /* non-blocking from here: the poll loop never stalls on one socket */
+    struct timeval zero = {0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &zero, sizeof zero);
+    return fd;
+}
+
+/* open_all: n connections; returns how many opened (stops at the first error). */
+static int open_all(int port, int n)
+{
+    g_conns = calloc((size_t)n, sizeof *g_conns);
+    if (!g_conns) { perror("calloc"); exit(1); }
+    for (int i = 0; i < n; i++) {
+        int fd = connect_one(port);
+        if (fd < 0) {
+            fprintf(stderr, "rel_abuse: connection %d of %d: %s\n", i + 1, n, strerror(-fd));
+            g_n = i;
+            return i;
+        }
+        g_conns[i].fd = fd;
+        g_conns[i].t_open_ns = rb_now_ns();
+        g_conns[i].first_status = -1;
+    }
+    g_n = n;
+    return n;
+}
+
+static void mark_closed(conn *c, int how)
+{
+    if (c->closed) return;
+    c->closed = how;
+    c->t_closed_ns = rb_now_ns();
+    close(c->fd);
+    c->fd = -1;
+}
+
+/* scan: counts "HTTP/1.x NNN" status lines in the bytes received. */
+static void scan(conn *c, const char *buf, size_t n)
+{
+    char tmp[16 + 4096];
+    size_t tl = strlen(c->tail);
+    memcpy(tmp, c->tail, tl);
+    size_t take = n < 4096 ? n : 4096;
+    memcpy(tmp + tl, buf, take);
+    size_t len = tl + take;
+    for (size_t i = 0; i + 12 <= len; i++) {
+        if (memcmp(tmp + i, "HTTP/1.", 7) == 0 && (i == 0 || tmp[i - 1] == '\n') && tmp[i + 8] == ' ') {
+            int st = atoi(tmp + i + 9);
+            if (c->first_status < 0) c->first_status = st;
+            c->nresp++;
+            if (st == 200) c->n200++;
+            if (st >= 400 && st < 500) c->n4xx++;
+        }
+    }
+    size_t keep = len < 11 ? len : 11;
+    memcpy(c->tail, tmp + len - keep, keep);
+    c->tail[keep] = 0;
+}
+
+/* pump: one poll() round over every open connection, at most wait_ms. */
+static void pump(int wait_ms)
+{
+    static struct pollfd *pf;
+    static int *idx;
+    if (!pf) {
+        pf = calloc((size_t)g_n + 1, sizeof *pf);
+        idx = calloc((size_t)g_n + 1, sizeof *idx);
+        if (!pf || !idx) { perror("calloc"); exit(1); }
+    }
+    int m = 0;
+    for (int i = 0; i < g_n; i++) {
+        conn *c = &g_conns[i];
+        if (c->closed) continue;
+        short ev = POLLRDHUP;
+        if (g_read) ev |= POLLIN;
+        if (c->out_off < c->out_len) ev |= POLLOUT;
+        pf[m] = (struct pollfd){.fd = c->fd, .events = ev};
+        idx[m++] = i;
+    }
+    if (m == 0) { usleep((useconds_t)wait_ms * 1000); return; }
+    int r = poll(pf, (nfds_t)m, wait_ms);
+    if (r <= 0) return;
+    for (int j = 0; j < m; j++) {
+        conn *c = &g_conns[idx[j]];
+        short re = pf[j].revents;
+        if (!re) continue;
+        if (re & POLLOUT) {
+            ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (w > 0) c->out_off += (size_t)w;
+            else if (w < 0 && errno != EAGAIN && errno != EINTR) { mark_closed(c, 2); continue; }
+        }
+        if (g_read && (re & (POLLIN | POLLHUP | POLLERR | POLLRDHUP))) {
+            char buf[65536];
+            for (;;) {
+                ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
+                if (n > 0) {
+                    if (c->in_bytes < sizeof c->head - 1) {
+                        size_t k = sizeof c->head - 1 - c->in_bytes;
+                        memcpy(c->head + c->in_bytes, buf, (size_t)n < k ? (size_t)n : k);
+                    }
+                    c->in_bytes += (size_t)n;
+                    scan(c, buf, (size_t)n);
+                    continue;
+                }
+                if (n == 0) mark_closed(c, 1);
+                else if (errno != EAGAIN && errno != EINTR) mark_closed(c, 2);
+                break;
+            }
+        } else if (!g_read && (re & (POLLHUP | POLLERR | POLLRDHUP))) {
+            mark_closed(c, (re & POLLERR) ? 2 : 1);
+        }
+    }
+}
+
+static int open_count(void)
+{
+    int k = 0;
+    for (int i = 0; i < g_n; i++) k += !g_conns[i].closed;
+    return k;
+}
+
+/* run_until: pumps until every connection closed or deadline_ns. */
+static void run_until(int64_t deadline_ns)
+{
+    while (open_count() > 0) {
+        int64_t left_ms = (deadline_ns - rb_now_ns()) / 1000000;
+        if (left_ms <= 0) break;
+        pump(left_ms < 50 ? (int)left_ms : 50);
+    }
+}
+
+static void set_out(conn *c, const char *buf, size_t n)
+{
+    c->out = malloc(n ? n : 1);
+    if (!c->out) { perror("malloc"); exit(1); }
+    memcpy(c->out, buf, n);
+    c->out_len = n;
+}
+
+/* report_oneshot: the outcome of connections that each sent one payload. */
+static void report_oneshot(const char *mode, int64_t t0_ns)
+{
+    int closed = 0, reset = 0, n200 = 0, n4xx = 0, nresp = 0, first = -1;
+    int64_t max_ms = 0;
+    for (int i = 0; i < g_n; i++) {
+        conn *c = &g_conns[i];
+        closed += c->closed != 0;
+        reset += c->closed == 2;
+        n200 += c->n200;
+        n4xx += c->n4xx;
+        nresp += c->nresp;
+        if (i == 0) first = c->first_status;
+        int64_t end = c->closed ? c->t_closed_ns : rb_now_ns();
+        if ((end - t0_ns) / 1000000 > max_ms) max_ms = (end - t0_ns) / 1000000;
+    }
+    printf("%s conns=%d closed=%d reset=%d responses=%d ok200=%d err4xx=%d first_status=%d max_ms=%" PRId64 "\n",
+           mode, g_n, closed, reset, nresp, n200, n4xx, first, max_ms);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) usage();
+    signal(SIGPIPE, SIG_IGN);
+    const char *mode = argv[1];
+    int port = (int)arg_long("PORT", argv[2], 1, 65535);
+    int64_t t0 = rb_now_ns();
+
+    if (strcmp(mode, "idle") == 0 && argc == 5) {
+        int n = (int)arg_long("N", argv[3], 1, 1000000);
+        long hold_ms = arg_long("HOLD_MS", argv[4], 0, 600000);
+        int got = open_all(port, n);
+        printf("ready opened=%d open=%d connect_ms=%" PRId64 "\n", got, open_count(), (rb_now_ns() - t0) / 1000000);
+        fflush(stdout);
+        int64_t t1 = rb_now_ns();
+        run_until(t1 + hold_ms * 1000000);
+        int64_t first_cut = -1;
+        for (int i = 0; i < g_n; i++)
+            if (g_conns[i].closed && (first_cut < 0 || g_conns[i].t_closed_ns - g_conns[i].t_open_ns < first_cut))
+                first_cut = g_conns[i].t_closed_ns - g_conns[i].t_open_ns;
+        printf("idle opened=%d still_open=%d closed_by_server=%d answered=%d first_cut_ms=%" PRId64 "\n", got,
+               open_count(), got - open_count(), 0, first_cut < 0 ? -1 : first_cut / 1000000);
+        return got == n ? 0 : 1;
+    }
+    if (strcmp(mode, "slowloris") == 0 && argc == 6) {
+        int n = (int)arg_long("N", argv[3], 1, 1000000);
+        long every_ms = arg_long("EVERY_MS", argv[4], 1, 60000);
+        long hold_ms = arg_long("HOLD_MS", argv[5], 0, 600000);
+        int got = open_all(port, n);
+        static const char start[] = "GET /health HTTP/1.1\r\nHost: a\r\nX-Slow: ";
+        for (int i = 0; i < g_n; i++) set_out(&g_conns[i], start, sizeof start - 1);
+        printf("ready opened=%d\n", got);
+        fflush(stdout);
+        int64_t end = rb_now_ns() + hold_ms * 1000000;
+        int64_t next = rb_now_ns() + every_ms * 1000000;
+        while (open_count() > 0 && rb_now_ns() < end) {
+            if (rb_now_ns() >= next) { /* one more header byte on every open connection */
+                for (int i = 0; i < g_n; i++) {
+                    conn *c = &g_conns[i];
+                    if (c->closed || c->out_off < c->out_len) continue;
+                    char *nb = realloc(c->out, c->out_len + 1);
+                    if (!nb) { perror("realloc"); return 1; }
+                    c->out = nb;
+                    c->out[c->out_len++] = 'x';
+                }
+                next += every_ms * 1000000;
+            }
+            int64_t w = (next - rb_now_ns()) / 1000000;
+            pump(w < 1 ? 1 : (w > 50 ? 50 : (int)w));
+        }
+        int64_t max_cut = -1, min_cut = -1;
+        size_t answered = 0, sent_max = 0;
+        for (int i = 0; i < g_n; i++) {
+            conn *c = &g_conns[i];
+            answered += c->in_bytes > 0;
+            if (c->out_off > sent_max) sent_max = c->out_off;
+            if (!c->closed) continue;
+            int64_t d = c->t_closed_ns - c->t_open_ns;
+            if (d > max_cut) max_cut = d;
+            if (min_cut < 0 || d < min_cut) min_cut = d;
+        }
+        printf("slowloris opened=%d cut=%d answered=%zu max_header_bytes=%zu min_cut_ms=%" PRId64
+               " max_cut_ms=%" PRId64 "\n",
+               got, got - open_count(), answered, sent_max, min_cut < 0 ? -1 : min_cut / 1000000,
+               max_cut < 0 ? -1 : max_cut / 1000000);
+        return got == n ? 0 : 1;
+    }
+    if ((strcmp(mode, "bighdr") == 0 || strcmp(mode, "bigbody") == 0) && argc == 4) {
+        long bytes = arg_long("BYTES", argv[3], 0, 1L << 30);
+        char *buf = malloc((size_t)bytes + 256);
+        if (!buf) { perror("malloc"); return 1; }
+        int h;
+        if (mode[3] == 'h') {
+            h = sprintf(buf, "GET /health HTTP/1.1\r\nHost: a\r\nX-Big: ");
+            memset(buf + h, 'a', (size_t)bytes);
+            memcpy(buf + h + bytes, "\r\n\r\n", 4);
+        } else {
+            h = sprintf(buf, "POST /v1/completions HTTP/1.1\r\nHost: a\r\nContent-Length: %ld\r\n\r\n", bytes);
+            memset(buf + h, 'a', (size_t)bytes);
+        }
+        size_t len = (size_t)h + (size_t)bytes + (mode[3] == 'h' ? 4 : 0);
+        if (open_all(port, 1) != 1) return 1;
+        set_out(&g_conns[0], buf, len);
+        free(buf);
+        run_until(t0 + 5000 * (int64_t)1000000);
+        printf("sent=%zu ", g_conns[0].out_off);
+        report_oneshot(mode, t0);
+        return 0;
+    }
+    if (strcmp(mode, "garbage") == 0 && argc == 7) {
+        int conns = (int)arg_long("CONNS", argv[3], 1, 100000);
+        int k = (int)arg_long("K", argv[4], 0, 100000);
+        long bytes = arg_long("BYTES", argv[5], 0, 1L << 26);
+        unsigned seed = (unsigned)arg_long("SEED", argv[6], 0, 1L << 30);
+        static const char req[] = "GET /health HTTP/1.1\r\nHost: a\r\n\r\n";
+        size_t len = (size_t)k * (sizeof req - 1) + (size_t)bytes;
+        char *buf = malloc(len + 1);
+        if (!buf) { perror("malloc"); return 1; }
+        if (open_all(port, conns) != conns) return 1;
+        srandom(seed);
+        for (int i = 0; i < conns; i++) {
+            for (int j = 0; j < k; j++) memcpy(buf + (size_t)j * (sizeof req - 1), req, sizeof req - 1);
+            for (long j = 0; j < bytes; j++) buf[(size_t)k * (sizeof req - 1) + (size_t)j] = (char)(random() & 0xff);
+            set_out(&g_conns[i], buf, len);
+        }
+        free(buf);
+        run_until(t0 + 8000 * (int64_t)1000000);
+        report_oneshot(mode, t0);
+        return 0;
+    }
+    if (strcmp(mode, "noread") == 0 && argc == 7) {
+        int n = (int)arg_long("N", argv[3], 1, 100000);
+        int k = (int)arg_long("K", argv[4], 1, 10000);
+        int stream = (int)arg_long("STREAM", argv[5], 0, 1);
+        long hold_ms = arg_long("HOLD_MS", argv[6], 0, 600000);
+        char body[160], one[320];
+        int bl = snprintf(body, sizeof body, "{\"model\":\"sim-model\",\"prompt\":\"a b\",\"max_tokens\":30000,\"stream\":%s}",
+                          stream ? "true" : "false");
+        int ol = snprintf(one, sizeof one, "POST /v1/completions HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n%s", bl, body);
+        char *buf = malloc((size_t)ol * (size_t)k);
+        if (!buf) { perror("malloc"); return 1; }
+        for (int j = 0; j < k; j++) memcpy(buf + (size_t)j * (size_t)ol, one, (size_t)ol);
+        g_read = 0;
+        int got = open_all(port, n);
+        for (int i = 0; i < g_n; i++) set_out(&g_conns[i], buf, (size_t)ol * (size_t)k);
+        free(buf);
+        printf("ready opened=%d\n", got);
+        fflush(stdout);
+        run_until(rb_now_ns() + hold_ms * 1000000);
+        printf("noread opened=%d closed_by_server=%d\n", got, got - open_count());
+        return got == n ? 0 : 1;
+    }
+    usage();
+}
