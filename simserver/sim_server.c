@@ -200,10 +200,16 @@ static int conn_write1(conn *c, const char *p, size_t len)
 
 /* -------------------------------------------------------------- closing */
 
+/* The connection leaves the worker's list only here, when libuv let go of
+ * it, so a drain waits for connections that are still flushing. */
 static void on_closed(uv_handle_t *h)
 {
     conn *c = (conn *)h;
     worker *w = c->w;
+    if (c->prev) c->prev->next = c->next;
+    else w->conns = c->next;
+    if (c->next) c->next->prev = c->prev;
+    w->n_conns--;
     free(c);
     check_done(w);
 }
@@ -240,11 +246,6 @@ static void conn_detach(conn *c)
     worker *w = c->w;
     c->closing = 1;
     stream_clear(c);
-    if (c->prev) c->prev->next = c->next;
-    else w->conns = c->next;
-    if (c->next) c->next->prev = c->prev;
-    c->prev = c->next = NULL;
-    w->n_conns--;
     sim_http_free(&c->hp);
     free(c->in);
     c->in = NULL;
@@ -276,14 +277,23 @@ static void on_shutdown(uv_shutdown_t *req, int status)
 {
     conn *c = req->data;
     free(req);
-    uv_close((uv_handle_t *)&c->tcp, on_closed);
+    if (!uv_is_closing((uv_handle_t *)&c->tcp)) uv_close((uv_handle_t *)&c->tcp, on_closed);
 }
 
-/* Closes after the queued writes are sent. */
+/* Closes a connection that is already being closed, if libuv has not yet
+ * (a peer that does not read never lets a shutdown finish). */
+static void conn_force_close(conn *c)
+{
+    if (!uv_is_closing((uv_handle_t *)&c->tcp)) uv_close((uv_handle_t *)&c->tcp, on_closed);
+}
+
+/* Closes after the queued writes are sent; a peer that does not take them
+ * within the idle timeout is closed anyway (by on_sweep). */
 static void conn_end(conn *c)
 {
     if (c->closing) return;
     conn_detach(c);
+    c->deadline_ns = rb_now_ns() + c->w->cfg->idle_timeout_ns;
     uv_read_stop((uv_stream_t *)&c->tcp);
     uv_shutdown_t *req = malloc(sizeof *req);
     if (!req || uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
@@ -859,11 +869,10 @@ static void on_sweep(uv_timer_t *t)
 {
     worker *w = t->data;
     int64_t now = rb_now_ns();
-    conn *c = w->conns;
-    while (c) {
-        conn *next = c->next;
-        if (c->deadline_ns && now >= c->deadline_ns) conn_abort(c);
-        c = next;
+    for (conn *c = w->conns; c; c = c->next) {
+        if (!c->deadline_ns || now < c->deadline_ns) continue;
+        if (c->closing) conn_force_close(c);
+        else conn_abort(c);
     }
 }
 
@@ -891,7 +900,10 @@ static void check_done(worker *w)
 static void on_grace(uv_timer_t *t)
 {
     worker *w = t->data;
-    while (w->conns) conn_abort(w->conns);
+    for (conn *c = w->conns; c; c = c->next) {
+        if (c->closing) conn_force_close(c);
+        else conn_abort(c);
+    }
     check_done(w);
 }
 

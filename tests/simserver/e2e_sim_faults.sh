@@ -97,6 +97,17 @@ rss_kb=$(awk '/VmRSS/ { print $2 }' "/proc/$SIM_PID_f/status")
 exec 3<&- 3>&-
 check "a client that never reads: server memory stays bounded (RSS ${rss_kb} kB < 60 MB)" [ "$rss_kb" -lt 60000 ]
 check "the server still answers" [ "$(code "$URL/health")" = 200 ]
+
+# --- a long stream to a peer that never reads does not keep its socket forever
+nfds() { find "/proc/$SIM_PID_f/fd" -mindepth 1 -maxdepth 1 | wc -l; }
+base=$(nfds)
+exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+B='{"prompt":"a","max_tokens":30000,"stream":true}'
+printf 'POST /v1/completions HTTP/1.1\r\nHost: a\r\nX-Sim-Fail: midstream_drop\r\nContent-Length: %d\r\n\r\n%s' "${#B}" "$B" >&3
+gone=no
+for _ in $(seq 1 60); do sleep 0.1; [ "$(nfds)" -le "$base" ] && { gone=yes; break; }; done
+exec 3<&- 3>&-
+check "a long stream to a peer that never reads is closed by the idle timeout" [ "$gone" = yes ]
 stop_sim f
 check "SIGTERM: exit 0" [ "$STOP_RC" -eq 0 ]
 
