@@ -538,27 +538,25 @@ static void stream_pump(conn *c)
             sim_render_truth(o, s->start_ns - s->arrival_ns, s->first_ns - s->start_ns, s->last_ns - s->first_ns,
                              s->cached);
     }
-    /* Frame and write what was rendered. */
+    /* Frame and write what was rendered. Appends first (they may move the
+     * buffer), then the iovecs. */
     if (s->stream) {
-        uv_buf_t bufs[2];
-        unsigned nb = 0;
-        if (head_end) bufs[nb++] = uv_buf_init(o->data, (unsigned)head_end);
         size_t plen = o->len - payload;
+        size_t start = payload;
         if (s->chunked) {
             if (plen) {
                 char hdr[CHUNK_HDR_RESERVE + 1];
                 int hl = snprintf(hdr, sizeof hdr, "%zx\r\n", plen);
-                memcpy(o->data + payload - hl, hdr, (size_t)hl);
+                start = payload - (size_t)hl;
+                memcpy(o->data + start, hdr, (size_t)hl);
                 sim_buf_puts(o, "\r\n");
-                if (ended) sim_buf_puts(o, "0\r\n\r\n");
-                bufs[nb++] = uv_buf_init(o->data + payload - hl, (unsigned)(o->len - (payload - hl)));
-            } else if (ended) {
-                sim_buf_puts(o, "0\r\n\r\n");
-                bufs[nb++] = uv_buf_init(o->data + payload, 5);
             }
-        } else if (plen) {
-            bufs[nb++] = uv_buf_init(o->data + payload, (unsigned)plen);
+            if (ended) sim_buf_puts(o, "0\r\n\r\n");
         }
+        uv_buf_t bufs[2];
+        unsigned nb = 0;
+        if (head_end) bufs[nb++] = uv_buf_init(o->data, (unsigned)head_end);
+        if (o->len > payload) bufs[nb++] = uv_buf_init(o->data + start, (unsigned)(o->len - start));
         if (nb && conn_write(c, bufs, nb) != 0) return;
     } else if (ended || drop || stall) {
         write_full(c, drop || stall);
