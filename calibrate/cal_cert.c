@@ -67,6 +67,9 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
     cJSON_AddNumberToObject(host, "cores_online", info->host.cores_online);
     cJSON_AddStringToObject(host, "kernel", info->host.kernel);
     cJSON_AddStringToObject(host, "hostname", info->host.hostname);
+    /* other processes on the CPUs are measured too: say how busy the host was */
+    put_num(host, "loadavg_1min_start", info->loadavg_start);
+    put_num(host, "loadavg_1min_end", info->loadavg_end);
     cJSON *ver = cJSON_AddObjectToObject(root, "versions");
     cJSON_AddStringToObject(ver, "rhobench", info->version_rhobench);
     cJSON_AddStringToObject(ver, "libcurl", info->version_libcurl);
@@ -175,6 +178,8 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
     info->host.cores_online = (int)get_num(host, "cores_online");
     get_str(host, "kernel", info->host.kernel, sizeof info->host.kernel);
     get_str(host, "hostname", info->host.hostname, sizeof info->host.hostname);
+    info->loadavg_start = get_num(host, "loadavg_1min_start");
+    info->loadavg_end = get_num(host, "loadavg_1min_end");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "versions");
     get_str(ver, "rhobench", info->version_rhobench, sizeof info->version_rhobench);
     get_str(ver, "libcurl", info->version_libcurl, sizeof info->version_libcurl);

@@ -31,6 +31,7 @@ typedef struct cal_cert_info {
     double server_itl_us; /* the simulator's inter-token latency */
     int output_len, input_len;
     double step_duration_s;
+    double loadavg_start, loadavg_end; /* 1-minute load average around the run */
 } cal_cert_info;
 
 /* The certificate's text (malloc'd, caller frees), or NULL on no memory.

@@ -269,6 +269,18 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
     return made;
 }
 
+/* The 1-minute load average, or NAN. */
+static double loadavg_1min(void)
+{
+    double v = NAN;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &v) != 1) v = NAN;
+        fclose(f);
+    }
+    return v;
+}
+
 static void iso_now(char *out, size_t n)
 {
     time_t t = time(NULL);
@@ -336,8 +348,9 @@ static void write_plot(cal_run *r)
 
 static void print_summary(const cal_run *r, const cal_cert_info *info)
 {
-    printf("\nrhobench calibrate: %s, %d cores online, %s\n", info->host.cpu_model,
-           info->host.cores_online, info->host.kernel);
+    printf("\nrhobench calibrate: %s, %d cores online, %s, load average %.2f -> %.2f\n",
+           info->host.cpu_model, info->host.cores_online, info->host.kernel, info->loadavg_start,
+           info->loadavg_end);
     printf("model %s, budget %.0f us of client queueing delay, %s mode%s\n", info->model,
            r->o.budget_us, cal_mode_name(r->o.mode), r->o.self_test ? ", self-test" : "");
     printf("\nmeasured steps (delay = client receive time - server stamp, mean per token)\n");
@@ -449,6 +462,12 @@ int main(int argc, char **argv)
 
     cal_proc_install();
     int64_t t0 = rb_now_ns();
+    double load_start = loadavg_1min();
+    if (load_start > 0.5 * (double)cpus)
+        fprintf(stderr,
+                "calibrate: warning: load average %.2f on %ld CPUs: other processes compete "
+                "for the CPUs, and their time is measured as the client's\n",
+                load_start, cpus);
     if (start_simserver(r) != 0) return 1;
     /* Each k gets an equal share of the time budget; what one leaves over
      * goes to the next. */
@@ -494,6 +513,8 @@ int main(int argc, char **argv)
     info.input_len = r->o.input_len;
     info.output_len = r->o.output_len;
     info.step_duration_s = (double)cal_opts_step_ns(&r->o) / 1e9;
+    info.loadavg_start = load_start;
+    info.loadavg_end = loadavg_1min();
 
     char *text = cal_cert_to_json(&info, r->pk, r->npk, r->steps, r->n_steps);
     int failed = !text || write_text(r->cert_path, text) != 0;

@@ -34,6 +34,8 @@ static void fill(cal_cert_info *info, cal_per_k pk[2], cal_step *st)
     info->server_itl_us = 4000;
     info->input_len = info->output_len = 16;
     info->step_duration_s = 1.5;
+    info->loadavg_start = 0.25;
+    info->loadavg_end = 1.5;
     for (int i = 0; i < 2; i++) {
         cal_per_k *p = &pk[i];
         memset(p, 0, sizeof *p);
@@ -95,6 +97,7 @@ static void test_round_trip(void **state)
     assert_string_equal(back.client_cost, "fixed:200");
     assert_true(back.budget_us == 100);
     assert_true(back.server_itl_us == 4000);
+    assert_true(back.loadavg_start == 0.25 && back.loadavg_end == 1.5);
     assert_int_equal(back.output_len, 16);
     for (int i = 0; i < 2; i++) {
         assert_int_equal(pb[i].workers, pk[i].workers);
