@@ -13,7 +13,7 @@ cleanup() {
   exec 2>/dev/null # no "Killed" job notices
   for pid in "${CHILDREN[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$WORK"
+  [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
