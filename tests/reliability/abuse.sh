@@ -61,7 +61,11 @@ idle)
   # every one of them.
   N=10000
   ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-  [ "$(ulimit -n)" -ge $((N + 100)) ] || fail "ulimit -n $(ulimit -n) is below $((N + 100))"
+  # Both ends live on this host: the tool and the server each need N fds.
+  if [ "$(ulimit -n)" -lt $((N + 100)) ]; then
+    echo "SKIP: ulimit -n is $(ulimit -n) (hard $(ulimit -Hn)), below $((N + 100))"
+    exit 77
+  fi
   start_sim sim --idle-timeout 4s
   baseline
   run_tool idle idle "$SIM_PORT" "$N" 15000
