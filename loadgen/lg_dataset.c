@@ -337,60 +337,111 @@ static int find_pair(const cJSON *entry, const char **human, const char **gpt)
     return 0;
 }
 
+/* Appends the entry's prompt if it has a human/gpt pair. */
+static int take_entry(const cJSON *e, lg_dataset *out, size_t *cap)
+{
+    const char *h, *g;
+    if (!find_pair(e, &h, &g))
+        return 0;
+    if (out->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        lg_prompt *p = realloc(out->items, nc * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        out->items = p;
+        *cap = nc;
+    }
+    lg_prompt *p = &out->items[out->n];
+    p->text = strdup(h);
+    if (!p->text)
+        return -ENOMEM;
+    p->input_tokens = lg_count_tokens(h, strlen(h));
+    int32_t o = lg_count_tokens(g, strlen(g));
+    p->output_tokens = o < 1 ? 1 : o;
+    out->n++;
+    return 0;
+}
+
+/* The array is read one entry at a time (a cJSON tree per entry, not per
+ * file) and reading stops after max_n prompts: the public ShareGPT file is
+ * 670 MB, of which a run needs the first few thousand entries. */
 static int sharegpt_parse(const char *what, const char *json, size_t len, size_t max_n,
                           lg_dataset *out, char *err, size_t errlen)
 {
     *out = (lg_dataset){0};
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
-    if (!root) {
-        size_t at = end && end >= json ? (size_t)(end - json) : 0;
-        set_err(err, errlen, "%s: line %zu: not valid JSON (near byte %zu)", what,
-                line_of(json, len, at), at);
-        return -EINVAL;
-    }
-    size_t rest = end ? (size_t)(json + len - end) : 0;
-    for (; rest && is_blank((unsigned char)*end); end++, rest--)
-        ;
-    if (rest) {
-        size_t at = (size_t)(end - json);
-        set_err(err, errlen, "%s: line %zu: unexpected text after the JSON array", what,
-                line_of(json, len, at));
-        cJSON_Delete(root);
-        return -EINVAL;
-    }
-    if (!cJSON_IsArray(root)) {
-        set_err(err, errlen, "%s: the top level must be a JSON array of conversations", what);
-        cJSON_Delete(root);
-        return -EINVAL;
-    }
-    size_t total = (size_t)cJSON_GetArraySize(root);
-    size_t cap = max_n && max_n < total ? max_n : total;
+    const char *p = json, *end = json + len;
+    size_t cap = 0, entries = 0;
     int rc = 0;
-    if (cap && alloc_items(out, cap, err, errlen)) {
-        cJSON_Delete(root);
-        return -ENOMEM;
+    if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+        p += 3; /* a UTF-8 byte order mark */
+    while (p < end && is_blank((unsigned char)*p))
+        p++;
+    if (p == end) {
+        set_err(err, errlen, "%s: not valid JSON (empty)", what);
+        return -EINVAL;
     }
-    for (const cJSON *e = root->child; e && out->n < cap; e = e->next) {
-        const char *h, *g;
-        if (!find_pair(e, &h, &g))
-            continue;
-        lg_prompt *p = &out->items[out->n];
-        p->text = strdup(h);
-        if (!p->text) {
-            set_err(err, errlen, "%s: out of memory", what);
-            rc = -ENOMEM;
+    if (*p != '[') {
+        set_err(err, errlen, "%s: line %zu: the top level must be a JSON array of conversations",
+                what, line_of(json, len, (size_t)(p - json)));
+        return -EINVAL;
+    }
+    p++;
+    const char *bad = NULL, *why = "not valid JSON";
+    for (int first = 1;; first = 0) {
+        while (p < end && is_blank((unsigned char)*p))
+            p++;
+        if (first && p < end && *p == ']') {
+            p++;
             break;
         }
-        p->input_tokens = lg_count_tokens(h, strlen(h));
-        int32_t o = lg_count_tokens(g, strlen(g));
-        p->output_tokens = o < 1 ? 1 : o;
-        out->n++;
+        const char *e_end = NULL;
+        cJSON *e = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &e_end, 0);
+        if (!e) {
+            bad = e_end && e_end >= p && e_end <= end ? e_end : p;
+            break;
+        }
+        entries++;
+        rc = take_entry(e, out, &cap);
+        cJSON_Delete(e);
+        if (rc) {
+            set_err(err, errlen, "%s: out of memory", what);
+            break;
+        }
+        p = e_end;
+        if (max_n && out->n >= max_n)
+            goto done; /* enough: the rest is not read */
+        while (p < end && is_blank((unsigned char)*p))
+            p++;
+        if (p < end && *p == ',') {
+            p++;
+            continue;
+        }
+        if (p < end && *p == ']') {
+            p++;
+            break;
+        }
+        bad = p;
+        why = "expected ',' or ']' after an entry";
+        break;
     }
-    cJSON_Delete(root);
+    if (!rc && !bad) {
+        while (p < end && is_blank((unsigned char)*p))
+            p++;
+        if (p < end) {
+            bad = p;
+            why = "unexpected text after the JSON array";
+        }
+    }
+    if (!rc && bad) {
+        size_t at = (size_t)(bad - json);
+        set_err(err, errlen, "%s: line %zu: %s (near byte %zu)", what, line_of(json, len, at), why,
+                at);
+        rc = -EINVAL;
+    }
+done:
     if (!rc && out->n == 0) {
         set_err(err, errlen, "%s: no entry has a human turn followed by a gpt turn (%zu entries)",
-                what, total);
+                what, entries);
         rc = -EINVAL;
     }
     if (rc)

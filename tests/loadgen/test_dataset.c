@@ -262,6 +262,16 @@ static void sharegpt_keeps_human_gpt_pairs(void **state)
                      0);
     assert_int_equal(d.n, 2);
     lg_dataset_free(&d);
+    /* Reading stops once max_n prompts are in: what follows is not read. */
+    const char early[] = "\xef\xbb\xbf[{\"conversations\":[{\"from\":\"human\",\"value\":\"a\"},"
+                         "{\"from\":\"gpt\",\"value\":\"b c\"}]}, this is not JSON";
+    assert_int_equal(lg_dataset_sharegpt_parse(early, sizeof early - 1, 1, &d, err, sizeof err), 0);
+    assert_int_equal(d.n, 1);
+    assert_int_equal(d.items[0].output_tokens, 2);
+    lg_dataset_free(&d);
+    assert_int_equal(lg_dataset_sharegpt_parse(early, sizeof early - 1, 2, &d, err, sizeof err),
+                     -EINVAL);
+    assert_non_null(strstr(err, "sharegpt: line 1: not valid JSON"));
 }
 
 static void expect_sharegpt_error(const char *json, const char *want)
@@ -284,6 +294,9 @@ static void sharegpt_errors_say_where(void **state)
     expect_sharegpt_error("[{}, 1]", "(2 entries)");
     expect_sharegpt_error("[]\n\n]", "sharegpt: line 3: unexpected text");
     expect_sharegpt_error("", "not valid JSON");
+    expect_sharegpt_error("[{}\n{}]", "sharegpt: line 2: expected ',' or ']' after an entry");
+    expect_sharegpt_error("[{},]", "not valid JSON");
+    expect_sharegpt_error("[{}", "line 1: expected ',' or ']' after an entry");
 }
 
 /* A temporary file with the given content; the caller unlinks it. */
