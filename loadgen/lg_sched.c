@@ -101,8 +101,10 @@ static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
         }
         return 0;
     }
-    if (!(sp->burstiness > 0)) {
-        set_err(err, errlen, "burstiness: must be > 0 (or inf), got %g", sp->burstiness);
+    /* Below 0.001 most gamma draws underflow to 0 and the gaps lose their
+     * mean; above 1e9/s two arrivals share a nanosecond. */
+    if (!(sp->burstiness >= 0.001)) {
+        set_err(err, errlen, "burstiness: must be >= 0.001 (or inf), got %g", sp->burstiness);
         return -1;
     }
     if (sp->pause_ns < 0) {
@@ -116,8 +118,9 @@ static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
     for (size_t i = 0; i < sp->n_stages; i++) {
         const lg_stage *st = &sp->stages[i];
         int last = i + 1 == sp->n_stages;
-        if (!(st->rate_per_s > 0)) {
-            set_err(err, errlen, "stages[%zu].rate: must be > 0, got %g", i, st->rate_per_s);
+        if (!(st->rate_per_s > 0) || (!isinf(st->rate_per_s) && st->rate_per_s > 1e9)) {
+            set_err(err, errlen, "stages[%zu].rate: must be > 0 and <= 1e9 per s (or inf), got %g",
+                    i, st->rate_per_s);
             return -1;
         }
         if (st->duration_ns < 0) {

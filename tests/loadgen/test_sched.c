@@ -296,7 +296,9 @@ static void validation_names_the_field(void **state)
     lg_stage stages[3] = {ok, ok, ok};
     lg_sched_spec sp = {.seed = 1, .burstiness = 1, .stages = stages, .n_stages = 3};
     stages[2].rate_per_s = -5;
-    expect_error(&sp, "stages[2].rate: must be > 0, got -5");
+    expect_error(&sp, "stages[2].rate: must be > 0 and <= 1e9 per s (or inf), got -5");
+    stages[2].rate_per_s = 2e9;
+    expect_error(&sp, "stages[2].rate");
     stages[2].rate_per_s = NAN;
     expect_error(&sp, "stages[2].rate");
     stages[2] = ok;
@@ -311,7 +313,9 @@ static void validation_names_the_field(void **state)
     expect_error(&sp, "stages[0].rate: inf");
     stages[0] = ok;
     sp.burstiness = 0;
-    expect_error(&sp, "burstiness: must be > 0");
+    expect_error(&sp, "burstiness: must be >= 0.001 (or inf), got 0");
+    sp.burstiness = 1e-300;
+    expect_error(&sp, "burstiness");
     sp.burstiness = 1;
     sp.pause_ns = -1;
     expect_error(&sp, "pause: must be >= 0");
