@@ -154,7 +154,11 @@ static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
 
 /* Finds when each stage starts: a stage ends at its duration or at the time
  * its next arrival would have come after max_requests, whichever is first. */
-static void plan_stages(lg_sched *s)
+/* Planning draws each count-bounded stage's gaps once; past this many draws
+ * a stage must say how long it lasts instead (a few tenths of a second). */
+#define LG_SCHED_PLAN_MAX 10000000
+
+static int plan_stages(lg_sched *s, char *err, size_t errlen)
 {
     const lg_sched_spec *sp = &s->spec;
     int64_t start = 0;
@@ -165,13 +169,24 @@ static void plan_stages(lg_sched *s)
         if (start < 0 || i + 1 == sp->n_stages)
             continue; /* the last stage's end moves nothing: no draws needed */
         double end_ns;
-        int64_t made = 0;
         if (st->max_requests > 0) {
-            gsl_rng_set(s->rng, lg_seed32(sp->seed, i));
+            int64_t made = 0, want = st->max_requests < budget ? st->max_requests : budget;
             double off = 0;
-            while (made < budget && stage_takes(st, made, off)) {
-                made++;
-                off += gap_ns(s->rng, st->rate_per_s, sp->burstiness);
+            if (isinf(st->rate_per_s)) {
+                made = want; /* all at the stage's start */
+            } else {
+                gsl_rng_set(s->rng, lg_seed32(sp->seed, i));
+                while (made < budget && stage_takes(st, made, off)) {
+                    if (made == LG_SCHED_PLAN_MAX) {
+                        set_err(err, errlen,
+                                "stages[%zu].max_requests: more than %d arrivals before the "
+                                "next stage; give the stage a shorter duration",
+                                i, LG_SCHED_PLAN_MAX);
+                        return -1;
+                    }
+                    made++;
+                    off += gap_ns(s->rng, st->rate_per_s, sp->burstiness);
+                }
             }
             /* Cut by the global cap: the stages after it are never reached. */
             int cut = made == budget && stage_takes(st, made, off);
@@ -181,11 +196,10 @@ static void plan_stages(lg_sched *s)
         } else {
             end_ns = (double)st->duration_ns;
         }
-        if (i + 1 < sp->n_stages) {
-            double next = (double)start + end_ns + (double)sp->pause_ns;
-            start = budget > 0 && next < LG_SCHED_MAX_T_NS ? (int64_t)llround(next) : -1;
-        }
+        double next = (double)start + end_ns + (double)sp->pause_ns;
+        start = budget > 0 && next < LG_SCHED_MAX_T_NS ? (int64_t)llround(next) : -1;
     }
+    return 0;
 }
 
 lg_sched *lg_sched_new(const lg_sched_spec *spec, char *err, size_t errlen)
@@ -212,7 +226,10 @@ lg_sched *lg_sched_new(const lg_sched_spec *spec, char *err, size_t errlen)
     if (!s->rng || !s->stage_start_ns)
         goto nomem;
     if (!s->spec.trace) {
-        plan_stages(s);
+        if (plan_stages(s, err, errlen)) {
+            lg_sched_free(s);
+            return NULL;
+        }
         gsl_rng_set(s->rng, lg_seed32(s->spec.seed, 0));
     }
     return s;

@@ -311,6 +311,14 @@ static void validation_names_the_field(void **state)
     expect_error(&sp, "stages[0]: never ends");
     stages[0] = (lg_stage){.rate_per_s = INFINITY, .duration_ns = 1000};
     expect_error(&sp, "stages[0].rate: inf");
+    /* Planning a count-bounded stage before another is bounded too. */
+    stages[0] = (lg_stage){.rate_per_s = 1e6, .max_requests = 1000000000000LL};
+    expect_error(&sp, "stages[0].max_requests: more than 10000000 arrivals");
+    stages[0] = (lg_stage){.rate_per_s = INFINITY, .max_requests = 1000000000000000LL};
+    lg_sched *s = lg_sched_new(&sp, NULL, 0); /* all at once: nothing to draw */
+    assert_non_null(s);
+    assert_int_equal(lg_sched_stage_start_ns(s, 1), 0);
+    lg_sched_free(s);
     stages[0] = ok;
     sp.burstiness = 0;
     expect_error(&sp, "burstiness: must be >= 0.001 (or inf), got 0");
