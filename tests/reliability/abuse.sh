@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# simserver under abuse (one case per run): while abusive clients hold the
+# simserver under abuse (one case per run; clients that vanish mid-stream
+# too): while abusive clients hold the
 # server, /health answers within 100 ms, a normal completion succeeds, and
 # the server's resident memory stays under a stated bound; afterwards the
 # server reclaims what the abusers held and stops cleanly on SIGTERM.
-# Usage: abuse.sh idle|slowloris|oversize|garbage|noread
+# Usage: abuse.sh idle|slowloris|oversize|garbage|noread|vanish
 source "$(dirname "$0")/lib.sh"
-what=${1:?usage: abuse.sh idle|slowloris|oversize|garbage|noread}
+what=${1:?usage: abuse.sh idle|slowloris|oversize|garbage|noread|vanish}
 [ -x "$ABUSE" ] || fail "no $ABUSE (build the rel_abuse target)"
 HEALTH_LIMIT_MS=100
 # Sanitizer builds keep freed memory in a quarantine and map shadow memory:
@@ -183,6 +184,27 @@ noread)
     wait "$TOOL_PID" 2>/dev/null || true
   done
   rss_bound "clients that never read" "$RSS_DURING" $((RSS_BEFORE + 64000))
+  ;;
+vanish)
+  # 200 connections x 3 pipelined paced streams (50 slots: the rest wait in
+  # the queue), reset (RST) 0 to 300 ms in: nothing stays running or waiting.
+  start_sim sim --inter-token-latency 5ms --max-num-seqs 50
+  baseline
+  RSS_DURING=0
+  for after in 0 5 50 300; do
+    "$ABUSE" vanish "$SIM_PORT" 200 3 "$after" >"$WORK/v" 2>&1 || fail "vanish: $(cat "$WORK/v")"
+    r=$(rss_kb "$SIM_PID")
+    [ "$r" -le "$RSS_DURING" ] || RSS_DURING=$r
+    fig "vanish after ${after} ms: $(cat "$WORK/v")"
+  done
+  during "clients that vanish mid-stream"
+  for _ in $(seq 1 100); do
+    [ "$(prom 'vllm:num_requests_running{model_name="sim-model"}')$(prom 'vllm:num_requests_waiting{model_name="sim-model"}')" = 00 ] && break
+    sleep 0.05
+  done
+  [ "$(prom 'vllm:num_requests_running{model_name="sim-model"}')$(prom 'vllm:num_requests_waiting{model_name="sim-model"}')" = 00 ] ||
+    fail "vanish: running/waiting left: $(curl -sS "$SIM_URL/metrics" | grep -E '^vllm:num_requests_(running|waiting)')"
+  rss_bound "clients that vanish" "$RSS_DURING" $((RSS_BEFORE + 32000))
   ;;
 *) fail "unknown case '$what'" ;;
 esac

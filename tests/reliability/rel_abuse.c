@@ -46,7 +46,8 @@ static void usage(void)
           "  bighdr PORT BYTES                a header section of BYTES\n"
           "  bigbody PORT BYTES               a body of BYTES with its Content-Length\n"
           "  garbage PORT CONNS K BYTES SEED  CONNS connections: K pipelined requests, then BYTES random bytes\n"
-          "  noread PORT N K STREAM HOLD_MS   N connections, K pipelined big requests each, never read\n",
+          "  noread PORT N K STREAM HOLD_MS   N connections, K pipelined big requests each, never read\n"
+          "  vanish PORT N K AFTER_MS         N connections, K pipelined paced streams each, reset after AFTER_MS\n",
           stderr);
     exit(2);
 }
@@ -366,6 +367,34 @@ int main(int argc, char **argv)
         fflush(stdout);
         run_until(rb_now_ns() + hold_ms * 1000000);
         printf("noread opened=%d closed_by_server=%d\n", got, got - open_count());
+        return got == n ? 0 : 1;
+    }
+    if (strcmp(mode, "vanish") == 0 && argc == 6) {
+        int n = (int)arg_long("N", argv[3], 1, 100000);
+        int k = (int)arg_long("K", argv[4], 1, 1000);
+        long after_ms = arg_long("AFTER_MS", argv[5], 0, 600000);
+        char one[320];
+        static const char body[] = "{\"model\":\"sim-model\",\"prompt\":\"a b c\",\"max_tokens\":400,\"stream\":true}";
+        int ol = snprintf(one, sizeof one, "POST /v1/completions HTTP/1.1\r\nHost: a\r\nX-Sim-Stamp: 1\r\nContent-Length: %zu\r\n\r\n%s",
+                          sizeof body - 1, body);
+        char *buf = malloc((size_t)ol * (size_t)k);
+        if (!buf) { perror("malloc"); return 1; }
+        for (int j = 0; j < k; j++) memcpy(buf + (size_t)j * (size_t)ol, one, (size_t)ol);
+        int got = open_all(port, n);
+        for (int i = 0; i < g_n; i++) set_out(&g_conns[i], buf, (size_t)ol * (size_t)k);
+        free(buf);
+        run_until(rb_now_ns() + after_ms * 1000000);
+        size_t bytes = 0;
+        int early = 0;
+        for (int i = 0; i < g_n; i++) {
+            conn *c = &g_conns[i];
+            bytes += c->in_bytes;
+            if (c->closed) { early++; continue; }
+            struct linger lg = {.l_onoff = 1, .l_linger = 0}; /* vanish: RST, mid-stream */
+            setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+            mark_closed(c, 2);
+        }
+        printf("vanish opened=%d closed_early=%d bytes=%zu\n", got, early, bytes);
         return got == n ? 0 : 1;
     }
     usage();
