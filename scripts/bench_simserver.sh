@@ -27,6 +27,14 @@ while [ $# -gt 0 ]; do
 done
 sim="$build/simserver/simserver"
 [ -x "$sim" ] || { echo "bench_simserver.sh: no simserver at $sim (build first)" >&2; exit 2; }
+# Server on CPU 0, wrk on CPU 1 (when the box has two), the same for both
+# servers, so the client and the server do not trade places on a core.
+pin_srv=()
+pin_cli=()
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  pin_srv=(taskset -c 0)
+  pin_cli=(taskset -c 1)
+fi
 for tool in wrk nginx curl jq; do
   command -v "$tool" >/dev/null || { echo "bench_simserver.sh: '$tool' is needed" >&2; exit 2; }
 done
@@ -50,7 +58,7 @@ wrk.headers["Content-Type"] = "application/json"
 EOF
 
 # simserver, zero latency, one worker.
-"$sim" --port 0 --workers 1 >"$tmp/sim.out" 2>"$tmp/sim.err" &
+"${pin_srv[@]}" "$sim" --port 0 --workers 1 >"$tmp/sim.out" 2>"$tmp/sim.err" &
 sim_pid=$!
 for _ in $(seq 1 100); do grep -q '^listening' "$tmp/sim.out" 2>/dev/null && break; sleep 0.05; done
 sim_url=$(sed -n '1s/^listening //p' "$tmp/sim.out")
@@ -100,7 +108,7 @@ http {
   }
 }
 EOF
-nginx -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" 2>"$tmp/nginx/start.err" &
+"${pin_srv[@]}" nginx -c "$tmp/nginx/nginx.conf" -e "$tmp/nginx/error.log" 2>"$tmp/nginx/start.err" &
 nginx_pid=$!
 nginx_url="http://127.0.0.1:$nginx_port"
 for _ in $(seq 1 100); do curl -s -o /dev/null "$nginx_url/v1/completions" -d x && break; sleep 0.05; done
@@ -112,7 +120,7 @@ fi
 
 # run_wrk URL: prints "rate non2xx errors".
 run_wrk() {
-  wrk -t "$threads" -c "$conns" -d "${duration}s" -s "$tmp/post.lua" "$1/v1/completions" >"$tmp/wrk.txt" 2>&1
+  "${pin_cli[@]}" wrk -t "$threads" -c "$conns" -d "${duration}s" -s "$tmp/post.lua" "$1/v1/completions" >"$tmp/wrk.txt" 2>&1
   local rate non2xx errs
   rate=$(awk '/^Requests\/sec:/ { print $2 }' "$tmp/wrk.txt")
   non2xx=$(awk '/Non-2xx or 3xx responses:/ { print $NF }' "$tmp/wrk.txt")
@@ -164,9 +172,10 @@ jq -n --arg when "$when" --arg cmd "$cmd" --arg wrk_cmd "$wrk_cmd" --arg cpu "$c
   --argjson nginx_rates "[$(IFS=,; echo "${nginx_rates[*]}")]" \
   --argjson ratios "[$(IFS=,; echo "${ratios[*]}")]" \
   --argjson sim_med "$sim_med" --argjson nginx_med "$nginx_med" --argjson ratio_med "$ratio_med" \
-  --argjson problems "$problems" --arg load "$load" \
+  --argjson problems "$problems" --arg load "$load" --argjson pinned "$([ ${#pin_srv[@]} -gt 0 ] && echo true || echo false)" \
   '{date: $when, command: $cmd, wrk_command: $wrk_cmd, request_body: $body, response_body_bytes: $resp_bytes,
     host: {cpu_model: $cpu, cores_online: $cores, kernel: $kernel, loadavg_at_end: $load},
+    pinned: $pinned,
     versions: {simserver: $sim, nginx: $nginx, wrk: $wrk},
     simserver_request_throughput: $sim_rates, nginx_request_throughput: $nginx_rates, ratio: $ratios,
     median_simserver_request_throughput: $sim_med, median_nginx_request_throughput: $nginx_med,
@@ -184,7 +193,11 @@ mv "$out/bench.json.tmp.$$" "$out/bench.json"
   echo "response bytes as a static file (POST answered through \`error_page 405 =200 \$uri\`),"
   echo "one after the other, the first one alternating between repetitions. The request is a streamed"
   echo "16-token completion: \`$body\`."
-  echo "Client and server share the machine."
+  if [ ${#pin_srv[@]} -gt 0 ]; then
+    echo "Client and server share the machine: each server runs on CPU 0 (\`taskset -c 0\`), wrk on CPU 1."
+  else
+    echo "Client and server share the machine (not pinned)."
+  fi
   echo
   echo "| rep | simserver req/s | nginx req/s | ratio |"
   echo "| --- | --- | --- | --- |"
