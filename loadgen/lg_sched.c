@@ -196,8 +196,12 @@ static int plan_stages(lg_sched *s, char *err, size_t errlen)
         } else {
             end_ns = (double)st->duration_ns;
         }
-        double next = (double)start + end_ns + (double)sp->pause_ns;
-        start = budget > 0 && next < LG_SCHED_MAX_T_NS ? (int64_t)llround(next) : -1;
+        /* In integers, so that no rounding of a large start can put the next
+         * stage before this one's last arrival (start + llround(offset)). */
+        if (budget <= 0 || !((double)start + end_ns + (double)sp->pause_ns < LG_SCHED_MAX_T_NS))
+            start = -1;
+        else
+            start += llround(end_ns) + sp->pause_ns;
     }
     return 0;
 }
