@@ -162,7 +162,8 @@ static int duration(conv *c, const cJSON *v, const char *path, int allow_zero, c
                                   : "must be seconds > 0 or a duration with a unit (\"500ms\")";
     if (cJSON_IsNumber(v)) {
         double s = v->valuedouble;
-        if (!(s >= 0 && s < 1e9) || (!allow_zero && s == 0))
+        /* Under half a nanosecond would round to a zero duration. */
+        if (!(s >= 0 && s < 1e9) || (!allow_zero && s < 0.5e-9))
             return bad(c, path, v, what);
         fmt_num(s, buf, cap - 1);
         strcat(buf, "s");

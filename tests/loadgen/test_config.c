@@ -159,6 +159,8 @@ static void load_errors(void **state)
     expect_error("{\"load\":{\"stages\":[{\"rate\":1}]}}", "load.stages[0].duration: is required");
     expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":0}]}}",
                  "load.stages[0].duration: must be seconds > 0");
+    expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":1e-10}]}}",
+                 "load.stages[0].duration: must be seconds > 0");
     expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":\"10\"}]}}",
                  "load.stages[0].duration: must be seconds > 0 or a duration with a unit");
     expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":\"soon\"}]}}",
