@@ -1,7 +1,8 @@
 /* lg_chunk: decodes OpenAI streaming events and response bodies, and
  * simserver's ground-truth comments (see lg_chunk.h). It runs once per token
- * at high rates, so the common non-JSON cases ("[DONE]", ": t=<ns>") are
- * recognised by hand before cJSON is ever called. */
+ * at high rates, so "[DONE]" and ": t=<ns>" are recognised by hand, plain
+ * JSON chunks go through a scanner that builds no tree, and cJSON (the
+ * reference) decodes whatever the scanner leaves to it. */
 #include "lg_chunk.h"
 
 #include <cjson/cJSON.h>
