@@ -79,6 +79,17 @@ check "/metrics: the TTFT histogram counts every request" \
   [ "$(metric 'vllm:time_to_first_token_seconds_count{model_name="sim-model"}')" -eq $((req0 + 1)) ]
 check "keep-alive: two requests, one connection" \
   [ "$(curl -sS -o /dev/null -o /dev/null -w '%{num_connects}\n' "$URL/health" "$URL/health" | tr -d '\n')" = "10" ]
+# --- pipelined requests are answered in order on one connection
+exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+B='{"prompt":"a","max_tokens":2}'
+printf 'POST /v1/completions HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n%sGET /v1/models HTTP/1.1\r\nHost: a\r\n\r\nGET /nope HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n' "${#B}" "$B" >&3
+timeout 5 cat <&3 >"$TMP/pipe.txt" || true
+exec 3<&- 3>&-
+check "pipelining: three answers in order (200, 200, 404), then close" \
+  [ "$(grep -ao 'HTTP/1.1 [0-9]*' "$TMP/pipe.txt" | cut -d' ' -f2 | tr '\n' ' ')" = "200 200 404 " ]
+# --- Expect: 100-continue is answered at once (curl would wait 1 s otherwise)
+t=$(curl -sS -o /dev/null -w '%{time_total}' -H 'Expect: 100-continue' "$URL/v1/completions" -d "{$P}")
+checkx "Expect: 100-continue answered without curl's 1 s wait (${t}s)" 'awk -v t="$t" "BEGIN { exit !(t < 0.9) }"'
 stop_sim a
 check "SIGTERM: exit 0" [ "$STOP_RC" -eq 0 ]
 
