@@ -676,7 +676,9 @@ static void dispatch_due(lg_worker *w)
         int64_t now = rb_now_ns();
         int64_t intended = w->p->closed ? now : w->t0_ns + w->next.t_ns;
         if (intended > now) {
-            rb_timer_start_at(&w->dispatch, intended, on_dispatch_timer);
+            /* Completions call back here often; re-arm only on a change. */
+            if (!w->dispatch.armed || w->dispatch.deadline_ns != intended)
+                rb_timer_start_at(&w->dispatch, intended, on_dispatch_timer);
             break;
         }
         if (w->next.stage != w->slot->cur_stage)
