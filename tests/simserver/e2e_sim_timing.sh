@@ -79,6 +79,25 @@ check "  ... so it queued (queue_ns > 0)" [ "$q2" -gt 0 ]
 check "both completed with [DONE]" [ "$(cat "$TMP/q1.sse" "$TMP/q2.sse" | grep -c '^data: \[DONE\]')" -eq 2 ]
 stop_sim q
 
+# --- slow-down under load: with 2 of 2 slots running, gaps are 3 x 10 ms
+start_sim l --max-num-seqs 2 --time-factor-under-load 3 --inter-token-latency 10ms
+wait_metric_ge() {
+  for _ in $(seq 1 300); do [ "$(metric "$1")" -ge "$2" ] && return 0; sleep 0.01; done
+  return 1
+}
+curl -sS -N -H 'X-Sim-Stamp: 1' "$URL/v1/completions" -d '{"prompt":"a","max_tokens":12,"stream":true}' >"$TMP/l1.sse" &
+l1=$!
+wait_metric_ge 'vllm:num_requests_running{model_name="sim-model"}' 1 || true
+curl -sS -N -H 'X-Sim-Stamp: 1' "$URL/v1/completions" -d '{"prompt":"b","max_tokens":6,"stream":true}' >"$TMP/l2.sse"
+wait "$l1"
+gaps2=$(sed -n 's/^: t=//p' "$TMP/l2.sse" | head -n 6 | awk 'NR > 1 { print $1 - p } { p = $1 }' | sort -n)
+echo "second stream's gaps (ms): $(for g in $gaps2; do ms "$g"; printf ' '; done)"
+check "under load (2 of 2 running) no gap is below 3 x 10 ms" [ "$(echo "$gaps2" | head -n 1)" -ge 30000000 ]
+gaps1=$(sed -n 's/^: t=//p' "$TMP/l1.sse" | head -n 12 | awk 'NR > 1 { print $1 - p } { p = $1 }' | sort -n)
+check "alone, the first stream's gaps are >= 10 ms" [ "$(echo "$gaps1" | head -n 1)" -ge 10000000 ]
+check "  ... and its first gap (alone) is below 30 ms + 200 ms slack" [ "$(sed -n 's/^: t=//p' "$TMP/l1.sse" | head -n 2 | awk 'NR == 2 { print $1 - p } { p = $1 }')" -lt 230000000 ]
+stop_sim l
+
 # --- prefill per token, and the prefix cache skipping it
 start_sim p --prefill-time-per-token 1ms --block-size 16
 words=$(for i in $(seq 1 40); do printf 'w%d ' "$i"; done)
