@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# simserver under abuse (one case per run; clients that vanish mid-stream
-# too): while abusive clients hold the
+# simserver under abuse, one case per run: while abusive clients hold the
 # server, /health answers within 100 ms, a normal completion succeeds, and
 # the server's resident memory stays under a stated bound; afterwards the
 # server reclaims what the abusers held and stops cleanly on SIGTERM.
