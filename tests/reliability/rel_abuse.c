@@ -21,6 +21,8 @@
 
 #include "rb_clock.h"
 
+#define RECV_BYTES 65536
+
 typedef struct {
     int fd;
     char *out;          /* bytes still to send (owned) */
@@ -117,12 +119,11 @@ static void mark_closed(conn *c, int how)
 /* scan: counts "HTTP/1.x NNN" status lines in the bytes received. */
 static void scan(conn *c, const char *buf, size_t n)
 {
-    char tmp[16 + 4096];
+    static char tmp[16 + RECV_BYTES]; /* single-threaded */
     size_t tl = strlen(c->tail);
     memcpy(tmp, c->tail, tl);
-    size_t take = n < 4096 ? n : 4096;
-    memcpy(tmp + tl, buf, take);
-    size_t len = tl + take;
+    memcpy(tmp + tl, buf, n); /* n <= RECV_BYTES: one recv */
+    size_t len = tl + n;
     for (size_t i = 0; i + 12 <= len; i++) {
         if (memcmp(tmp + i, "HTTP/1.", 7) == 0 && (i == 0 || tmp[i - 1] == '\n') && tmp[i + 8] == ' ') {
             int st = atoi(tmp + i + 9);
@@ -170,7 +171,7 @@ static void pump(int wait_ms)
             else if (w < 0 && errno != EAGAIN && errno != EINTR) { mark_closed(c, 2); continue; }
         }
         if (g_read && (re & (POLLIN | POLLHUP | POLLERR | POLLRDHUP))) {
-            char buf[65536];
+            char buf[RECV_BYTES];
             for (;;) {
                 ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
                 if (n > 0) {
