@@ -24,7 +24,7 @@ static const char usage_text[] =
     "An OpenAI-compatible simulated LLM inference server (see simserver/README.md).\n"
     "\n"
     "Server:\n"
-    "  --host ADDR                    listen address (default 127.0.0.1)\n"
+    "  --host ADDR                    numeric listen address, or localhost (default 127.0.0.1)\n"
     "  --port N                       port, 0 = any free port (default 8000); the first\n"
     "                                 line on stdout is 'listening http://HOST:PORT'\n"
     "  --workers N                    worker processes sharing the port (default 1)\n"
@@ -160,7 +160,7 @@ static int parse_flags(int argc, char **argv, sim_config *cfg)
     while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1 && rc == 0) {
         const char *a = optarg;
         switch (opt) {
-        case OPT_HOST: cfg->host = a; break;
+        case OPT_HOST: cfg->host = strcmp(a, "localhost") == 0 ? "127.0.0.1" : a; break;
         case OPT_PORT:
             rc = parse_int("port", a, 0, 65535, &v);
             cfg->port = (int)v;
