@@ -69,6 +69,7 @@ void sim_render_head(sim_buf *o, int status, const char *content_type, int64_t c
         sim_buf_i64(o, content_length);
     }
     if (!keep_alive) put(o, "\r\nconnection: close");
+    else if (keep_alive == SIM_KEEP_ALIVE_SAY) put(o, "\r\nconnection: keep-alive");
     put(o, "\r\n");
     if (extra) put(o, extra);
     put(o, "\r\n");

@@ -19,6 +19,11 @@ typedef struct sim_render_ctx {
 void sim_render_ctx_init(sim_render_ctx *r, int chat, const char *id, int64_t created, const char *model);
 void sim_render_ctx_free(sim_render_ctx *r);
 
+/* keep_alive of sim_render_head: 0 adds "connection: close", 1 says nothing
+ * (HTTP/1.1's default), SIM_KEEP_ALIVE_SAY adds "connection: keep-alive"
+ * (for HTTP/1.0 clients that asked for it). */
+#define SIM_KEEP_ALIVE_SAY 2
+
 /* HTTP response head. content_length -1 means chunked transfer encoding,
  * -2 a body that ends when the connection closes (HTTP/1.0 streams);
  * extra is NULL or complete header lines ("Name: value\r\n"). */

@@ -313,7 +313,8 @@ static void respond(conn *c, int status, const char *ctype, const char *body, si
     keep_alive = keep_alive && !w->draining;
     sim_buf *o = &w->out;
     o->len = 0;
-    sim_render_head(o, status, ctype, (int64_t)len, keep_alive, extra);
+    int say = keep_alive && c->hp.req.http_minor == 0 ? SIM_KEEP_ALIVE_SAY : keep_alive;
+    sim_render_head(o, status, ctype, (int64_t)len, say, extra);
     sim_buf_append(o, body, len);
     if (conn_write1(c, o->data, o->len) != 0) return;
     if (!keep_alive) conn_end(c);
@@ -449,7 +450,8 @@ static void write_full(conn *c, int fault_cut)
                  (long long)(s->last_ns - s->first_ns), (long long)s->cached);
     sim_buf *o = &w->out;
     o->len = 0;
-    sim_render_head(o, 200, "application/json", declared, s->keep_alive && !w->draining, extra);
+    int keep = s->keep_alive && !w->draining;
+    sim_render_head(o, 200, "application/json", declared, keep && !s->chunked ? SIM_KEEP_ALIVE_SAY : keep, extra);
     sim_buf_append(o, body.data, send_len);
     sim_buf_free(&body);
     conn_write1(c, o->data, o->len);
