@@ -4,6 +4,8 @@
 # for every request (dispatched = completed + failed), and count each failure
 # class exactly as often as the simulator says it injected the fault.
 # Usage: fault.sh TYPE|mix [extra loadgen flags...]
+# REL_SIM_FLAGS: extra simserver flags (e.g. --workers 2: the counters are
+# then the sum of the workers' shared-memory slots).
 source "$(dirname "$0")/lib.sh"
 what=${1:?usage: fault.sh TYPE|mix [loadgen flags...]}
 shift
@@ -17,13 +19,13 @@ declare -A CLASS=([rate_limit]=http_429 [server_error]=http_500 [unavailable]=ht
 if [ "$what" = mix ]; then
   types=(rate_limit server_error unavailable invalid_request invalid_api_key connection_reset
     midstream_drop malformed_chunk stall)
-  start_sim sim --failure-injection-rate 10 --inter-token-latency 1ms --seed 11
+  start_sim sim --failure-injection-rate 10 --inter-token-latency 1ms --seed 11 ${REL_SIM_FLAGS:-}
   n=400 rate=400
 else
   [ -n "${CLASS[$what]:-}" ] || fail "unknown fault type '$what'"
   types=("$what")
   # Half the requests faulty, so the healthy path runs beside the fault.
-  start_sim sim --failure-injection-rate 50 --failure-types "$what" --inter-token-latency 1ms --seed 5
+  start_sim sim --failure-injection-rate 50 --failure-types "$what" --inter-token-latency 1ms --seed 5 ${REL_SIM_FLAGS:-}
   n=200 rate=300
 fi
 
