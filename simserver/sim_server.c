@@ -30,6 +30,8 @@
  * next batch waits until the previous one left, so a response of any length
  * never piles up more than one batch in memory for a reader that keeps up. */
 #define BATCH_BYTES (256 * 1024)
+/* The longest a closing connection keeps reading its peer's leftovers. */
+#define LINGER_MAX_NS (5LL * 1000000000LL)
 
 enum stream_state { ST_IDLE, ST_WAITING, ST_RUNNING, ST_STALLED };
 
@@ -70,6 +72,7 @@ struct conn {
     int in_process;
     int sent_continue;
     int busy;                  /* a request is in service */
+    int peer_eof;              /* the peer shut its side down (or left) */
     int64_t deadline_ns;       /* idle or slow-request cut; 0 = none */
     stream st;
 };
@@ -273,13 +276,6 @@ static void conn_reset(conn *c)
     conn_abort(c);
 }
 
-static void on_shutdown(uv_shutdown_t *req, int status)
-{
-    conn *c = req->data;
-    free(req);
-    if (!uv_is_closing((uv_handle_t *)&c->tcp)) uv_close((uv_handle_t *)&c->tcp, on_closed);
-}
-
 /* Closes a connection that is already being closed, if libuv has not yet
  * (a peer that does not read never lets a shutdown finish). */
 static void conn_force_close(conn *c)
@@ -287,14 +283,31 @@ static void conn_force_close(conn *c)
     if (!uv_is_closing((uv_handle_t *)&c->tcp)) uv_close((uv_handle_t *)&c->tcp, on_closed);
 }
 
-/* Closes after the queued writes are sent; a peer that does not take them
- * within the idle timeout is closed anyway (by on_sweep). */
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    conn *c = req->data;
+    free(req);
+    /* Our FIN is out. Lingering: wait for the peer's EOF (on_read) or the
+     * deadline (on_sweep), reading and dropping what it still sends. */
+    if (status < 0 || c->peer_eof) conn_force_close(c);
+}
+
+/* Closes after the queued writes are sent, with a lingering close as
+ * nginx's: the socket keeps reading and discarding until the peer closes
+ * (or LINGER_MAX_NS), because closing with unread input sends an RST that
+ * can destroy the response (a 413 to a client still sending its body) in
+ * the peer's receive queue. A peer that takes neither our bytes nor our FIN
+ * is closed at the deadline anyway (by on_sweep). */
 static void conn_end(conn *c)
 {
     if (c->closing) return;
     conn_detach(c);
-    c->deadline_ns = rb_now_ns() + c->w->cfg->idle_timeout_ns;
-    uv_read_stop((uv_stream_t *)&c->tcp);
+    int64_t linger = c->w->cfg->idle_timeout_ns < LINGER_MAX_NS ? c->w->cfg->idle_timeout_ns : LINGER_MAX_NS;
+    c->deadline_ns = rb_now_ns() + linger;
+    if (c->read_paused) {
+        c->read_paused = 0;
+        uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    }
     uv_shutdown_t *req = malloc(sizeof *req);
     if (!req || uv_shutdown(req, (uv_stream_t *)&c->tcp, on_shutdown) != 0) {
         free(req);
@@ -401,7 +414,7 @@ static void stream_finish(conn *c, int64_t now)
 {
     worker *w = c->w;
     stream *s = &c->st;
-    int keep = s->keep_alive && !w->draining;
+    int keep = s->keep_alive && !w->draining && !c->peer_eof;
     stream_clear(c);
     if (c->closing) return;
     if (!keep) {
@@ -827,9 +840,24 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     conn *c = st->data;
-    if (c->closing) return;
+    if (c->closing) {
+        if (nread >= 0) return; /* lingering close: drop what the peer still sends */
+        c->peer_eof = 1;
+        uv_read_stop(st);
+        /* The peer is done; close once our last bytes left. */
+        if (nread != UV_EOF || uv_stream_get_write_queue_size(st) == 0) conn_force_close(c);
+        return;
+    }
+    if (nread == UV_EOF) {
+        /* A half-close still gets its answer (writes fail if the peer is
+         * gone); with nothing in service there is nothing to answer. */
+        c->peer_eof = 1;
+        uv_read_stop(st);
+        if (!c->busy || c->st.state == ST_STALLED) conn_end(c);
+        return;
+    }
     if (nread < 0) {
-        conn_abort(c); /* the client closed, or an error */
+        conn_abort(c); /* a reset or another error */
         return;
     }
     if (nread == 0) return;

@@ -30,6 +30,19 @@ check "max_tokens over --max-model-len: 400" [ "$(code "$URL/v1/completions" -d 
 check "messages not an array: 400" [ "$(code "$URL/v1/chat/completions" -d '{"messages":{}}')" = 400 ]
 head -c 1200000 /dev/zero | tr '\0' 'a' >"$TMP/big"
 check "body over --max-body: 413" [ "$(code "$URL/v1/completions" --data-binary @"$TMP/big")" = 413 ]
+# A client that sends its whole 16 MiB body without waiting (no Expect) still
+# reads the 413: the server lingers, reading and dropping, instead of closing
+# with unread input (an RST that would destroy the answer).
+head -c 16777216 /dev/zero | tr '\0' 'a' >"$TMP/big16"
+exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+( trap '' PIPE; printf 'POST /v1/completions HTTP/1.1\r\nHost: a\r\nContent-Length: 16777216\r\n\r\n'; cat "$TMP/big16" ) >&3 2>/dev/null &
+sender=$!
+sent_rc=0
+wait "$sender" 2>/dev/null || sent_rc=$? # the whole body first, as a careless client
+got=$(timeout 5 head -c 12 <&3 2>/dev/null || true)
+exec 3<&- 3>&-
+check "a 16 MiB body sent without Expect: the whole body is taken, no reset (rc $sent_rc)" [ "$sent_rc" -eq 0 ]
+check "  ... and then the 413 is read (got '$got')" [ "$got" = "HTTP/1.1 413" ]
 check "unknown path: 404" [ "$(code "$URL/v2/nothing")" = 404 ]
 check "wrong method: 405" [ "$(code -X GET "$URL/v1/completions")" = 405 ]
 check "header section over 64 KiB: 431" [ "$(code -H "X-Big: $(head -c 70000 /dev/zero | tr '\0' a)" "$URL/health")" = 431 ]
