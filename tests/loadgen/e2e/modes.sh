@@ -26,4 +26,12 @@ jq -e '.completed == 4 and .total_input_tokens == 42' "$WORK/trace.json" >/dev/n
 "$LOADGEN" "${common[@]}" --endpoint /v1/chat/completions --no-stream --request-rate 200 --num-prompts 50 \
   --result-filename chat.json || fail "chat"
 jq -e '.completed == 50 and .total_output_tokens == 400' "$WORK/chat.json" >/dev/null || fail "chat report"
+# a config file (Inference Perf keys), with a flag overriding one of its values
+jq -n --arg url "$SIM_URL" '{load: {type: "poisson", stages: [{rate: 100, duration: 1}], num_workers: 2},
+  server: {base_url: $url, model_name: "sim-model"}, api: {type: "completion", streaming: true},
+  data: {type: "random", input_distribution: {mean: 8}, output_distribution: {mean: 4}}}' >"$WORK/cfg.json"
+"$LOADGEN" --config "$WORK/cfg.json" --num-workers 1 --quiet --no-progress --save-result --result-dir "$WORK" \
+  --result-filename cfg.json || fail "config run"
+jq -e '.num_workers == 1 and .completed > 50 and .completed < 200 and .total_output_tokens == .completed * 4' \
+  "$WORK/cfg.json" >/dev/null || fail "config report: $(jq -c '[.num_workers, .completed, .total_output_tokens]' "$WORK/cfg.json")"
 pass "modes"
