@@ -568,7 +568,7 @@ const char *lg_cli_usage(void)
 "  --prefix-system-len N           shared-prefix: system prompt words (default 512)\n"
 "  --prefix-question-len N         shared-prefix: question words (default 64)\n"
 "  --ignore-eos                    ask the server to ignore end-of-sequence\n"
-"  --no-stream                     non-streamed responses (default: streamed SSE)\n"
+"  --no-stream | --stream          non-streamed responses, or streamed SSE (the default)\n"
 "  --sim-stamps auto|on|off        send X-Sim-Stamp: 1 for simserver's ground truth (auto: on)\n"
 "  --client-cost fixed:US|exp:US   busy CPU work per received event (emulates a slow client)\n"
 "Limits:\n"
@@ -588,7 +588,7 @@ const char *lg_cli_usage(void)
 "  --quiet                         no summary table\n"
 "  --progress | --no-progress      live progress line on stderr (default: when a terminal)\n"
 "  --config FILE                   JSON config (Inference Perf keys); flags override it\n"
-"  --help                          this text\n"
+"  --help                          this text (--version: the version)\n"
 "\n"
 "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130 interrupted (SIGINT).\n";
 }

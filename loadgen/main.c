@@ -23,6 +23,12 @@ int main(int argc, char **argv)
     lg_opts probe = o;
     int rc = lg_cli_parse(&probe, argc - 1, argv + 1, err, sizeof err);
     if (rc == 1) {
+        for (int i = 1; i < argc; i++) {
+            if (strcmp(argv[i], "--version") == 0) {
+                printf("loadgen %s\n", RHOBENCH_VERSION);
+                return 0;
+            }
+        }
         fputs(lg_cli_usage(), stdout);
         return 0;
     }
