@@ -43,8 +43,14 @@ int cal_sweep_saturated(const cal_sweep_cfg *c, const cal_step *s, char *why, si
         return 1;
     }
     /* A backlog raises the whole lag distribution; one preemption of the
-     * client raises only its top (in a short step p99 is the maximum). */
-    if (s->lag_p99_ms > c->lag_bound_ms && !(s->lag_mean_ms <= c->lag_bound_ms / 10.0)) {
+     * client raises only its top (in a short step p99 is the maximum) and,
+     * with few requests, the mean. The client's own backlog needs a busy
+     * client (rho_mean >= retry_below_rho); a backlog elsewhere (the host
+     * saturated) lifts the median too. */
+    int backlog =
+        !(s->lag_mean_ms <= c->lag_bound_ms / 10.0) &&
+        (!(s->rho_mean < c->retry_below_rho) || !(s->lag_p50_ms <= c->lag_bound_ms / 10.0));
+    if (s->lag_p99_ms > c->lag_bound_ms && backlog) {
         snprintf(why, whylen, "schedule lag p99 %.2f ms > %.2f ms", s->lag_p99_ms, c->lag_bound_ms);
         return 1;
     }
@@ -102,6 +108,7 @@ double cal_sweep_fill_rate(const cal_step *steps, int n)
     for (int i = 0; i < n; i++)
         if (!steps[i].saturated && steps[i].request_rate < sat && steps[i].request_rate > good)
             good = steps[i].request_rate;
-    if (!(good > 0) || sat < 1.08 * good) return 0;
+    if (!(good > 0)) return sat / 4.0; /* saturated from the start: step back */
+    if (sat < 1.08 * good) return 0;
     return sqrt(good * sat);
 }

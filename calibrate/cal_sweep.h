@@ -40,9 +40,11 @@ void cal_sweep_defaults(cal_sweep_cfg *c, int mode);
  * noise of the offered count N = request_rate * send_window: it fires below
  * (min_achieved_ratio - 3 sqrt(N)/N) of the offered rate (no allowance when
  * the window is unknown). The lag rule fires when the lag p99 passes
- * lag_bound_ms and the mean lag is above a tenth of it (or unknown): a backlog
- * lifts the whole distribution, while a single preemption of the client by
- * another process lifts only the top, which in a short step is p99. */
+ * lag_bound_ms, the mean lag is above a tenth of it (or unknown), and either
+ * the client is busy (rho_mean >= retry_below_rho) or the median lag is above
+ * a tenth of the bound too: a backlog lifts the whole distribution, while a
+ * preemption of the client by another process lifts only the top (in a short
+ * step p99 is the maximum, and one late request moves the mean). */
 int cal_sweep_saturated(const cal_sweep_cfg *c, const cal_step *s, char *why, size_t whylen);
 
 /* 1 if a saturated step deserves one more run: its mean rho is below
@@ -53,7 +55,8 @@ int cal_sweep_retry(const cal_sweep_cfg *c, const cal_step *s);
 /* After the sweep ended on a saturated step: the rate halfway (geometric
  * mean) between the fastest unsaturated step and the slowest saturated one
  * above it, where PK's curve bends hardest and a point helps the fit most;
- * 0 when there is no saturated step or the two are within 8% of each other. */
+ * 0 when there is no saturated step or the two are within 8% of each other;
+ * a quarter of the slowest saturated rate when no step kept up at all. */
 double cal_sweep_fill_rate(const cal_step *steps, int n);
 
 /* The next offered rate (requests/s, all workers) after steps[0..n) of this

@@ -48,6 +48,13 @@ static void test_saturation_rule(void **state)
     assert_false(cal_sweep_saturated(&c, &s, why, sizeof why));
     s.lag_mean_ms = 0.11;
     assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
+    /* at low utilisation one late request in few moves the mean: the median
+     * must show the backlog too */
+    s.rho_mean = 0.1;
+    s.lag_p50_ms = 0.03;
+    assert_false(cal_sweep_saturated(&c, &s, why, sizeof why));
+    s.lag_p50_ms = 0.2;
+    assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
     s = step(1000, 1000, 0.5);
     s.failed = 10; /* 10 of 1010: under 1% */
     assert_false(cal_sweep_saturated(&c, &s, why, sizeof why));
@@ -152,6 +159,8 @@ static void test_fill_rate(void **state)
     assert_true(cal_sweep_fill_rate(s, 4) == 0);
     s[2].saturated = 0; /* no saturated step: no fill */
     assert_true(cal_sweep_fill_rate(s, 4) == 0);
+    s[0].saturated = 1; /* the first step saturated, nothing kept up: a quarter */
+    assert_true(fabs(cal_sweep_fill_rate(s, 1) - 25) < 1e-9);
 }
 
 static void test_modes(void **state)
