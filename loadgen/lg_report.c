@@ -156,7 +156,12 @@ static cJSON *bias_json(const lg_report *r)
         num(a, "statistic", r->arrival.statistic);
         num(a, "p_value", r->arrival.p_value);
     } else {
+        /* Same keys either way, so a reader need not branch. */
         cJSON_AddStringToObject(a, "test", "none");
+        cJSON_AddNullToObject(a, "model");
+        num(a, "n", 0);
+        cJSON_AddNullToObject(a, "statistic");
+        cJSON_AddNullToObject(a, "p_value");
         cJSON_AddStringToObject(a, "note", r->arrival.note);
     }
     cJSON_AddStringToObject(b, "verdict", mdl_verdict_name(r->verdict.level));
