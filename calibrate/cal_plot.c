@@ -76,7 +76,7 @@ void cal_plot_write_gp(FILE *f, const char *dat_name, const char *png_name, cons
             budget_us);
     fprintf(f, "set xlabel 'offered rate (requests/s, all workers)'\n");
     fprintf(f, "set ylabel 'client delay per token, mean (us)'\n");
-    fprintf(f, "set grid\nset key top left\nset logscale y\n");
+    fprintf(f, "set grid\nset key bottom right box opaque\nset logscale y\n");
     for (int j = 0; j < npk; j++) {
         double safe = pk[j].safe_total_rate;
         if (!(safe > 0) || !isfinite(safe)) continue;
