@@ -94,6 +94,8 @@ void lg_stats_merge(lg_stage_stats *dst, const lg_stage_stats *src)
     dst->truth_prefill_ns += src->truth_prefill_ns;
     dst->truth_decode_ns += src->truth_decode_ns;
     dst->truth_client_ns += src->truth_client_ns;
+    dst->truth_ttft_ns += src->truth_ttft_ns;
+    dst->truth_measured_ttft_ns += src->truth_measured_ttft_ns;
     for (int i = 0; i < LG_N_HISTS; i++)
         mdl_hist_merge(lg_stats_hist(dst, i), lg_stats_hist_c(src, i));
 }
@@ -172,6 +174,9 @@ void lg_stats_record_request(lg_stage_stats *s, const lg_req_result *r, const lg
         s->truth_prefill_ns += p;
         s->truth_decode_ns += d;
         s->truth_client_ns += ntpot - q - p - d;
+        s->truth_ttft_ns += (double)(r->truth_queue_ns + r->truth_prefill_ns);
+        if (r->first_token_ns > 0)
+            s->truth_measured_ttft_ns += (double)(r->first_token_ns - r->intended_ns);
     }
     lg_stats_live_add(&s->done, 1);
 }

@@ -59,7 +59,9 @@ typedef struct lg_stage_stats {
     /* the simulator's ground truth: sums of per-request per-token parts */
     uint64_t truth_n;
     double truth_queue_ns, truth_prefill_ns, truth_decode_ns, truth_client_ns;
-    double pad_;
+    /* per request, not per token: the server's true TTFT (queue + prefill)
+     * and the TTFT measured from the intended start, for the same requests */
+    double truth_ttft_ns, truth_measured_ttft_ns;
     /* followed by LG_N_HISTS histograms of lg_stats_hist_bytes() each */
 } lg_stage_stats;
 
