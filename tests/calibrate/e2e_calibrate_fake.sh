@@ -89,7 +89,15 @@ FAKE_LOADGEN_SLEEP=0.3 "$cal" --quiet --time-budget 1s --workers 1,2 --simserver
 [ "$(jq '[.per_k[].n_steps] | join(",")' -r "$tmp/f/certificate.json")" = "4,4" ] \
   || fail "the time budget did not stop the sweeps at 4 steps each"
 
-# 5. SIGTERM while a step runs: calibrate exits 1 and takes its children along.
+# 5. A step that crashes ends its sweep, not calibrate: the steps before it
+# are certified.
+FAKE_LOADGEN_CRASH_ABOVE=1000 "$cal" --quiet --workers 1 --simserver "$fsim" --loadgen "$flg" \
+  --out-dir "$tmp/g" > /dev/null 2> "$tmp/g.err" || fail "a crashing step made calibrate exit $?"
+grep -q "loadgen exited with 139" "$tmp/g.err" || fail "the crash was not reported: $(cat "$tmp/g.err")"
+jq -e '.per_k[0].safe_total_rate > 0 and .per_k[0].max_measured_rate <= 1000' \
+  "$tmp/g/certificate.json" > /dev/null || fail "no certificate from the steps before the crash"
+
+# 6. SIGTERM while a step runs: calibrate exits 1 and takes its children along.
 rm -f "$tmp/sim.pid"
 export FAKE_LOADGEN_PIDFILE=$tmp/lg.pid FAKE_LOADGEN_SLEEP=30
 "$cal" --quick --quiet --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/e" \

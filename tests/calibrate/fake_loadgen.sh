@@ -5,7 +5,8 @@
 # checked against known parameters. Per worker: 18 SSE events per request,
 # E[S] = the --client-cost (20 us without one) times FAKE_LOADGEN_ES_FACTOR,
 # E[S^2] = E[S]^2 (fixed) or 2 E[S]^2 (exp or none), transport 40 us.
-# FAKE_LOADGEN_PIDFILE: write the pid there; FAKE_LOADGEN_SLEEP: sleep first.
+# FAKE_LOADGEN_PIDFILE: write the pid there; FAKE_LOADGEN_SLEEP: sleep first;
+# FAKE_LOADGEN_CRASH_ABOVE: crash above that rate.
 set -euo pipefail
 rate=1 k=1 dir=. file=result.json cost="" seed=1 dur=1
 while [ $# -gt 0 ]; do
@@ -25,6 +26,11 @@ while [ $# -gt 0 ]; do
 done
 [ -n "${FAKE_LOADGEN_PIDFILE:-}" ] && echo $$ > "$FAKE_LOADGEN_PIDFILE"
 [ -n "${FAKE_LOADGEN_SLEEP:-}" ] && sleep "$FAKE_LOADGEN_SLEEP"
+# FAKE_LOADGEN_CRASH_ABOVE: die of SIGSEGV when asked for more than this rate.
+if [ -n "${FAKE_LOADGEN_CRASH_ABOVE:-}" ] &&
+   awk -v r="$rate" -v c="$FAKE_LOADGEN_CRASH_ABOVE" 'BEGIN { exit !(r > c) }'; then
+  kill -SEGV $$
+fi
 kind=exp us=20
 if [ -n "$cost" ]; then kind=${cost%%:*}; us=${cost#*:}; fi
 awk -v rate="$rate" -v k="$k" -v us="$us" -v kind="$kind" -v seed="$seed" -v dur="$dur" \
