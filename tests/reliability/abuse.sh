@@ -133,15 +133,15 @@ oversize)
   RSS_DURING=$(rss_kb "$SIM_PID")
   ;;
 garbage)
-  # 200 connections: 5 pipelined GET /health, then 4 KiB of random bytes
-  # (each answered 200 five times, then 400 and closed); 200 connections of
+  # 200 connections: 20 pipelined GET /health, then 4 KiB of random bytes
+  # (each answered 200 twenty times, then 400 and closed); 200 connections of
   # random bytes only; one of 1 MiB of random bytes.
   start_sim sim
   baseline
-  run_tool g1 garbage "$SIM_PORT" 200 5 4096 1
+  run_tool g1 garbage "$SIM_PORT" 200 20 4096 1
   during "pipelined garbage"
   wait_tool g1
-  [ "$(kv "$WORK/g1" ok200)" -eq 1000 ] || fail "pipelined: $(cat "$WORK/g1")"
+  [ "$(kv "$WORK/g1" ok200)" -eq 4000 ] || fail "pipelined: $(cat "$WORK/g1")"
   [ "$(kv "$WORK/g1" closed)" -eq 200 ] || fail "pipelined: not every garbage connection closed: $(cat "$WORK/g1")"
   "$ABUSE" garbage "$SIM_PORT" 200 0 4096 2 >"$WORK/g2" 2>&1 || fail "random: $(cat "$WORK/g2")"
   [ "$(kv "$WORK/g2" closed)" -eq 200 ] && [ "$(kv "$WORK/g2" ok200)" -eq 0 ] || fail "random: $(cat "$WORK/g2")"
