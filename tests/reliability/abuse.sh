@@ -215,7 +215,7 @@ oversize_strict)
   start_sim sim --max-body 64k
   baseline
   got=0
-  for i in $(seq 1 10); do
+  for _ in $(seq 1 10); do
     "$ABUSE" bigbody "$SIM_PORT" 8388608 >"$WORK/one" 2>&1 || fail "tool: $(cat "$WORK/one")"
     [ "$(kv "$WORK/one" first_status)" = 413 ] && got=$((got + 1))
   done

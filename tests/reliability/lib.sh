@@ -1,6 +1,7 @@
 # Shared helpers of the reliability tests (sourced, not run). Binaries come
 # from $RB_BUILD_DIR; every process a test starts is killed on exit (trap),
 # whatever happens.
+# shellcheck shell=bash disable=SC2034
 set -euo pipefail
 : "${RB_BUILD_DIR:?RB_BUILD_DIR must point at the build folder}"
 LOADGEN="$RB_BUILD_DIR/loadgen/loadgen"
