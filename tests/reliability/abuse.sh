@@ -115,7 +115,7 @@ oversize)
     [ "$cl" -eq 1 ] && [ "$ms" -lt 3000 ] || fail "$1 of $2 bytes: not closed at once ($(cat "$WORK/one"))"
     fig "oversize $spec: $(cat "$WORK/one")"
   done
-  ( for i in $(seq 1 20); do "$ABUSE" bighdr "$SIM_PORT" 200000; "$ABUSE" bigbody "$SIM_PORT" 1000000; done ) \
+  ( for _ in $(seq 1 20); do "$ABUSE" bighdr "$SIM_PORT" 200000; "$ABUSE" bigbody "$SIM_PORT" 1000000; done ) \
     >"$WORK/burst" 2>&1 &
   TOOL_PID=$!
   CHILDREN+=("$TOOL_PID")
