@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # loadgen when the run is cut: the server SIGKILLed mid-run, loadgen itself
-# interrupted (SIGINT, SIGTERM), an unwritable result folder, and the
+# interrupted (SIGINT, SIGTERM, a second SIGINT during the drain), an
+# unwritable result folder, and the
 # per-request file flushed while the run goes. Extends loadgen's own
 # dead_server/sigint/certificate tests (2 workers) to the in-process worker
 # and to the per-request records, which must match the report exactly.
@@ -85,6 +86,41 @@ for sig in INT TERM; do
   records_match "$out"
   pass "SIG$sig (k=$k): exit $want, partial report with interrupted: true, $d requests accounted for"
 done
+
+# --- 2b. A second SIGINT during the drain cancels what is in flight at once
+# (30-token streams at 1 s per token: the 5 s drain would not end them).
+live_url=$SIM_URL live_pid=$SIM_PID
+start_sim slow --inter-token-latency 1s
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --request-rate 50 --duration 20s \
+  --random-input-len 8 --random-output-len 30 --quiet --no-progress --save-result \
+  --result-dir "$WORK" --result-filename two.json 2>"$WORK/two.err" &
+lg=$!
+CHILDREN+=("$lg")
+run=0
+for _ in $(seq 1 100); do
+  metrics_to "$WORK/m"
+  run=$(awk '/^vllm:num_requests_running/ { print $2 }' "$WORK/m")
+  [ "${run%.*}" -ge 10 ] && break
+  sleep 0.05
+done
+[ "${run%.*}" -ge 10 ] || fail "second SIGINT: only $run streams running"
+kill -INT "$lg"
+for _ in $(seq 1 100); do grep -q draining "$WORK/two.err" && break; sleep 0.02; done
+grep -q draining "$WORK/two.err" || fail "second SIGINT: loadgen did not say it drains: $(cat "$WORK/two.err")"
+t0=$(date +%s%N)
+kill -INT "$lg"
+rc=0
+wait "$lg" || rc=$?
+el_ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$rc" -eq 130 ] || fail "second SIGINT: exit $rc"
+[ "$el_ms" -lt 1500 ] || fail "second SIGINT: loadgen took $el_ms ms to stop (the drain is 5 s)"
+out="$WORK/two.json"
+accounted "$out"
+[ "$(jq -r .interrupted "$out")" = true ] || fail "second SIGINT: interrupted is not true"
+[ "$(jq '.failures_by_class.cancelled // 0' "$out")" -ge 10 ] || fail "second SIGINT: $(jq -c .failures_by_class "$out")"
+pass "second SIGINT: stopped $el_ms ms later, $(jq '.failures_by_class.cancelled' "$out") in-flight requests cancelled and counted"
+stop_sim slow
+SIM_URL=$live_url SIM_PID=$live_pid
 
 # --- 3. An unwritable result folder (below a regular file: root is not
 # stopped by permission bits) is refused at once, before any request.
