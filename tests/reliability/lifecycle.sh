@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # loadgen when the run is cut: the server SIGKILLed mid-run, loadgen itself
 # interrupted (SIGINT, SIGTERM, a second SIGINT during the drain), an
-# unwritable result folder, and the
-# per-request file flushed while the run goes. Extends loadgen's own
+# unwritable result folder, and the per-request file flushed while the run
+# goes. Extends loadgen's own
 # dead_server/sigint/certificate tests (2 workers) to the in-process worker
 # and to the per-request records, which must match the report exactly.
 source "$(dirname "$0")/lib.sh"
