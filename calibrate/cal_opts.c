@@ -39,6 +39,12 @@ const char *cal_mode_name(cal_mode m)
 int64_t cal_opts_step_ns(const cal_opts *o)
 {
     if (o->step_ns > 0) return o->step_ns;
+    /* The self-test holds each step against the curve on its own, so its
+     * steps average over more busy periods. */
+    if (o->self_test)
+        return o->mode == CAL_MODE_QUICK      ? 2500000000LL
+               : o->mode == CAL_MODE_THOROUGH ? 6000000000LL
+                                              : 3000000000LL;
     return o->mode == CAL_MODE_QUICK      ? 1500000000LL
            : o->mode == CAL_MODE_THOROUGH ? 5000000000LL
                                           : 2000000000LL;
@@ -89,7 +95,7 @@ const char *cal_usage(void)
            "  --self-test-cost K:US the injected cost per event, fixed:US or exp:US\n"
            "                        (default fixed:200)\n"
            "  --step-duration DUR   length of one sweep step (default 2s; quick 1.5s;\n"
-           "                        thorough 5s)\n"
+           "                        thorough 5s; with --self-test 3s, 2.5s, 6s)\n"
            "  --max-steps N         steps per worker count at most\n"
            "  --time-budget DUR     time for all sweeps together (default 55s; quick 18s;\n"
            "                        thorough 4m); each k gets an equal share, 4 steps at least\n"

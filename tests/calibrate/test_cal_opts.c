@@ -58,6 +58,7 @@ static void test_flags(void **state)
     assert_true(o.cost_us == 300);
     assert_int_equal(o.n_workers, 1);
     assert_true(fabs(o.lag_bound_ms - 7.5) < 1e-12);
+    assert_true(cal_opts_step_ns(&o) == 3000000000LL); /* self-test steps are longer */
     assert_int_equal(parse(&o, err, "--self-test", "--workers", "2", "--lag-bound=2ms"), 0);
     assert_int_equal(o.workers[0], 2);
     assert_true(o.lag_bound_ms == 2.0);
