@@ -31,6 +31,9 @@ typedef struct cal_opts {
     double lag_bound_ms; /* 0: 1 ms, or with --self-test max(1 ms, 25 x the cost) */
     int64_t itl_ns;      /* the simulator's inter-token latency */
     int64_t itl_sd_ns;   /* and its jitter */
+    int itl_given;       /* either was set on the command line */
+    int rt_priority;     /* loadgen --realtime-priority for the steps; 0: normal scheduling */
+    int rt_given;
     int input_len, output_len;
     uint64_t seed;
     char simserver[1024];                /* "" = ../simserver/simserver beside calibrate */

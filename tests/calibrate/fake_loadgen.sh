@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
     --client-cost) cost=$2; shift ;;
     --seed) seed=$2; shift ;;
     --duration) dur=${2%ms}; dur=$(awk -v d="$dur" 'BEGIN{print d/1000}'); shift ;;
-    --base-url|--endpoint|--model|--random-input-len|--random-output-len|--burstiness) shift ;;
+    --base-url|--endpoint|--model|--random-input-len|--random-output-len|--burstiness|--realtime-priority) shift ;;
     --save-result|--quiet) ;;
     *) echo "fake_loadgen: unexpected argument $1" >&2; exit 2 ;;
   esac

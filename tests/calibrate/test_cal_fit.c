@@ -181,16 +181,42 @@ static void test_selftest_checks(void **state)
     int nc;
     /* injected 20 us: every check passes; 6 steps have rho in [0.2, 0.85] */
     assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 0);
-    assert_int_equal(nc, 1 + 6);
+    assert_int_equal(nc, 1 + 6 + 1); /* E[S], six steps, the median */
     for (int i = 0; i < nc; i++)
         assert_true(c[i].pass);
     /* injected 25 us: E[S] is 20% off */
     assert_int_equal(cal_selftest_eval(s, n, &p, 1, 25, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
     assert_false(c[0].pass);
     NEAR(c[0].rel_err, 0.2, 0.06);
-    /* a prediction off by 30% at one step fails that step */
+    /* a prediction off by 30% at one step: shown failed, not counted (the
+     * median of the six errors stays within 20%) */
+    cal_step keep[8];
+    memcpy(keep, s, sizeof keep);
     s[4].overhead_mean_us *= 1.3;
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 0);
+    int shown_failed = 0;
+    for (int i = 0; i < nc; i++) {
+        if (!c[i].pass) shown_failed++;
+        assert_int_equal(c[i].counted, 0);
+    }
+    assert_int_equal(shown_failed, 1);
+    /* off by 70% at one step: a gross miss counts on its own */
+    memcpy(s, keep, sizeof keep);
+    s[4].overhead_mean_us *= 3.5;
     assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
+    /* off by 30% at four of the six steps: the median fails */
+    memcpy(s, keep, sizeof keep);
+    int bent = 0;
+    for (int i = 0; i < n && bent < 4; i++)
+        if (s[i].used_in_fit && s[i].rho_mean >= 0.2 && s[i].rho_mean <= 0.85) {
+            s[i].overhead_mean_us *= 1.3;
+            bent++;
+        }
+    assert_int_equal(bent, 4);
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
+    assert_non_null(strstr(c[nc - 1].name, "median PK error"));
+    assert_false(c[nc - 1].pass);
+    memcpy(s, keep, sizeof keep);
     /* no steps in the window: a failed row says so */
     assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.95, 0.99, c, 32, &nc), 1);
     assert_non_null(strstr(c[nc - 1].name, "fitted steps with rho in"));
