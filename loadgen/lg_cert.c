@@ -69,6 +69,7 @@ int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t 
             goto out;
         }
         if (get_num(e, "safe_rho", &c->safe_rho)) c->safe_rho = NAN;
+        if (get_num(e, "transport_us", &c->transport_us)) c->transport_us = NAN;
         if (get_num(e, "safe_total_rate", &c->safe_total_rate))
             c->safe_total_rate = c->safe_rate_per_worker * c->workers;
         out->n++;

@@ -12,6 +12,7 @@ typedef struct lg_cert_entry {
     double safe_rho;
     double safe_rate_per_worker;  /* requests/s per worker */
     double safe_total_rate;
+    double transport_us;          /* the fitted constant term (NAN when absent) */
 } lg_cert_entry;
 
 typedef struct lg_cert {

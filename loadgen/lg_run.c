@@ -413,7 +413,7 @@ static int concat_detailed(const lg_plan *p, const char *out_path)
 /* ---- the run ---------------------------------------------------------- */
 
 static int check_certificate(const lg_opts *o, const rb_host *host, int k, char *note, size_t cap,
-                             double *safe_rho, double *budget_us)
+                             double *safe_rho, double *budget_us, double *transport_us)
 {
     char *txt = NULL;
     size_t len = 0;
@@ -441,6 +441,7 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
     if (d.warning[0]) fprintf(stderr, "loadgen: warning: %s\n", d.warning);
     if (d.entry) {
         *safe_rho = d.entry->safe_rho;
+        *transport_us = d.entry->transport_us;
         if (!isnan(cert.budget_us)) *budget_us = cert.budget_us;
     }
     size_t used = (size_t)snprintf(note, cap, "%s", d.message);
@@ -463,10 +464,11 @@ int lg_run(lg_opts *o)
     rb_host host;
     rb_host_read(&host);
     int k = o->num_workers > 0 ? o->num_workers : 1;
-    double safe_rho = NAN, budget_us = 100.0;
+    double safe_rho = NAN, budget_us = 100.0, transport_us = NAN;
     char cert_note[512] = "";
     if (o->certificate[0]) {
-        int rc = check_certificate(o, &host, k, cert_note, sizeof cert_note, &safe_rho, &budget_us);
+        int rc = check_certificate(o, &host, k, cert_note, sizeof cert_note, &safe_rho, &budget_us,
+                                   &transport_us);
         if (rc) return rc;
     }
     char result_name[600] = "", result_path[2048] = "";
@@ -745,10 +747,13 @@ int lg_run(lg_opts *o)
             .max_rho = max_rho,
             .predicted_wq_us = worst_wq,
             .overhead_p99_us = ov->total ? (double)mdl_hist_percentile(ov, 99.0) / 1e3 : NAN,
+            .overhead_mean_us = ov->total ? mdl_hist_mean(ov) / 1e3 : NAN,
+            .transport_us = transport_us,
             .lag_p99_us = p->closed ? NAN
                                     : (double)mdl_hist_percentile(lg_stats_hist_c(total, LG_H_LAG), 99.0) / 1e3,
             .achieved_ratio = achieved_ratio,
             .arrival_p_value = rep.arrival.tested && strcmp(rep.arrival.test, "ks") == 0 ? rep.arrival.p_value : NAN,
+            .arrival_d = rep.arrival.tested && strcmp(rep.arrival.test, "ks") == 0 ? rep.arrival.statistic : NAN,
             .safe_rho = safe_rho,
             .budget_us = budget_us,
         };

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 const char *mdl_verdict_name(mdl_verdict_level level)
 {
@@ -52,6 +53,13 @@ void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out)
     if (in->overhead_p99_us > MDL_VERDICT_BIASED_FACTOR * budget) {
         decide(out, MDL_VERDICT_BIASED, "client overhead p99 %.0f us > 10x budget %.0f us",
                in->overhead_p99_us, budget);
+        if (in->max_rho < MDL_VERDICT_UNCERTIFIED_RHO) {
+            size_t used = strlen(out->reason);
+            snprintf(out->reason + used, sizeof out->reason - used,
+                     " with max worker rho %.2f: the host (CPUs shared or busy), not the "
+                     "client's own queue",
+                     in->max_rho);
+        }
         return;
     }
 
@@ -78,12 +86,14 @@ void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out)
                MDL_VERDICT_AT_RISK_LAG_US);
         return;
     }
-    if (in->overhead_p99_us > budget) {
-        decide(out, MDL_VERDICT_AT_RISK, "client overhead p99 %.0f us > budget %.0f us",
-               in->overhead_p99_us, budget);
+    double transport = isfinite(in->transport_us) && in->transport_us > 0 ? in->transport_us : 0.0;
+    if (in->overhead_mean_us - transport > budget) {
+        decide(out, MDL_VERDICT_AT_RISK, "client delay per token %.0f us over transport > budget %.0f us",
+               in->overhead_mean_us - transport, budget);
         return;
     }
-    if (in->arrival_p_value < MDL_VERDICT_AT_RISK_ARRIVAL_P) {
+    if (in->arrival_p_value < MDL_VERDICT_AT_RISK_ARRIVAL_P &&
+        !(in->arrival_d <= MDL_VERDICT_AT_RISK_ARRIVAL_D)) {
         decide(out, MDL_VERDICT_AT_RISK, "arrival test p-value %.2g < %.3g", in->arrival_p_value,
                MDL_VERDICT_AT_RISK_ARRIVAL_P);
         return;

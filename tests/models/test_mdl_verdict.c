@@ -16,9 +16,12 @@ static mdl_verdict_input calm(void)
     return (mdl_verdict_input){.max_rho = 0.1,
                                .predicted_wq_us = 5,
                                .overhead_p99_us = 20,
+                               .overhead_mean_us = 15,
+                               .transport_us = NAN,
                                .lag_p99_us = 50,
                                .achieved_ratio = 1.0,
                                .arrival_p_value = 0.4,
+                               .arrival_d = 0.01,
                                .safe_rho = NAN,
                                .budget_us = 100};
 }
@@ -47,6 +50,8 @@ static void test_ok(void **state)
     in.max_rho = NAN;
     in.predicted_wq_us = NAN;
     in.overhead_p99_us = NAN;
+    in.overhead_mean_us = NAN;
+    in.arrival_d = NAN;
     in.lag_p99_us = NAN;
     in.achieved_ratio = NAN;
     in.arrival_p_value = NAN;
@@ -86,9 +91,14 @@ static void test_biased_boundaries(void **state)
     in = calm();
     in.budget_us = 50;
     in.overhead_p99_us = 500;
-    assert_verdict(in, MDL_VERDICT_AT_RISK, "overhead p99 500 us > budget 50 us");
+    assert_verdict(in, MDL_VERDICT_OK, ""); /* a tail under 10x the budget is the host's noise */
     in.overhead_p99_us = 501;
     assert_verdict(in, MDL_VERDICT_BIASED, "overhead p99 501 us > 10x budget 50 us");
+    /* at low rho the reason blames the host, at high rho it does not */
+    assert_verdict(in, MDL_VERDICT_BIASED, "the host");
+    in.max_rho = 0.6;
+    mdl_verdict v = judge(in);
+    assert_null(strstr(v.reason, "the host"));
 }
 
 static void test_at_risk_boundaries(void **state)
@@ -121,16 +131,25 @@ static void test_at_risk_boundaries(void **state)
     assert_verdict(in, MDL_VERDICT_AT_RISK, "schedule lag p99 1001 us > 1000 us");
 
     in = calm();
-    in.overhead_p99_us = 100;
+    in.overhead_mean_us = 100;
     assert_verdict(in, MDL_VERDICT_OK, "");
-    in.overhead_p99_us = 101;
-    assert_verdict(in, MDL_VERDICT_AT_RISK, "overhead p99 101 us > budget 100 us");
+    in.overhead_mean_us = 101;
+    assert_verdict(in, MDL_VERDICT_AT_RISK, "client delay per token 101 us over transport > budget 100 us");
+    in.transport_us = 30; /* the certificate's transport is not the client's */
+    assert_verdict(in, MDL_VERDICT_OK, "");
+    in.overhead_mean_us = 131;
+    assert_verdict(in, MDL_VERDICT_AT_RISK, "client delay per token 101 us");
 
     in = calm();
+    in.arrival_d = 0.2;
     in.arrival_p_value = 0.001;
     assert_verdict(in, MDL_VERDICT_OK, "");
     in.arrival_p_value = 0.0009;
     assert_verdict(in, MDL_VERDICT_AT_RISK, "arrival test p-value 0.0009 < 0.001");
+    in.arrival_d = 0.05; /* significant but tiny: dispatch jitter, not another process */
+    assert_verdict(in, MDL_VERDICT_OK, "");
+    in.arrival_d = NAN; /* D unknown: p alone decides */
+    assert_verdict(in, MDL_VERDICT_AT_RISK, "arrival test");
 }
 
 static void test_most_severe_rule_decides(void **state)
