@@ -16,7 +16,7 @@
 static const char *CERT =
     "{\"host\":{\"cpu_model\":\"Test CPU\",\"cores_online\":2,\"kernel\":\"Linux\"},"
     "\"budget_us\":50,"
-    "\"per_k\":[{\"workers\":1,\"safe_rho\":0.3,\"safe_rate_per_worker\":1000,\"safe_total_rate\":1000},"
+    "\"per_k\":[{\"workers\":1,\"safe_rho\":0.3,\"safe_rate_per_worker\":1000,\"safe_total_rate\":1000,\"transport_us\":21.5},"
     "{\"workers\":2,\"safe_rho\":0.25,\"safe_rate_per_worker\":800,\"safe_total_rate\":1600}]}";
 
 static rb_host host(const char *cpu, int cores)
@@ -40,6 +40,9 @@ static void test_parse(void **state)
     assert_int_equal(c.per_k[1].workers, 2);
     assert_true(c.per_k[1].safe_rate_per_worker == 800);
     assert_true(c.per_k[1].safe_rho == 0.25);
+    /* the transport term feeds the verdict; an entry without it has NAN */
+    assert_true(c.per_k[0].transport_us == 21.5);
+    assert_true(isnan(c.per_k[1].transport_us));
     lg_cert_free(&c);
 }
 
