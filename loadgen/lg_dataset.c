@@ -2,6 +2,7 @@
  * ShareGPT) and the Azure-style trace CSV (see lg_dataset.h). Everything is
  * parsed from memory; only lg_dataset_load_* and lg_trace_load read a file. */
 #include "lg_dataset.h"
+#include "rb_text.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -30,20 +31,10 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-static int is_blank(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
 
 int32_t lg_count_tokens(const char *text, size_t len)
 {
-    int64_t n = 0;
-    int in_word = 0;
-    for (size_t i = 0; i < len; i++) {
-        int w = !is_blank((unsigned char)text[i]);
-        n += w && !in_word;
-        in_word = w;
-    }
+    int64_t n = rb_count_words(text, len);
     return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
 
@@ -374,7 +365,7 @@ static int sharegpt_parse(const char *what, const char *json, size_t len, size_t
     int rc = 0;
     if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
         p += 3; /* a UTF-8 byte order mark */
-    while (p < end && is_blank((unsigned char)*p))
+    while (p < end && rb_is_space((unsigned char)*p))
         p++;
     if (p == end) {
         set_err(err, errlen, "%s: not valid JSON (empty)", what);
@@ -388,7 +379,7 @@ static int sharegpt_parse(const char *what, const char *json, size_t len, size_t
     p++;
     const char *bad = NULL, *why = "not valid JSON";
     for (int first = 1;; first = 0) {
-        while (p < end && is_blank((unsigned char)*p))
+        while (p < end && rb_is_space((unsigned char)*p))
             p++;
         if (first && p < end && *p == ']') {
             p++;
@@ -410,7 +401,7 @@ static int sharegpt_parse(const char *what, const char *json, size_t len, size_t
         p = e_end;
         if (max_n && out->n >= max_n)
             goto done; /* enough: the rest is not read */
-        while (p < end && is_blank((unsigned char)*p))
+        while (p < end && rb_is_space((unsigned char)*p))
             p++;
         if (p < end && *p == ',') {
             p++;
@@ -425,7 +416,7 @@ static int sharegpt_parse(const char *what, const char *json, size_t len, size_t
         break;
     }
     if (!rc && !bad) {
-        while (p < end && is_blank((unsigned char)*p))
+        while (p < end && rb_is_space((unsigned char)*p))
             p++;
         if (p < end) {
             bad = p;
@@ -502,9 +493,9 @@ static size_t split_fields(const char *s, size_t len, field *f, size_t max_f)
             i++;
         }
         const char *a = s + start, *b = s + i;
-        while (a < b && is_blank((unsigned char)*a))
+        while (a < b && rb_is_space((unsigned char)*a))
             a++;
-        while (b > a && is_blank((unsigned char)b[-1]))
+        while (b > a && rb_is_space((unsigned char)b[-1]))
             b--;
         if (b - a >= 2 && *a == '"' && b[-1] == '"') {
             a++;

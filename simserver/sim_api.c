@@ -1,6 +1,7 @@
 /* sim_api: see sim_api.h. JSON is read with cJSON; every field is checked for
  * its type before use, so any body earns either a spec or a 400. */
 #include "sim_api.h"
+#include "rb_text.h"
 
 #include <cjson/cJSON.h>
 #include <http_parser.h>
@@ -30,21 +31,9 @@ sim_route sim_api_route(int method, const char *path)
     return SIM_ROUTE_NOT_FOUND;
 }
 
-static int is_ws(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
 int64_t sim_count_words(const char *s, size_t n)
 {
-    int64_t words = 0;
-    int in = 0;
-    for (size_t i = 0; i < n; i++) {
-        int w = !is_ws((unsigned char)s[i]);
-        if (w && !in) words++;
-        in = w;
-    }
-    return words;
+    return rb_count_words(s, n);
 }
 
 static uint64_t fnv1a(const char *s, size_t n)
@@ -106,9 +95,9 @@ static void toks_text(toks *t, const char *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        while (i < n && is_ws((unsigned char)s[i])) i++;
+        while (i < n && rb_is_space((unsigned char)s[i])) i++;
         size_t b = i;
-        while (i < n && !is_ws((unsigned char)s[i])) i++;
+        while (i < n && !rb_is_space((unsigned char)s[i])) i++;
         if (i > b) toks_push(t, s + b, i - b, fnv1a(s + b, i - b));
     }
 }
