@@ -1,6 +1,9 @@
 /* rb_text: see rb_text.h. */
 #include "rb_text.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 int64_t rb_count_words(const char *s, size_t n)
 {
     int64_t words = 0;
@@ -11,4 +14,13 @@ int64_t rb_count_words(const char *s, size_t n)
         in = w;
     }
     return words;
+}
+
+void rb_set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
 }

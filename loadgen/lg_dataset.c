@@ -21,15 +21,6 @@
 #define LG_MAX_POOL 10000000
 #define LG_MAX_FILE_BYTES ((size_t)4 << 30)
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 
 int32_t lg_count_tokens(const char *text, size_t len)
@@ -155,7 +146,7 @@ static int alloc_items(lg_dataset *out, size_t n, char *err, size_t errlen)
     out->n = 0;
     out->items = calloc(n, sizeof *out->items);
     if (!out->items) {
-        set_err(err, errlen, "dataset: out of memory for %zu prompts", n);
+        rb_set_err(err, errlen, "dataset: out of memory for %zu prompts", n);
         return -ENOMEM;
     }
     return 0;
@@ -165,33 +156,33 @@ int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, si
 {
     *out = (lg_dataset){0};
     if (spec->n < 1 || spec->n > LG_MAX_POOL) {
-        set_err(err, errlen, "random dataset: n: must be in [1, %d], got %zu", LG_MAX_POOL, spec->n);
+        rb_set_err(err, errlen, "random dataset: n: must be in [1, %d], got %zu", LG_MAX_POOL, spec->n);
         return -EINVAL;
     }
     if (spec->input_len < 1 || spec->input_len > LG_MAX_PROMPT_TOKENS) {
-        set_err(err, errlen, "random dataset: input_len: must be in [1, %d], got %d",
+        rb_set_err(err, errlen, "random dataset: input_len: must be in [1, %d], got %d",
                 LG_MAX_PROMPT_TOKENS, (int)spec->input_len);
         return -EINVAL;
     }
     if (spec->output_len < 1 || spec->output_len > LG_MAX_PROMPT_TOKENS) {
-        set_err(err, errlen, "random dataset: output_len: must be in [1, %d], got %d",
+        rb_set_err(err, errlen, "random dataset: output_len: must be in [1, %d], got %d",
                 LG_MAX_PROMPT_TOKENS, (int)spec->output_len);
         return -EINVAL;
     }
     double rr_max = spec->dist == LG_LEN_UNIFORM ? 1 : 100;
     if (!(spec->range_ratio >= 0 && spec->range_ratio <= rr_max)) {
-        set_err(err, errlen, "random dataset: range_ratio: must be in [0, %g], got %g", rr_max,
+        rb_set_err(err, errlen, "random dataset: range_ratio: must be in [0, %g], got %g", rr_max,
                 spec->range_ratio);
         return -EINVAL;
     }
     if ((unsigned)spec->dist > LG_LEN_LOGNORMAL) {
-        set_err(err, errlen, "random dataset: dist: unknown distribution %d", (int)spec->dist);
+        rb_set_err(err, errlen, "random dataset: dist: unknown distribution %d", (int)spec->dist);
         return -EINVAL;
     }
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     if (!r || alloc_items(out, spec->n, err, errlen)) {
         gsl_rng_free(r);
-        set_err(err, errlen, "random dataset: out of memory");
+        rb_set_err(err, errlen, "random dataset: out of memory");
         return -ENOMEM;
     }
     gsl_rng_set(r, lg_seed32(spec->seed, 0));
@@ -204,7 +195,7 @@ int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, si
             free(b.s);
             gsl_rng_free(r);
             lg_dataset_free(out);
-            set_err(err, errlen, "random dataset: out of memory");
+            rb_set_err(err, errlen, "random dataset: out of memory");
             return -ENOMEM;
         }
         p->text = b.s;
@@ -229,14 +220,14 @@ int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *
              {"output_len", spec->output_len, 1}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         if (f[i].v < f[i].min || f[i].v > LG_MAX_PROMPT_TOKENS) {
-            set_err(err, errlen, "shared-prefix dataset: %s: must be in [%d, %d], got %d",
+            rb_set_err(err, errlen, "shared-prefix dataset: %s: must be in [%d, %d], got %d",
                     f[i].name, (int)f[i].min, LG_MAX_PROMPT_TOKENS, (int)f[i].v);
             return -EINVAL;
         }
     }
     if ((int64_t)spec->groups * spec->prompts_per_group > LG_MAX_POOL ||
         (int64_t)spec->system_prompt_len + spec->question_len > LG_MAX_PROMPT_TOKENS) {
-        set_err(err, errlen,
+        rb_set_err(err, errlen,
                 "shared-prefix dataset: groups x prompts_per_group must be <= %d and "
                 "system_prompt_len + question_len <= %d",
                 LG_MAX_POOL, LG_MAX_PROMPT_TOKENS);
@@ -246,7 +237,7 @@ int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     if (!r || alloc_items(out, n, err, errlen)) {
         gsl_rng_free(r);
-        set_err(err, errlen, "shared-prefix dataset: out of memory");
+        rb_set_err(err, errlen, "shared-prefix dataset: out of memory");
         return -ENOMEM;
     }
     gsl_rng_set(r, lg_seed32(spec->seed, 1));
@@ -274,7 +265,7 @@ nomem:
     free(sys.s);
     gsl_rng_free(r);
     lg_dataset_free(out);
-    set_err(err, errlen, "shared-prefix dataset: out of memory");
+    rb_set_err(err, errlen, "shared-prefix dataset: out of memory");
     return -ENOMEM;
 }
 
@@ -368,11 +359,11 @@ static int sharegpt_parse(const char *what, const char *json, size_t len, size_t
     while (p < end && rb_is_space((unsigned char)*p))
         p++;
     if (p == end) {
-        set_err(err, errlen, "%s: not valid JSON (empty)", what);
+        rb_set_err(err, errlen, "%s: not valid JSON (empty)", what);
         return -EINVAL;
     }
     if (*p != '[') {
-        set_err(err, errlen, "%s: line %zu: the top level must be a JSON array of conversations",
+        rb_set_err(err, errlen, "%s: line %zu: the top level must be a JSON array of conversations",
                 what, line_of(json, len, (size_t)(p - json)));
         return -EINVAL;
     }
@@ -395,7 +386,7 @@ static int sharegpt_parse(const char *what, const char *json, size_t len, size_t
         rc = take_entry(e, out, &cap);
         cJSON_Delete(e);
         if (rc) {
-            set_err(err, errlen, "%s: out of memory", what);
+            rb_set_err(err, errlen, "%s: out of memory", what);
             break;
         }
         p = e_end;
@@ -425,13 +416,13 @@ static int sharegpt_parse(const char *what, const char *json, size_t len, size_t
     }
     if (!rc && bad) {
         size_t at = (size_t)(bad - json);
-        set_err(err, errlen, "%s: line %zu: %s (near byte %zu)", what, line_of(json, len, at), why,
+        rb_set_err(err, errlen, "%s: line %zu: %s (near byte %zu)", what, line_of(json, len, at), why,
                 at);
         rc = -EINVAL;
     }
 done:
     if (!rc && out->n == 0) {
-        set_err(err, errlen, "%s: no entry has a human turn followed by a gpt turn (%zu entries)",
+        rb_set_err(err, errlen, "%s: no entry has a human turn followed by a gpt turn (%zu entries)",
                 what, entries);
         rc = -EINVAL;
     }
@@ -452,7 +443,7 @@ static int read_whole(const char *kind, const char *path, char **buf, size_t *le
 {
     int rc = rb_read_file(path, LG_MAX_FILE_BYTES, buf, len);
     if (rc)
-        set_err(err, errlen, "%s %s: cannot read: %s", kind, path, strerror(-rc));
+        rb_set_err(err, errlen, "%s %s: cannot read: %s", kind, path, strerror(-rc));
     return rc;
 }
 
@@ -658,7 +649,7 @@ static int trace_parse(const char *what, const char *csv, size_t len, lg_trace_r
                     if (field_is(f[i], COL_NAMES[c]))
                         col[c] = i;
                 if (col[c] == SIZE_MAX) {
-                    set_err(err, errlen, "%s: line %zu: the header has no %s column", what, line,
+                    rb_set_err(err, errlen, "%s: line %zu: the header has no %s column", what, line,
                             COL_NAMES[c]);
                     rc = -EINVAL;
                     goto done;
@@ -669,7 +660,7 @@ static int trace_parse(const char *what, const char *csv, size_t len, lg_trace_r
             continue;
         }
         if (nf != n_fields) {
-            set_err(err, errlen, "%s: line %zu: %zu fields, but the header has %zu", what, line,
+            rb_set_err(err, errlen, "%s: line %zu: %zu fields, but the header has %zu", what, line,
                     nf, n_fields);
             rc = -EINVAL;
             goto done;
@@ -682,7 +673,7 @@ static int trace_parse(const char *what, const char *csv, size_t len, lg_trace_r
         if (bad >= 0) {
             field v = f[col[bad]];
             int shown = v.n > 40 ? 40 : (int)v.n;
-            set_err(err, errlen, "%s: line %zu: %s: %s, got '%.*s'", what, line, COL_NAMES[bad],
+            rb_set_err(err, errlen, "%s: line %zu: %s: %s, got '%.*s'", what, line, COL_NAMES[bad],
                     bad == COL_T ? "must be seconds >= 0 or YYYY-MM-DD HH:MM:SS[.fraction]"
                                  : "must be a whole number >= 0",
                     shown, v.s);
@@ -698,7 +689,7 @@ static int trace_parse(const char *what, const char *csv, size_t len, lg_trace_r
             size_t nc = cap ? cap * 2 : 1024;
             trace_item *p = realloc(items, nc * sizeof *p);
             if (!p) {
-                set_err(err, errlen, "%s: out of memory", what);
+                rb_set_err(err, errlen, "%s: out of memory", what);
                 rc = -ENOMEM;
                 goto done;
             }
@@ -708,21 +699,21 @@ static int trace_parse(const char *what, const char *csv, size_t len, lg_trace_r
         items[n++] = it;
     }
     if (!have_header || n == 0) {
-        set_err(err, errlen, "%s: %s", what,
+        rb_set_err(err, errlen, "%s: %s", what,
                 have_header ? "no rows after the header" : "empty (no header line)");
         rc = -EINVAL;
         goto done;
     }
     qsort(items, n, sizeof *items, by_time);
     if (items[n - 1].row.t_ns - items[0].row.t_ns > LG_TRACE_MAX_SPAN_NS) {
-        set_err(err, errlen, "%s: line %zu: %s: more than 10 years after the earliest row (line %zu)",
+        rb_set_err(err, errlen, "%s: line %zu: %s: more than 10 years after the earliest row (line %zu)",
                 what, items[n - 1].line, COL_NAMES[COL_T], items[0].line);
         rc = -EINVAL;
         goto done;
     }
     lg_trace_row *rows = malloc(n * sizeof *rows);
     if (!rows) {
-        set_err(err, errlen, "%s: out of memory", what);
+        rb_set_err(err, errlen, "%s: out of memory", what);
         rc = -ENOMEM;
         goto done;
     }

@@ -3,6 +3,7 @@
  * every stage is known before the run and a stage's arrivals do not depend
  * on how many the stages before it had. */
 #include "lg_sched.h"
+#include "rb_text.h"
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
@@ -25,15 +26,6 @@ struct lg_sched {
     int done;
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* SplitMix64's finaliser over (seed, stream), folded to 32 bits. */
 unsigned long lg_seed32(uint64_t seed, uint64_t stream)
@@ -68,33 +60,33 @@ static int stage_takes(const lg_stage *st, int64_t in_stage, double offset_ns)
 static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
 {
     if (sp->max_requests < 0) {
-        set_err(err, errlen, "max_requests: must be >= 0, got %lld", (long long)sp->max_requests);
+        rb_set_err(err, errlen, "max_requests: must be >= 0, got %lld", (long long)sp->max_requests);
         return -1;
     }
     if (sp->trace) {
         if (sp->n_trace == 0) {
-            set_err(err, errlen, "trace: has no rows");
+            rb_set_err(err, errlen, "trace: has no rows");
             return -1;
         }
         if (!(sp->trace_speedup >= 0) || isinf(sp->trace_speedup)) {
-            set_err(err, errlen, "trace_speedup: must be > 0, got %g", sp->trace_speedup);
+            rb_set_err(err, errlen, "trace_speedup: must be > 0, got %g", sp->trace_speedup);
             return -1;
         }
         for (size_t i = 0; i < sp->n_trace; i++) {
             const lg_trace_row *r = &sp->trace[i];
             if (r->t_ns < 0 || (i > 0 && r->t_ns < sp->trace[i - 1].t_ns)) {
-                set_err(err, errlen, "trace[%zu].t: must be >= 0 and not before the row above, got %lld ns",
+                rb_set_err(err, errlen, "trace[%zu].t: must be >= 0 and not before the row above, got %lld ns",
                         i, (long long)r->t_ns);
                 return -1;
             }
             double speedup = sp->trace_speedup > 0 ? sp->trace_speedup : 1;
             if (!((double)r->t_ns / speedup < LG_SCHED_MAX_T_NS)) {
-                set_err(err, errlen, "trace[%zu].t: %lld ns at speedup %g is beyond the schedule's range",
+                rb_set_err(err, errlen, "trace[%zu].t: %lld ns at speedup %g is beyond the schedule's range",
                         i, (long long)r->t_ns, speedup);
                 return -1;
             }
             if (r->input_tokens < 0 || r->output_tokens < 0) {
-                set_err(err, errlen, "trace[%zu]: token counts must be >= 0, got %d and %d", i,
+                rb_set_err(err, errlen, "trace[%zu]: token counts must be >= 0, got %d and %d", i,
                         (int)r->input_tokens, (int)r->output_tokens);
                 return -1;
             }
@@ -104,46 +96,46 @@ static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
     /* Below 0.001 most gamma draws underflow to 0 and the gaps lose their
      * mean; above 1e9/s two arrivals share a nanosecond. */
     if (!(sp->burstiness >= 0.001)) {
-        set_err(err, errlen, "burstiness: must be >= 0.001 (or inf), got %g", sp->burstiness);
+        rb_set_err(err, errlen, "burstiness: must be >= 0.001 (or inf), got %g", sp->burstiness);
         return -1;
     }
     if (sp->pause_ns < 0) {
-        set_err(err, errlen, "pause: must be >= 0, got %lld ns", (long long)sp->pause_ns);
+        rb_set_err(err, errlen, "pause: must be >= 0, got %lld ns", (long long)sp->pause_ns);
         return -1;
     }
     if (!sp->stages || sp->n_stages == 0) {
-        set_err(err, errlen, "stages: at least one stage is needed");
+        rb_set_err(err, errlen, "stages: at least one stage is needed");
         return -1;
     }
     for (size_t i = 0; i < sp->n_stages; i++) {
         const lg_stage *st = &sp->stages[i];
         int last = i + 1 == sp->n_stages;
         if (!(st->rate_per_s > 0) || (!isinf(st->rate_per_s) && st->rate_per_s > 1e9)) {
-            set_err(err, errlen, "stages[%zu].rate: must be > 0 and <= 1e9 per s (or inf), got %g",
+            rb_set_err(err, errlen, "stages[%zu].rate: must be > 0 and <= 1e9 per s (or inf), got %g",
                     i, st->rate_per_s);
             return -1;
         }
         if (st->duration_ns < 0) {
-            set_err(err, errlen, "stages[%zu].duration: must be >= 0, got %lld ns", i,
+            rb_set_err(err, errlen, "stages[%zu].duration: must be >= 0, got %lld ns", i,
                     (long long)st->duration_ns);
             return -1;
         }
         if (st->max_requests < 0) {
-            set_err(err, errlen, "stages[%zu].max_requests: must be >= 0, got %lld", i,
+            rb_set_err(err, errlen, "stages[%zu].max_requests: must be >= 0, got %lld", i,
                     (long long)st->max_requests);
             return -1;
         }
         /* Bounded by count: the stage itself, or the global cap if last. */
         int counted = st->max_requests > 0 || (last && sp->max_requests > 0);
         if (isinf(st->rate_per_s) && !counted) {
-            set_err(err, errlen,
+            rb_set_err(err, errlen,
                     "stages[%zu].rate: inf sends everything at once, so the stage needs "
                     "max_requests%s",
                     i, last ? " (or a global max_requests)" : "");
             return -1;
         }
         if (st->duration_ns == 0 && !counted) {
-            set_err(err, errlen,
+            rb_set_err(err, errlen,
                     "stages[%zu]: never ends: give it a duration or max_requests%s", i,
                     last ? " (or a global max_requests)" : "");
             return -1;
@@ -178,7 +170,7 @@ static int plan_stages(lg_sched *s, char *err, size_t errlen)
                 gsl_rng_set(s->rng, lg_seed32(sp->seed, i));
                 while (made < budget && stage_takes(st, made, off)) {
                     if (made == LG_SCHED_PLAN_MAX) {
-                        set_err(err, errlen,
+                        rb_set_err(err, errlen,
                                 "stages[%zu].max_requests: more than %d arrivals before the "
                                 "next stage; give the stage a shorter duration",
                                 i, LG_SCHED_PLAN_MAX);
@@ -209,7 +201,7 @@ static int plan_stages(lg_sched *s, char *err, size_t errlen)
 lg_sched *lg_sched_new(const lg_sched_spec *spec, char *err, size_t errlen)
 {
     if (!spec) {
-        set_err(err, errlen, "schedule: no spec");
+        rb_set_err(err, errlen, "schedule: no spec");
         return NULL;
     }
     if (validate(spec, err, errlen))
@@ -238,7 +230,7 @@ lg_sched *lg_sched_new(const lg_sched_spec *spec, char *err, size_t errlen)
     }
     return s;
 nomem:
-    set_err(err, errlen, "schedule: out of memory");
+    rb_set_err(err, errlen, "schedule: out of memory");
     lg_sched_free(s);
     return NULL;
 }

@@ -27,11 +27,24 @@ static void bytes_above_127_are_word_bytes(void **state)
     assert_true(rb_is_space(' ') && !rb_is_space(0xa0)); /* no locale: NBSP is a word byte */
 }
 
+static void set_err_formats_truncates_and_tolerates_null(void **state)
+{
+    char buf[16];
+    rb_set_err(buf, sizeof buf, "rate: %d", -5);
+    assert_string_equal(buf, "rate: -5");
+    rb_set_err(buf, sizeof buf, "%s", "a message longer than the buffer");
+    assert_int_equal(strlen(buf), sizeof buf - 1);
+    rb_set_err(NULL, 10, "ignored %d", 1);
+    rb_set_err(buf, 0, "ignored %d", 2);
+    assert_int_equal(strlen(buf), sizeof buf - 1); /* untouched */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(length_bounds_the_count_not_nul),
         cmocka_unit_test(bytes_above_127_are_word_bytes),
+        cmocka_unit_test(set_err_formats_truncates_and_tolerates_null),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
