@@ -54,8 +54,9 @@ int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
 
 /* The step duration and step cap the mode and flags give. */
 int64_t cal_opts_step_ns(const cal_opts *o);
-/* The time budget of all sweeps together: quick 18 s, default 55 s, thorough
- * 240 s (the whole run adds the fit and the plot, about a second). */
+/* The time budget of all sweeps together: quick 18 s (with --self-test
+ * 40 s), default 55 s, thorough 240 s (the whole run adds the fit and the
+ * plot, about a second). */
 int64_t cal_opts_budget_ns(const cal_opts *o);
 const char *cal_mode_name(cal_mode m);
 

@@ -35,6 +35,14 @@ static void test_defaults(void **state)
     assert_int_equal(o.mode, CAL_MODE_DEFAULT);
     assert_true(cal_opts_step_ns(&o) == 2000000000LL);
     assert_true(cal_opts_budget_ns(&o) == 55000000000LL);
+    /* the quick self-test gets longer steps and the time to reach rho ~0.85 */
+    cal_opts q;
+    cal_opts_defaults(&q, 2);
+    q.mode = CAL_MODE_QUICK;
+    assert_true(cal_opts_budget_ns(&q) == 18000000000LL);
+    q.self_test = 1;
+    assert_true(cal_opts_budget_ns(&q) == 40000000000LL);
+    assert_true(cal_opts_step_ns(&q) == 3500000000LL);
     cal_opts_defaults(&o, 1);
     assert_int_equal(o.n_workers, 1);
 }
