@@ -404,7 +404,9 @@ static int self_test(const cal_run *r)
         const cal_check *c = &checks[i];
         printf("%-52s %10.1f %10.1f %6.1f%% %5.0f%%  %s\n", c->name, c->measured, c->expected,
                100.0 * c->rel_err, 100.0 * c->tol,
-               c->pass ? "PASS" : c->counted ? "FAIL" : "over (the median decides)");
+               c->pass      ? "PASS"
+               : c->counted ? "FAIL"
+                            : "over (the median decides)");
     }
     for (int j = 0; j < r->npk; j++)
         printf("(k=%d: E[S] from the utilisation %.1f us [%.1f, %.1f]; figures by '%s')\n",

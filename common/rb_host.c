@@ -20,7 +20,8 @@ void rb_host_read(rb_host *h)
             char *colon = strchr(line, ':');
             if (!colon) continue;
             colon++;
-            while (*colon == ' ' || *colon == '\t') colon++;
+            while (*colon == ' ' || *colon == '\t')
+                colon++;
             colon[strcspn(colon, "\n")] = '\0';
             snprintf(h->cpu_model, sizeof h->cpu_model, "%s", colon);
             break;

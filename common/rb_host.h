@@ -6,7 +6,7 @@
 typedef struct rb_host {
     char cpu_model[160];
     int cores_online;
-    char kernel[160];   /* uname -sr */
+    char kernel[160]; /* uname -sr */
     char hostname[96];
 } rb_host;
 

@@ -13,7 +13,7 @@ typedef struct rb_timer rb_timer;
 typedef void (*rb_timer_cb)(rb_timer *t);
 
 struct rb_timer {
-    uv_poll_t poll;     /* poll.data is reserved; use t->data */
+    uv_poll_t poll; /* poll.data is reserved; use t->data */
     int fd;
     int armed;
     int64_t deadline_ns;

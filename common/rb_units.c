@@ -42,13 +42,20 @@ int rb_parse_duration_ns(const char *s, int64_t *out_ns)
     if (end == s || errno == ERANGE || !isfinite(v)) return -EINVAL;
     if (v < 0) return -ERANGE;
     double scale;
-    if (*end == '\0' || strcmp(end, "ms") == 0) scale = 1e6;
-    else if (strcmp(end, "ns") == 0) scale = 1.0;
-    else if (strcmp(end, "us") == 0) scale = 1e3;
-    else if (strcmp(end, "s") == 0) scale = 1e9;
-    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0) scale = 60e9;
-    else if (strcmp(end, "h") == 0) scale = 3600e9;
-    else return -EINVAL;
+    if (*end == '\0' || strcmp(end, "ms") == 0)
+        scale = 1e6;
+    else if (strcmp(end, "ns") == 0)
+        scale = 1.0;
+    else if (strcmp(end, "us") == 0)
+        scale = 1e3;
+    else if (strcmp(end, "s") == 0)
+        scale = 1e9;
+    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+        scale = 60e9;
+    else if (strcmp(end, "h") == 0)
+        scale = 3600e9;
+    else
+        return -EINVAL;
     double ns = v * scale;
     if (ns > 9.2e18) return -ERANGE;
     *out_ns = (int64_t)llround(ns);
@@ -63,9 +70,12 @@ int rb_parse_size(const char *s, uint64_t *out_bytes)
     unsigned long long v = strtoull(s, &end, 10);
     if (end == s || errno == ERANGE) return -EINVAL;
     unsigned shift = 0;
-    if (*end == 'k' || *end == 'K') shift = 10, end++;
-    else if (*end == 'm' || *end == 'M') shift = 20, end++;
-    else if (*end == 'g' || *end == 'G') shift = 30, end++;
+    if (*end == 'k' || *end == 'K')
+        shift = 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        shift = 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        shift = 30, end++;
     if (*end == 'i' || *end == 'B' || *end == 'b') { /* "KiB", "KB" */
         if (*end == 'i') end++;
         if (*end == 'B' || *end == 'b') end++;

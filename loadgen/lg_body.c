@@ -18,7 +18,8 @@ static void put(sbuf *b, const char *s, size_t n)
     if (b->oom) return;
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) cap *= 2;
+        while (cap < b->len + n + 1)
+            cap *= 2;
         char *np = realloc(b->p, cap);
         if (!np) {
             b->oom = 1;
@@ -48,11 +49,21 @@ static void put_json_str(sbuf *b, const char *s)
         put(b, run, (size_t)(s - run));
         char esc[8];
         switch (c) {
-        case '"': put(b, "\\\"", 2); break;
-        case '\\': put(b, "\\\\", 2); break;
-        case '\n': put(b, "\\n", 2); break;
-        case '\r': put(b, "\\r", 2); break;
-        case '\t': put(b, "\\t", 2); break;
+        case '"':
+            put(b, "\\\"", 2);
+            break;
+        case '\\':
+            put(b, "\\\\", 2);
+            break;
+        case '\n':
+            put(b, "\\n", 2);
+            break;
+        case '\r':
+            put(b, "\\r", 2);
+            break;
+        case '\t':
+            put(b, "\\t", 2);
+            break;
         default:
             snprintf(esc, sizeof esc, "\\u%04x", c);
             put(b, esc, 6);

@@ -30,8 +30,7 @@ static cJSON *parse_exact(const char *s, size_t len)
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(s, len, &end, 0);
-    if (!root)
-        return NULL;
+    if (!root) return NULL;
     size_t rest = end ? (size_t)(s + len - end) : 0;
     while (rest && is_space(*end)) {
         end++;
@@ -49,13 +48,10 @@ static cJSON *parse_exact(const char *s, size_t len)
 static int64_t count_of(const cJSON *obj, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v || cJSON_IsNull(v))
-        return -1;
-    if (!cJSON_IsNumber(v))
-        return -2;
+    if (!v || cJSON_IsNull(v)) return -1;
+    if (!cJSON_IsNumber(v)) return -2;
     double d = v->valuedouble;
-    if (!(d >= 0 && d <= 9007199254740992.0) || d != floor(d))
-        return -2;
+    if (!(d >= 0 && d <= 9007199254740992.0) || d != floor(d)) return -2;
     return (int64_t)d;
 }
 
@@ -64,10 +60,8 @@ static int64_t count_of(const cJSON *obj, const char *key)
 static int string_of(const cJSON *obj, const char *key, const char **s)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!v || cJSON_IsNull(v))
-        return 0;
-    if (!cJSON_IsString(v))
-        return -1;
+    if (!v || cJSON_IsNull(v)) return 0;
+    if (!cJSON_IsString(v)) return -1;
     *s = v->valuestring;
     return 1;
 }
@@ -77,8 +71,7 @@ static int take_content(const cJSON *obj, const char *key, lg_chunk *out)
 {
     const char *s = NULL;
     int rc = string_of(obj, key, &s);
-    if (rc < 0)
-        return -EBADMSG;
+    if (rc < 0) return -EBADMSG;
     if (rc > 0 && s[0]) {
         out->flags |= LG_CHUNK_CONTENT;
         out->content_bytes += strlen(s);
@@ -88,37 +81,29 @@ static int take_content(const cJSON *obj, const char *key, lg_chunk *out)
 
 static int decode_choice(const cJSON *c, lg_chunk *out)
 {
-    if (!cJSON_IsObject(c))
-        return -EBADMSG;
-    if (take_content(c, "text", out) < 0)
-        return -EBADMSG;
+    if (!cJSON_IsObject(c)) return -EBADMSG;
+    if (take_content(c, "text", out) < 0) return -EBADMSG;
     int has_role = 0;
     const cJSON *delta = cJSON_GetObjectItemCaseSensitive(c, "delta");
     if (delta && !cJSON_IsNull(delta)) {
-        if (!cJSON_IsObject(delta) || take_content(delta, "content", out) < 0)
-            return -EBADMSG;
+        if (!cJSON_IsObject(delta) || take_content(delta, "content", out) < 0) return -EBADMSG;
         const char *role = NULL;
         int rc = string_of(delta, "role", &role);
-        if (rc < 0)
-            return -EBADMSG;
+        if (rc < 0) return -EBADMSG;
         has_role = rc > 0;
     }
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c, "message");
     if (msg && !cJSON_IsNull(msg)) {
-        if (!cJSON_IsObject(msg) || take_content(msg, "content", out) < 0)
-            return -EBADMSG;
+        if (!cJSON_IsObject(msg) || take_content(msg, "content", out) < 0) return -EBADMSG;
     }
-    if (has_role && !(out->flags & LG_CHUNK_CONTENT))
-        out->flags |= LG_CHUNK_ROLE;
+    if (has_role && !(out->flags & LG_CHUNK_CONTENT)) out->flags |= LG_CHUNK_ROLE;
     const char *fin = NULL;
     int rc = string_of(c, "finish_reason", &fin);
-    if (rc < 0)
-        return -EBADMSG;
+    if (rc < 0) return -EBADMSG;
     if (rc > 0) {
         out->flags |= LG_CHUNK_FINISH;
         size_t n = strlen(fin);
-        if (n >= sizeof out->finish_reason)
-            n = sizeof out->finish_reason - 1;
+        if (n >= sizeof out->finish_reason) n = sizeof out->finish_reason - 1;
         memcpy(out->finish_reason, fin, n);
         out->finish_reason[n] = '\0';
     }
@@ -127,19 +112,15 @@ static int decode_choice(const cJSON *c, lg_chunk *out)
 
 static int decode_usage(const cJSON *u, lg_chunk *out)
 {
-    if (!cJSON_IsObject(u))
-        return -EBADMSG;
+    if (!cJSON_IsObject(u)) return -EBADMSG;
     int64_t pt = count_of(u, "prompt_tokens"), ct = count_of(u, "completion_tokens");
-    if (pt < -1 || ct < -1)
-        return -EBADMSG;
+    if (pt < -1 || ct < -1) return -EBADMSG;
     int64_t cached = -1;
     const cJSON *det = cJSON_GetObjectItemCaseSensitive(u, "prompt_tokens_details");
     if (det && !cJSON_IsNull(det)) {
-        if (!cJSON_IsObject(det))
-            return -EBADMSG;
+        if (!cJSON_IsObject(det)) return -EBADMSG;
         cached = count_of(det, "cached_tokens");
-        if (cached < -1)
-            return -EBADMSG;
+        if (cached < -1) return -EBADMSG;
     }
     out->prompt_tokens = pt;
     out->completion_tokens = ct;
@@ -150,8 +131,7 @@ static int decode_usage(const cJSON *u, lg_chunk *out)
 
 static int decode_object(const cJSON *root, lg_chunk *out)
 {
-    if (!cJSON_IsObject(root))
-        return -EBADMSG;
+    if (!cJSON_IsObject(root)) return -EBADMSG;
     int known = 0;
     const cJSON *err = cJSON_GetObjectItemCaseSensitive(root, "error");
     if (err && !cJSON_IsNull(err)) {
@@ -160,22 +140,19 @@ static int decode_object(const cJSON *root, lg_chunk *out)
     }
     const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
     if (choices) {
-        if (!cJSON_IsArray(choices))
-            return -EBADMSG;
+        if (!cJSON_IsArray(choices)) return -EBADMSG;
         known = 1;
         /* The load generator asks for one completion (n = 1). */
         const cJSON *c0 = choices->child;
         if (c0) {
             int rc = decode_choice(c0, out);
-            if (rc)
-                return rc;
+            if (rc) return rc;
         }
     }
     const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
     if (usage && !cJSON_IsNull(usage)) {
         int rc = decode_usage(usage, out);
-        if (rc)
-            return rc;
+        if (rc) return rc;
         known = 1;
     }
     return known ? 0 : -EBADMSG;
@@ -216,15 +193,13 @@ static int eat(scan *s, char c)
 static int scan_string(scan *s, const char **a, const char **b, size_t *decoded, int *escaped)
 {
     ws(s);
-    if (s->p >= s->end || *s->p != '"')
-        return 0;
+    if (s->p >= s->end || *s->p != '"') return 0;
     const char *q = ++s->p;
     size_t n = 0;
     int esc = 0;
     while (q < s->end && *q != '"') {
         unsigned char c = (unsigned char)*q;
-        if (c < 0x20)
-            return 0;
+        if (c < 0x20) return 0;
         if (c == '\\') {
             if (q + 1 >= s->end || !strchr("\"\\/bfnrt", q[1]) || q[1] == '\0')
                 return 0; /* \u and bad escapes: leave them to cJSON */
@@ -234,22 +209,18 @@ static int scan_string(scan *s, const char **a, const char **b, size_t *decoded,
         q++;
         n++;
     }
-    if (q >= s->end)
-        return 0;
+    if (q >= s->end) return 0;
     *a = s->p;
     *b = q;
-    if (decoded)
-        *decoded = n;
-    if (escaped)
-        *escaped = esc;
+    if (decoded) *decoded = n;
+    if (escaped) *escaped = esc;
     s->p = q + 1;
     return 1;
 }
 
 static int lit(scan *s, const char *w, size_t n)
 {
-    if ((size_t)(s->end - s->p) < n || memcmp(s->p, w, n) != 0)
-        return 0;
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, w, n) != 0) return 0;
     s->p += n;
     return 1;
 }
@@ -267,31 +238,26 @@ static int scan_number(scan *s, int *whole, int64_t *v)
     else
         while (q < e && *q >= '0' && *q <= '9')
             q++;
-    if (q == d0)
-        return 0;
+    if (q == d0) return 0;
     size_t digits = (size_t)(q - d0);
     int plain = !neg && digits <= 15;
     if (q < e && *q == '.') {
         const char *f = ++q;
         while (q < e && *q >= '0' && *q <= '9')
             q++;
-        if (q == f)
-            return 0;
+        if (q == f) return 0;
         plain = 0;
     }
     if (q < e && (*q == 'e' || *q == 'E')) {
         q++;
-        if (q < e && (*q == '+' || *q == '-'))
-            q++;
+        if (q < e && (*q == '+' || *q == '-')) q++;
         const char *x = q;
         while (q < e && *q >= '0' && *q <= '9')
             q++;
-        if (q == x)
-            return 0;
+        if (q == x) return 0;
         plain = 0;
     }
-    if (q - s->p > 63)
-        return 0; /* cJSON releases differ past 63 characters: leave it to cJSON */
+    if (q - s->p > 63) return 0; /* cJSON releases differ past 63 characters: leave it to cJSON */
     if (whole) {
         *whole = plain;
         int64_t x = 0;
@@ -311,8 +277,7 @@ typedef int (*member_fn)(scan *s, const char *k, size_t kn, void *ctx);
 
 static int scan_object(scan *s, member_fn on_member, void *ctx)
 {
-    if (!eat(s, '{') || ++s->depth > SCAN_DEPTH_MAX)
-        return 0;
+    if (!eat(s, '{') || ++s->depth > SCAN_DEPTH_MAX) return 0;
     if (eat(s, '}')) {
         s->depth--;
         return 1;
@@ -320,14 +285,11 @@ static int scan_object(scan *s, member_fn on_member, void *ctx)
     do {
         const char *ka, *kb;
         int kesc;
-        if (!scan_string(s, &ka, &kb, NULL, &kesc) || kesc || !eat(s, ':'))
-            return 0;
+        if (!scan_string(s, &ka, &kb, NULL, &kesc) || kesc || !eat(s, ':')) return 0;
         ws(s);
-        if (!(on_member ? on_member(s, ka, (size_t)(kb - ka), ctx) : skip_value(s)))
-            return 0;
+        if (!(on_member ? on_member(s, ka, (size_t)(kb - ka), ctx) : skip_value(s))) return 0;
     } while (eat(s, ','));
-    if (!eat(s, '}'))
-        return 0;
+    if (!eat(s, '}')) return 0;
     s->depth--;
     return 1;
 }
@@ -335,22 +297,18 @@ static int scan_object(scan *s, member_fn on_member, void *ctx)
 static int skip_value(scan *s)
 {
     ws(s);
-    if (s->p >= s->end)
-        return 0;
+    if (s->p >= s->end) return 0;
     switch (*s->p) {
     case '{':
         return scan_object(s, NULL, NULL);
     case '[':
-        if (++s->depth > SCAN_DEPTH_MAX)
-            return 0;
+        if (++s->depth > SCAN_DEPTH_MAX) return 0;
         s->p++;
         if (!eat(s, ']')) {
             do {
-                if (!skip_value(s))
-                    return 0;
+                if (!skip_value(s)) return 0;
             } while (eat(s, ','));
-            if (!eat(s, ']'))
-                return 0;
+            if (!eat(s, ']')) return 0;
         }
         s->depth--;
         return 1;
@@ -378,8 +336,7 @@ static int key_is(const char *k, size_t kn, const char *name)
  * rather than mimic that, such input goes to cJSON). */
 static int first_time(unsigned *seen, unsigned bit)
 {
-    if (*seen & bit)
-        return 0;
+    if (*seen & bit) return 0;
     *seen |= bit;
     return 1;
 }
@@ -392,12 +349,10 @@ static int null_next(scan *s)
 /* A string member that counts as content: adds its decoded length. */
 static int content_member(scan *s, lg_chunk *out)
 {
-    if (null_next(s))
-        return 1;
+    if (null_next(s)) return 1;
     const char *a, *b;
     size_t n;
-    if (!scan_string(s, &a, &b, &n, NULL))
-        return 0;
+    if (!scan_string(s, &a, &b, &n, NULL)) return 0;
     if (n) {
         out->flags |= LG_CHUNK_CONTENT;
         out->content_bytes += n;
@@ -414,13 +369,10 @@ typedef struct choice_ctx {
 static int delta_member(scan *s, const char *k, size_t kn, void *ctx)
 {
     choice_ctx *c = ctx;
-    if (key_is(k, kn, "content"))
-        return first_time(&c->seen, 1u << 8) && content_member(s, c->out);
+    if (key_is(k, kn, "content")) return first_time(&c->seen, 1u << 8) && content_member(s, c->out);
     if (key_is(k, kn, "role")) {
-        if (!first_time(&c->seen, 1u << 9))
-            return 0;
-        if (null_next(s))
-            return 1;
+        if (!first_time(&c->seen, 1u << 9)) return 0;
+        if (null_next(s)) return 1;
         const char *a, *b;
         c->role = 1;
         return scan_string(s, &a, &b, NULL, NULL);
@@ -439,30 +391,23 @@ static int message_member(scan *s, const char *k, size_t kn, void *ctx)
 static int choice_member(scan *s, const char *k, size_t kn, void *ctx)
 {
     choice_ctx *c = ctx;
-    if (key_is(k, kn, "text"))
-        return first_time(&c->seen, 1u << 0) && content_member(s, c->out);
+    if (key_is(k, kn, "text")) return first_time(&c->seen, 1u << 0) && content_member(s, c->out);
     if (key_is(k, kn, "delta")) {
-        if (!first_time(&c->seen, 1u << 1))
-            return 0;
+        if (!first_time(&c->seen, 1u << 1)) return 0;
         return null_next(s) || scan_object(s, delta_member, c);
     }
     if (key_is(k, kn, "message")) {
-        if (!first_time(&c->seen, 1u << 2))
-            return 0;
+        if (!first_time(&c->seen, 1u << 2)) return 0;
         return null_next(s) || scan_object(s, message_member, c);
     }
     if (key_is(k, kn, "finish_reason")) {
-        if (!first_time(&c->seen, 1u << 3))
-            return 0;
-        if (null_next(s))
-            return 1;
+        if (!first_time(&c->seen, 1u << 3)) return 0;
+        if (null_next(s)) return 1;
         const char *a, *b;
         int esc;
-        if (!scan_string(s, &a, &b, NULL, &esc) || esc)
-            return 0;
+        if (!scan_string(s, &a, &b, NULL, &esc) || esc) return 0;
         size_t n = (size_t)(b - a);
-        if (n >= sizeof c->out->finish_reason)
-            n = sizeof c->out->finish_reason - 1;
+        if (n >= sizeof c->out->finish_reason) n = sizeof c->out->finish_reason - 1;
         memcpy(c->out->finish_reason, a, n);
         c->out->finish_reason[n] = '\0';
         c->out->flags |= LG_CHUNK_FINISH;
@@ -503,8 +448,7 @@ static int usage_member(scan *s, const char *k, size_t kn, void *ctx)
     if (key_is(k, kn, "completion_tokens"))
         return first_time(&u->seen, 1u << 1) && count_value(s, &u->out->completion_tokens);
     if (key_is(k, kn, "prompt_tokens_details")) {
-        if (!first_time(&u->seen, 1u << 2))
-            return 0;
+        if (!first_time(&u->seen, 1u << 2)) return 0;
         return null_next(s) || scan_object(s, details_member, u);
     }
     return skip_value(s);
@@ -520,38 +464,28 @@ static int root_member(scan *s, const char *k, size_t kn, void *ctx)
 {
     root_ctx *r = ctx;
     if (key_is(k, kn, "choices")) {
-        if (!first_time(&r->seen, 1u << 0) || !eat(s, '['))
-            return 0;
+        if (!first_time(&r->seen, 1u << 0) || !eat(s, '[')) return 0;
         r->known = 1;
-        if (eat(s, ']'))
-            return 1;
+        if (eat(s, ']')) return 1;
         choice_ctx c = {.out = r->out};
-        if (!scan_object(s, choice_member, &c))
-            return 0;
-        if (c.role && !(r->out->flags & LG_CHUNK_CONTENT))
-            r->out->flags |= LG_CHUNK_ROLE;
+        if (!scan_object(s, choice_member, &c)) return 0;
+        if (c.role && !(r->out->flags & LG_CHUNK_CONTENT)) r->out->flags |= LG_CHUNK_ROLE;
         while (eat(s, ','))
-            if (!skip_value(s))
-                return 0;
+            if (!skip_value(s)) return 0;
         return eat(s, ']');
     }
     if (key_is(k, kn, "usage")) {
-        if (!first_time(&r->seen, 1u << 1))
-            return 0;
-        if (null_next(s))
-            return 1;
+        if (!first_time(&r->seen, 1u << 1)) return 0;
+        if (null_next(s)) return 1;
         usage_ctx u = {.out = r->out};
-        if (!scan_object(s, usage_member, &u))
-            return 0;
+        if (!scan_object(s, usage_member, &u)) return 0;
         r->out->flags |= LG_CHUNK_USAGE;
         r->known = 1;
         return 1;
     }
     if (key_is(k, kn, "error")) {
-        if (!first_time(&r->seen, 1u << 2))
-            return 0;
-        if (null_next(s))
-            return 1;
+        if (!first_time(&r->seen, 1u << 2)) return 0;
+        if (null_next(s)) return 1;
         r->out->flags |= LG_CHUNK_ERROR;
         r->known = 1;
         return skip_value(s);
@@ -564,8 +498,7 @@ static int decode_fast(const char *data, size_t len, lg_chunk *out)
 {
     scan s = {.p = data, .end = data + len};
     root_ctx r = {.out = out};
-    if (!scan_object(&s, root_member, &r) || !r.known)
-        return 0;
+    if (!scan_object(&s, root_member, &r) || !r.known) return 0;
     ws(&s);
     return s.p == s.end;
 }
@@ -584,16 +517,13 @@ int lg_chunk_decode_json(const char *data, size_t len, lg_chunk *out)
         out->flags = LG_CHUNK_DONE;
         return 0;
     }
-    if (len < 2 || data[0] != '{')
-        return -EBADMSG;
+    if (len < 2 || data[0] != '{') return -EBADMSG;
     cJSON *root = parse_exact(data, len);
-    if (!root)
-        return -EBADMSG;
+    if (!root) return -EBADMSG;
     lg_chunk tmp = *out;
     int rc = decode_object(root, &tmp);
     cJSON_Delete(root);
-    if (rc == 0)
-        *out = tmp;
+    if (rc == 0) *out = tmp;
     return rc;
 }
 
@@ -604,8 +534,7 @@ int lg_chunk_decode(const char *data, size_t len, lg_chunk *out)
     trim(&d, &n);
     if (n > 6 && d[0] == '{') {
         chunk_clear(out);
-        if (decode_fast(d, n, out))
-            return 0;
+        if (decode_fast(d, n, out)) return 0;
     }
     return lg_chunk_decode_json(data, len, out);
 }
@@ -613,16 +542,13 @@ int lg_chunk_decode(const char *data, size_t len, lg_chunk *out)
 /* Decimal digits only, no sign, no overflow: 1 and *v, else 0. */
 static int parse_u63(const char *s, size_t len, int64_t *v)
 {
-    if (len == 0 || len > 19)
-        return 0;
+    if (len == 0 || len > 19) return 0;
     uint64_t x = 0;
     for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return 0;
+        if (s[i] < '0' || s[i] > '9') return 0;
         x = x * 10 + (uint64_t)(s[i] - '0');
     }
-    if (x > (uint64_t)INT64_MAX)
-        return 0;
+    if (x > (uint64_t)INT64_MAX) return 0;
     *v = (int64_t)x;
     return 1;
 }
@@ -632,25 +558,21 @@ int lg_chunk_comment(const char *text, size_t len, int64_t *stamp_ns, lg_truth *
     trim(&text, &len);
     if (len > 2 && text[0] == 't' && text[1] == '=') {
         int64_t v;
-        if (!parse_u63(text + 2, len - 2, &v))
-            return 0;
-        if (stamp_ns)
-            *stamp_ns = v;
+        if (!parse_u63(text + 2, len - 2, &v)) return 0;
+        if (stamp_ns) *stamp_ns = v;
         return 1;
     }
-    if (len < 2 || text[0] != '{')
-        return 0;
+    if (len < 2 || text[0] != '{') return 0;
     cJSON *root = parse_exact(text, len);
-    if (!root)
-        return 0;
+    if (!root) return 0;
     int ret = 0;
     if (cJSON_IsObject(root)) {
         int64_t q = count_of(root, "queue_ns"), pf = count_of(root, "prefill_ns"),
                 d = count_of(root, "decode_ns"), c = count_of(root, "cached_tokens");
         if (q >= 0 && pf >= 0 && d >= 0 && c >= -1) {
             if (truth)
-                *truth = (lg_truth){.queue_ns = q, .prefill_ns = pf, .decode_ns = d,
-                                    .cached_tokens = c};
+                *truth =
+                    (lg_truth){.queue_ns = q, .prefill_ns = pf, .decode_ns = d, .cached_tokens = c};
             ret = 2;
         }
     }

@@ -9,21 +9,21 @@
 #include <stdint.h>
 
 typedef enum {
-    LG_CHUNK_CONTENT = 1 << 0,  /* carries non-empty generated text */
-    LG_CHUNK_ROLE = 1 << 1,     /* a chat role chunk (no content) */
-    LG_CHUNK_USAGE = 1 << 2,    /* carries usage */
-    LG_CHUNK_FINISH = 1 << 3,   /* carries a finish_reason */
-    LG_CHUNK_DONE = 1 << 4,     /* the literal "[DONE]" */
-    LG_CHUNK_ERROR = 1 << 5,    /* an {"error": ...} object */
+    LG_CHUNK_CONTENT = 1 << 0, /* carries non-empty generated text */
+    LG_CHUNK_ROLE = 1 << 1,    /* a chat role chunk (no content) */
+    LG_CHUNK_USAGE = 1 << 2,   /* carries usage */
+    LG_CHUNK_FINISH = 1 << 3,  /* carries a finish_reason */
+    LG_CHUNK_DONE = 1 << 4,    /* the literal "[DONE]" */
+    LG_CHUNK_ERROR = 1 << 5,   /* an {"error": ...} object */
 } lg_chunk_flags;
 
 typedef struct lg_chunk {
     unsigned flags;
-    size_t content_bytes;        /* bytes of generated text in this chunk */
-    int64_t prompt_tokens;       /* from usage, else -1 */
-    int64_t completion_tokens;   /* from usage, else -1 */
-    int64_t cached_tokens;       /* usage.prompt_tokens_details.cached_tokens, else -1 */
-    char finish_reason[16];      /* "" when absent */
+    size_t content_bytes;      /* bytes of generated text in this chunk */
+    int64_t prompt_tokens;     /* from usage, else -1 */
+    int64_t completion_tokens; /* from usage, else -1 */
+    int64_t cached_tokens;     /* usage.prompt_tokens_details.cached_tokens, else -1 */
+    char finish_reason[16];    /* "" when absent */
 } lg_chunk;
 
 /* Returns 0, or -EBADMSG when the data is not JSON or not an object of the

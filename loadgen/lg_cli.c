@@ -97,7 +97,8 @@ static int metric_index(const char *name)
 static int parse_metrics(lg_opts *o, const char *flag, const char *val, char *err, size_t errlen)
 {
     char buf[256];
-    if (strlen(val) >= sizeof buf || !*val) return BAD("expected a list of ttft,tpot,itl,e2el,ntpot");
+    if (strlen(val) >= sizeof buf || !*val)
+        return BAD("expected a list of ttft,tpot,itl,e2el,ntpot");
     strcpy(buf, val);
     unsigned mask = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
@@ -215,31 +216,65 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
             flag = flagbuf;
         }
 #define IS(name) (strcmp(flag, name) == 0)
-#define NEXT()                                                                                    \
-    do {                                                                                          \
-        if (!val) {                                                                               \
-            if (i + 1 >= argc) return fail(err, errlen, "%s: needs a value%s", flag, "");        \
-            val = argv[++i];                                                                      \
-        }                                                                                         \
+#define NEXT()                                                                                     \
+    do {                                                                                           \
+        if (!val) {                                                                                \
+            if (i + 1 >= argc) return fail(err, errlen, "%s: needs a value%s", flag, "");          \
+            val = argv[++i];                                                                       \
+        }                                                                                          \
     } while (0)
-#define CHECK(expr)                                                                               \
-    do {                                                                                          \
-        int rc_ = (expr);                                                                         \
-        if (rc_) return rc_;                                                                      \
+#define CHECK(expr)                                                                                \
+    do {                                                                                           \
+        int rc_ = (expr);                                                                          \
+        if (rc_) return rc_;                                                                       \
     } while (0)
         if (IS("--help") || IS("-h") || IS("--version")) return 1;
         /* flags without a value */
-        if (IS("--allow-remote")) { o->allow_remote = 1; continue; }
-        if (IS("--sweep-until-saturation")) { o->sweep_until_saturation = 1; continue; }
-        if (IS("--ignore-eos")) { o->ignore_eos = 1; continue; }
-        if (IS("--no-stream")) { o->stream = 0; continue; }
-        if (IS("--stream")) { o->stream = 1; continue; }
-        if (IS("--save-result")) { o->save_result = 1; continue; }
-        if (IS("--save-detailed")) { o->save_detailed = 1; o->save_result = 1; continue; }
-        if (IS("--force")) { o->force = 1; continue; }
-        if (IS("--quiet")) { o->quiet = 1; continue; }
-        if (IS("--progress")) { o->progress = 1; continue; }
-        if (IS("--no-progress")) { o->progress = 0; continue; }
+        if (IS("--allow-remote")) {
+            o->allow_remote = 1;
+            continue;
+        }
+        if (IS("--sweep-until-saturation")) {
+            o->sweep_until_saturation = 1;
+            continue;
+        }
+        if (IS("--ignore-eos")) {
+            o->ignore_eos = 1;
+            continue;
+        }
+        if (IS("--no-stream")) {
+            o->stream = 0;
+            continue;
+        }
+        if (IS("--stream")) {
+            o->stream = 1;
+            continue;
+        }
+        if (IS("--save-result")) {
+            o->save_result = 1;
+            continue;
+        }
+        if (IS("--save-detailed")) {
+            o->save_detailed = 1;
+            o->save_result = 1;
+            continue;
+        }
+        if (IS("--force")) {
+            o->force = 1;
+            continue;
+        }
+        if (IS("--quiet")) {
+            o->quiet = 1;
+            continue;
+        }
+        if (IS("--progress")) {
+            o->progress = 1;
+            continue;
+        }
+        if (IS("--no-progress")) {
+            o->progress = 0;
+            continue;
+        }
         if (IS("--goodput")) {
             /* vLLM's form: one or more NAME:MS items after the flag. */
             int any = 0;
@@ -257,20 +292,25 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
         if (strncmp(flag, "--", 2) != 0)
             return fail(err, errlen, "unexpected argument '%s'%s", flag, "");
         NEXT();
-        if (IS("--base-url")) CHECK(copy_str(o->base_url, sizeof o->base_url, flag, val, err, errlen));
+        if (IS("--base-url"))
+            CHECK(copy_str(o->base_url, sizeof o->base_url, flag, val, err, errlen));
         else if (IS("--endpoint")) {
             CHECK(copy_str(o->endpoint, sizeof o->endpoint, flag, val, err, errlen));
             if (val[0] != '/') return BAD("must start with '/'");
-        } else if (IS("--model")) CHECK(copy_str(o->model, sizeof o->model, flag, val, err, errlen));
+        } else if (IS("--model"))
+            CHECK(copy_str(o->model, sizeof o->model, flag, val, err, errlen));
         else if (IS("--header")) {
             if (o->n_headers == LG_MAX_HEADERS) return BAD("too many headers (at most 32)");
             const char *c = strchr(val, ':');
             if (!c || c == val) return BAD("expected KEY:VALUE");
             if (strpbrk(val, "\r\n")) return BAD("must not contain a line break");
             o->headers[o->n_headers++] = (char *)val;
-        } else if (IS("--num-workers")) CHECK(parse_int(flag, val, 0, 1024, &o->num_workers, err, errlen));
-        else if (IS("--nice")) CHECK(parse_int(flag, val, -20, 19, &o->nice, err, errlen));
-        else if (IS("--realtime-priority")) CHECK(parse_int(flag, val, 0, 99, &o->rt_priority, err, errlen));
+        } else if (IS("--num-workers"))
+            CHECK(parse_int(flag, val, 0, 1024, &o->num_workers, err, errlen));
+        else if (IS("--nice"))
+            CHECK(parse_int(flag, val, -20, 19, &o->nice, err, errlen));
+        else if (IS("--realtime-priority"))
+            CHECK(parse_int(flag, val, 0, 99, &o->rt_priority, err, errlen));
         else if (IS("--max-connections-per-worker"))
             CHECK(parse_int(flag, val, 1, 100000, &o->max_conn_per_worker, err, errlen));
         else if (IS("--request-rate")) {
@@ -285,73 +325,114 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
             if (rb_parse_i64(val, 1, INT64_MAX / 4, &v)) return BAD("must be a whole number >= 1");
             o->num_prompts = v;
             o->num_prompts_given = 1;
-        } else if (IS("--duration")) CHECK(parse_dur(flag, val, 0, &o->duration_ns, err, errlen));
-        else if (IS("--stage")) CHECK(parse_stage(o, flag, val, err, errlen));
-        else if (IS("--stage-pause")) CHECK(parse_dur(flag, val, 1, &o->stage_pause_ns, err, errlen));
+        } else if (IS("--duration"))
+            CHECK(parse_dur(flag, val, 0, &o->duration_ns, err, errlen));
+        else if (IS("--stage"))
+            CHECK(parse_stage(o, flag, val, err, errlen));
+        else if (IS("--stage-pause"))
+            CHECK(parse_dur(flag, val, 1, &o->stage_pause_ns, err, errlen));
         else if (IS("--sweep")) {
-            if (strcmp(val, "linear") == 0) o->sweep = LG_SWEEP_LINEAR;
-            else if (strcmp(val, "geometric") == 0) o->sweep = LG_SWEEP_GEOMETRIC;
-            else return BAD("must be linear or geometric");
-        } else if (IS("--sweep-stages")) CHECK(parse_int(flag, val, 1, LG_MAX_STAGES, &o->sweep_stages, err, errlen));
+            if (strcmp(val, "linear") == 0)
+                o->sweep = LG_SWEEP_LINEAR;
+            else if (strcmp(val, "geometric") == 0)
+                o->sweep = LG_SWEEP_GEOMETRIC;
+            else
+                return BAD("must be linear or geometric");
+        } else if (IS("--sweep-stages"))
+            CHECK(parse_int(flag, val, 1, LG_MAX_STAGES, &o->sweep_stages, err, errlen));
         else if (IS("--sweep-max-rate")) {
             if (rb_parse_double(val, 0.0, 1e9, &o->sweep_max_rate) || !(o->sweep_max_rate > 0.0))
                 return BAD("must be a finite rate > 0");
         } else if (IS("--sweep-min-rate")) {
             if (rb_parse_double(val, 0.0, 1e9, &o->sweep_min_rate) || !(o->sweep_min_rate > 0.0))
                 return BAD("must be a finite rate > 0");
-        } else if (IS("--stage-duration")) CHECK(parse_dur(flag, val, 0, &o->stage_duration_ns, err, errlen));
+        } else if (IS("--stage-duration"))
+            CHECK(parse_dur(flag, val, 0, &o->stage_duration_ns, err, errlen));
         else if (IS("--saturation-lag-ms")) {
-            if (rb_parse_double(val, 0.0, 1e9, &o->saturation_lag_ms) || !(o->saturation_lag_ms > 0.0))
+            if (rb_parse_double(val, 0.0, 1e9, &o->saturation_lag_ms) ||
+                !(o->saturation_lag_ms > 0.0))
                 return BAD("must be a number of milliseconds > 0");
-        } else if (IS("--max-concurrency")) CHECK(parse_int(flag, val, 1, 10000000, &o->max_concurrency, err, errlen));
+        } else if (IS("--max-concurrency"))
+            CHECK(parse_int(flag, val, 1, 10000000, &o->max_concurrency, err, errlen));
         else if (IS("--seed")) {
             int64_t v;
             if (rb_parse_i64(val, 0, INT64_MAX, &v)) return BAD("must be a whole number >= 0");
             o->seed = (uint64_t)v;
         } else if (IS("--dataset-name")) {
-            if (strcmp(val, "random") == 0) o->dataset = LG_DS_RANDOM;
+            if (strcmp(val, "random") == 0)
+                o->dataset = LG_DS_RANDOM;
             else if (strcmp(val, "prefix") == 0 || strcmp(val, "shared_prefix") == 0 ||
                      strcmp(val, "shared-prefix") == 0 || strcmp(val, "prefix_repetition") == 0)
                 o->dataset = LG_DS_PREFIX;
-            else if (strcmp(val, "sharegpt") == 0) o->dataset = LG_DS_SHAREGPT;
-            else if (strcmp(val, "trace") == 0) o->dataset = LG_DS_TRACE;
-            else return BAD("must be random, shared-prefix, sharegpt or trace");
-        } else if (IS("--dataset-path")) CHECK(copy_str(o->dataset_path, sizeof o->dataset_path, flag, val, err, errlen));
+            else if (strcmp(val, "sharegpt") == 0)
+                o->dataset = LG_DS_SHAREGPT;
+            else if (strcmp(val, "trace") == 0)
+                o->dataset = LG_DS_TRACE;
+            else
+                return BAD("must be random, shared-prefix, sharegpt or trace");
+        } else if (IS("--dataset-path"))
+            CHECK(copy_str(o->dataset_path, sizeof o->dataset_path, flag, val, err, errlen));
         else if (IS("--trace-speedup")) {
             if (rb_parse_double(val, 0.0, 1e9, &o->trace_speedup) || !(o->trace_speedup > 0.0))
                 return BAD("must be > 0");
-        } else if (IS("--random-input-len")) CHECK(parse_i32(flag, val, 1, 1000000, &o->random_input_len, err, errlen));
-        else if (IS("--random-output-len")) CHECK(parse_i32(flag, val, 1, 1000000, &o->random_output_len, err, errlen));
+        } else if (IS("--random-input-len"))
+            CHECK(parse_i32(flag, val, 1, 1000000, &o->random_input_len, err, errlen));
+        else if (IS("--random-output-len"))
+            CHECK(parse_i32(flag, val, 1, 1000000, &o->random_output_len, err, errlen));
         else if (IS("--random-range-ratio")) {
-            if (rb_parse_double(val, 0.0, 1.0, &o->random_range_ratio) || o->random_range_ratio >= 1.0)
+            if (rb_parse_double(val, 0.0, 1.0, &o->random_range_ratio) ||
+                o->random_range_ratio >= 1.0)
                 return BAD("must be in [0, 1)");
         } else if (IS("--random-len-dist")) {
-            if (strcmp(val, "fixed") == 0) o->random_len_dist = LG_LEN_FIXED;
-            else if (strcmp(val, "uniform") == 0) o->random_len_dist = LG_LEN_UNIFORM;
-            else if (strcmp(val, "normal") == 0) o->random_len_dist = LG_LEN_NORMAL;
-            else if (strcmp(val, "lognormal") == 0) o->random_len_dist = LG_LEN_LOGNORMAL;
-            else return BAD("must be fixed, uniform, normal or lognormal");
-        } else if (IS("--prefix-groups")) CHECK(parse_i32(flag, val, 1, 100000, &o->prefix_groups, err, errlen));
-        else if (IS("--prefix-prompts-per-group")) CHECK(parse_i32(flag, val, 1, 100000, &o->prefix_prompts_per_group, err, errlen));
-        else if (IS("--prefix-system-len")) CHECK(parse_i32(flag, val, 0, 1000000, &o->prefix_system_len, err, errlen));
-        else if (IS("--prefix-question-len")) CHECK(parse_i32(flag, val, 1, 1000000, &o->prefix_question_len, err, errlen));
+            if (strcmp(val, "fixed") == 0)
+                o->random_len_dist = LG_LEN_FIXED;
+            else if (strcmp(val, "uniform") == 0)
+                o->random_len_dist = LG_LEN_UNIFORM;
+            else if (strcmp(val, "normal") == 0)
+                o->random_len_dist = LG_LEN_NORMAL;
+            else if (strcmp(val, "lognormal") == 0)
+                o->random_len_dist = LG_LEN_LOGNORMAL;
+            else
+                return BAD("must be fixed, uniform, normal or lognormal");
+        } else if (IS("--prefix-groups"))
+            CHECK(parse_i32(flag, val, 1, 100000, &o->prefix_groups, err, errlen));
+        else if (IS("--prefix-prompts-per-group"))
+            CHECK(parse_i32(flag, val, 1, 100000, &o->prefix_prompts_per_group, err, errlen));
+        else if (IS("--prefix-system-len"))
+            CHECK(parse_i32(flag, val, 0, 1000000, &o->prefix_system_len, err, errlen));
+        else if (IS("--prefix-question-len"))
+            CHECK(parse_i32(flag, val, 1, 1000000, &o->prefix_question_len, err, errlen));
         else if (IS("--sim-stamps")) {
-            if (strcmp(val, "auto") == 0) o->sim_stamps = LG_STAMPS_AUTO;
-            else if (strcmp(val, "on") == 0) o->sim_stamps = LG_STAMPS_ON;
-            else if (strcmp(val, "off") == 0) o->sim_stamps = LG_STAMPS_OFF;
-            else return BAD("must be auto, on or off");
-        } else if (IS("--client-cost")) CHECK(parse_cost(o, flag, val, err, errlen));
-        else if (IS("--request-timeout")) CHECK(parse_dur(flag, val, 0, &o->request_timeout_ns, err, errlen));
-        else if (IS("--drain-timeout")) CHECK(parse_dur(flag, val, 1, &o->drain_timeout_ns, err, errlen));
-        else if (IS("--metric-percentiles")) CHECK(parse_percentiles(o, flag, val, err, errlen));
-        else if (IS("--percentile-metrics")) CHECK(parse_metrics(o, flag, val, err, errlen));
-        else if (IS("--result-dir")) CHECK(copy_str(o->result_dir, sizeof o->result_dir, flag, val, err, errlen));
+            if (strcmp(val, "auto") == 0)
+                o->sim_stamps = LG_STAMPS_AUTO;
+            else if (strcmp(val, "on") == 0)
+                o->sim_stamps = LG_STAMPS_ON;
+            else if (strcmp(val, "off") == 0)
+                o->sim_stamps = LG_STAMPS_OFF;
+            else
+                return BAD("must be auto, on or off");
+        } else if (IS("--client-cost"))
+            CHECK(parse_cost(o, flag, val, err, errlen));
+        else if (IS("--request-timeout"))
+            CHECK(parse_dur(flag, val, 0, &o->request_timeout_ns, err, errlen));
+        else if (IS("--drain-timeout"))
+            CHECK(parse_dur(flag, val, 1, &o->drain_timeout_ns, err, errlen));
+        else if (IS("--metric-percentiles"))
+            CHECK(parse_percentiles(o, flag, val, err, errlen));
+        else if (IS("--percentile-metrics"))
+            CHECK(parse_metrics(o, flag, val, err, errlen));
+        else if (IS("--result-dir"))
+            CHECK(copy_str(o->result_dir, sizeof o->result_dir, flag, val, err, errlen));
         else if (IS("--result-filename")) {
             CHECK(copy_str(o->result_filename, sizeof o->result_filename, flag, val, err, errlen));
-            if (strchr(val, '/')) return BAD("must be a file name (use --result-dir for the folder)");
-        } else if (IS("--certificate")) CHECK(copy_str(o->certificate, sizeof o->certificate, flag, val, err, errlen));
-        else if (IS("--config")) CHECK(copy_str(o->config, sizeof o->config, flag, val, err, errlen));
-        else return fail(err, errlen, "unknown flag '%s'%s (see --help)", flag, "");
+            if (strchr(val, '/'))
+                return BAD("must be a file name (use --result-dir for the folder)");
+        } else if (IS("--certificate"))
+            CHECK(copy_str(o->certificate, sizeof o->certificate, flag, val, err, errlen));
+        else if (IS("--config"))
+            CHECK(copy_str(o->config, sizeof o->config, flag, val, err, errlen));
+        else
+            return fail(err, errlen, "unknown flag '%s'%s (see --help)", flag, "");
 #undef IS
 #undef NEXT
 #undef CHECK
@@ -442,7 +523,8 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
             return BAD("is required by --sweep");
         }
         int n = o->sweep_stages;
-        double lo = o->sweep_min_rate > 0.0 ? o->sweep_min_rate : o->sweep_max_rate / pow(2.0, n - 1);
+        double lo =
+            o->sweep_min_rate > 0.0 ? o->sweep_min_rate : o->sweep_max_rate / pow(2.0, n - 1);
         if (lo > o->sweep_max_rate) {
             snprintf(num, sizeof num, "%g", lo);
             flag = "--sweep-min-rate";
@@ -454,7 +536,8 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
             if (o->sweep == LG_SWEEP_LINEAR)
                 r = o->sweep_max_rate * (i + 1) / n;
             else
-                r = n == 1 ? o->sweep_max_rate : lo * pow(o->sweep_max_rate / lo, (double)i / (n - 1));
+                r = n == 1 ? o->sweep_max_rate
+                           : lo * pow(o->sweep_max_rate / lo, (double)i / (n - 1));
             o->stages[i] = (lg_stage){.rate_per_s = r, .duration_ns = o->stage_duration_ns};
         }
         o->n_stages = n;
@@ -463,7 +546,8 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         if (o->num_prompts_given || o->duration_ns) {
             flag = o->num_prompts_given ? "--num-prompts" : "--duration";
             val = "with stages";
-            return BAD("cannot be combined with --stage or --sweep (stages set their own durations)");
+            return BAD(
+                "cannot be combined with --stage or --sweep (stages set their own durations)");
         }
         if (o->rate_given) {
             flag = "--request-rate";
@@ -472,7 +556,8 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         }
     } else if (o->dataset != LG_DS_TRACE) {
         if (o->duration_ns && !o->num_prompts_given) o->num_prompts = 0;
-        o->stages[0] = (lg_stage){.rate_per_s = o->request_rate, .duration_ns = o->duration_ns,
+        o->stages[0] = (lg_stage){.rate_per_s = o->request_rate,
+                                  .duration_ns = o->duration_ns,
                                   .max_requests = o->num_prompts};
         o->n_stages = 1;
     }
@@ -483,7 +568,8 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         return BAD("needs a finite --request-rate, --max-concurrency or --num-prompts");
     }
     for (int i = 0; i < o->n_stages; i++) {
-        if (isinf(o->stages[i].rate_per_s) && o->stages[i].max_requests == 0 && !o->max_concurrency) {
+        if (isinf(o->stages[i].rate_per_s) && o->stages[i].max_requests == 0 &&
+            !o->max_concurrency) {
             flag = "--stage";
             val = "inf";
             return BAD("an infinite rate needs --num-prompts to bound it");
@@ -518,77 +604,94 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
 const char *lg_cli_usage(void)
 {
     return "usage: loadgen [FLAGS]\n"
-"An open-loop, multi-process load generator for OpenAI-compatible servers.\n"
-"Latency is measured from each request's intended send time and from its\n"
-"actual dispatch; every report says how much of it is the client's own doing.\n"
-"\n"
-"Target:\n"
-"  --base-url URL                  server (default http://127.0.0.1:8000); loopback only\n"
-"  --allow-remote                  allow a base URL that is not a loopback address\n"
-"  --endpoint PATH                 /v1/completions (default) or /v1/chat/completions\n"
-"  --model NAME                    model name sent in each request (default sim-model)\n"
-"  --header K:V                    extra request header (repeatable)\n"
-"                                  OPENAI_API_KEY in the environment -> Authorization: Bearer\n"
-"Processes:\n"
-"  --num-workers K                 worker processes (default: online CPUs; 0: one in-process)\n"
-"  --max-connections-per-worker N  connection limit of each worker (default 512)\n"
-"  --nice N                        scheduling priority of the workers, -20..19 (default:\n"
-"                                  unchanged; negative needs privileges)\n"
-"  --realtime-priority P           run the workers SCHED_FIFO at priority 1..99 (needs\n"
-"                                  privileges): wake-ups on a shared host are then not\n"
-"                                  delayed by other processes (default 0: off)\n"
-"Load (open loop by default):\n"
-"  --request-rate R                requests/s over all workers (default inf: all at once)\n"
-"  --burstiness B                  gamma shape of the gaps: 1 Poisson (default), inf constant\n"
-"  --num-prompts N                 requests to send (default 1000)\n"
-"  --duration D                    send for this long instead (e.g. 30s)\n"
-"  --stage RATE:DURATION           a stage of the run (repeatable; e.g. 100:10s)\n"
-"  --stage-pause D                 idle time between stages (default 0)\n"
-"  --sweep linear|geometric        stages up to --sweep-max-rate\n"
-"  --sweep-stages N                number of sweep stages (default 5; 10 until saturation)\n"
-"  --sweep-max-rate R              the sweep's last rate\n"
-"  --sweep-min-rate R              geometric sweep's first rate (default max/2^(N-1))\n"
-"  --stage-duration D              duration of each sweep stage\n"
-"  --sweep-until-saturation        stop after the first saturated stage (achieved < 95% of\n"
-"                                  target, or schedule lag p99 > --saturation-lag-ms)\n"
-"  --saturation-lag-ms MS          lag bound of saturation (default 10)\n"
-"  --max-concurrency C             alone: closed loop with C in flight; with a rate: a cap\n"
-"                                  (waiting for a slot counts in latency from intended time)\n"
-"  --seed S                        seed of the arrival schedule and the dataset (default 0)\n"
-"Data:\n"
-"  --dataset-name NAME             random (default), shared-prefix, sharegpt, trace\n"
-"  --dataset-path FILE             ShareGPT JSON, or an Azure-style trace CSV\n"
-"  --trace-speedup X               replay a trace X times faster (default 1)\n"
-"  --random-input-len N            prompt words (default 1024)\n"
-"  --random-output-len N           max_tokens (default 128)\n"
-"  --random-range-ratio R          spread of the lengths, in [0, 1) (default 0)\n"
-"  --random-len-dist D             fixed, uniform (default), normal, lognormal\n"
-"  --prefix-groups N               shared-prefix: groups (default 4)\n"
-"  --prefix-prompts-per-group N    shared-prefix: prompts per group (default 16)\n"
-"  --prefix-system-len N           shared-prefix: system prompt words (default 512)\n"
-"  --prefix-question-len N         shared-prefix: question words (default 64)\n"
-"  --ignore-eos                    ask the server to ignore end-of-sequence\n"
-"  --no-stream | --stream          non-streamed responses, or streamed SSE (the default)\n"
-"  --sim-stamps auto|on|off        send X-Sim-Stamp: 1 for simserver's ground truth (auto: on)\n"
-"  --client-cost fixed:US|exp:US   busy CPU work per received event (emulates a slow client)\n"
-"Limits:\n"
-"  --request-timeout D             bound on each request (default 60s)\n"
-"  --drain-timeout D               wait for in-flight requests at the end or on SIGINT\n"
-"                                  (default 5s)\n"
-"Report:\n"
-"  --metric-percentiles LIST       percentiles (default 50,90,99)\n"
-"  --percentile-metrics LIST       of ttft,tpot,itl,e2el,ntpot (default all)\n"
-"  --goodput NAME:MS ...           SLOs for goodput (ttft, tpot, itl, ntpot, e2el)\n"
-"  --save-result                   write the result JSON\n"
-"  --result-dir DIR                its folder (default .)\n"
-"  --result-filename NAME          its name (default loadgen-<rate>qps-<model>-<time>.json)\n"
-"  --save-detailed                 also one JSON line per request (<result>.jsonl)\n"
-"  --certificate FILE              refuse a plan beyond this host certificate\n"
-"  --force                         run anyway beyond the certificate\n"
-"  --quiet                         no summary table\n"
-"  --progress | --no-progress      live progress line on stderr (default: when a terminal)\n"
-"  --config FILE                   JSON config (Inference Perf keys); flags override it\n"
-"  --help                          this text (--version: the version)\n"
-"\n"
-"Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130 interrupted (SIGINT).\n";
+           "An open-loop, multi-process load generator for OpenAI-compatible servers.\n"
+           "Latency is measured from each request's intended send time and from its\n"
+           "actual dispatch; every report says how much of it is the client's own doing.\n"
+           "\n"
+           "Target:\n"
+           "  --base-url URL                  server (default http://127.0.0.1:8000); loopback "
+           "only\n"
+           "  --allow-remote                  allow a base URL that is not a loopback address\n"
+           "  --endpoint PATH                 /v1/completions (default) or /v1/chat/completions\n"
+           "  --model NAME                    model name sent in each request (default sim-model)\n"
+           "  --header K:V                    extra request header (repeatable)\n"
+           "                                  OPENAI_API_KEY in the environment -> Authorization: "
+           "Bearer\n"
+           "Processes:\n"
+           "  --num-workers K                 worker processes (default: online CPUs; 0: one "
+           "in-process)\n"
+           "  --max-connections-per-worker N  connection limit of each worker (default 512)\n"
+           "  --nice N                        scheduling priority of the workers, -20..19 "
+           "(default:\n"
+           "                                  unchanged; negative needs privileges)\n"
+           "  --realtime-priority P           run the workers SCHED_FIFO at priority 1..99 (needs\n"
+           "                                  privileges): wake-ups on a shared host are then not\n"
+           "                                  delayed by other processes (default 0: off)\n"
+           "Load (open loop by default):\n"
+           "  --request-rate R                requests/s over all workers (default inf: all at "
+           "once)\n"
+           "  --burstiness B                  gamma shape of the gaps: 1 Poisson (default), inf "
+           "constant\n"
+           "  --num-prompts N                 requests to send (default 1000)\n"
+           "  --duration D                    send for this long instead (e.g. 30s)\n"
+           "  --stage RATE:DURATION           a stage of the run (repeatable; e.g. 100:10s)\n"
+           "  --stage-pause D                 idle time between stages (default 0)\n"
+           "  --sweep linear|geometric        stages up to --sweep-max-rate\n"
+           "  --sweep-stages N                number of sweep stages (default 5; 10 until "
+           "saturation)\n"
+           "  --sweep-max-rate R              the sweep's last rate\n"
+           "  --sweep-min-rate R              geometric sweep's first rate (default max/2^(N-1))\n"
+           "  --stage-duration D              duration of each sweep stage\n"
+           "  --sweep-until-saturation        stop after the first saturated stage (achieved < 95% "
+           "of\n"
+           "                                  target, or schedule lag p99 > --saturation-lag-ms)\n"
+           "  --saturation-lag-ms MS          lag bound of saturation (default 10)\n"
+           "  --max-concurrency C             alone: closed loop with C in flight; with a rate: a "
+           "cap\n"
+           "                                  (waiting for a slot counts in latency from intended "
+           "time)\n"
+           "  --seed S                        seed of the arrival schedule and the dataset "
+           "(default 0)\n"
+           "Data:\n"
+           "  --dataset-name NAME             random (default), shared-prefix, sharegpt, trace\n"
+           "  --dataset-path FILE             ShareGPT JSON, or an Azure-style trace CSV\n"
+           "  --trace-speedup X               replay a trace X times faster (default 1)\n"
+           "  --random-input-len N            prompt words (default 1024)\n"
+           "  --random-output-len N           max_tokens (default 128)\n"
+           "  --random-range-ratio R          spread of the lengths, in [0, 1) (default 0)\n"
+           "  --random-len-dist D             fixed, uniform (default), normal, lognormal\n"
+           "  --prefix-groups N               shared-prefix: groups (default 4)\n"
+           "  --prefix-prompts-per-group N    shared-prefix: prompts per group (default 16)\n"
+           "  --prefix-system-len N           shared-prefix: system prompt words (default 512)\n"
+           "  --prefix-question-len N         shared-prefix: question words (default 64)\n"
+           "  --ignore-eos                    ask the server to ignore end-of-sequence\n"
+           "  --no-stream | --stream          non-streamed responses, or streamed SSE (the "
+           "default)\n"
+           "  --sim-stamps auto|on|off        send X-Sim-Stamp: 1 for simserver's ground truth "
+           "(auto: on)\n"
+           "  --client-cost fixed:US|exp:US   busy CPU work per received event (emulates a slow "
+           "client)\n"
+           "Limits:\n"
+           "  --request-timeout D             bound on each request (default 60s)\n"
+           "  --drain-timeout D               wait for in-flight requests at the end or on SIGINT\n"
+           "                                  (default 5s)\n"
+           "Report:\n"
+           "  --metric-percentiles LIST       percentiles (default 50,90,99)\n"
+           "  --percentile-metrics LIST       of ttft,tpot,itl,e2el,ntpot (default all)\n"
+           "  --goodput NAME:MS ...           SLOs for goodput (ttft, tpot, itl, ntpot, e2el)\n"
+           "  --save-result                   write the result JSON\n"
+           "  --result-dir DIR                its folder (default .)\n"
+           "  --result-filename NAME          its name (default "
+           "loadgen-<rate>qps-<model>-<time>.json)\n"
+           "  --save-detailed                 also one JSON line per request (<result>.jsonl)\n"
+           "  --certificate FILE              refuse a plan beyond this host certificate\n"
+           "  --force                         run anyway beyond the certificate\n"
+           "  --quiet                         no summary table\n"
+           "  --progress | --no-progress      live progress line on stderr (default: when a "
+           "terminal)\n"
+           "  --config FILE                   JSON config (Inference Perf keys); flags override "
+           "it\n"
+           "  --help                          this text (--version: the version)\n"
+           "\n"
+           "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130 interrupted (SIGINT).\n";
 }

@@ -39,28 +39,28 @@ typedef struct lg_opts {
     int n_headers;
     int allow_remote;
     /* process model */
-    int num_workers;               /* 0: one in-process worker */
+    int num_workers; /* 0: one in-process worker */
     int max_conn_per_worker;
-    int nice;                      /* worker priority (setpriority); 0: unchanged */
-    int rt_priority;               /* SCHED_FIFO priority of the workers; 0: off */
+    int nice;        /* worker priority (setpriority); 0: unchanged */
+    int rt_priority; /* SCHED_FIFO priority of the workers; 0: off */
     /* load */
-    double request_rate;           /* INFINITY allowed */
+    double request_rate; /* INFINITY allowed */
     int rate_given;
     double burstiness;
-    int64_t num_prompts;           /* 0: bounded by duration instead */
+    int64_t num_prompts; /* 0: bounded by duration instead */
     int num_prompts_given;
-    int64_t duration_ns;           /* 0: bounded by num_prompts */
+    int64_t duration_ns; /* 0: bounded by num_prompts */
     lg_stage stages[LG_MAX_STAGES];
-    int n_stages;                  /* from --stage, or built by the sweep */
+    int n_stages; /* from --stage, or built by the sweep */
     int64_t stage_pause_ns;
     lg_sweep_kind sweep;
     int sweep_stages;
     double sweep_max_rate;
-    double sweep_min_rate;         /* geometric start (0: max / 2^(N-1)) */
+    double sweep_min_rate; /* geometric start (0: max / 2^(N-1)) */
     int64_t stage_duration_ns;
     int sweep_until_saturation;
     double saturation_lag_ms;
-    int max_concurrency;           /* 0: none */
+    int max_concurrency; /* 0: none */
     uint64_t seed;
     /* data */
     lg_ds_kind dataset;
@@ -72,7 +72,7 @@ typedef struct lg_opts {
     int32_t prefix_groups, prefix_prompts_per_group, prefix_system_len, prefix_question_len;
     int ignore_eos;
     int stream;
-    int chat;                      /* endpoint is chat/completions */
+    int chat; /* endpoint is chat/completions */
     lg_stamps_mode sim_stamps;
     lg_cost_kind client_cost;
     double client_cost_us;
@@ -82,7 +82,7 @@ typedef struct lg_opts {
     /* report */
     double percentiles[LG_MAX_PERCENTILES];
     int n_percentiles;
-    unsigned percentile_metrics;   /* bit per LG_M_* */
+    unsigned percentile_metrics; /* bit per LG_M_* */
     lg_goodput goodput;
     int save_result;
     char result_dir[1024];
@@ -91,8 +91,8 @@ typedef struct lg_opts {
     char certificate[1024];
     int force;
     int quiet;
-    int progress;                  /* -1 auto (isatty), 0 off, 1 on */
-    char config[1024];             /* --config FILE, read by the caller */
+    int progress;      /* -1 auto (isatty), 0 off, 1 on */
+    char config[1024]; /* --config FILE, read by the caller */
 } lg_opts;
 
 void lg_opts_defaults(lg_opts *o, int online_cpus);

@@ -53,14 +53,12 @@ static int push(conv *c, const char *s)
     if ((size_t)c->out->argc + 1 >= c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 16;
         char **p = realloc(c->out->argv, cap * sizeof *p);
-        if (!p)
-            goto nomem;
+        if (!p) goto nomem;
         c->out->argv = p;
         c->cap = cap;
     }
     char *d = strdup(s);
-    if (!d)
-        goto nomem;
+    if (!d) goto nomem;
     c->out->argv[c->out->argc++] = d;
     c->out->argv[c->out->argc] = NULL;
     return 0;
@@ -84,8 +82,7 @@ static void fmt_num(double v, char *buf, size_t cap)
     }
     for (int p = 1; p <= 17; p++) {
         snprintf(buf, cap, "%.*g", p, v);
-        if (strtod(buf, NULL) == v)
-            return;
+        if (strtod(buf, NULL) == v) return;
     }
 }
 
@@ -93,8 +90,7 @@ static void fmt_num(double v, char *buf, size_t cap)
  * each at most once. */
 static int check_object(conv *c, const cJSON *obj, const char *path, const char *const *keys)
 {
-    if (!cJSON_IsObject(obj))
-        return bad(c, *path ? path : "(top level)", obj, "must be an object");
+    if (!cJSON_IsObject(obj)) return bad(c, *path ? path : "(top level)", obj, "must be an object");
     for (const cJSON *m = obj->child; m; m = m->next) {
         char sub[256];
         snprintf(sub, sizeof sub, "%s%s%s", path, *path ? "." : "", m->string);
@@ -110,8 +106,7 @@ static int check_object(conv *c, const cJSON *obj, const char *path, const char 
             return bad(c, sub, m, what);
         }
         for (const cJSON *p = obj->child; p != m; p = p->next)
-            if (strcmp(p->string, m->string) == 0)
-                return bad(c, sub, m, "given twice");
+            if (strcmp(p->string, m->string) == 0) return bad(c, sub, m, "given twice");
     }
     return 0;
 }
@@ -129,8 +124,8 @@ static int emit_int(conv *c, const cJSON *v, const char *path, const char *flag,
                     double max)
 {
     char buf[64];
-    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
-        v->valuedouble < min || v->valuedouble > max) {
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < min ||
+        v->valuedouble > max) {
         fmt_num(min, buf, sizeof buf);
         char what[128];
         int n = snprintf(what, sizeof what, "must be a whole number >= %s", buf);
@@ -163,15 +158,13 @@ static int duration(conv *c, const cJSON *v, const char *path, int allow_zero, c
     if (cJSON_IsNumber(v)) {
         double s = v->valuedouble;
         /* Under half a nanosecond would round to a zero duration. */
-        if (!(s >= 0 && s < 1e9) || (!allow_zero && s < 0.5e-9))
-            return bad(c, path, v, what);
+        if (!(s >= 0 && s < 1e9) || (!allow_zero && s < 0.5e-9)) return bad(c, path, v, what);
         fmt_num(s, buf, cap - 1);
         strcat(buf, "s");
         return 0;
     }
     int64_t ns;
-    if (!cJSON_IsString(v) || rb_parse_duration_ns(v->valuestring, &ns) ||
-        (!allow_zero && ns == 0))
+    if (!cJSON_IsString(v) || rb_parse_duration_ns(v->valuestring, &ns) || (!allow_zero && ns == 0))
         return bad(c, path, v, what);
     size_t n = strlen(v->valuestring);
     /* A bare number in a string would mean ms to the CLI but s here. */
@@ -185,25 +178,22 @@ static int duration(conv *c, const cJSON *v, const char *path, int allow_zero, c
 /* One of the strings in names (NULL-ended); returns its index or -1. */
 static int choice(const cJSON *v, const char *const *names)
 {
-    if (!cJSON_IsString(v))
-        return -1;
+    if (!cJSON_IsString(v)) return -1;
     for (int i = 0; names[i]; i++)
-        if (strcmp(v->valuestring, names[i]) == 0)
-            return i;
+        if (strcmp(v->valuestring, names[i]) == 0) return i;
     return -1;
 }
 
-#define TRY(x)                                                                                   \
-    do {                                                                                         \
-        int rc_ = (x);                                                                           \
-        if (rc_)                                                                                 \
-            return rc_;                                                                          \
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        int rc_ = (x);                                                                             \
+        if (rc_) return rc_;                                                                       \
     } while (0)
 
 static int conv_load(conv *c, const cJSON *load)
 {
-    static const char *const keys[] = {"type", "stages", "interval", "sweep", "num_workers",
-                                       "seed", "concurrency", NULL};
+    static const char *const keys[] = {"type",        "stages", "interval",    "sweep",
+                                       "num_workers", "seed",   "concurrency", NULL};
     TRY(check_object(c, load, "load", keys));
     char p[256], buf[160];
     const cJSON *v = member(load, "load", "type", p, sizeof p);
@@ -211,8 +201,7 @@ static int conv_load(conv *c, const cJSON *load)
     if (v) {
         static const char *const types[] = {"constant", "poisson", "concurrent", NULL};
         int t = choice(v, types);
-        if (t < 0)
-            return bad(c, p, v, "must be \"constant\", \"poisson\" or \"concurrent\"");
+        if (t < 0) return bad(c, p, v, "must be \"constant\", \"poisson\" or \"concurrent\"");
         if (t == 0)
             TRY(emit(c, "--burstiness", "inf"));
         else if (t == 1)
@@ -235,12 +224,10 @@ static int conv_load(conv *c, const cJSON *load)
             snprintf(sp, sizeof sp, "load.stages[%d]", i);
             TRY(check_object(c, st, sp, skeys));
             v = member(st, sp, "rate", q, sizeof q);
-            if (!v)
-                return bad(c, q, NULL, "is required");
+            if (!v) return bad(c, q, NULL, "is required");
             TRY(positive(c, v, q, rate, sizeof rate));
             v = member(st, sp, "duration", q, sizeof q);
-            if (!v)
-                return bad(c, q, NULL, "is required");
+            if (!v) return bad(c, q, NULL, "is required");
             TRY(duration(c, v, q, 0, dur, sizeof dur));
             snprintf(buf, sizeof buf, "%s:%s", rate, dur);
             TRY(emit(c, "--stage", buf));
@@ -259,13 +246,11 @@ static int conv_load(conv *c, const cJSON *load)
         v = member(sweep, "load.sweep", "type", p, sizeof p);
         if (v) {
             static const char *const types[] = {"linear", "geometric", NULL};
-            if (choice(v, types) < 0)
-                return bad(c, p, v, "must be \"linear\" or \"geometric\"");
+            if (choice(v, types) < 0) return bad(c, p, v, "must be \"linear\" or \"geometric\"");
             TRY(emit(c, "--sweep", v->valuestring));
         }
         v = member(sweep, "load.sweep", "num_stages", p, sizeof p);
-        if (v)
-            TRY(emit_int(c, v, p, "--sweep-stages", 1, 64));
+        if (v) TRY(emit_int(c, v, p, "--sweep-stages", 1, 64));
         v = member(sweep, "load.sweep", "max_rate", p, sizeof p);
         if (v) {
             TRY(positive(c, v, p, buf, sizeof buf));
@@ -278,11 +263,9 @@ static int conv_load(conv *c, const cJSON *load)
         }
     }
     v = member(load, "load", "num_workers", p, sizeof p);
-    if (v)
-        TRY(emit_int(c, v, p, "--num-workers", 1, 1024));
+    if (v) TRY(emit_int(c, v, p, "--num-workers", 1, 1024));
     v = member(load, "load", "seed", p, sizeof p);
-    if (v)
-        TRY(emit_int(c, v, p, "--seed", 0, 9007199254740992.0));
+    if (v) TRY(emit_int(c, v, p, "--seed", 0, 9007199254740992.0));
     return 0;
 }
 
@@ -303,14 +286,12 @@ static int conv_api(conv *c, const cJSON *api)
     if (v) {
         static const char *const types[] = {"completion", "chat", NULL};
         int t = choice(v, types);
-        if (t < 0)
-            return bad(c, p, v, "must be \"completion\" or \"chat\"");
+        if (t < 0) return bad(c, p, v, "must be \"completion\" or \"chat\"");
         TRY(emit(c, "--endpoint", t == 0 ? "/v1/completions" : "/v1/chat/completions"));
     }
     v = member(api, "api", "streaming", p, sizeof p);
     if (v) {
-        if (!cJSON_IsBool(v))
-            return bad(c, p, v, "must be true or false");
+        if (!cJSON_IsBool(v)) return bad(c, p, v, "must be true or false");
         TRY(emit(c, cJSON_IsTrue(v) ? "--stream" : "--no-stream", NULL));
     }
     return 0;
@@ -322,11 +303,9 @@ static int conv_server(conv *c, const cJSON *server)
     TRY(check_object(c, server, "server", keys));
     char p[64];
     const cJSON *v = member(server, "server", "base_url", p, sizeof p);
-    if (v)
-        TRY(emit_str(c, v, p, "--base-url"));
+    if (v) TRY(emit_str(c, v, p, "--base-url"));
     v = member(server, "server", "model_name", p, sizeof p);
-    if (v)
-        TRY(emit_str(c, v, p, "--model"));
+    if (v) TRY(emit_str(c, v, p, "--model"));
     return 0;
 }
 
@@ -336,8 +315,7 @@ static int conv_dist(conv *c, const cJSON *data, const char *key, const char *fl
     static const char *const keys[] = {"mean", NULL};
     char p[64], q[96];
     const cJSON *d = member(data, "data", key, p, sizeof p);
-    if (!d)
-        return 0;
+    if (!d) return 0;
     TRY(check_object(c, d, p, keys));
     const cJSON *v = member(d, p, "mean", q, sizeof q);
     return v ? emit_int(c, v, q, flag, 1, 1000000) : 0;
@@ -345,8 +323,8 @@ static int conv_dist(conv *c, const cJSON *data, const char *key, const char *fl
 
 static int conv_data(conv *c, const cJSON *data)
 {
-    static const char *const keys[] = {"type", "path", "input_distribution",
-                                       "output_distribution", "shared_prefix", NULL};
+    static const char *const keys[] = {
+        "type", "path", "input_distribution", "output_distribution", "shared_prefix", NULL};
     TRY(check_object(c, data, "data", keys));
     char p[96];
     const cJSON *v = member(data, "data", "type", p, sizeof p);
@@ -359,8 +337,7 @@ static int conv_data(conv *c, const cJSON *data)
         TRY(emit(c, "--dataset-name", flags[t]));
     }
     v = member(data, "data", "path", p, sizeof p);
-    if (v)
-        TRY(emit_str(c, v, p, "--dataset-path"));
+    if (v) TRY(emit_str(c, v, p, "--dataset-path"));
     TRY(conv_dist(c, data, "input_distribution", "--random-input-len"));
     TRY(conv_dist(c, data, "output_distribution", "--random-output-len"));
     const cJSON *sp = member(data, "data", "shared_prefix", p, sizeof p);
@@ -372,8 +349,7 @@ static int conv_data(conv *c, const cJSON *data)
         TRY(check_object(c, sp, "data.shared_prefix", skeys));
         for (int i = 0; skeys[i]; i++) {
             v = member(sp, "data.shared_prefix", skeys[i], p, sizeof p);
-            if (v)
-                TRY(emit_int(c, v, p, sflags[i], i == 2 ? 0 : 1, i < 2 ? 100000 : 1000000));
+            if (v) TRY(emit_int(c, v, p, sflags[i], i == 2 ? 0 : 1, i < 2 ? 100000 : 1000000));
         }
     }
     return 0;
@@ -422,8 +398,8 @@ static int conv_report(conv *c, const cJSON *report)
         const cJSON *cs = member(gp, "report.goodput", "constraints", p, sizeof p);
         if (cs) {
             /* Inference Perf's and vLLM's names; e2e is an alias of e2el. */
-            static const char *const metrics[] = {"ttft", "tpot", "itl", "e2el", "ntpot", "e2e",
-                                                  NULL};
+            static const char *const metrics[] = {"ttft",  "tpot", "itl", "e2el",
+                                                  "ntpot", "e2e",  NULL};
             TRY(check_object(c, cs, p, metrics));
             for (const cJSON *m = cs->child; m; m = m->next) {
                 char q[160], ms[64], item[96];
@@ -444,7 +420,8 @@ int lg_config_to_args(const char *json, size_t len, lg_args *out, char *err, siz
 {
     *out = (lg_args){0};
     char dummy[8];
-    conv c = {.out = out, .err = err && errlen ? err : dummy,
+    conv c = {.out = out,
+              .err = err && errlen ? err : dummy,
               .errlen = err && errlen ? errlen : sizeof dummy};
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
@@ -463,30 +440,24 @@ int lg_config_to_args(const char *json, size_t len, lg_args *out, char *err, siz
         goto done;
     }
     static const char *const keys[] = {"load", "api", "server", "data", "report", NULL};
-    if ((rc = check_object(&c, root, "", keys)))
-        goto done;
+    if ((rc = check_object(&c, root, "", keys))) goto done;
     const cJSON *v;
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "server")) && (rc = conv_server(&c, v)))
         goto done;
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "api")) && (rc = conv_api(&c, v)))
-        goto done;
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "load")) && (rc = conv_load(&c, v)))
-        goto done;
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "data")) && (rc = conv_data(&c, v)))
-        goto done;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "api")) && (rc = conv_api(&c, v))) goto done;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "load")) && (rc = conv_load(&c, v))) goto done;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "data")) && (rc = conv_data(&c, v))) goto done;
     if ((v = cJSON_GetObjectItemCaseSensitive(root, "report")) && (rc = conv_report(&c, v)))
         goto done;
 done:
     cJSON_Delete(root);
-    if (rc)
-        lg_args_free(out);
+    if (rc) lg_args_free(out);
     return rc;
 }
 
 void lg_args_free(lg_args *a)
 {
-    if (!a)
-        return;
+    if (!a) return;
     for (int i = 0; i < a->argc; i++)
         free(a->argv[i]);
     free(a->argv);

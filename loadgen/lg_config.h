@@ -41,7 +41,7 @@
 #include <stddef.h>
 
 typedef struct lg_args {
-    char **argv;   /* "--flag", "value", ... each malloc'd; argv[argc] is NULL */
+    char **argv; /* "--flag", "value", ... each malloc'd; argv[argc] is NULL */
     int argc;
 } lg_args;
 

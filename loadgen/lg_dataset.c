@@ -21,8 +21,6 @@
 #define LG_MAX_POOL 10000000
 #define LG_MAX_FILE_BYTES ((size_t)4 << 30)
 
-
-
 int32_t lg_count_tokens(const char *text, size_t len)
 {
     int64_t n = rb_count_words(text, len);
@@ -31,8 +29,7 @@ int32_t lg_count_tokens(const char *text, size_t len)
 
 void lg_dataset_free(lg_dataset *d)
 {
-    if (!d)
-        return;
+    if (!d) return;
     for (size_t i = 0; i < d->n; i++)
         free(d->items[i].text);
     free(d->items);
@@ -43,30 +40,39 @@ void lg_dataset_free(lg_dataset *d)
 /* ---- synthetic text -------------------------------------------------- */
 
 static const char *const WORDS[] = {
-    "the", "of", "and", "to", "in", "is", "you", "that", "it", "he", "was", "for", "on", "are",
-    "as", "with", "his", "they", "at", "be", "this", "have", "from", "or", "one", "had", "by",
-    "word", "but", "not", "what", "all", "were", "we", "when", "your", "can", "said", "there",
-    "use", "an", "each", "which", "she", "do", "how", "their", "if", "will", "up", "other",
-    "about", "out", "many", "then", "them", "these", "so", "some", "her", "would", "make",
-    "like", "him", "into", "time", "has", "look", "two", "more", "write", "go", "see", "number",
-    "no", "way", "could", "people", "my", "than", "first", "water", "been", "call", "who",
-    "oil", "its", "now", "find", "long", "down", "day", "did", "get", "come", "made", "may",
-    "part", "over", "new", "sound", "take", "only", "little", "work", "know", "place", "year",
-    "live", "me", "back", "give", "most", "very", "after", "thing", "our", "just", "name",
-    "good", "sentence", "man", "think", "say", "great", "where", "help", "through", "much",
-    "before", "line", "right", "too", "mean", "old", "any", "same", "tell", "boy", "follow",
-    "came", "want", "show", "also", "around", "form", "three", "small", "set", "put", "end",
-    "does", "another", "well", "large", "must", "big", "even", "such", "because", "turn",
-    "here", "why", "ask", "went", "men", "read", "need", "land", "different", "home", "us",
-    "move", "try", "kind", "hand", "picture", "again", "change", "off", "play", "spell", "air",
-    "away", "animal", "house", "point", "page", "letter", "mother", "answer", "found", "study",
-    "still", "learn", "should", "world", "high", "every", "near", "add", "food", "between",
-    "own", "below", "country", "plant", "last", "school", "father", "keep", "tree", "never",
-    "start", "city", "earth", "eye", "light", "thought", "head", "under", "story", "saw",
-    "left", "few", "while", "along", "might", "close", "something", "seem", "next", "hard",
-    "open", "example", "begin", "life", "always", "those", "both", "paper", "together", "got",
-    "group", "often", "run", "important", "until", "children", "side", "feet", "car", "mile",
-    "night", "walk", "white", "sea", "began", "grow", "took", "river", "four", "carry", "state",
+    "the",      "of",        "and",     "to",     "in",     "is",        "you",       "that",
+    "it",       "he",        "was",     "for",    "on",     "are",       "as",        "with",
+    "his",      "they",      "at",      "be",     "this",   "have",      "from",      "or",
+    "one",      "had",       "by",      "word",   "but",    "not",       "what",      "all",
+    "were",     "we",        "when",    "your",   "can",    "said",      "there",     "use",
+    "an",       "each",      "which",   "she",    "do",     "how",       "their",     "if",
+    "will",     "up",        "other",   "about",  "out",    "many",      "then",      "them",
+    "these",    "so",        "some",    "her",    "would",  "make",      "like",      "him",
+    "into",     "time",      "has",     "look",   "two",    "more",      "write",     "go",
+    "see",      "number",    "no",      "way",    "could",  "people",    "my",        "than",
+    "first",    "water",     "been",    "call",   "who",    "oil",       "its",       "now",
+    "find",     "long",      "down",    "day",    "did",    "get",       "come",      "made",
+    "may",      "part",      "over",    "new",    "sound",  "take",      "only",      "little",
+    "work",     "know",      "place",   "year",   "live",   "me",        "back",      "give",
+    "most",     "very",      "after",   "thing",  "our",    "just",      "name",      "good",
+    "sentence", "man",       "think",   "say",    "great",  "where",     "help",      "through",
+    "much",     "before",    "line",    "right",  "too",    "mean",      "old",       "any",
+    "same",     "tell",      "boy",     "follow", "came",   "want",      "show",      "also",
+    "around",   "form",      "three",   "small",  "set",    "put",       "end",       "does",
+    "another",  "well",      "large",   "must",   "big",    "even",      "such",      "because",
+    "turn",     "here",      "why",     "ask",    "went",   "men",       "read",      "need",
+    "land",     "different", "home",    "us",     "move",   "try",       "kind",      "hand",
+    "picture",  "again",     "change",  "off",    "play",   "spell",     "air",       "away",
+    "animal",   "house",     "point",   "page",   "letter", "mother",    "answer",    "found",
+    "study",    "still",     "learn",   "should", "world",  "high",      "every",     "near",
+    "add",      "food",      "between", "own",    "below",  "country",   "plant",     "last",
+    "school",   "father",    "keep",    "tree",   "never",  "start",     "city",      "earth",
+    "eye",      "light",     "thought", "head",   "under",  "story",     "saw",       "left",
+    "few",      "while",     "along",   "might",  "close",  "something", "seem",      "next",
+    "hard",     "open",      "example", "begin",  "life",   "always",    "those",     "both",
+    "paper",    "together",  "got",     "group",  "often",  "run",       "important", "until",
+    "children", "side",      "feet",    "car",    "mile",   "night",     "walk",      "white",
+    "sea",      "began",     "grow",    "took",   "river",  "four",      "carry",     "state",
 };
 #define N_WORDS (sizeof WORDS / sizeof WORDS[0])
 
@@ -83,8 +89,7 @@ static int sbuf_put(sbuf *b, const char *s, size_t n)
         while (cap < b->len + n + 1)
             cap *= 2;
         char *p = realloc(b->s, cap);
-        if (!p)
-            return -ENOMEM;
+        if (!p) return -ENOMEM;
         b->s = p;
         b->cap = cap;
     }
@@ -100,18 +105,15 @@ static int put_words(sbuf *b, gsl_rng *r, int32_t n)
 {
     for (int32_t i = 0; i < n; i++) {
         const char *w = WORDS[gsl_rng_uniform_int(r, N_WORDS)];
-        if ((b->len && sbuf_put(b, " ", 1)) || sbuf_put(b, w, strlen(w)))
-            return -ENOMEM;
+        if ((b->len && sbuf_put(b, " ", 1)) || sbuf_put(b, w, strlen(w))) return -ENOMEM;
     }
     return 0;
 }
 
 static int32_t clamp_len(double x)
 {
-    if (!(x >= 1))
-        return 1;
-    if (x > LG_MAX_PROMPT_TOKENS)
-        return LG_MAX_PROMPT_TOKENS;
+    if (!(x >= 1)) return 1;
+    if (x > LG_MAX_PROMPT_TOKENS) return LG_MAX_PROMPT_TOKENS;
     return (int32_t)llround(x);
 }
 
@@ -119,18 +121,17 @@ static int32_t draw_len(gsl_rng *r, lg_len_dist dist, int32_t mean, double ratio
 {
     switch (dist) {
     case LG_LEN_UNIFORM: {
-        int64_t lo = (int64_t)((double)mean * (1 - ratio)), hi = (int64_t)((double)mean * (1 + ratio));
-        if (lo < 1)
-            lo = 1;
-        if (hi < lo)
-            hi = lo;
-        return clamp_len((double)(lo + (int64_t)gsl_rng_uniform_int(r, (unsigned long)(hi - lo + 1))));
+        int64_t lo = (int64_t)((double)mean * (1 - ratio)),
+                hi = (int64_t)((double)mean * (1 + ratio));
+        if (lo < 1) lo = 1;
+        if (hi < lo) hi = lo;
+        return clamp_len(
+            (double)(lo + (int64_t)gsl_rng_uniform_int(r, (unsigned long)(hi - lo + 1))));
     }
     case LG_LEN_NORMAL:
         return clamp_len((double)mean + gsl_ran_gaussian(r, (double)mean * ratio));
     case LG_LEN_LOGNORMAL: {
-        if (ratio == 0)
-            return clamp_len(mean);
+        if (ratio == 0) return clamp_len(mean);
         /* Parameters that give the lognormal this mean and sd = mean * ratio. */
         double s2 = log1p(ratio * ratio);
         return clamp_len(gsl_ran_lognormal(r, log((double)mean) - s2 / 2, sqrt(s2)));
@@ -156,23 +157,24 @@ int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, si
 {
     *out = (lg_dataset){0};
     if (spec->n < 1 || spec->n > LG_MAX_POOL) {
-        rb_set_err(err, errlen, "random dataset: n: must be in [1, %d], got %zu", LG_MAX_POOL, spec->n);
+        rb_set_err(err, errlen, "random dataset: n: must be in [1, %d], got %zu", LG_MAX_POOL,
+                   spec->n);
         return -EINVAL;
     }
     if (spec->input_len < 1 || spec->input_len > LG_MAX_PROMPT_TOKENS) {
         rb_set_err(err, errlen, "random dataset: input_len: must be in [1, %d], got %d",
-                LG_MAX_PROMPT_TOKENS, (int)spec->input_len);
+                   LG_MAX_PROMPT_TOKENS, (int)spec->input_len);
         return -EINVAL;
     }
     if (spec->output_len < 1 || spec->output_len > LG_MAX_PROMPT_TOKENS) {
         rb_set_err(err, errlen, "random dataset: output_len: must be in [1, %d], got %d",
-                LG_MAX_PROMPT_TOKENS, (int)spec->output_len);
+                   LG_MAX_PROMPT_TOKENS, (int)spec->output_len);
         return -EINVAL;
     }
     double rr_max = spec->dist == LG_LEN_UNIFORM ? 1 : 100;
     if (!(spec->range_ratio >= 0 && spec->range_ratio <= rr_max)) {
         rb_set_err(err, errlen, "random dataset: range_ratio: must be in [0, %g], got %g", rr_max,
-                spec->range_ratio);
+                   spec->range_ratio);
         return -EINVAL;
     }
     if ((unsigned)spec->dist > LG_LEN_LOGNORMAL) {
@@ -205,8 +207,7 @@ int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, si
     return 0;
 }
 
-int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *err,
-                             size_t errlen)
+int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *err, size_t errlen)
 {
     *out = (lg_dataset){0};
     /* A system prompt of 0 words is allowed: no shared prefix at all. */
@@ -221,16 +222,16 @@ int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         if (f[i].v < f[i].min || f[i].v > LG_MAX_PROMPT_TOKENS) {
             rb_set_err(err, errlen, "shared-prefix dataset: %s: must be in [%d, %d], got %d",
-                    f[i].name, (int)f[i].min, LG_MAX_PROMPT_TOKENS, (int)f[i].v);
+                       f[i].name, (int)f[i].min, LG_MAX_PROMPT_TOKENS, (int)f[i].v);
             return -EINVAL;
         }
     }
     if ((int64_t)spec->groups * spec->prompts_per_group > LG_MAX_POOL ||
         (int64_t)spec->system_prompt_len + spec->question_len > LG_MAX_PROMPT_TOKENS) {
         rb_set_err(err, errlen,
-                "shared-prefix dataset: groups x prompts_per_group must be <= %d and "
-                "system_prompt_len + question_len <= %d",
-                LG_MAX_POOL, LG_MAX_PROMPT_TOKENS);
+                   "shared-prefix dataset: groups x prompts_per_group must be <= %d and "
+                   "system_prompt_len + question_len <= %d",
+                   LG_MAX_POOL, LG_MAX_PROMPT_TOKENS);
         return -EINVAL;
     }
     size_t n = (size_t)spec->groups * (size_t)spec->prompts_per_group;
@@ -244,8 +245,7 @@ int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *
     sbuf sys = {0};
     for (int32_t g = 0; g < spec->groups; g++) {
         sys.len = 0;
-        if (put_words(&sys, r, spec->system_prompt_len))
-            goto nomem;
+        if (put_words(&sys, r, spec->system_prompt_len)) goto nomem;
         for (int32_t q = 0; q < spec->prompts_per_group; q++) {
             sbuf b = {0};
             if ((sys.len && sbuf_put(&b, sys.s, sys.len)) || put_words(&b, r, spec->question_len)) {
@@ -283,8 +283,7 @@ static size_t line_of(const char *s, size_t len, size_t at)
 static int turn_is(const cJSON *turn, const char *a, const char *b)
 {
     const cJSON *from = cJSON_GetObjectItemCaseSensitive(turn, "from");
-    if (!cJSON_IsString(from))
-        return 0;
+    if (!cJSON_IsString(from)) return 0;
     return strcmp(from->valuestring, a) == 0 || strcmp(from->valuestring, b) == 0;
 }
 
@@ -297,21 +296,16 @@ static const char *turn_text(const cJSON *turn)
 /* The first human turn with text, and the gpt turn right after it. */
 static int find_pair(const cJSON *entry, const char **human, const char **gpt)
 {
-    const cJSON *conv = cJSON_IsObject(entry)
-                            ? cJSON_GetObjectItemCaseSensitive(entry, "conversations")
-                            : NULL;
-    if (!cJSON_IsArray(conv))
-        return 0;
+    const cJSON *conv =
+        cJSON_IsObject(entry) ? cJSON_GetObjectItemCaseSensitive(entry, "conversations") : NULL;
+    if (!cJSON_IsArray(conv)) return 0;
     for (const cJSON *t = conv->child; t; t = t->next) {
-        if (!cJSON_IsObject(t) || !turn_is(t, "human", "user"))
-            continue;
+        if (!cJSON_IsObject(t) || !turn_is(t, "human", "user")) continue;
         const char *h = turn_text(t);
         const cJSON *next = t->next;
-        if (!h || !next || !cJSON_IsObject(next) || !turn_is(next, "gpt", "assistant"))
-            return 0;
+        if (!h || !next || !cJSON_IsObject(next) || !turn_is(next, "gpt", "assistant")) return 0;
         const char *g = turn_text(next);
-        if (!g || lg_count_tokens(h, strlen(h)) < 1)
-            return 0;
+        if (!g || lg_count_tokens(h, strlen(h)) < 1) return 0;
         *human = h;
         *gpt = g;
         return 1;
@@ -323,20 +317,17 @@ static int find_pair(const cJSON *entry, const char **human, const char **gpt)
 static int take_entry(const cJSON *e, lg_dataset *out, size_t *cap)
 {
     const char *h, *g;
-    if (!find_pair(e, &h, &g))
-        return 0;
+    if (!find_pair(e, &h, &g)) return 0;
     if (out->n == *cap) {
         size_t nc = *cap ? *cap * 2 : 64;
         lg_prompt *p = realloc(out->items, nc * sizeof *p);
-        if (!p)
-            return -ENOMEM;
+        if (!p) return -ENOMEM;
         out->items = p;
         *cap = nc;
     }
     lg_prompt *p = &out->items[out->n];
     p->text = strdup(h);
-    if (!p->text)
-        return -ENOMEM;
+    if (!p->text) return -ENOMEM;
     p->input_tokens = lg_count_tokens(h, strlen(h));
     int32_t o = lg_count_tokens(g, strlen(g));
     p->output_tokens = o < 1 ? 1 : o;
@@ -354,8 +345,7 @@ static int sharegpt_parse(const char *what, const char *json, size_t len, size_t
     const char *p = json, *end = json + len;
     size_t cap = 0, entries = 0;
     int rc = 0;
-    if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
-        p += 3; /* a UTF-8 byte order mark */
+    if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) p += 3; /* a UTF-8 byte order mark */
     while (p < end && rb_is_space((unsigned char)*p))
         p++;
     if (p == end) {
@@ -364,7 +354,7 @@ static int sharegpt_parse(const char *what, const char *json, size_t len, size_t
     }
     if (*p != '[') {
         rb_set_err(err, errlen, "%s: line %zu: the top level must be a JSON array of conversations",
-                what, line_of(json, len, (size_t)(p - json)));
+                   what, line_of(json, len, (size_t)(p - json)));
         return -EINVAL;
     }
     p++;
@@ -390,8 +380,7 @@ static int sharegpt_parse(const char *what, const char *json, size_t len, size_t
             break;
         }
         p = e_end;
-        if (max_n && out->n >= max_n)
-            goto done; /* enough: the rest is not read */
+        if (max_n && out->n >= max_n) goto done; /* enough: the rest is not read */
         while (p < end && rb_is_space((unsigned char)*p))
             p++;
         if (p < end && *p == ',') {
@@ -416,18 +405,18 @@ static int sharegpt_parse(const char *what, const char *json, size_t len, size_t
     }
     if (!rc && bad) {
         size_t at = (size_t)(bad - json);
-        rb_set_err(err, errlen, "%s: line %zu: %s (near byte %zu)", what, line_of(json, len, at), why,
-                at);
+        rb_set_err(err, errlen, "%s: line %zu: %s (near byte %zu)", what, line_of(json, len, at),
+                   why, at);
         rc = -EINVAL;
     }
 done:
     if (!rc && out->n == 0) {
-        rb_set_err(err, errlen, "%s: no entry has a human turn followed by a gpt turn (%zu entries)",
-                what, entries);
+        rb_set_err(err, errlen,
+                   "%s: no entry has a human turn followed by a gpt turn (%zu entries)", what,
+                   entries);
         rc = -EINVAL;
     }
-    if (rc)
-        lg_dataset_free(out);
+    if (rc) lg_dataset_free(out);
     return rc;
 }
 
@@ -442,8 +431,7 @@ static int read_whole(const char *kind, const char *path, char **buf, size_t *le
                       size_t errlen)
 {
     int rc = rb_read_file(path, LG_MAX_FILE_BYTES, buf, len);
-    if (rc)
-        rb_set_err(err, errlen, "%s %s: cannot read: %s", kind, path, strerror(-rc));
+    if (rc) rb_set_err(err, errlen, "%s %s: cannot read: %s", kind, path, strerror(-rc));
     return rc;
 }
 
@@ -454,8 +442,7 @@ int lg_dataset_load_sharegpt(const char *path, size_t max_n, lg_dataset *out, ch
     char *buf, what[512];
     size_t len;
     int rc = read_whole("sharegpt", path, &buf, &len, err, errlen);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     snprintf(what, sizeof what, "sharegpt %s", path);
     rc = sharegpt_parse(what, buf, len, max_n, out, err, errlen);
     free(buf);
@@ -479,8 +466,7 @@ static size_t split_fields(const char *s, size_t len, field *f, size_t max_f)
         size_t start = i;
         int quoted = 0;
         while (i < len && (quoted || s[i] != ',')) {
-            if (s[i] == '"')
-                quoted = !quoted;
+            if (s[i] == '"') quoted = !quoted;
             i++;
         }
         const char *a = s + start, *b = s + i;
@@ -492,11 +478,9 @@ static size_t split_fields(const char *s, size_t len, field *f, size_t max_f)
             a++;
             b--;
         }
-        if (n < max_f)
-            f[n] = (field){a, (size_t)(b - a)};
+        if (n < max_f) f[n] = (field){a, (size_t)(b - a)};
         n++;
-        if (i >= len)
-            return n;
+        if (i >= len) return n;
         i++; /* the comma */
     }
 }
@@ -510,8 +494,7 @@ static int field_is(field f, const char *name)
  * holds a NUL byte (which would hide the rest from the number parsers). */
 static int field_str(field f, char *buf, size_t cap)
 {
-    if (f.n + 1 > cap || memchr(f.s, '\0', f.n))
-        return 0;
+    if (f.n + 1 > cap || memchr(f.s, '\0', f.n)) return 0;
     memcpy(buf, f.s, f.n);
     buf[f.n] = '\0';
     return 1;
@@ -531,8 +514,7 @@ static int digits(const char *s, int n, int *v)
 {
     int x = 0;
     for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return 0;
+        if (s[i] < '0' || s[i] > '9') return 0;
         x = x * 10 + (s[i] - '0');
     }
     *v = x;
@@ -557,12 +539,10 @@ static int parse_datetime(const char *s, int64_t *ns)
         return 0;
     int64_t frac_ns = 0;
     if (n > 19) {
-        if (s[19] != '.' || n == 20)
-            return 0;
+        if (s[19] != '.' || n == 20) return 0;
         int64_t scale = 100000000;
         for (size_t i = 20; i < n; i++) {
-            if (s[i] < '0' || s[i] > '9')
-                return 0;
+            if (s[i] < '0' || s[i] > '9') return 0;
             frac_ns += (s[i] - '0') * scale; /* digits past ns are dropped */
             scale /= 10;
         }
@@ -575,15 +555,12 @@ static int parse_datetime(const char *s, int64_t *ns)
 static int parse_timestamp(field f, int64_t *ns)
 {
     char buf[64];
-    if (!field_str(f, buf, sizeof buf) || f.n == 0)
-        return 0;
-    if (parse_datetime(buf, ns))
-        return 1;
+    if (!field_str(f, buf, sizeof buf) || f.n == 0) return 0;
+    if (parse_datetime(buf, ns)) return 1;
     char *end;
     errno = 0;
     double s = strtod(buf, &end);
-    if (*end || errno || !(s >= 0 && s <= 4e9))
-        return 0;
+    if (*end || errno || !(s >= 0 && s <= 4e9)) return 0;
     *ns = llround(s * 1e9);
     return 1;
 }
@@ -591,13 +568,11 @@ static int parse_timestamp(field f, int64_t *ns)
 static int parse_count(field f, int32_t *v)
 {
     char buf[32];
-    if (!field_str(f, buf, sizeof buf) || f.n == 0)
-        return 0;
+    if (!field_str(f, buf, sizeof buf) || f.n == 0) return 0;
     char *end;
     errno = 0;
     long long x = strtoll(buf, &end, 10);
-    if (*end || errno || x < 0 || x > INT32_MAX)
-        return 0;
+    if (*end || errno || x < 0 || x > INT32_MAX) return 0;
     *v = (int32_t)x;
     return 1;
 }
@@ -614,8 +589,7 @@ typedef struct trace_item {
 static int by_time(const void *a, const void *b)
 {
     const trace_item *x = a, *y = b;
-    if (x->row.t_ns != y->row.t_ns)
-        return x->row.t_ns < y->row.t_ns ? -1 : 1;
+    if (x->row.t_ns != y->row.t_ns) return x->row.t_ns < y->row.t_ns ? -1 : 1;
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
@@ -637,20 +611,17 @@ static int trace_parse(const char *what, const char *csv, size_t len, lg_trace_r
         size_t ll = nl ? (size_t)(nl - s) : len - at;
         at += ll + 1;
         line++;
-        if (ll && s[ll - 1] == '\r')
-            ll--;
-        if (lg_count_tokens(s, ll) == 0)
-            continue; /* a blank line */
+        if (ll && s[ll - 1] == '\r') ll--;
+        if (lg_count_tokens(s, ll) == 0) continue; /* a blank line */
         size_t nf = split_fields(s, ll, f, sizeof f / sizeof f[0]);
         if (!have_header) {
             for (int c = 0; c < N_COLS; c++) {
                 col[c] = SIZE_MAX;
                 for (size_t i = 0; i < nf && i < sizeof f / sizeof f[0]; i++)
-                    if (field_is(f[i], COL_NAMES[c]))
-                        col[c] = i;
+                    if (field_is(f[i], COL_NAMES[c])) col[c] = i;
                 if (col[c] == SIZE_MAX) {
                     rb_set_err(err, errlen, "%s: line %zu: the header has no %s column", what, line,
-                            COL_NAMES[c]);
+                               COL_NAMES[c]);
                     rc = -EINVAL;
                     goto done;
                 }
@@ -661,30 +632,28 @@ static int trace_parse(const char *what, const char *csv, size_t len, lg_trace_r
         }
         if (nf != n_fields) {
             rb_set_err(err, errlen, "%s: line %zu: %zu fields, but the header has %zu", what, line,
-                    nf, n_fields);
+                       nf, n_fields);
             rc = -EINVAL;
             goto done;
         }
         trace_item it = {.order = n, .line = line};
-        int bad = !parse_timestamp(f[col[COL_T]], &it.row.t_ns)                ? COL_T
-                  : !parse_count(f[col[COL_IN]], &it.row.input_tokens)         ? COL_IN
-                  : !parse_count(f[col[COL_OUT]], &it.row.output_tokens)       ? COL_OUT
-                                                                               : -1;
+        int bad = !parse_timestamp(f[col[COL_T]], &it.row.t_ns)          ? COL_T
+                  : !parse_count(f[col[COL_IN]], &it.row.input_tokens)   ? COL_IN
+                  : !parse_count(f[col[COL_OUT]], &it.row.output_tokens) ? COL_OUT
+                                                                         : -1;
         if (bad >= 0) {
             field v = f[col[bad]];
             int shown = v.n > 40 ? 40 : (int)v.n;
             rb_set_err(err, errlen, "%s: line %zu: %s: %s, got '%.*s'", what, line, COL_NAMES[bad],
-                    bad == COL_T ? "must be seconds >= 0 or YYYY-MM-DD HH:MM:SS[.fraction]"
-                                 : "must be a whole number >= 0",
-                    shown, v.s);
+                       bad == COL_T ? "must be seconds >= 0 or YYYY-MM-DD HH:MM:SS[.fraction]"
+                                    : "must be a whole number >= 0",
+                       shown, v.s);
             rc = -EINVAL;
             goto done;
         }
         /* A request asks for at least one token and sends at least one. */
-        if (it.row.input_tokens < 1)
-            it.row.input_tokens = 1;
-        if (it.row.output_tokens < 1)
-            it.row.output_tokens = 1;
+        if (it.row.input_tokens < 1) it.row.input_tokens = 1;
+        if (it.row.output_tokens < 1) it.row.output_tokens = 1;
         if (n == cap) {
             size_t nc = cap ? cap * 2 : 1024;
             trace_item *p = realloc(items, nc * sizeof *p);
@@ -700,14 +669,15 @@ static int trace_parse(const char *what, const char *csv, size_t len, lg_trace_r
     }
     if (!have_header || n == 0) {
         rb_set_err(err, errlen, "%s: %s", what,
-                have_header ? "no rows after the header" : "empty (no header line)");
+                   have_header ? "no rows after the header" : "empty (no header line)");
         rc = -EINVAL;
         goto done;
     }
     qsort(items, n, sizeof *items, by_time);
     if (items[n - 1].row.t_ns - items[0].row.t_ns > LG_TRACE_MAX_SPAN_NS) {
-        rb_set_err(err, errlen, "%s: line %zu: %s: more than 10 years after the earliest row (line %zu)",
-                what, items[n - 1].line, COL_NAMES[COL_T], items[0].line);
+        rb_set_err(err, errlen,
+                   "%s: line %zu: %s: more than 10 years after the earliest row (line %zu)", what,
+                   items[n - 1].line, COL_NAMES[COL_T], items[0].line);
         rc = -EINVAL;
         goto done;
     }
@@ -741,8 +711,7 @@ int lg_trace_load(const char *path, lg_trace_row **out, size_t *n, char *err, si
     char *buf, what[512];
     size_t len;
     int rc = read_whole("trace", path, &buf, &len, err, errlen);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     snprintf(what, sizeof what, "trace %s", path);
     rc = trace_parse(what, buf, len, out, n, err, errlen);
     free(buf);

@@ -12,9 +12,9 @@
 #include "lg_sched.h"
 
 typedef struct lg_prompt {
-    char *text;              /* the prompt text, NUL-terminated */
-    int32_t input_tokens;    /* its length by simserver's counting rule */
-    int32_t output_tokens;   /* max_tokens to ask for */
+    char *text;            /* the prompt text, NUL-terminated */
+    int32_t input_tokens;  /* its length by simserver's counting rule */
+    int32_t output_tokens; /* max_tokens to ask for */
 } lg_prompt;
 
 typedef struct lg_dataset {
@@ -26,9 +26,9 @@ typedef enum { LG_LEN_FIXED, LG_LEN_UNIFORM, LG_LEN_NORMAL, LG_LEN_LOGNORMAL } l
 
 typedef struct lg_random_spec {
     uint64_t seed;
-    size_t n;                    /* pool size (>= 1) */
+    size_t n;                      /* pool size (>= 1) */
     int32_t input_len, output_len; /* means */
-    double range_ratio;          /* uniform: [len*(1-r), len*(1+r)]; normal/lognormal: sd = len*r */
+    double range_ratio; /* uniform: [len*(1-r), len*(1+r)]; normal/lognormal: sd = len*r */
     lg_len_dist dist;
 } lg_random_spec;
 

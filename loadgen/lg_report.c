@@ -11,7 +11,8 @@ static const char *const metric_title[LG_N_METRICS] = {
     "End-to-end Latency", "Normalized Time per Output Token"};
 static const char *const metric_abbr[LG_N_METRICS] = {"TTFT", "TPOT", "ITL", "E2EL", "NTPOT"};
 /* Histogram of each metric from the intended start (ITL has one only). */
-static const int hist_i[LG_N_METRICS] = {LG_H_TTFT_I, LG_H_TPOT_I, LG_H_ITL, LG_H_E2EL_I, LG_H_NTPOT_I};
+static const int hist_i[LG_N_METRICS] = {LG_H_TTFT_I, LG_H_TPOT_I, LG_H_ITL, LG_H_E2EL_I,
+                                         LG_H_NTPOT_I};
 static const int hist_d[LG_N_METRICS] = {LG_H_TTFT_D, LG_H_TPOT_D, -1, LG_H_E2EL_D, LG_H_NTPOT_D};
 
 static void num(cJSON *o, const char *k, double v)
@@ -241,7 +242,8 @@ static void rule(FILE *f, const char *title)
     int n = (int)strlen(title), w = 50, left = (w - n) / 2;
     if (left < 0) left = 0;
     fprintf(f, "%.*s%s%.*s\n", left, "--------------------------------------------------", title,
-            w - n - left > 0 ? w - n - left : 0, "--------------------------------------------------");
+            w - n - left > 0 ? w - n - left : 0,
+            "--------------------------------------------------");
 }
 
 void lg_report_summary(const lg_report *r, FILE *f)
@@ -266,11 +268,13 @@ void lg_report_summary(const lg_report *r, FILE *f)
         line_s(f, "Requested rate (req/s):", "inf");
     else
         line_f(f, "Requested rate (req/s):", r->request_rate, 2);
-    line_f(f, "Achieved rate (req/s):", win > 0 ? (double)s->dispatched / ((double)win / 1e9) : NAN, 2);
+    line_f(f, "Achieved rate (req/s):", win > 0 ? (double)s->dispatched / ((double)win / 1e9) : NAN,
+           2);
     line_f(f, "Request throughput (req/s):", (double)s->completed / dur, 2);
     if (o->goodput.enabled) line_f(f, "Request goodput (req/s):", (double)s->good / dur, 2);
     line_f(f, "Output token throughput (tok/s):", (double)s->output_tokens / dur, 2);
-    line_f(f, "Total Token throughput (tok/s):", (double)(s->input_tokens + s->output_tokens) / dur, 2);
+    line_f(f, "Total Token throughput (tok/s):", (double)(s->input_tokens + s->output_tokens) / dur,
+           2);
     for (int m = 0; m < LG_N_METRICS; m++) {
         if (!((o->percentile_metrics >> m) & 1u)) continue;
         const mdl_hist *h = lg_stats_hist_c(s, hist_i[m]);
@@ -331,8 +335,9 @@ void lg_report_summary(const lg_report *r, FILE *f)
         line_f(f, "Server decode (ms/token):", ms(s->truth_decode_ns / n), 3);
         line_f(f, "Client and network (ms/token):", ms(s->truth_client_ns / n), 3);
         line_f(f, "Server's true TTFT, mean (ms):", ms(s->truth_ttft_ns / n), 3);
-        line_f(f, "TTFT inflation, mean (ms):",
-               ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n), 3);
+        line_f(f,
+               "TTFT inflation, mean (ms):", ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n),
+               3);
     }
     rule(f, "Client bias");
     for (int i = 0; i < r->n_workers; i++) {

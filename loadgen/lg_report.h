@@ -14,54 +14,54 @@
 
 typedef struct lg_worker_bias {
     int worker;
-    int lost;                 /* crashed or killed: its results are left out */
+    int lost; /* crashed or killed: its results are left out */
     int signal;
     double rho;
     double callbacks, callback_rate_per_s;
     double mean_service_us, second_moment_us2;
     double events, event_rate_per_s;
     double predicted_wq_us;
-    double preemptions;       /* involuntary context switches in the window */
+    double preemptions; /* involuntary context switches in the window */
 } lg_worker_bias;
 
 typedef struct lg_arrival_test {
     int tested;
-    const char *test;         /* "ks" or "cv2" */
-    char model[64];           /* "gamma(shape=1)" or "constant" */
+    const char *test; /* "ks" or "cv2" */
+    char model[64];   /* "gamma(shape=1)" or "constant" */
     size_t n;
     double statistic, p_value; /* p_value NAN for cv2 */
-    char note[160];           /* why it was skipped, when it was */
+    char note[160];            /* why it was skipped, when it was */
 } lg_arrival_test;
 
 typedef struct lg_stage_view {
-    double rate_per_s;        /* requested */
-    int64_t start_ns;         /* absolute intended start */
-    int64_t duration_ns;      /* 0: bounded by count */
+    double rate_per_s;   /* requested */
+    int64_t start_ns;    /* absolute intended start */
+    int64_t duration_ns; /* 0: bounded by count */
     const lg_stage_stats *stats;
 } lg_stage_view;
 
 typedef struct lg_report {
     const lg_opts *o;
-    const char *load_mode;    /* "open", "closed", "open-capped" */
+    const char *load_mode; /* "open", "closed", "open-capped" */
     int num_workers;
-    double request_rate;      /* requested (INFINITY allowed; NAN: stages differ) */
+    double request_rate; /* requested (INFINITY allowed; NAN: stages differ) */
     int64_t t0_ns;
     const lg_stage_stats *total;
-    int64_t total_duration_ns;/* scheduled send time of all stages (0: bounded by count) */
+    int64_t total_duration_ns; /* scheduled send time of all stages (0: bounded by count) */
     const lg_stage_view *stages;
     int n_stages;
     int interrupted;
-    int saturated_stage;      /* -1: none */
+    int saturated_stage; /* -1: none */
     const lg_worker_bias *workers;
     int n_workers;
     lg_arrival_test arrival;
     int stamps_seen;
-    double achieved_ratio;    /* dispatch span vs intended span (NAN: closed loop) */
+    double achieved_ratio; /* dispatch span vs intended span (NAN: closed loop) */
     double predicted_wq_us, max_rho;
     mdl_verdict verdict;
     rb_host host;
     char certificate_note[512];
-    const char *lost_note;    /* "worker 1 killed by signal 9; ..." or NULL */
+    const char *lost_note; /* "worker 1 killed by signal 9; ..." or NULL */
 } lg_report;
 
 /* The metric keys of one block (vLLM's plus ours) added to obj. start_ns is

@@ -97,15 +97,19 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
     if (o->num_prompts > 0 && (size_t)o->num_prompts < pool) pool = (size_t)o->num_prompts;
     switch (o->dataset) {
     case LG_DS_RANDOM: {
-        lg_random_spec rs = {.seed = o->seed, .n = pool, .input_len = o->random_input_len,
+        lg_random_spec rs = {.seed = o->seed,
+                             .n = pool,
+                             .input_len = o->random_input_len,
                              .output_len = o->random_output_len,
-                             .range_ratio = o->random_range_ratio, .dist = o->random_len_dist};
+                             .range_ratio = o->random_range_ratio,
+                             .dist = o->random_len_dist};
         if (o->random_range_ratio == 0.0) rs.dist = LG_LEN_FIXED;
         rc = lg_dataset_random(&rs, &p->ds, err, errlen);
         break;
     }
     case LG_DS_PREFIX: {
-        lg_prefix_spec ps = {.seed = o->seed, .groups = o->prefix_groups,
+        lg_prefix_spec ps = {.seed = o->seed,
+                             .groups = o->prefix_groups,
                              .prompts_per_group = o->prefix_prompts_per_group,
                              .system_prompt_len = o->prefix_system_len,
                              .question_len = o->prefix_question_len,
@@ -114,8 +118,9 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
         break;
     }
     case LG_DS_SHAREGPT:
-        rc = lg_dataset_load_sharegpt(o->dataset_path, o->num_prompts > 0 ? (size_t)o->num_prompts : 100000,
-                                      &p->ds, err, errlen);
+        rc = lg_dataset_load_sharegpt(o->dataset_path,
+                                      o->num_prompts > 0 ? (size_t)o->num_prompts : 100000, &p->ds,
+                                      err, errlen);
         break;
     case LG_DS_TRACE:
         rc = lg_trace_load(o->dataset_path, &p->trace, &p->n_trace, err, errlen);
@@ -144,7 +149,8 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
 static void free_plan(lg_plan *p)
 {
     if (p->bodies)
-        for (size_t i = 0; i < p->ds.n; i++) free(p->bodies[i]);
+        for (size_t i = 0; i < p->ds.n; i++)
+            free(p->bodies[i]);
     free(p->bodies);
     free(p->body_len);
     lg_dataset_free(&p->ds);
@@ -167,9 +173,9 @@ typedef struct lg_coord {
     int64_t last_progress_ns;
     int handled_signals;
     /* saturation watch */
-    int64_t *stage_expected;  /* scheduled arrivals per stage (sweep-until-saturation) */
-    int judged;               /* stages judged so far */
-    lg_sched *stage_clock;    /* for stage start times */
+    int64_t *stage_expected; /* scheduled arrivals per stage (sweep-until-saturation) */
+    int judged;              /* stages judged so far */
+    lg_sched *stage_clock;   /* for stage start times */
 } lg_coord;
 
 static int64_t stage_start_abs(const lg_coord *c, int s)
@@ -204,7 +210,8 @@ static void watch_saturation(lg_coord *c, int64_t now)
             __atomic_store_n(&sh->saturated_stage, s, __ATOMIC_RELAXED);
             __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
             if (c->progress) fputc('\n', stderr);
-            fprintf(stderr, "loadgen: stage %d (%.1f requests/s) saturated: %llu of %.0f dispatched, "
+            fprintf(stderr,
+                    "loadgen: stage %d (%.1f requests/s) saturated: %llu of %.0f dispatched, "
                     "%llu past the %.1f ms lag bound; stopping\n",
                     s, p->spec.stages[s].rate_per_s, (unsigned long long)disp, expected,
                     (unsigned long long)over, (double)p->lag_bound_ns / 1e6);
@@ -229,7 +236,8 @@ static void show_progress(lg_coord *c, int64_t now)
         }
     }
     double el = (double)(now - lg_plan_shared(p)->t0_ns) / 1e9;
-    fprintf(stderr, "\r[loadgen] %6.1fs sent %llu (%.1f/s) in flight %llu lag p99 %.3f ms errors %llu   ",
+    fprintf(stderr,
+            "\r[loadgen] %6.1fs sent %llu (%.1f/s) in flight %llu lag p99 %.3f ms errors %llu   ",
             el, (unsigned long long)disp, el > 0 ? (double)disp / el : 0.0,
             (unsigned long long)inflight, (double)lag / 1e6, (unsigned long long)fail);
 }
@@ -245,8 +253,10 @@ static void coord_tick(void *ctx)
             __atomic_store_n(&sh->interrupted, 1, __ATOMIC_RELAXED);
             __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
             if (c->progress) fputc('\n', stderr);
-            fprintf(stderr, "loadgen: %s: stopping, draining in-flight requests (up to %.1f s; "
-                    "again to cancel them)\n", g_last_signal == SIGINT ? "SIGINT" : "SIGTERM",
+            fprintf(stderr,
+                    "loadgen: %s: stopping, draining in-flight requests (up to %.1f s; "
+                    "again to cancel them)\n",
+                    g_last_signal == SIGINT ? "SIGINT" : "SIGTERM",
                     (double)c->o->drain_timeout_ns / 1e9);
         } else {
             __atomic_store_n(&sh->stop, 2, __ATOMIC_RELAXED);
@@ -313,11 +323,14 @@ static void arrival_test(const lg_plan *p, const int *lost, lg_arrival_test *t)
      * arrivals, so indices are contiguous up to where one worker's sample
      * ends. */
     size_t c = 0;
-    while (c < m && all[c].index == all[0].index + (int64_t)c) c++;
-    for (size_t i = 0; i < c; i++) times[i] = all[i].dispatch_ns;
+    while (c < m && all[c].index == all[0].index + (int64_t)c)
+        c++;
+    for (size_t i = 0; i < c; i++)
+        times[i] = all[i].dispatch_ns;
     qsort(times, c, sizeof *times, cmp_i64);
     size_t ng = c > 0 ? c - 1 : 0;
-    for (size_t i = 0; i < ng; i++) gaps[i] = (double)(times[i + 1] - times[i]) / 1e9;
+    for (size_t i = 0; i < ng; i++)
+        gaps[i] = (double)(times[i + 1] - times[i]) / 1e9;
     if (ng < 20) {
         snprintf(t->note, sizeof t->note, "too few dispatches (%zu gaps) to test", ng);
         goto out;
@@ -403,7 +416,8 @@ static int concat_detailed(const lg_plan *p, const char *out_path)
         FILE *in = fopen(part, "r");
         if (!in) continue;
         size_t n;
-        while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, f.fp);
+        while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+            fwrite(buf, 1, n, f.fp);
         fclose(in);
         unlink(part);
     }
@@ -420,7 +434,8 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
     char err[256];
     int rc = rb_read_file(o->certificate, 1 << 22, &txt, &len);
     if (rc) {
-        fprintf(stderr, "loadgen: --certificate: cannot read '%s': %s\n", o->certificate, strerror(-rc));
+        fprintf(stderr, "loadgen: --certificate: cannot read '%s': %s\n", o->certificate,
+                strerror(-rc));
         return 2;
     }
     lg_cert cert;
@@ -488,13 +503,15 @@ int lg_run(lg_opts *o)
 
     lg_plan plan = {.o = o, .k = k, .forked = o->num_workers > 0};
     lg_plan *p = &plan;
-    p->closed = o->max_concurrency && !o->rate_given && o->n_stages <= 1 && o->dataset != LG_DS_TRACE;
+    p->closed =
+        o->max_concurrency && !o->rate_given && o->n_stages <= 1 && o->dataset != LG_DS_TRACE;
     p->capped = o->max_concurrency && !p->closed;
     p->lag_bound_ns = (int64_t)(o->saturation_lag_ms * 1e6);
     p->stamps = o->sim_stamps != LG_STAMPS_OFF;
     {
         size_t bl = strlen(o->base_url);
-        while (bl > 0 && o->base_url[bl - 1] == '/') bl--;
+        while (bl > 0 && o->base_url[bl - 1] == '/')
+            bl--;
         snprintf(p->url, sizeof p->url, "%.*s%s", (int)bl, o->base_url, o->endpoint);
     }
     if (build_pool(p, err, sizeof err)) {
@@ -502,11 +519,16 @@ int lg_run(lg_opts *o)
         free_plan(p);
         return 2;
     }
-    p->spec = (lg_sched_spec){.seed = o->seed, .burstiness = o->burstiness, .stages = o->stages,
-                              .n_stages = (size_t)o->n_stages, .pause_ns = o->stage_pause_ns,
-                              .trace = p->trace, .n_trace = p->n_trace,
-                              .trace_speedup = o->trace_speedup,
-                              .max_requests = p->n_trace && o->num_prompts_given ? o->num_prompts : 0};
+    p->spec =
+        (lg_sched_spec){.seed = o->seed,
+                        .burstiness = o->burstiness,
+                        .stages = o->stages,
+                        .n_stages = (size_t)o->n_stages,
+                        .pause_ns = o->stage_pause_ns,
+                        .trace = p->trace,
+                        .n_trace = p->n_trace,
+                        .trace_speedup = o->trace_speedup,
+                        .max_requests = p->n_trace && o->num_prompts_given ? o->num_prompts : 0};
     p->n_stages = p->n_trace ? 1 : (o->n_stages > 0 ? o->n_stages : 1);
     lg_coord coord = {.p = p, .o = o, .judged = 0};
     if (!p->closed) {
@@ -545,8 +567,8 @@ int lg_run(lg_opts *o)
 
     p->slot_bytes = slot_bytes(p->n_stages);
     p->shm_bytes = PAGE + (size_t)k * p->slot_bytes;
-    p->shm = mmap(NULL, p->shm_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
-                  -1, 0);
+    p->shm = mmap(NULL, p->shm_bytes, PROT_READ | PROT_WRITE,
+                  MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p->shm == MAP_FAILED) {
         p->shm = NULL;
         fprintf(stderr, "loadgen: cannot map %zu bytes of shared memory: %s\n", p->shm_bytes,
@@ -559,7 +581,8 @@ int lg_run(lg_opts *o)
     lg_shared *sh = lg_plan_shared(p);
     sh->saturated_stage = -1;
     for (int w = 0; w < k; w++)
-        for (int s = 0; s < p->n_stages; s++) lg_stats_init(lg_plan_stats(p, w, s), 1);
+        for (int s = 0; s < p->n_stages; s++)
+            lg_stats_init(lg_plan_stats(p, w, s), 1);
 
     coord.progress = o->progress >= 0 ? o->progress : isatty(STDERR_FILENO);
     struct sigaction sa = {0};
@@ -614,7 +637,8 @@ int lg_run(lg_opts *o)
             pids[w] = pid;
         }
         int alive = 0;
-        for (int w = 0; w < k; w++) alive += pids[w] > 0;
+        for (int w = 0; w < k; w++)
+            alive += pids[w] > 0;
         int64_t kill_at = bounded_by_time ? p->end_deadline_ns + 2000000000LL : 0;
         while (alive > 0) {
             coord_tick(&coord);
@@ -680,11 +704,11 @@ int lg_run(lg_opts *o)
             for (int w = 0; w < k; w++)
                 if (!lost[w]) lg_stats_merge(stages[s], lg_plan_stats(p, w, s));
             lg_stats_merge(total, stages[s]);
-            views[s] = (lg_stage_view){
-                .rate_per_s = p->n_trace ? NAN : o->stages[s].rate_per_s,
-                .start_ns = stage_start_abs(&coord, s),
-                .duration_ns = p->n_trace ? total_dur : o->stages[s].duration_ns,
-                .stats = stages[s]};
+            views[s] =
+                (lg_stage_view){.rate_per_s = p->n_trace ? NAN : o->stages[s].rate_per_s,
+                                .start_ns = stage_start_abs(&coord, s),
+                                .duration_ns = p->n_trace ? total_dur : o->stages[s].duration_ns,
+                                .stats = stages[s]};
             if (stages[s]->dispatched) n_views = s + 1;
         }
         double max_rho = 0, worst_wq = NAN;
@@ -695,16 +719,19 @@ int lg_run(lg_opts *o)
                 bias[w].signal = lost_sig[w];
                 size_t n = strlen(lost_note);
                 if (lost_sig[w])
-                    snprintf(lost_note + n, sizeof lost_note - n, "%sworker %d killed by signal %d (%s)",
-                             n ? "; " : "", w, lost_sig[w], strsignal(lost_sig[w]));
+                    snprintf(lost_note + n, sizeof lost_note - n,
+                             "%sworker %d killed by signal %d (%s)", n ? "; " : "", w, lost_sig[w],
+                             strsignal(lost_sig[w]));
                 else
-                    snprintf(lost_note + n, sizeof lost_note - n, "%sworker %d failed", n ? "; " : "", w);
+                    snprintf(lost_note + n, sizeof lost_note - n, "%sworker %d failed",
+                             n ? "; " : "", w);
                 exit_code = 1;
                 continue;
             }
             if (lg_plan_slot(p, w)->saw_stamps) stamps = 1;
             if (bias[w].rho > max_rho) max_rho = bias[w].rho;
-            if (!isnan(bias[w].predicted_wq_us) && (isnan(worst_wq) || bias[w].predicted_wq_us > worst_wq))
+            if (!isnan(bias[w].predicted_wq_us) &&
+                (isnan(worst_wq) || bias[w].predicted_wq_us > worst_wq))
                 worst_wq = bias[w].predicted_wq_us;
         }
         if (lost_note[0]) fprintf(stderr, "loadgen: %s; its results are left out\n", lost_note);
@@ -749,11 +776,17 @@ int lg_run(lg_opts *o)
             .overhead_p99_us = ov->total ? (double)mdl_hist_percentile(ov, 99.0) / 1e3 : NAN,
             .overhead_mean_us = ov->total ? mdl_hist_mean(ov) / 1e3 : NAN,
             .transport_us = transport_us,
-            .lag_p99_us = p->closed ? NAN
-                                    : (double)mdl_hist_percentile(lg_stats_hist_c(total, LG_H_LAG), 99.0) / 1e3,
+            .lag_p99_us =
+                p->closed
+                    ? NAN
+                    : (double)mdl_hist_percentile(lg_stats_hist_c(total, LG_H_LAG), 99.0) / 1e3,
             .achieved_ratio = achieved_ratio,
-            .arrival_p_value = rep.arrival.tested && strcmp(rep.arrival.test, "ks") == 0 ? rep.arrival.p_value : NAN,
-            .arrival_d = rep.arrival.tested && strcmp(rep.arrival.test, "ks") == 0 ? rep.arrival.statistic : NAN,
+            .arrival_p_value = rep.arrival.tested && strcmp(rep.arrival.test, "ks") == 0
+                                   ? rep.arrival.p_value
+                                   : NAN,
+            .arrival_d = rep.arrival.tested && strcmp(rep.arrival.test, "ks") == 0
+                             ? rep.arrival.statistic
+                             : NAN,
             .safe_rho = safe_rho,
             .budget_us = budget_us,
         };
@@ -787,7 +820,8 @@ int lg_run(lg_opts *o)
             }
         }
         if (sh->interrupted && exit_code == 0) exit_code = g_last_signal == SIGTERM ? 143 : 130;
-        for (int s = 0; s < p->n_stages; s++) free(stages[s]);
+        for (int s = 0; s < p->n_stages; s++)
+            free(stages[s]);
         free(stages);
         free(views);
         free(bias);

@@ -19,8 +19,8 @@
 #define LG_SAMPLE_PER_WORKER 50000
 
 typedef struct lg_dispatch_sample {
-    int64_t index;          /* global arrival number */
-    int64_t dispatch_ns;    /* absolute */
+    int64_t index;       /* global arrival number */
+    int64_t dispatch_ns; /* absolute */
     int32_t stage;
     int32_t pad_;
 } lg_dispatch_sample;
@@ -33,50 +33,50 @@ enum { LG_W_STARTING, LG_W_RUNNING, LG_W_DRAINING, LG_W_DONE };
  * once the worker has exited. */
 typedef struct lg_slot {
     uint64_t in_flight;
-    uint64_t lag_p99_ns;      /* current stage's lag p99, refreshed ~4 times a second */
+    uint64_t lag_p99_ns; /* current stage's lag p99, refreshed ~4 times a second */
     int32_t cur_stage;
     int32_t state;
     /* final */
-    uint64_t callbacks;       /* service units timed in the send window */
+    uint64_t callbacks; /* service units timed in the send window */
     double svc_sum_ns, svc_sumsq_ns2;
-    uint64_t events;          /* SSE events received in the send window */
+    uint64_t events; /* SSE events received in the send window */
     int64_t window_start_ns, window_end_ns;
-    int64_t idle_ns;          /* loop idle time within the send window */
-    int64_t nivcsw;           /* involuntary context switches in the window (preemptions) */
+    int64_t idle_ns; /* loop idle time within the send window */
+    int64_t nivcsw;  /* involuntary context switches in the window (preemptions) */
     uint64_t n_sample;
-    int32_t saw_stamps;       /* the server sent X-Sim-Stamp comments */
+    int32_t saw_stamps; /* the server sent X-Sim-Stamp comments */
     int32_t exit_code;
     char error[256];
 } lg_slot;
 
 /* The header of the shared region. */
 typedef struct lg_shared {
-    int32_t stop;             /* 1: stop issuing and drain; 2: cancel in-flight now */
-    int32_t interrupted;      /* the stop came from SIGINT/SIGTERM */
-    int32_t saturated_stage;  /* -1 or the stage after which a sweep stopped */
+    int32_t stop;            /* 1: stop issuing and drain; 2: cancel in-flight now */
+    int32_t interrupted;     /* the stop came from SIGINT/SIGTERM */
+    int32_t saturated_stage; /* -1 or the stage after which a sweep stopped */
     int32_t pad_;
-    int64_t t0_ns;            /* the run's start: intended times are t0 + offsets */
+    int64_t t0_ns; /* the run's start: intended times are t0 + offsets */
 } lg_shared;
 
 /* Everything a worker needs, built before the fork and read-only after. */
 typedef struct lg_plan {
     const lg_opts *o;
-    int k;                    /* worker slots (>= 1) */
-    int forked;               /* 0: the single worker runs in the coordinator */
+    int k;      /* worker slots (>= 1) */
+    int forked; /* 0: the single worker runs in the coordinator */
     lg_sched_spec spec;
-    int closed;               /* closed loop: intended = dispatch */
-    int capped;               /* open loop with a concurrency cap */
-    int n_stages;             /* stats blocks per worker */
-    lg_dataset ds;            /* the prompt pool (empty for a trace) */
-    char **bodies;            /* pre-rendered request body per pool entry */
+    int closed;    /* closed loop: intended = dispatch */
+    int capped;    /* open loop with a concurrency cap */
+    int n_stages;  /* stats blocks per worker */
+    lg_dataset ds; /* the prompt pool (empty for a trace) */
+    char **bodies; /* pre-rendered request body per pool entry */
     size_t *body_len;
     lg_trace_row *trace;
     size_t n_trace;
     char url[1200];
-    int stamps;               /* send X-Sim-Stamp: 1 */
+    int stamps; /* send X-Sim-Stamp: 1 */
     int64_t lag_bound_ns;
-    int64_t end_deadline_ns;  /* absolute: cancel whatever is left (0: none) */
-    char detailed_dir[1024];  /* per-worker JSONL parts go here ("" = off) */
+    int64_t end_deadline_ns; /* absolute: cancel whatever is left (0: none) */
+    char detailed_dir[1024]; /* per-worker JSONL parts go here ("" = off) */
     char detailed_base[600];
     /* the shared region */
     void *shm;

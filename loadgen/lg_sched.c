@@ -26,7 +26,6 @@ struct lg_sched {
     int done;
 };
 
-
 /* SplitMix64's finaliser over (seed, stream), folded to 32 bits. */
 unsigned long lg_seed32(uint64_t seed, uint64_t stream)
 {
@@ -40,27 +39,24 @@ unsigned long lg_seed32(uint64_t seed, uint64_t stream)
 /* The gap to the next arrival of a stage, in ns. */
 static double gap_ns(gsl_rng *r, double rate_per_s, double burstiness)
 {
-    if (isinf(rate_per_s))
-        return 0;
-    if (isinf(burstiness))
-        return 1e9 / rate_per_s;
+    if (isinf(rate_per_s)) return 0;
+    if (isinf(burstiness)) return 1e9 / rate_per_s;
     return 1e9 * gsl_ran_gamma(r, burstiness, 1.0 / (rate_per_s * burstiness));
 }
 
 /* Whether a stage takes the arrival at offset_ns as its in_stage-th. */
 static int stage_takes(const lg_stage *st, int64_t in_stage, double offset_ns)
 {
-    if (st->max_requests > 0 && in_stage >= st->max_requests)
-        return 0;
-    if (st->duration_ns > 0 && offset_ns >= (double)st->duration_ns)
-        return 0;
+    if (st->max_requests > 0 && in_stage >= st->max_requests) return 0;
+    if (st->duration_ns > 0 && offset_ns >= (double)st->duration_ns) return 0;
     return offset_ns < LG_SCHED_MAX_T_NS;
 }
 
 static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
 {
     if (sp->max_requests < 0) {
-        rb_set_err(err, errlen, "max_requests: must be >= 0, got %lld", (long long)sp->max_requests);
+        rb_set_err(err, errlen, "max_requests: must be >= 0, got %lld",
+                   (long long)sp->max_requests);
         return -1;
     }
     if (sp->trace) {
@@ -75,19 +71,21 @@ static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
         for (size_t i = 0; i < sp->n_trace; i++) {
             const lg_trace_row *r = &sp->trace[i];
             if (r->t_ns < 0 || (i > 0 && r->t_ns < sp->trace[i - 1].t_ns)) {
-                rb_set_err(err, errlen, "trace[%zu].t: must be >= 0 and not before the row above, got %lld ns",
-                        i, (long long)r->t_ns);
+                rb_set_err(err, errlen,
+                           "trace[%zu].t: must be >= 0 and not before the row above, got %lld ns",
+                           i, (long long)r->t_ns);
                 return -1;
             }
             double speedup = sp->trace_speedup > 0 ? sp->trace_speedup : 1;
             if (!((double)r->t_ns / speedup < LG_SCHED_MAX_T_NS)) {
-                rb_set_err(err, errlen, "trace[%zu].t: %lld ns at speedup %g is beyond the schedule's range",
-                        i, (long long)r->t_ns, speedup);
+                rb_set_err(err, errlen,
+                           "trace[%zu].t: %lld ns at speedup %g is beyond the schedule's range", i,
+                           (long long)r->t_ns, speedup);
                 return -1;
             }
             if (r->input_tokens < 0 || r->output_tokens < 0) {
                 rb_set_err(err, errlen, "trace[%zu]: token counts must be >= 0, got %d and %d", i,
-                        (int)r->input_tokens, (int)r->output_tokens);
+                           (int)r->input_tokens, (int)r->output_tokens);
                 return -1;
             }
         }
@@ -111,33 +109,33 @@ static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
         const lg_stage *st = &sp->stages[i];
         int last = i + 1 == sp->n_stages;
         if (!(st->rate_per_s > 0) || (!isinf(st->rate_per_s) && st->rate_per_s > 1e9)) {
-            rb_set_err(err, errlen, "stages[%zu].rate: must be > 0 and <= 1e9 per s (or inf), got %g",
-                    i, st->rate_per_s);
+            rb_set_err(err, errlen,
+                       "stages[%zu].rate: must be > 0 and <= 1e9 per s (or inf), got %g", i,
+                       st->rate_per_s);
             return -1;
         }
         if (st->duration_ns < 0) {
             rb_set_err(err, errlen, "stages[%zu].duration: must be >= 0, got %lld ns", i,
-                    (long long)st->duration_ns);
+                       (long long)st->duration_ns);
             return -1;
         }
         if (st->max_requests < 0) {
             rb_set_err(err, errlen, "stages[%zu].max_requests: must be >= 0, got %lld", i,
-                    (long long)st->max_requests);
+                       (long long)st->max_requests);
             return -1;
         }
         /* Bounded by count: the stage itself, or the global cap if last. */
         int counted = st->max_requests > 0 || (last && sp->max_requests > 0);
         if (isinf(st->rate_per_s) && !counted) {
             rb_set_err(err, errlen,
-                    "stages[%zu].rate: inf sends everything at once, so the stage needs "
-                    "max_requests%s",
-                    i, last ? " (or a global max_requests)" : "");
+                       "stages[%zu].rate: inf sends everything at once, so the stage needs "
+                       "max_requests%s",
+                       i, last ? " (or a global max_requests)" : "");
             return -1;
         }
         if (st->duration_ns == 0 && !counted) {
-            rb_set_err(err, errlen,
-                    "stages[%zu]: never ends: give it a duration or max_requests%s", i,
-                    last ? " (or a global max_requests)" : "");
+            rb_set_err(err, errlen, "stages[%zu]: never ends: give it a duration or max_requests%s",
+                       i, last ? " (or a global max_requests)" : "");
             return -1;
         }
     }
@@ -171,9 +169,9 @@ static int plan_stages(lg_sched *s, char *err, size_t errlen)
                 while (made < budget && stage_takes(st, made, off)) {
                     if (made == LG_SCHED_PLAN_MAX) {
                         rb_set_err(err, errlen,
-                                "stages[%zu].max_requests: more than %d arrivals before the "
-                                "next stage; give the stage a shorter duration",
-                                i, LG_SCHED_PLAN_MAX);
+                                   "stages[%zu].max_requests: more than %d arrivals before the "
+                                   "next stage; give the stage a shorter duration",
+                                   i, LG_SCHED_PLAN_MAX);
                         return -1;
                     }
                     made++;
@@ -204,23 +202,19 @@ lg_sched *lg_sched_new(const lg_sched_spec *spec, char *err, size_t errlen)
         rb_set_err(err, errlen, "schedule: no spec");
         return NULL;
     }
-    if (validate(spec, err, errlen))
-        return NULL;
+    if (validate(spec, err, errlen)) return NULL;
     lg_sched *s = calloc(1, sizeof *s);
-    if (!s)
-        goto nomem;
+    if (!s) goto nomem;
     s->spec = *spec;
     if (s->spec.trace) {
         s->spec.stages = NULL;
         s->spec.n_stages = 0;
-        if (s->spec.trace_speedup == 0)
-            s->spec.trace_speedup = 1;
+        if (s->spec.trace_speedup == 0) s->spec.trace_speedup = 1;
     }
     s->rng = gsl_rng_alloc(gsl_rng_mt19937);
     size_t n = s->spec.n_stages ? s->spec.n_stages : 1;
     s->stage_start_ns = calloc(n, sizeof *s->stage_start_ns);
-    if (!s->rng || !s->stage_start_ns)
-        goto nomem;
+    if (!s->rng || !s->stage_start_ns) goto nomem;
     if (!s->spec.trace) {
         if (plan_stages(s, err, errlen)) {
             lg_sched_free(s);
@@ -237,10 +231,8 @@ nomem:
 
 void lg_sched_free(lg_sched *s)
 {
-    if (!s)
-        return;
-    if (s->rng)
-        gsl_rng_free(s->rng);
+    if (!s) return;
+    if (s->rng) gsl_rng_free(s->rng);
     free(s->stage_start_ns);
     free(s);
 }
@@ -248,14 +240,15 @@ void lg_sched_free(lg_sched *s)
 static int next_trace(lg_sched *s, lg_arrival *a)
 {
     const lg_sched_spec *sp = &s->spec;
-    if ((size_t)s->index >= sp->n_trace)
-        return 0;
+    if ((size_t)s->index >= sp->n_trace) return 0;
     const lg_trace_row *r = &sp->trace[s->index];
     double t = (double)r->t_ns / sp->trace_speedup;
-    if (!(t < LG_SCHED_MAX_T_NS))
-        return 0;
-    *a = (lg_arrival){.index = s->index, .t_ns = (int64_t)llround(t), .stage = 0,
-                      .input_tokens = r->input_tokens, .output_tokens = r->output_tokens};
+    if (!(t < LG_SCHED_MAX_T_NS)) return 0;
+    *a = (lg_arrival){.index = s->index,
+                      .t_ns = (int64_t)llround(t),
+                      .stage = 0,
+                      .input_tokens = r->input_tokens,
+                      .output_tokens = r->output_tokens};
     s->index++;
     return 1;
 }
@@ -268,15 +261,13 @@ int lg_sched_next(lg_sched *s, lg_arrival *a)
         return 0;
     }
     if (sp->trace) {
-        if (next_trace(s, a))
-            return 1;
+        if (next_trace(s, a)) return 1;
         s->done = 1;
         return 0;
     }
     for (;;) {
         const lg_stage *st = &sp->stages[s->stage];
-        if (s->stage_start_ns[s->stage] >= 0 && stage_takes(st, s->in_stage, s->offset_ns))
-            break;
+        if (s->stage_start_ns[s->stage] >= 0 && stage_takes(st, s->in_stage, s->offset_ns)) break;
         if (++s->stage >= sp->n_stages) {
             s->done = 1;
             return 0;
@@ -288,7 +279,9 @@ int lg_sched_next(lg_sched *s, lg_arrival *a)
     const lg_stage *st = &sp->stages[s->stage];
     *a = (lg_arrival){.index = s->index,
                       .t_ns = s->stage_start_ns[s->stage] + (int64_t)llround(s->offset_ns),
-                      .stage = (int)s->stage, .input_tokens = -1, .output_tokens = -1};
+                      .stage = (int)s->stage,
+                      .input_tokens = -1,
+                      .output_tokens = -1};
     s->index++;
     s->in_stage++;
     s->offset_ns += gap_ns(s->rng, st->rate_per_s, sp->burstiness);
@@ -297,8 +290,7 @@ int lg_sched_next(lg_sched *s, lg_arrival *a)
 
 int lg_sched_next_for(lg_sched *s, int worker, int k, lg_arrival *a)
 {
-    if (k < 1 || worker < 0 || worker >= k)
-        return 0;
+    if (k < 1 || worker < 0 || worker >= k) return 0;
     lg_arrival x;
     while (lg_sched_next(s, &x)) {
         if (x.index % k == worker) {
@@ -311,11 +303,8 @@ int lg_sched_next_for(lg_sched *s, int worker, int k, lg_arrival *a)
 
 int64_t lg_sched_stage_start_ns(const lg_sched *s, int stage)
 {
-    if (stage < 0)
-        return -1;
-    if (s->spec.trace)
-        return stage == 0 ? 0 : -1;
-    if ((size_t)stage >= s->spec.n_stages)
-        return -1;
+    if (stage < 0) return -1;
+    if (s->spec.trace) return stage == 0 ? 0 : -1;
+    if ((size_t)stage >= s->spec.n_stages) return -1;
     return s->stage_start_ns[stage];
 }

@@ -11,34 +11,34 @@
 #include <stdint.h>
 
 typedef struct lg_stage {
-    double rate_per_s;       /* > 0, or INFINITY: all at once (vLLM's inf) */
-    int64_t duration_ns;     /* the stage ends after this long (0: unbounded) */
-    int64_t max_requests;    /* ... or after this many arrivals (0: unbounded) */
+    double rate_per_s;    /* > 0, or INFINITY: all at once (vLLM's inf) */
+    int64_t duration_ns;  /* the stage ends after this long (0: unbounded) */
+    int64_t max_requests; /* ... or after this many arrivals (0: unbounded) */
 } lg_stage;
 
 typedef struct lg_trace_row {
-    int64_t t_ns;            /* offset from the trace's first row */
+    int64_t t_ns; /* offset from the trace's first row */
     int32_t input_tokens, output_tokens;
 } lg_trace_row;
 
 typedef struct lg_sched_spec {
     uint64_t seed;
-    double burstiness;       /* gamma shape: 1 Poisson, INFINITY constant rate */
-    const lg_stage *stages;  /* at least one, unless trace is set */
+    double burstiness;      /* gamma shape: 1 Poisson, INFINITY constant rate */
+    const lg_stage *stages; /* at least one, unless trace is set */
     size_t n_stages;
-    int64_t pause_ns;        /* idle time between stages */
+    int64_t pause_ns;          /* idle time between stages */
     const lg_trace_row *trace; /* replay these times instead (stages ignored) */
     size_t n_trace;
-    double trace_speedup;    /* trace times are divided by this (default 1) */
-    int64_t max_requests;    /* global cap over all stages (0: none) */
+    double trace_speedup; /* trace times are divided by this (default 1) */
+    int64_t max_requests; /* global cap over all stages (0: none) */
 } lg_sched_spec;
 
 typedef struct lg_arrival {
-    int64_t index;           /* global arrival number, from 0 */
-    int64_t t_ns;            /* intended send time, offset from run start */
-    int stage;               /* stage index */
-    int32_t input_tokens;    /* from the trace, else -1 */
-    int32_t output_tokens;   /* from the trace, else -1 */
+    int64_t index;         /* global arrival number, from 0 */
+    int64_t t_ns;          /* intended send time, offset from run start */
+    int stage;             /* stage index */
+    int32_t input_tokens;  /* from the trace, else -1 */
+    int32_t output_tokens; /* from the trace, else -1 */
 } lg_arrival;
 
 typedef struct lg_sched lg_sched;

@@ -22,14 +22,12 @@ void lg_sse_init(lg_sse *p, lg_sse_event_cb on_event, lg_sse_comment_cb on_comme
 /* Grows *buf to hold need bytes; the bound was checked by the caller. */
 static int grow(char **buf, size_t *cap, size_t need)
 {
-    if (need <= *cap)
-        return 0;
+    if (need <= *cap) return 0;
     size_t n = *cap ? *cap : 256;
     while (n < need)
         n *= 2;
     char *b = realloc(*buf, n);
-    if (!b)
-        return -ENOMEM;
+    if (!b) return -ENOMEM;
     *buf = b;
     *cap = n;
     return 0;
@@ -37,21 +35,17 @@ static int grow(char **buf, size_t *cap, size_t need)
 
 static int append(lg_sse *p, char **buf, size_t *len, size_t *cap, const char *src, size_t n)
 {
-    if (n > p->max_bytes || *len > p->max_bytes - n)
-        return -EMSGSIZE;
+    if (n > p->max_bytes || *len > p->max_bytes - n) return -EMSGSIZE;
     int rc = grow(buf, cap, *len + n);
-    if (rc)
-        return rc;
-    if (n)
-        memcpy(*buf + *len, src, n);
+    if (rc) return rc;
+    if (n) memcpy(*buf + *len, src, n);
     *len += n;
     return 0;
 }
 
 static void dispatch(lg_sse *p)
 {
-    if (p->has_data && p->on_event)
-        p->on_event(p->user, p->data ? p->data : "", p->data_len);
+    if (p->has_data && p->on_event) p->on_event(p->user, p->data ? p->data : "", p->data_len);
     p->data_len = 0;
     p->has_data = 0;
 }
@@ -72,17 +66,14 @@ static int process_line(lg_sse *p, const char *s, size_t n)
         value_len--;
     }
     if (name_len == 0) {
-        if (p->on_comment)
-            p->on_comment(p->user, value, value_len);
+        if (p->on_comment) p->on_comment(p->user, value, value_len);
         return 0;
     }
     if (name_len != 4 || memcmp(s, "data", 4) != 0)
         return 0; /* event:, id:, retry: and unknown fields do not matter here */
     int rc;
-    if (p->has_data && (rc = append(p, &p->data, &p->data_len, &p->data_cap, "\n", 1)))
-        return rc;
-    if ((rc = append(p, &p->data, &p->data_len, &p->data_cap, value, value_len)))
-        return rc;
+    if (p->has_data && (rc = append(p, &p->data, &p->data_len, &p->data_cap, "\n", 1))) return rc;
+    if ((rc = append(p, &p->data, &p->data_len, &p->data_cap, value, value_len))) return rc;
     p->has_data = 1;
     return 0;
 }
@@ -121,12 +112,10 @@ int lg_sse_feed(lg_sse *p, const char *buf, size_t len)
             p->line_len = 0;
             rc = process_line(p, p->line, n);
         } else {
-            if ((size_t)(eol - s) > p->max_bytes)
-                return -EMSGSIZE;
+            if ((size_t)(eol - s) > p->max_bytes) return -EMSGSIZE;
             rc = process_line(p, s, (size_t)(eol - s));
         }
-        if (rc)
-            return rc;
+        if (rc) return rc;
         p->last_was_cr = *eol == '\r';
         s = eol + 1;
     }

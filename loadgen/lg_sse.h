@@ -23,13 +23,13 @@ typedef struct lg_sse {
     lg_sse_event_cb on_event;
     lg_sse_comment_cb on_comment; /* may be NULL */
     void *user;
-    char *line;      /* the line being assembled */
+    char *line; /* the line being assembled */
     size_t line_len, line_cap;
-    char *data;      /* the event's data being assembled */
+    char *data; /* the event's data being assembled */
     size_t data_len, data_cap;
-    int has_data;    /* a data: field was seen for this event */
-    int last_was_cr; /* the previous byte was CR (a following LF is part of it) */
-    size_t max_bytes;/* bound on line and data size; past it lg_sse_feed fails */
+    int has_data;     /* a data: field was seen for this event */
+    int last_was_cr;  /* the previous byte was CR (a following LF is part of it) */
+    size_t max_bytes; /* bound on line and data size; past it lg_sse_feed fails */
 } lg_sse;
 
 /* max_bytes bounds memory per response (0 means 1 MiB). */

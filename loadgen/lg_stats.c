@@ -32,7 +32,8 @@ mdl_hist *lg_stats_hist(lg_stage_stats *s, int id)
 
 const mdl_hist *lg_stats_hist_c(const lg_stage_stats *s, int id)
 {
-    return (const mdl_hist *)((const char *)s + header_bytes() + (size_t)id * lg_stats_hist_bytes());
+    return (const mdl_hist *)((const char *)s + header_bytes() +
+                              (size_t)id * lg_stats_hist_bytes());
 }
 
 void lg_stats_init(lg_stage_stats *s, int zeroed)
@@ -40,7 +41,8 @@ void lg_stats_init(lg_stage_stats *s, int zeroed)
     if (!zeroed) {
         memset(s, 0, lg_stats_block_bytes());
         for (int i = 0; i < LG_N_HISTS; i++)
-            mdl_hist_init(lg_stats_hist(s, i), MDL_HIST_LATENCY_HIGHEST_NS, MDL_HIST_LATENCY_SUB_BITS);
+            mdl_hist_init(lg_stats_hist(s, i), MDL_HIST_LATENCY_HIGHEST_NS,
+                          MDL_HIST_LATENCY_SUB_BITS);
         return;
     }
     /* An empty histogram is all zero but for its three shape fields
@@ -79,15 +81,19 @@ void lg_stats_merge(lg_stage_stats *dst, const lg_stage_stats *src)
     dst->failed += src->failed;
     dst->completed += src->completed;
     dst->good += src->good;
-    for (int i = 0; i < LG_N_CLASSES; i++) dst->fail_class[i] += src->fail_class[i];
-    for (int i = 0; i < LG_HTTP_CODES; i++) dst->fail_http[i] += src->fail_http[i];
+    for (int i = 0; i < LG_N_CLASSES; i++)
+        dst->fail_class[i] += src->fail_class[i];
+    for (int i = 0; i < LG_HTTP_CODES; i++)
+        dst->fail_http[i] += src->fail_http[i];
     dst->input_tokens += src->input_tokens;
     dst->output_tokens += src->output_tokens;
     dst->events += src->events;
     min_nonzero(&dst->first_dispatch_ns, src->first_dispatch_ns);
     min_nonzero(&dst->first_intended_ns, src->first_intended_ns);
-    if (src->last_dispatch_ns > dst->last_dispatch_ns) dst->last_dispatch_ns = src->last_dispatch_ns;
-    if (src->last_intended_ns > dst->last_intended_ns) dst->last_intended_ns = src->last_intended_ns;
+    if (src->last_dispatch_ns > dst->last_dispatch_ns)
+        dst->last_dispatch_ns = src->last_dispatch_ns;
+    if (src->last_intended_ns > dst->last_intended_ns)
+        dst->last_intended_ns = src->last_intended_ns;
     if (src->last_end_ns > dst->last_end_ns) dst->last_end_ns = src->last_end_ns;
     dst->truth_n += src->truth_n;
     dst->truth_queue_ns += src->truth_queue_ns;
@@ -107,7 +113,8 @@ void lg_stats_record_dispatch(lg_stage_stats *s, int64_t intended_ns, int64_t di
     if (lag < 0) lag = 0;
     mdl_hist_record(lg_stats_hist(s, LG_H_LAG), (uint64_t)lag);
     if (!s->first_dispatch_ns) s->first_dispatch_ns = dispatch_ns;
-    if (!s->first_intended_ns || intended_ns < s->first_intended_ns) s->first_intended_ns = intended_ns;
+    if (!s->first_intended_ns || intended_ns < s->first_intended_ns)
+        s->first_intended_ns = intended_ns;
     if (dispatch_ns > s->last_dispatch_ns) s->last_dispatch_ns = dispatch_ns;
     if (intended_ns > s->last_intended_ns) s->last_intended_ns = intended_ns;
     if (lag_bound_ns > 0 && lag > lag_bound_ns) lg_stats_live_add(&s->lag_over, 1);
@@ -127,7 +134,8 @@ int lg_goodput_ok(const lg_goodput *g, const lg_req_result *r)
     int64_t n = r->output_tokens;
     const int64_t *slo = g->slo_ns;
     if (slo[LG_M_E2EL] && e2e > slo[LG_M_E2EL]) return 0;
-    if (slo[LG_M_TTFT] && (!r->first_token_ns || r->first_token_ns - r->intended_ns > slo[LG_M_TTFT]))
+    if (slo[LG_M_TTFT] &&
+        (!r->first_token_ns || r->first_token_ns - r->intended_ns > slo[LG_M_TTFT]))
         return 0;
     if (slo[LG_M_TPOT] && n > 1 && r->first_token_ns &&
         (r->end_ns - r->first_token_ns) / (n - 1) > slo[LG_M_TPOT])
@@ -166,7 +174,8 @@ void lg_stats_record_request(lg_stage_stats *s, const lg_req_result *r, const lg
         if (n > 0) rec(s, base[k] + 3, e2e / n);
     }
     if (r->has_truth && n > 0) {
-        double q = (double)r->truth_queue_ns / (double)n, p = (double)r->truth_prefill_ns / (double)n;
+        double q = (double)r->truth_queue_ns / (double)n,
+               p = (double)r->truth_prefill_ns / (double)n;
         double d = (double)r->truth_decode_ns / (double)n;
         double ntpot = (double)(r->end_ns - r->intended_ns) / (double)n;
         s->truth_n++;

@@ -15,8 +15,14 @@
 
 /* Latency histograms: "_I" from the intended start, "_D" from the dispatch. */
 enum {
-    LG_H_TTFT_I, LG_H_TPOT_I, LG_H_E2EL_I, LG_H_NTPOT_I,
-    LG_H_TTFT_D, LG_H_TPOT_D, LG_H_E2EL_D, LG_H_NTPOT_D,
+    LG_H_TTFT_I,
+    LG_H_TPOT_I,
+    LG_H_E2EL_I,
+    LG_H_NTPOT_I,
+    LG_H_TTFT_D,
+    LG_H_TPOT_D,
+    LG_H_E2EL_D,
+    LG_H_NTPOT_D,
     LG_H_ITL,      /* gaps between content chunks (start-independent) */
     LG_H_LAG,      /* schedule lag = dispatch - intended */
     LG_H_OVERHEAD, /* per token: client receive time - server send time */
@@ -31,7 +37,7 @@ typedef enum {
     LG_FAIL_RESET,
     LG_FAIL_MIDSTREAM,
     LG_FAIL_MALFORMED,
-    LG_FAIL_CANCELLED,  /* still in flight when the drain timeout ran out */
+    LG_FAIL_CANCELLED, /* still in flight when the drain timeout ran out */
     LG_FAIL_OTHER,
     LG_FAIL_HTTP,
     LG_N_CLASSES
@@ -43,16 +49,16 @@ extern const char *const lg_class_names[LG_N_CLASSES];
 typedef struct lg_stage_stats {
     /* live (relaxed atomics; written by the owner, read by the coordinator) */
     uint64_t dispatched;
-    uint64_t done;             /* completed + failed */
-    uint64_t lag_over;         /* requests whose lag passed the saturation bound */
+    uint64_t done;     /* completed + failed */
+    uint64_t lag_over; /* requests whose lag passed the saturation bound */
     uint64_t failed;
     /* final */
     uint64_t completed;
-    uint64_t good;             /* completed within every goodput SLO */
+    uint64_t good; /* completed within every goodput SLO */
     uint64_t fail_class[LG_N_CLASSES];
     uint64_t fail_http[LG_HTTP_CODES];
-    uint64_t input_tokens, output_tokens;   /* of completed requests */
-    uint64_t events;           /* SSE events (or whole responses) received */
+    uint64_t input_tokens, output_tokens;        /* of completed requests */
+    uint64_t events;                             /* SSE events (or whole responses) received */
     int64_t first_dispatch_ns, last_dispatch_ns; /* absolute; 0 when none */
     int64_t first_intended_ns, last_intended_ns;
     int64_t last_end_ns;
@@ -83,10 +89,10 @@ void lg_stats_merge(lg_stage_stats *dst, const lg_stage_stats *src);
 /* One finished request, as the worker saw it. Times are absolute ns. */
 typedef struct lg_req_result {
     int64_t intended_ns, dispatch_ns;
-    int64_t first_token_ns;    /* 0: no content token */
+    int64_t first_token_ns; /* 0: no content token */
     int64_t end_ns;
     int64_t input_tokens, output_tokens;
-    int64_t max_itl_ns;        /* largest gap between content chunks (0: none) */
+    int64_t max_itl_ns; /* largest gap between content chunks (0: none) */
     lg_class cls;
     int http_status;
     int has_truth;

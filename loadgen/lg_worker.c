@@ -42,15 +42,15 @@ typedef struct lg_req {
     int64_t max_itl_ns;
     int64_t content_chunks;
     int64_t usage_prompt, usage_completion;
-    int64_t stamp_ns;         /* the server's send time of the next event (0: none) */
+    int64_t stamp_ns; /* the server's send time of the next event (0: none) */
     lg_truth truth;
     int has_truth;
     int done_seen, malformed, error_event;
-    int attempts;             /* times curl was about to send this request */
+    int attempts; /* times curl was about to send this request */
     int32_t ds_input_tokens;
-    char *resp;               /* non-streamed body */
+    char *resp; /* non-streamed body */
     size_t resp_len, resp_cap;
-    char *own_body;           /* a trace request's rendered body */
+    char *own_body; /* a trace request's rendered body */
     struct lg_req *next_free;
 } lg_req;
 
@@ -73,14 +73,14 @@ struct lg_worker {
     lg_sched *sched;
     lg_arrival next;
     int have_next;
-    int sched_done;           /* no more dispatches (end of schedule, or stop) */
+    int sched_done; /* no more dispatches (end of schedule, or stop) */
     int finishing;
-    int64_t closed_next;      /* closed loop: next global index */
-    int cap;                  /* concurrency slots (0: none) */
+    int64_t closed_next; /* closed loop: next global index */
+    int cap;             /* concurrency slots (0: none) */
     int64_t t0_ns;
     int64_t drain_deadline_ns;
     int64_t in_flight;
-    lg_req **all;             /* every request object ever made (reused) */
+    lg_req **all; /* every request object ever made (reused) */
     size_t n_all, cap_all;
     lg_req *free_list;
     lg_slot *slot;
@@ -248,7 +248,8 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
         }
         if (r->resp_len + n + 1 > r->resp_cap) {
             size_t cap = r->resp_cap ? r->resp_cap : 4096;
-            while (cap < r->resp_len + n + 1) cap *= 2;
+            while (cap < r->resp_len + n + 1)
+                cap *= 2;
             char *b = realloc(r->resp, cap);
             if (!b) {
                 r->malformed = 1;
@@ -395,7 +396,8 @@ static void write_detailed(lg_worker *w, const lg_req *r, const lg_req_result *r
             res->output_tokens, res->http_status,
             res->cls == LG_FAIL_HTTP ? "http" : lg_class_names[res->cls]);
     if (res->has_truth)
-        fprintf(w->detailed, ",\"queue_ns\":%" PRId64 ",\"prefill_ns\":%" PRId64 ",\"decode_ns\":%" PRId64,
+        fprintf(w->detailed,
+                ",\"queue_ns\":%" PRId64 ",\"prefill_ns\":%" PRId64 ",\"decode_ns\":%" PRId64,
                 res->truth_queue_ns, res->truth_prefill_ns, res->truth_decode_ns);
     fputs("}\n", w->detailed);
 #undef REL
@@ -561,7 +563,8 @@ static const char *trace_body(lg_worker *w, int32_t in_tokens, int32_t out_token
     if (out_tokens < 1) out_tokens = 1;
     char *prompt = malloc((size_t)in_tokens * 4 + 1);
     if (!prompt) return NULL;
-    for (int32_t i = 0; i < in_tokens; i++) memcpy(prompt + 4 * i, "tok ", 4);
+    for (int32_t i = 0; i < in_tokens; i++)
+        memcpy(prompt + 4 * i, "tok ", 4);
     prompt[(size_t)in_tokens * 4 - 1] = '\0';
     char *body = NULL;
     int rc = lg_body_render(w->o, prompt, out_tokens, &body, len);
@@ -584,8 +587,8 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
         w->slot->n_sample++;
     }
     if (!r) {
-        lg_req_result rr = {.intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now,
-                            .cls = LG_FAIL_OTHER};
+        lg_req_result rr = {
+            .intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now, .cls = LG_FAIL_OTHER};
         lg_stats_record_request(st, &rr, &w->o->goodput);
         return -1;
     }
@@ -604,8 +607,8 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
         r->ds_input_tokens = w->p->ds.items[j].input_tokens;
     }
     if (!body) {
-        lg_req_result rr = {.intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now,
-                            .cls = LG_FAIL_OTHER};
+        lg_req_result rr = {
+            .intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now, .cls = LG_FAIL_OTHER};
         lg_stats_record_request(st, &rr, &w->o->goodput);
         req_put(w, r);
         return -1;
@@ -615,8 +618,8 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
     w->in_flight++;
     __atomic_store_n(&w->slot->in_flight, (uint64_t)w->in_flight, __ATOMIC_RELAXED);
     if (curl_multi_add_handle(w->multi, r->easy) != CURLM_OK) {
-        lg_req_result rr = {.intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now,
-                            .cls = LG_FAIL_OTHER};
+        lg_req_result rr = {
+            .intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now, .cls = LG_FAIL_OTHER};
         lg_stats_record_request(st, &rr, &w->o->goodput);
         w->in_flight--;
         req_put(w, r);
@@ -649,8 +652,8 @@ static int fetch_next(lg_worker *w)
         int64_t i = w->closed_next;
         if (st->max_requests > 0 && i >= st->max_requests) return 0;
         if (st->duration_ns > 0 && rb_now_ns() >= w->t0_ns + st->duration_ns) return 0;
-        w->next = (lg_arrival){.index = i, .t_ns = 0, .stage = 0, .input_tokens = -1,
-                               .output_tokens = -1};
+        w->next = (lg_arrival){
+            .index = i, .t_ns = 0, .stage = 0, .input_tokens = -1, .output_tokens = -1};
         w->closed_next += p->k;
     } else if (!lg_sched_next_for(w->sched, w->id, p->k, &w->next)) {
         return 0;
@@ -775,11 +778,11 @@ static struct curl_slist *build_headers(const lg_worker *w)
 {
     const lg_opts *o = w->o;
     struct curl_slist *h = NULL, *n;
-#define ADD(s)                                                                                    \
-    do {                                                                                          \
-        n = curl_slist_append(h, s);                                                              \
-        if (!n) goto fail;                                                                        \
-        h = n;                                                                                    \
+#define ADD(s)                                                                                     \
+    do {                                                                                           \
+        n = curl_slist_append(h, s);                                                               \
+        if (!n) goto fail;                                                                         \
+        h = n;                                                                                     \
     } while (0)
     ADD("Content-Type: application/json");
     ADD("Expect:"); /* no 100-continue round trip before large bodies */
@@ -795,7 +798,8 @@ static struct curl_slist *build_headers(const lg_worker *w)
         char buf[1024];
         const char *c = strchr(o->headers[i], ':');
         const char *v = c + 1;
-        while (*v == ' ') v++;
+        while (*v == ' ')
+            v++;
         snprintf(buf, sizeof buf, "%.*s: %s", (int)(c - o->headers[i]), o->headers[i], v);
         ADD(buf);
     }
@@ -890,7 +894,8 @@ int lg_worker_run(const lg_plan *p, int id)
     /* The send window opens at the run's start, the same instant for every
      * worker; the loop's idle time is counted from there. */
     {
-        struct timespec ts = {.tv_sec = w->t0_ns / 1000000000LL, .tv_nsec = w->t0_ns % 1000000000LL};
+        struct timespec ts = {.tv_sec = w->t0_ns / 1000000000LL,
+                              .tv_nsec = w->t0_ns % 1000000000LL};
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
         }
     }

@@ -42,7 +42,8 @@ int main(int argc, char **argv)
         size_t len = 0;
         rc = rb_read_file(probe.config, 1 << 24, &txt, &len);
         if (rc) {
-            fprintf(stderr, "loadgen: --config: cannot read '%s': %s\n", probe.config, strerror(-rc));
+            fprintf(stderr, "loadgen: --config: cannot read '%s': %s\n", probe.config,
+                    strerror(-rc));
             return 2;
         }
         rc = lg_config_to_args(txt, len, &cfg, err, sizeof err);

@@ -88,7 +88,8 @@ void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out)
     }
     double transport = isfinite(in->transport_us) && in->transport_us > 0 ? in->transport_us : 0.0;
     if (in->overhead_mean_us - transport > budget) {
-        decide(out, MDL_VERDICT_AT_RISK, "client delay per token %.0f us over transport > budget %.0f us",
+        decide(out, MDL_VERDICT_AT_RISK,
+               "client delay per token %.0f us over transport > budget %.0f us",
                in->overhead_mean_us - transport, budget);
         return;
     }

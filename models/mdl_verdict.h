@@ -49,17 +49,17 @@ typedef enum {
 #define MDL_VERDICT_AT_RISK_ARRIVAL_D 0.05
 
 typedef struct mdl_verdict_input {
-    double max_rho;         /* the largest per-worker measured utilisation, [0,1] */
-    double predicted_wq_us; /* PK's W_q from the run's own moments, worst worker (NAN: unknown) */
-    double overhead_p99_us; /* client overhead per token, p99 (NAN: no stamps) */
+    double max_rho;          /* the largest per-worker measured utilisation, [0,1] */
+    double predicted_wq_us;  /* PK's W_q from the run's own moments, worst worker (NAN: unknown) */
+    double overhead_p99_us;  /* client overhead per token, p99 (NAN: no stamps) */
     double overhead_mean_us; /* client overhead per token, mean (NAN: no stamps) */
-    double transport_us;    /* the certificate's transport term (NAN or 0: none) */
-    double lag_p99_us;      /* schedule lag p99 (NAN: closed loop) */
-    double achieved_ratio;  /* achieved / requested rate (NAN: closed loop or infinite rate) */
-    double arrival_p_value; /* the arrival test's p-value (NAN: not tested) */
-    double arrival_d;       /* its KS statistic D (NAN: unknown, p alone decides) */
-    double safe_rho;        /* from the certificate (NAN: none) */
-    double budget_us;       /* the client-delay budget (default 100) */
+    double transport_us;     /* the certificate's transport term (NAN or 0: none) */
+    double lag_p99_us;       /* schedule lag p99 (NAN: closed loop) */
+    double achieved_ratio;   /* achieved / requested rate (NAN: closed loop or infinite rate) */
+    double arrival_p_value;  /* the arrival test's p-value (NAN: not tested) */
+    double arrival_d;        /* its KS statistic D (NAN: unknown, p alone decides) */
+    double safe_rho;         /* from the certificate (NAN: none) */
+    double budget_us;        /* the client-delay budget (default 100) */
 } mdl_verdict_input;
 
 typedef struct mdl_verdict {

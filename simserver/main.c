@@ -64,10 +64,34 @@ static const char usage_text[] =
     "  --help, --version\n";
 
 enum {
-    OPT_HOST = 1000, OPT_PORT, OPT_WORKERS, OPT_MODEL, OPT_SERVED, OPT_MODE, OPT_SEED, OPT_TTFT, OPT_TTFT_SD,
-    OPT_PREFILL_OVERHEAD, OPT_PREFILL_PER_TOKEN, OPT_ITL, OPT_ITL_SD, OPT_MAX_NUM_SEQS, OPT_MAX_WAITING,
-    OPT_LOAD_FACTOR, OPT_PREFIX_ON, OPT_PREFIX_OFF, OPT_BLOCK_SIZE, OPT_CACHE_BLOCKS, OPT_FAIL_RATE,
-    OPT_FAIL_TYPES, OPT_MAX_MODEL_LEN, OPT_MAX_BODY, OPT_IDLE, OPT_MAX_WRITE_QUEUE, OPT_HELP, OPT_VERSION,
+    OPT_HOST = 1000,
+    OPT_PORT,
+    OPT_WORKERS,
+    OPT_MODEL,
+    OPT_SERVED,
+    OPT_MODE,
+    OPT_SEED,
+    OPT_TTFT,
+    OPT_TTFT_SD,
+    OPT_PREFILL_OVERHEAD,
+    OPT_PREFILL_PER_TOKEN,
+    OPT_ITL,
+    OPT_ITL_SD,
+    OPT_MAX_NUM_SEQS,
+    OPT_MAX_WAITING,
+    OPT_LOAD_FACTOR,
+    OPT_PREFIX_ON,
+    OPT_PREFIX_OFF,
+    OPT_BLOCK_SIZE,
+    OPT_CACHE_BLOCKS,
+    OPT_FAIL_RATE,
+    OPT_FAIL_TYPES,
+    OPT_MAX_MODEL_LEN,
+    OPT_MAX_BODY,
+    OPT_IDLE,
+    OPT_MAX_WRITE_QUEUE,
+    OPT_HELP,
+    OPT_VERSION,
 };
 
 static const struct option options[] = {
@@ -110,7 +134,9 @@ static int bad(const char *flag, const char *value, const char *why)
 
 static int parse_dur(const char *flag, const char *v, int64_t *out)
 {
-    return rb_parse_duration_ns(v, out) ? bad(flag, v, "must be a duration >= 0 such as 500us, 20ms or 2s") : 0;
+    return rb_parse_duration_ns(v, out)
+               ? bad(flag, v, "must be a duration >= 0 such as 500us, 20ms or 2s")
+               : 0;
 }
 
 static int parse_int(const char *flag, const char *v, int64_t min, int64_t max, int64_t *out)
@@ -140,7 +166,8 @@ static int add_served(sim_config *cfg, const char *list)
         char *name = strndup(p, n);
         if (!name) return 1;
         if (!valid_name(name) || cfg->n_served >= SIM_MAX_MODELS) {
-            int rc = bad("served-model-name", list, "names must be 1-127 plain characters, at most 16 of them");
+            int rc = bad("served-model-name", list,
+                         "names must be 1-127 plain characters, at most 16 of them");
             free(name);
             return rc;
         }
@@ -160,7 +187,9 @@ static int parse_flags(int argc, char **argv, sim_config *cfg)
     while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1 && rc == 0) {
         const char *a = optarg;
         switch (opt) {
-        case OPT_HOST: cfg->host = strcmp(a, "localhost") == 0 ? "127.0.0.1" : a; break;
+        case OPT_HOST:
+            cfg->host = strcmp(a, "localhost") == 0 ? "127.0.0.1" : a;
+            break;
         case OPT_PORT:
             rc = parse_int("port", a, 0, 65535, &v);
             cfg->port = (int)v;
@@ -173,43 +202,68 @@ static int parse_flags(int argc, char **argv, sim_config *cfg)
             if (!valid_name(a)) rc = bad("model", a, "must be 1-127 plain characters");
             model = a;
             break;
-        case OPT_SERVED: rc = add_served(cfg, a); break;
+        case OPT_SERVED:
+            rc = add_served(cfg, a);
+            break;
         case OPT_MODE:
-            if (strcmp(a, "random") == 0) cfg->mode = SIM_MODE_RANDOM;
-            else if (strcmp(a, "echo") == 0) cfg->mode = SIM_MODE_ECHO;
-            else rc = bad("mode", a, "must be random or echo");
+            if (strcmp(a, "random") == 0)
+                cfg->mode = SIM_MODE_RANDOM;
+            else if (strcmp(a, "echo") == 0)
+                cfg->mode = SIM_MODE_ECHO;
+            else
+                rc = bad("mode", a, "must be random or echo");
             break;
         case OPT_SEED:
             rc = parse_int("seed", a, 0, INT64_MAX, &v);
             cfg->seed = (uint64_t)v;
             break;
-        case OPT_TTFT: rc = parse_dur("time-to-first-token", a, &cfg->lat.ttft_ns); break;
-        case OPT_TTFT_SD: rc = parse_dur("time-to-first-token-std-dev", a, &cfg->lat.ttft_sd_ns); break;
-        case OPT_PREFILL_OVERHEAD: rc = parse_dur("prefill-overhead", a, &cfg->lat.prefill_overhead_ns); break;
+        case OPT_TTFT:
+            rc = parse_dur("time-to-first-token", a, &cfg->lat.ttft_ns);
+            break;
+        case OPT_TTFT_SD:
+            rc = parse_dur("time-to-first-token-std-dev", a, &cfg->lat.ttft_sd_ns);
+            break;
+        case OPT_PREFILL_OVERHEAD:
+            rc = parse_dur("prefill-overhead", a, &cfg->lat.prefill_overhead_ns);
+            break;
         case OPT_PREFILL_PER_TOKEN:
             rc = parse_dur("prefill-time-per-token", a, &cfg->lat.prefill_per_token_ns);
             break;
-        case OPT_ITL: rc = parse_dur("inter-token-latency", a, &cfg->lat.itl_ns); break;
-        case OPT_ITL_SD: rc = parse_dur("inter-token-latency-std-dev", a, &cfg->lat.itl_sd_ns); break;
-        case OPT_MAX_NUM_SEQS: rc = parse_int("max-num-seqs", a, 0, 1000000, &cfg->lat.max_num_seqs); break;
+        case OPT_ITL:
+            rc = parse_dur("inter-token-latency", a, &cfg->lat.itl_ns);
+            break;
+        case OPT_ITL_SD:
+            rc = parse_dur("inter-token-latency-std-dev", a, &cfg->lat.itl_sd_ns);
+            break;
+        case OPT_MAX_NUM_SEQS:
+            rc = parse_int("max-num-seqs", a, 0, 1000000, &cfg->lat.max_num_seqs);
+            break;
         case OPT_MAX_WAITING:
-            rc = parse_int("max-waiting-queue-length", a, 0, 100000000, &cfg->max_waiting_queue_length);
+            rc = parse_int("max-waiting-queue-length", a, 0, 100000000,
+                           &cfg->max_waiting_queue_length);
             break;
         case OPT_LOAD_FACTOR:
             if (rb_parse_double(a, 1.0, 1e6, &cfg->lat.time_factor_under_load))
                 rc = bad("time-factor-under-load", a, "must be a number >= 1");
             break;
         case OPT_PREFIX_ON:
-            if (!a || strcmp(a, "true") == 0 || strcmp(a, "1") == 0) cfg->enable_prefix_caching = 1;
-            else if (strcmp(a, "false") == 0 || strcmp(a, "0") == 0) cfg->enable_prefix_caching = 0;
-            else rc = bad("enable-prefix-caching", a, "must be true or false");
+            if (!a || strcmp(a, "true") == 0 || strcmp(a, "1") == 0)
+                cfg->enable_prefix_caching = 1;
+            else if (strcmp(a, "false") == 0 || strcmp(a, "0") == 0)
+                cfg->enable_prefix_caching = 0;
+            else
+                rc = bad("enable-prefix-caching", a, "must be true or false");
             break;
-        case OPT_PREFIX_OFF: cfg->enable_prefix_caching = 0; break;
+        case OPT_PREFIX_OFF:
+            cfg->enable_prefix_caching = 0;
+            break;
         case OPT_BLOCK_SIZE:
             rc = parse_int("block-size", a, 1, 65536, &v);
             cfg->block_size = (int)v;
             break;
-        case OPT_CACHE_BLOCKS: rc = parse_int("prefix-cache-blocks", a, 0, 1 << 26, &cfg->prefix_cache_blocks); break;
+        case OPT_CACHE_BLOCKS:
+            rc = parse_int("prefix-cache-blocks", a, 0, 1 << 26, &cfg->prefix_cache_blocks);
+            break;
         case OPT_FAIL_RATE:
             if (rb_parse_double(a, 0.0, 100.0, &cfg->failure_rate_pct))
                 rc = bad("failure-injection-rate", a, "must be a percentage in [0, 100]");
@@ -218,14 +272,19 @@ static int parse_flags(int argc, char **argv, sim_config *cfg)
             char badname[64];
             if (sim_fault_parse_list(a, &cfg->failure_mask, badname, sizeof badname)) {
                 char why[400];
-                snprintf(why, sizeof why, "unknown fault type '%s' (known: rate_limit, server_error, unavailable, "
-                         "invalid_request, invalid_api_key, connection_reset, midstream_drop, malformed_chunk, "
-                         "stall, all)", badname);
+                snprintf(why, sizeof why,
+                         "unknown fault type '%s' (known: rate_limit, server_error, unavailable, "
+                         "invalid_request, invalid_api_key, connection_reset, midstream_drop, "
+                         "malformed_chunk, "
+                         "stall, all)",
+                         badname);
                 rc = bad("failure-types", a, why);
             }
             break;
         }
-        case OPT_MAX_MODEL_LEN: rc = parse_int("max-model-len", a, 1, INT32_MAX, &cfg->max_model_len); break;
+        case OPT_MAX_MODEL_LEN:
+            rc = parse_int("max-model-len", a, 1, INT32_MAX, &cfg->max_model_len);
+            break;
         case OPT_MAX_BODY:
             if (rb_parse_size(a, &cfg->max_body_bytes) || cfg->max_body_bytes < 1 ||
                 cfg->max_body_bytes > (1ULL << 30))
@@ -233,16 +292,22 @@ static int parse_flags(int argc, char **argv, sim_config *cfg)
             break;
         case OPT_IDLE:
             rc = parse_dur("idle-timeout", a, &cfg->idle_timeout_ns);
-            if (!rc && cfg->idle_timeout_ns < 1000000) rc = bad("idle-timeout", a, "must be at least 1ms");
+            if (!rc && cfg->idle_timeout_ns < 1000000)
+                rc = bad("idle-timeout", a, "must be at least 1ms");
             break;
         case OPT_MAX_WRITE_QUEUE:
             if (rb_parse_size(a, &cfg->max_write_queue_bytes) || cfg->max_write_queue_bytes < 4096)
                 rc = bad("max-write-queue", a, "must be a size of at least 4k");
             break;
-        case OPT_HELP: fputs(usage_text, stdout); exit(0);
-        case OPT_VERSION: printf("simserver %s\n", RHOBENCH_VERSION); exit(0);
+        case OPT_HELP:
+            fputs(usage_text, stdout);
+            exit(0);
+        case OPT_VERSION:
+            printf("simserver %s\n", RHOBENCH_VERSION);
+            exit(0);
         default:
-            fprintf(stderr, "simserver: unknown or incomplete option '%s' (see --help)\n", argv[optind - 1]);
+            fprintf(stderr, "simserver: unknown or incomplete option '%s' (see --help)\n",
+                    argv[optind - 1]);
             return 2;
         }
     }
@@ -284,7 +349,8 @@ static int bind_socket(const char *host, int port, int *bound_port)
     if (fd < 0) return -errno;
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 || bind(fd, (struct sockaddr *)&ss, len) != 0) {
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+        bind(fd, (struct sockaddr *)&ss, len) != 0) {
         int e = -errno;
         close(fd);
         return e;
@@ -299,13 +365,18 @@ static int bind_socket(const char *host, int port, int *bound_port)
 
 static void print_listening(const sim_config *cfg, int port)
 {
-    if (strchr(cfg->host, ':')) printf("listening http://[%s]:%d\n", cfg->host, port);
-    else printf("listening http://%s:%d\n", cfg->host, port);
+    if (strchr(cfg->host, ':'))
+        printf("listening http://[%s]:%d\n", cfg->host, port);
+    else
+        printf("listening http://%s:%d\n", cfg->host, port);
     fflush(stdout);
 }
 
 static volatile sig_atomic_t got_signal;
-static void on_parent_signal(int sig) { got_signal = sig; }
+static void on_parent_signal(int sig)
+{
+    got_signal = sig;
+}
 
 static int run_workers(const sim_config *cfg, int parent_fd, int port, sim_metrics *slots)
 {
@@ -328,14 +399,15 @@ static int run_workers(const sim_config *cfg, int parent_fd, int port, sim_metri
             int p2;
             int fd = bind_socket(cfg->host, port, &p2);
             if (fd < 0 || listen(fd, 4096) != 0) {
-                fprintf(stderr, "simserver: worker %d: cannot listen on %s:%d: %s\n", i, cfg->host, port,
-                        strerror(fd < 0 ? -fd : errno));
+                fprintf(stderr, "simserver: worker %d: cannot listen on %s:%d: %s\n", i, cfg->host,
+                        port, strerror(fd < 0 ? -fd : errno));
                 _exit(1);
             }
             char b = 1;
             if (write(ready[1], &b, 1) != 1) _exit(1);
             close(ready[1]);
-            exit(sim_server_run(cfg, fd, i, slots, cfg->workers)); /* exit, not _exit: LSan runs at exit */
+            exit(sim_server_run(cfg, fd, i, slots,
+                                cfg->workers)); /* exit, not _exit: LSan runs at exit */
         }
         pids[started++] = pid;
     }
@@ -344,9 +416,12 @@ static int run_workers(const sim_config *cfg, int parent_fd, int port, sim_metri
     char b;
     while (n_ready < started) {
         ssize_t r = read(ready[0], &b, 1);
-        if (r == 1) n_ready++;
-        else if (r < 0 && errno == EINTR) continue;
-        else break;
+        if (r == 1)
+            n_ready++;
+        else if (r < 0 && errno == EINTR)
+            continue;
+        else
+            break;
     }
     close(ready[0]);
     close(parent_fd);
@@ -357,10 +432,12 @@ static int run_workers(const sim_config *cfg, int parent_fd, int port, sim_metri
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     int failed = n_ready < cfg->workers;
-    if (!failed) print_listening(cfg, port);
+    if (!failed)
+        print_listening(cfg, port);
     else {
         fprintf(stderr, "simserver: only %d of %d workers started\n", n_ready, cfg->workers);
-        for (int i = 0; i < started; i++) kill(pids[i], SIGTERM);
+        for (int i = 0; i < started; i++)
+            kill(pids[i], SIGTERM);
     }
     int forwarded = 0, alive = started;
     while (alive > 0) {
@@ -422,7 +499,8 @@ int main(int argc, char **argv)
     int port = 0;
     int fd = bind_socket(cfg.host, cfg.port, &port);
     if (fd == -EINVAL) {
-        fprintf(stderr, "simserver: --host: must be a numeric IPv4 or IPv6 address, got '%s'\n", cfg.host);
+        fprintf(stderr, "simserver: --host: must be a numeric IPv4 or IPv6 address, got '%s'\n",
+                cfg.host);
         return 2;
     }
     if (fd < 0) {
@@ -430,14 +508,16 @@ int main(int argc, char **argv)
         return 1;
     }
     size_t slots_len = sizeof(sim_metrics) * (size_t)cfg.workers;
-    sim_metrics *slots = mmap(NULL, slots_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    sim_metrics *slots =
+        mmap(NULL, slots_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (slots == MAP_FAILED) {
         perror("simserver: mmap");
         return 1;
     }
     if (cfg.workers == 1) {
         if (listen(fd, 4096) != 0) {
-            fprintf(stderr, "simserver: cannot listen on %s:%d: %s\n", cfg.host, port, strerror(errno));
+            fprintf(stderr, "simserver: cannot listen on %s:%d: %s\n", cfg.host, port,
+                    strerror(errno));
             return 1;
         }
         print_listening(&cfg, port);
@@ -446,6 +526,7 @@ int main(int argc, char **argv)
         rc = run_workers(&cfg, fd, port, slots);
     }
     munmap(slots, slots_len);
-    for (int i = 0; i < SIM_MAX_MODELS; i++) free(served_store[i]);
+    for (int i = 0; i < SIM_MAX_MODELS; i++)
+        free(served_store[i]);
     return rc;
 }

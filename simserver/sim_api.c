@@ -75,7 +75,8 @@ static void toks_push(toks *t, const char *w, size_t n, uint64_t h)
     }
     if (t->words_len + n + 1 > t->words_cap) {
         size_t cap = t->words_cap ? t->words_cap : 256;
-        while (cap < t->words_len + n + 1) cap *= 2;
+        while (cap < t->words_len + n + 1)
+            cap *= 2;
         char *p = realloc(s->words, cap);
         if (!p) abort();
         s->words = p;
@@ -95,9 +96,11 @@ static void toks_text(toks *t, const char *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {
-        while (i < n && rb_is_space((unsigned char)s[i])) i++;
+        while (i < n && rb_is_space((unsigned char)s[i]))
+            i++;
         size_t b = i;
-        while (i < n && !rb_is_space((unsigned char)s[i])) i++;
+        while (i < n && !rb_is_space((unsigned char)s[i]))
+            i++;
         if (i > b) toks_push(t, s + b, i - b, fnv1a(s + b, i - b));
     }
 }
@@ -109,8 +112,8 @@ static void toks_id(toks *t, int64_t id)
     toks_push(t, w, (size_t)n, mix64((uint64_t)id ^ 0x746f6b656e2d6964ULL));
 }
 
-__attribute__((format(printf, 4, 5))) static int fail(sim_api_error *err, int status, const char *param,
-                                                      const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int fail(sim_api_error *err, int status,
+                                                      const char *param, const char *fmt, ...)
 {
     err->status = status;
     err->type = "invalid_request_error";
@@ -123,7 +126,10 @@ __attribute__((format(printf, 4, 5))) static int fail(sim_api_error *err, int st
     return -1;
 }
 
-static int is_absent(const cJSON *j) { return j == NULL || cJSON_IsNull(j); }
+static int is_absent(const cJSON *j)
+{
+    return j == NULL || cJSON_IsNull(j);
+}
 
 /* Reads an optional boolean field. */
 static int get_bool(const cJSON *root, const char *name, int *out, sim_api_error *err)
@@ -146,12 +152,15 @@ static int parse_prompt(const cJSON *p, toks *t, sim_api_error *err)
         toks_text(t, p->valuestring, strlen(p->valuestring));
         return 0;
     }
-    if (!cJSON_IsArray(p)) return fail(err, 400, "prompt", "'prompt' must be a string or an array of token ids");
+    if (!cJSON_IsArray(p))
+        return fail(err, 400, "prompt", "'prompt' must be a string or an array of token ids");
     int n = cJSON_GetArraySize(p);
     if (n == 0) return fail(err, 400, "prompt", "'prompt' must not be an empty array");
     const cJSON *first = cJSON_GetArrayItem(p, 0);
     if (cJSON_IsString(first)) {
-        if (n != 1) return fail(err, 400, "prompt", "batched prompts are not supported; send one prompt per request");
+        if (n != 1)
+            return fail(err, 400, "prompt",
+                        "batched prompts are not supported; send one prompt per request");
         toks_text(t, first->valuestring, strlen(first->valuestring));
         return 0;
     }
@@ -159,7 +168,8 @@ static int parse_prompt(const cJSON *p, toks *t, sim_api_error *err)
     cJSON_ArrayForEach(e, p)
     {
         if (!is_integer(e) || e->valuedouble < 0 || e->valuedouble > 4294967295.0)
-            return fail(err, 400, "prompt", "'prompt' array items must be token ids (integers >= 0)");
+            return fail(err, 400, "prompt",
+                        "'prompt' array items must be token ids (integers >= 0)");
         toks_id(t, (int64_t)e->valuedouble);
     }
     return 0;
@@ -168,7 +178,8 @@ static int parse_prompt(const cJSON *p, toks *t, sim_api_error *err)
 static int parse_messages(const cJSON *m, toks *t, sim_api_error *err)
 {
     if (!cJSON_IsArray(m)) return fail(err, 400, "messages", "'messages' must be an array");
-    if (cJSON_GetArraySize(m) == 0) return fail(err, 400, "messages", "'messages' must not be empty");
+    if (cJSON_GetArraySize(m) == 0)
+        return fail(err, 400, "messages", "'messages' must not be empty");
     int i = 0;
     const cJSON *msg;
     cJSON_ArrayForEach(msg, m)
@@ -177,7 +188,8 @@ static int parse_messages(const cJSON *m, toks *t, sim_api_error *err)
         snprintf(param, sizeof param, "messages[%d]", i);
         if (!cJSON_IsObject(msg)) return fail(err, 400, param, "'%s' must be an object", param);
         const cJSON *role = cJSON_GetObjectItemCaseSensitive(msg, "role");
-        if (!cJSON_IsString(role)) return fail(err, 400, param, "'%s.role' must be a string", param);
+        if (!cJSON_IsString(role))
+            return fail(err, 400, param, "'%s.role' must be a string", param);
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(msg, "content");
         if (cJSON_IsString(c)) {
             toks_text(t, c->valuestring, strlen(c->valuestring));
@@ -187,15 +199,18 @@ static int parse_messages(const cJSON *m, toks *t, sim_api_error *err)
             {
                 const cJSON *type = cJSON_GetObjectItemCaseSensitive(part, "type");
                 if (!cJSON_IsObject(part) || !cJSON_IsString(type))
-                    return fail(err, 400, param, "'%s.content' parts must be objects with a 'type'", param);
+                    return fail(err, 400, param, "'%s.content' parts must be objects with a 'type'",
+                                param);
                 if (strcmp(type->valuestring, "text") != 0) continue;
                 const cJSON *text = cJSON_GetObjectItemCaseSensitive(part, "text");
                 if (!cJSON_IsString(text))
-                    return fail(err, 400, param, "'%s.content' text parts need a string 'text'", param);
+                    return fail(err, 400, param, "'%s.content' text parts need a string 'text'",
+                                param);
                 toks_text(t, text->valuestring, strlen(text->valuestring));
             }
         } else if (!is_absent(c)) {
-            return fail(err, 400, param, "'%s.content' must be a string or an array of parts", param);
+            return fail(err, 400, param, "'%s.content' must be a string or an array of parts",
+                        param);
         }
         i++;
     }
@@ -205,16 +220,19 @@ static int parse_messages(const cJSON *m, toks *t, sim_api_error *err)
 static int parse_body(const cJSON *root, int chat, const sim_api_limits *lim, sim_req_spec *out,
                       sim_api_error *err)
 {
-    if (!cJSON_IsObject(root)) return fail(err, 400, NULL, "the request body must be a JSON object");
+    if (!cJSON_IsObject(root))
+        return fail(err, 400, NULL, "the request body must be a JSON object");
 
     const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
     if (is_absent(model)) {
-        snprintf(out->model, sizeof out->model, "%s", lim->n_served > 0 ? lim->served_models[0] : "");
+        snprintf(out->model, sizeof out->model, "%s",
+                 lim->n_served > 0 ? lim->served_models[0] : "");
     } else if (!cJSON_IsString(model)) {
         return fail(err, 400, "model", "'model' must be a string");
     } else {
         int found = 0;
-        for (int i = 0; i < lim->n_served && !found; i++) found = strcmp(lim->served_models[i], model->valuestring) == 0;
+        for (int i = 0; i < lim->n_served && !found; i++)
+            found = strcmp(lim->served_models[i], model->valuestring) == 0;
         if (!found) {
             fail(err, 404, "model", "The model `%.200s` does not exist.", model->valuestring);
             err->code = "model_not_found";
@@ -227,7 +245,8 @@ static int parse_body(const cJSON *root, int chat, const sim_api_limits *lim, si
     if (get_bool(root, "ignore_eos", &out->ignore_eos, err)) return -1;
     const cJSON *so = cJSON_GetObjectItemCaseSensitive(root, "stream_options");
     if (!is_absent(so)) {
-        if (!cJSON_IsObject(so)) return fail(err, 400, "stream_options", "'stream_options' must be an object");
+        if (!cJSON_IsObject(so))
+            return fail(err, 400, "stream_options", "'stream_options' must be an object");
         if (get_bool(so, "include_usage", &out->include_usage, err)) return -1;
     }
 
@@ -242,9 +261,11 @@ static int parse_body(const cJSON *root, int chat, const sim_api_limits *lim, si
     if (!is_absent(mt)) {
         if (!is_integer(mt)) return fail(err, 400, mt_name, "'%s' must be an integer", mt_name);
         if (mt->valuedouble <= 0)
-            return fail(err, 400, mt_name, "'%s' must be at least 1, got %.0f", mt_name, mt->valuedouble);
+            return fail(err, 400, mt_name, "'%s' must be at least 1, got %.0f", mt_name,
+                        mt->valuedouble);
         if (mt->valuedouble > (double)lim->max_model_len)
-            return fail(err, 400, mt_name, "'%s' is %.0f, above the maximum context length of %lld tokens", mt_name,
+            return fail(err, 400, mt_name,
+                        "'%s' is %.0f, above the maximum context length of %lld tokens", mt_name,
                         mt->valuedouble, (long long)lim->max_model_len);
         out->max_tokens = (int64_t)mt->valuedouble;
     }
@@ -261,11 +282,14 @@ static int parse_body(const cJSON *root, int chat, const sim_api_limits *lim, si
     }
     if (out->prompt_tokens + out->max_tokens > lim->max_model_len)
         return fail(err, 400, chat ? "messages" : "prompt",
-                    "This model's maximum context length is %lld tokens. However, you requested %lld tokens "
-                    "(%lld in the %s, %lld in the completion). Please reduce the length of the %s or completion.",
-                    (long long)lim->max_model_len, (long long)(out->prompt_tokens + out->max_tokens),
-                    (long long)out->prompt_tokens, chat ? "messages" : "prompt", (long long)out->max_tokens,
-                    chat ? "messages" : "prompt");
+                    "This model's maximum context length is %lld tokens. However, you requested "
+                    "%lld tokens "
+                    "(%lld in the %s, %lld in the completion). Please reduce the length of the %s "
+                    "or completion.",
+                    (long long)lim->max_model_len,
+                    (long long)(out->prompt_tokens + out->max_tokens),
+                    (long long)out->prompt_tokens, chat ? "messages" : "prompt",
+                    (long long)out->max_tokens, chat ? "messages" : "prompt");
     if (!out->word_off) {
         out->word_off = calloc(1, sizeof *out->word_off);
         if (!out->word_off) abort();
@@ -273,8 +297,8 @@ static int parse_body(const cJSON *root, int chat, const sim_api_limits *lim, si
     return 0;
 }
 
-int sim_api_parse(const char *body, size_t len, int chat, const sim_api_limits *lim, sim_req_spec *out,
-                  sim_api_error *err)
+int sim_api_parse(const char *body, size_t len, int chat, const sim_api_limits *lim,
+                  sim_req_spec *out, sim_api_error *err)
 {
     memset(out, 0, sizeof *out);
     memset(err, 0, sizeof *err);

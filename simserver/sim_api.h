@@ -15,8 +15,8 @@ typedef enum sim_route {
     SIM_ROUTE_MODELS,
     SIM_ROUTE_HEALTH,
     SIM_ROUTE_METRICS,
-    SIM_ROUTE_NOT_FOUND,   /* 404 */
-    SIM_ROUTE_BAD_METHOD,  /* 405 */
+    SIM_ROUTE_NOT_FOUND,  /* 404 */
+    SIM_ROUTE_BAD_METHOD, /* 405 */
 } sim_route;
 
 /* method is an enum http_method. */
@@ -28,7 +28,7 @@ sim_route sim_api_route(int method, const char *path);
 typedef struct sim_api_limits {
     const char *const *served_models; /* first one answers when "model" is absent */
     int n_served;
-    int64_t max_model_len;            /* prompt + max_tokens must fit */
+    int64_t max_model_len; /* prompt + max_tokens must fit */
 } sim_api_limits;
 
 typedef struct sim_req_spec {
@@ -48,11 +48,11 @@ typedef struct sim_req_spec {
 } sim_req_spec;
 
 typedef struct sim_api_error {
-    int status;           /* 400, 404 */
+    int status; /* 400, 404 */
     char message[512];
-    const char *type;     /* "invalid_request_error", "server_error" ... */
-    char param[64];       /* "" renders as null */
-    const char *code;     /* NULL renders as null */
+    const char *type; /* "invalid_request_error", "server_error" ... */
+    char param[64];   /* "" renders as null */
+    const char *code; /* NULL renders as null */
 } sim_api_error;
 
 /* Parses and validates a request body for a completions (chat = 0) or chat

@@ -11,7 +11,8 @@ void sim_buf_reserve(sim_buf *b, size_t extra)
 {
     if (b->len + extra <= b->cap) return;
     size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra) cap *= 2;
+    while (cap < b->len + extra)
+        cap *= 2;
     char *p = realloc(b->data, cap);
     if (!p) abort();
     b->data = p;
@@ -26,7 +27,10 @@ void sim_buf_append(sim_buf *b, const void *p, size_t n)
     b->len += n;
 }
 
-void sim_buf_puts(sim_buf *b, const char *s) { sim_buf_append(b, s, strlen(s)); }
+void sim_buf_puts(sim_buf *b, const char *s)
+{
+    sim_buf_append(b, s, strlen(s));
+}
 
 void sim_buf_printf(sim_buf *b, const char *fmt, ...)
 {
@@ -70,10 +74,17 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     size_t len;
     unsigned min;
     if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) { len = 2; min = 0x80; }
-    else if (c >= 0xE0 && c <= 0xEF) { len = 3; min = 0x800; }
-    else if (c >= 0xF0 && c <= 0xF4) { len = 4; min = 0x10000; }
-    else return 0;
+    if (c >= 0xC2 && c <= 0xDF) {
+        len = 2;
+        min = 0x80;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        min = 0x800;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        min = 0x10000;
+    } else
+        return 0;
     if (n < len) return 0;
     unsigned cp = c & (0x7F >> len);
     for (size_t i = 1; i < len; i++) {
@@ -93,19 +104,30 @@ void sim_buf_json_str(sim_buf *b, const char *s, size_t n)
     while (i < n) {
         size_t run = i;
         /* Copy plain ASCII in one go. */
-        while (run < n && u[run] >= 0x20 && u[run] < 0x80 && u[run] != '"' && u[run] != '\\') run++;
+        while (run < n && u[run] >= 0x20 && u[run] < 0x80 && u[run] != '"' && u[run] != '\\')
+            run++;
         if (run > i) {
             sim_buf_append(b, s + i, run - i);
             i = run;
             continue;
         }
         unsigned c = u[i];
-        if (c == '"') { sim_buf_append(b, "\\\"", 2); i++; }
-        else if (c == '\\') { sim_buf_append(b, "\\\\", 2); i++; }
-        else if (c == '\n') { sim_buf_append(b, "\\n", 2); i++; }
-        else if (c == '\r') { sim_buf_append(b, "\\r", 2); i++; }
-        else if (c == '\t') { sim_buf_append(b, "\\t", 2); i++; }
-        else if (c < 0x20) {
+        if (c == '"') {
+            sim_buf_append(b, "\\\"", 2);
+            i++;
+        } else if (c == '\\') {
+            sim_buf_append(b, "\\\\", 2);
+            i++;
+        } else if (c == '\n') {
+            sim_buf_append(b, "\\n", 2);
+            i++;
+        } else if (c == '\r') {
+            sim_buf_append(b, "\\r", 2);
+            i++;
+        } else if (c == '\t') {
+            sim_buf_append(b, "\\t", 2);
+            i++;
+        } else if (c < 0x20) {
             char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
             sim_buf_append(b, e, 6);
             i++;

@@ -60,7 +60,10 @@ int sim_heap_push(sim_heap *h, sim_heap_node *n)
     return 0;
 }
 
-sim_heap_node *sim_heap_top(const sim_heap *h) { return h->len ? h->items[0] : NULL; }
+sim_heap_node *sim_heap_top(const sim_heap *h)
+{
+    return h->len ? h->items[0] : NULL;
+}
 
 void sim_heap_remove(sim_heap *h, sim_heap_node *n)
 {

@@ -7,7 +7,10 @@
 #include <string.h>
 #include <strings.h>
 
-static sim_http_parser *hp_of(http_parser *p) { return (sim_http_parser *)p->data; }
+static sim_http_parser *hp_of(http_parser *p)
+{
+    return (sim_http_parser *)p->data;
+}
 
 static int count_header_bytes(sim_http_parser *hp, size_t n)
 {
@@ -49,7 +52,8 @@ static void header_done(sim_http_parser *hp)
     if (!hp->field_is_value || hp->field_overflow) goto reset;
     hp->value[hp->value_len] = '\0';
     /* Trailing whitespace is not part of the value. */
-    while (hp->value_len && (hp->value[hp->value_len - 1] == ' ' || hp->value[hp->value_len - 1] == '\t'))
+    while (hp->value_len &&
+           (hp->value[hp->value_len - 1] == ' ' || hp->value[hp->value_len - 1] == '\t'))
         hp->value[--hp->value_len] = '\0';
     if (strcasecmp(hp->field, "x-sim-stamp") == 0) {
         hp->req.stamp = strcmp(hp->value, "1") == 0 || strcasecmp(hp->value, "true") == 0;
@@ -126,7 +130,8 @@ static int on_body(http_parser *p, const char *at, size_t n)
     }
     if (r->body_len + n + 1 > hp->body_cap) {
         size_t cap = hp->body_cap ? hp->body_cap : 1024;
-        while (cap < r->body_len + n + 1) cap *= 2;
+        while (cap < r->body_len + n + 1)
+            cap *= 2;
         char *b = realloc(r->body, cap);
         if (!b) abort();
         r->body = b;
@@ -197,7 +202,10 @@ int sim_http_feed(sim_http_parser *hp, const char *data, size_t len, size_t *use
     return SIM_HTTP_MORE;
 }
 
-int sim_http_in_message(const sim_http_parser *hp) { return hp->in_message; }
+int sim_http_in_message(const sim_http_parser *hp)
+{
+    return hp->in_message;
+}
 
 void sim_http_next(sim_http_parser *hp)
 {

@@ -21,14 +21,14 @@ typedef struct sim_http_limits {
 /* One parsed request. The body belongs to the parser and stays valid until
  * sim_http_next or sim_http_free. */
 typedef struct sim_http_request {
-    int method;                    /* enum http_method */
-    char path[SIM_HTTP_PATH_MAX];  /* without the query string */
+    int method;                   /* enum http_method */
+    char path[SIM_HTTP_PATH_MAX]; /* without the query string */
     int path_too_long;
-    int http_minor;                /* 0 = HTTP/1.0, 1 = HTTP/1.1 */
+    int http_minor; /* 0 = HTTP/1.0, 1 = HTTP/1.1 */
     int keep_alive;
-    int stamp;                     /* X-Sim-Stamp: 1 */
-    char fail[SIM_HTTP_FAIL_MAX];  /* X-Sim-Fail value, "" if absent */
-    int expect_continue;           /* Expect: 100-continue */
+    int stamp;                    /* X-Sim-Stamp: 1 */
+    char fail[SIM_HTTP_FAIL_MAX]; /* X-Sim-Fail value, "" if absent */
+    int expect_continue;          /* Expect: 100-continue */
     char *body;
     size_t body_len;
 } sim_http_request;
@@ -39,10 +39,10 @@ typedef struct sim_http_parser {
     sim_http_request req;
     size_t body_cap;
     size_t header_bytes;
-    int in_message;      /* some bytes of a request were seen */
+    int in_message; /* some bytes of a request were seen */
     int headers_done;
-    int done;            /* a whole request is in req */
-    int error_status;    /* set by the callbacks: 413, 431 */
+    int done;         /* a whole request is in req */
+    int error_status; /* set by the callbacks: 413, 431 */
     /* the header being read: which one it is, and its value so far */
     char field[24];
     size_t field_len;

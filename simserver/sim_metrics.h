@@ -34,7 +34,7 @@ typedef struct sim_metrics {
 } sim_metrics;
 
 /* Single-writer updates, safe for concurrent readers in other processes. */
-#define SIM_METRIC_ADD(field, v) \
+#define SIM_METRIC_ADD(field, v)                                                                   \
     __atomic_store_n(&(field), __atomic_load_n(&(field), __ATOMIC_RELAXED) + (v), __ATOMIC_RELAXED)
 
 void sim_hist_add(sim_hist *h, int64_t ns);

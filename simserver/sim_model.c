@@ -12,7 +12,8 @@ double sim_load_factor(const sim_latency_cfg *c, int64_t running)
     if (c->max_num_seqs <= 1 || c->time_factor_under_load <= 1.0) return 1.0;
     if (running < 1) running = 1;
     if (running > c->max_num_seqs) running = c->max_num_seqs;
-    return 1.0 + (c->time_factor_under_load - 1.0) * (double)(running - 1) / (double)(c->max_num_seqs - 1);
+    return 1.0 + (c->time_factor_under_load - 1.0) * (double)(running - 1) /
+                     (double)(c->max_num_seqs - 1);
 }
 
 static int64_t jitter(int64_t mean_ns, int64_t sd_ns, gsl_rng *rng)
@@ -29,7 +30,8 @@ static int64_t scale(int64_t ns, double f)
     return v > 9e18 ? (int64_t)9e18 : (int64_t)v;
 }
 
-int64_t sim_model_ttft_ns(const sim_latency_cfg *c, gsl_rng *rng, int64_t uncached_tokens, int64_t running)
+int64_t sim_model_ttft_ns(const sim_latency_cfg *c, gsl_rng *rng, int64_t uncached_tokens,
+                          int64_t running)
 {
     int64_t base;
     if (c->ttft_ns > 0) {
@@ -48,8 +50,8 @@ int64_t sim_model_itl_ns(const sim_latency_cfg *c, gsl_rng *rng, int64_t running
 
 int sim_model_is_instant(const sim_latency_cfg *c)
 {
-    return c->ttft_ns == 0 && c->ttft_sd_ns == 0 && c->prefill_overhead_ns == 0 && c->prefill_per_token_ns == 0 &&
-           c->itl_ns == 0 && c->itl_sd_ns == 0;
+    return c->ttft_ns == 0 && c->ttft_sd_ns == 0 && c->prefill_overhead_ns == 0 &&
+           c->prefill_per_token_ns == 0 && c->itl_ns == 0 && c->itl_sd_ns == 0;
 }
 
 /* ---- prefix cache ---- */
@@ -63,7 +65,8 @@ int sim_cache_init(sim_prefix_cache *c, int64_t capacity_blocks, int block_size)
     c->lru_head = c->lru_tail = -1;
     if (capacity_blocks == 0) return 0;
     uint32_t nb = 16;
-    while (nb < (uint64_t)capacity_blocks * 2) nb *= 2;
+    while (nb < (uint64_t)capacity_blocks * 2)
+        nb *= 2;
     c->n_buckets = nb;
     c->buckets = malloc(nb * sizeof *c->buckets);
     c->nodes = malloc((size_t)capacity_blocks * sizeof *c->nodes);
@@ -71,7 +74,8 @@ int sim_cache_init(sim_prefix_cache *c, int64_t capacity_blocks, int block_size)
         sim_cache_free(c);
         return -ENOMEM;
     }
-    for (uint32_t i = 0; i < nb; i++) c->buckets[i] = -1;
+    for (uint32_t i = 0; i < nb; i++)
+        c->buckets[i] = -1;
     return 0;
 }
 
@@ -98,10 +102,14 @@ static int32_t find(const sim_prefix_cache *c, uint64_t key)
 static void lru_unlink(sim_prefix_cache *c, int32_t i)
 {
     sim_cache_node *n = &c->nodes[i];
-    if (n->lru_prev >= 0) c->nodes[n->lru_prev].lru_next = n->lru_next;
-    else c->lru_head = n->lru_next;
-    if (n->lru_next >= 0) c->nodes[n->lru_next].lru_prev = n->lru_prev;
-    else c->lru_tail = n->lru_prev;
+    if (n->lru_prev >= 0)
+        c->nodes[n->lru_prev].lru_next = n->lru_next;
+    else
+        c->lru_head = n->lru_next;
+    if (n->lru_next >= 0)
+        c->nodes[n->lru_next].lru_prev = n->lru_prev;
+    else
+        c->lru_tail = n->lru_prev;
 }
 
 static void lru_push_front(sim_prefix_cache *c, int32_t i)
@@ -117,7 +125,8 @@ static void lru_push_front(sim_prefix_cache *c, int32_t i)
 static void bucket_remove(sim_prefix_cache *c, int32_t i)
 {
     int32_t *link = &c->buckets[bucket_of(c, c->nodes[i].key)];
-    while (*link != i) link = &c->nodes[*link].bucket_next;
+    while (*link != i)
+        link = &c->nodes[*link].bucket_next;
     *link = c->nodes[i].bucket_next;
 }
 
@@ -160,7 +169,8 @@ int64_t sim_cache_lookup_insert(sim_prefix_cache *c, const uint64_t *tok_hash, i
     int still_hitting = 1;
     uint64_t h = 0x6b762d6361636865ULL;
     for (int64_t b = 0; b < full; b++) {
-        for (int64_t k = 0; k < bs; k++) h = chain(h, tok_hash[b * bs + k]);
+        for (int64_t k = 0; k < bs; k++)
+            h = chain(h, tok_hash[b * bs + k]);
         if (b < countable) c->lookups++;
         if (still_hitting && b < countable && find(c, h) >= 0) {
             cached_blocks++;
@@ -176,11 +186,14 @@ int64_t sim_cache_lookup_insert(sim_prefix_cache *c, const uint64_t *tok_hash, i
 /* ---- output tokens ---- */
 
 static const char *const vocab[] = {
-    "the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with", "be", "by",
-    "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an", "had",
-    "they", "you", "were", "their", "one", "all", "we", "can", "her", "has", "there", "been", "if",
-    "more", "when", "will", "would", "who", "so", "no", "time", "model", "token", "server", "queue",
-    "latency", "request", "stream", "answer", "system", "value", "result", "number", "data", "first",
+    "the",    "of",     "and",    "to",    "in",     "a",      "is",      "that",
+    "for",    "it",     "as",     "was",   "with",   "be",     "by",      "on",
+    "not",    "he",     "this",   "are",   "or",     "his",    "from",    "at",
+    "which",  "but",    "have",   "an",    "had",    "they",   "you",     "were",
+    "their",  "one",    "all",    "we",    "can",    "her",    "has",     "there",
+    "been",   "if",     "more",   "when",  "will",   "would",  "who",     "so",
+    "no",     "time",   "model",  "token", "server", "queue",  "latency", "request",
+    "stream", "answer", "system", "value", "result", "number", "data",    "first",
 };
 #define VOCAB_N (sizeof vocab / sizeof vocab[0])
 
@@ -202,7 +215,8 @@ sim_token sim_model_token(const sim_req_spec *s, int mode, uint64_t seed, int64_
         if (t.len > SIM_TOKEN_MAX_BYTES) {
             /* Cut on a UTF-8 boundary: back off continuation bytes. */
             t.len = SIM_TOKEN_MAX_BYTES;
-            while (t.len > 0 && ((unsigned char)t.word[t.len] & 0xC0) == 0x80) t.len--;
+            while (t.len > 0 && ((unsigned char)t.word[t.len] & 0xC0) == 0x80)
+                t.len--;
         }
         return t;
     }
@@ -240,9 +254,15 @@ static const struct {
     [SIM_FAULT_STALL] = {"stall", 0},
 };
 
-const char *sim_fault_name(sim_fault f) { return f < SIM_FAULT_COUNT ? faults[f].name : "unknown"; }
+const char *sim_fault_name(sim_fault f)
+{
+    return f < SIM_FAULT_COUNT ? faults[f].name : "unknown";
+}
 
-int sim_fault_status(sim_fault f) { return f < SIM_FAULT_COUNT ? faults[f].status : 0; }
+int sim_fault_status(sim_fault f)
+{
+    return f < SIM_FAULT_COUNT ? faults[f].status : 0;
+}
 
 sim_fault sim_fault_parse(const char *name)
 {

@@ -14,14 +14,14 @@
 #include "sim_api.h"
 
 typedef struct sim_latency_cfg {
-    int64_t ttft_ns;              /* --time-to-first-token; 0 = from prefill */
-    int64_t ttft_sd_ns;           /* --time-to-first-token-std-dev */
-    int64_t prefill_overhead_ns;  /* --prefill-overhead */
-    int64_t prefill_per_token_ns; /* --prefill-time-per-token */
-    int64_t itl_ns;               /* --inter-token-latency */
-    int64_t itl_sd_ns;            /* --inter-token-latency-std-dev */
-    int64_t max_num_seqs;         /* 0 = unlimited */
-    double time_factor_under_load;/* >= 1; 1 = no slow-down */
+    int64_t ttft_ns;               /* --time-to-first-token; 0 = from prefill */
+    int64_t ttft_sd_ns;            /* --time-to-first-token-std-dev */
+    int64_t prefill_overhead_ns;   /* --prefill-overhead */
+    int64_t prefill_per_token_ns;  /* --prefill-time-per-token */
+    int64_t itl_ns;                /* --inter-token-latency */
+    int64_t itl_sd_ns;             /* --inter-token-latency-std-dev */
+    int64_t max_num_seqs;          /* 0 = unlimited */
+    double time_factor_under_load; /* >= 1; 1 = no slow-down */
 } sim_latency_cfg;
 
 /* Slow-down with `running` requests in the engine (this one included):
@@ -33,7 +33,8 @@ double sim_load_factor(const sim_latency_cfg *c, int64_t running);
  * set, else prefill_overhead + prefill_per_token * uncached_tokens; then
  * Gaussian jitter of sd time_to_first_token_std_dev (clamped at 0), then the
  * load factor. rng may be NULL only when the std-dev is 0. */
-int64_t sim_model_ttft_ns(const sim_latency_cfg *c, gsl_rng *rng, int64_t uncached_tokens, int64_t running);
+int64_t sim_model_ttft_ns(const sim_latency_cfg *c, gsl_rng *rng, int64_t uncached_tokens,
+                          int64_t running);
 /* One inter-token gap: inter_token_latency + Gaussian jitter (clamped at 0),
  * times the load factor. */
 int64_t sim_model_itl_ns(const sim_latency_cfg *c, gsl_rng *rng, int64_t running);
@@ -49,14 +50,14 @@ typedef struct sim_cache_node {
 } sim_cache_node;
 
 typedef struct sim_prefix_cache {
-    int64_t capacity;        /* blocks */
-    int block_size;          /* tokens per block */
+    int64_t capacity; /* blocks */
+    int block_size;   /* tokens per block */
     int32_t *buckets;
-    uint32_t n_buckets;      /* power of two */
+    uint32_t n_buckets; /* power of two */
     sim_cache_node *nodes;
     int32_t n_used;
     int32_t lru_head, lru_tail; /* head = most recent */
-    int64_t hits, lookups;   /* blocks */
+    int64_t hits, lookups;      /* blocks */
 } sim_prefix_cache;
 
 /* capacity 0 makes a cache that never hits. Returns 0 or -ENOMEM/-EINVAL. */

@@ -4,9 +4,13 @@
 
 #include <string.h>
 
-static void put(sim_buf *o, const char *lit) { sim_buf_append(o, lit, strlen(lit)); }
+static void put(sim_buf *o, const char *lit)
+{
+    sim_buf_append(o, lit, strlen(lit));
+}
 
-void sim_render_ctx_init(sim_render_ctx *r, int chat, const char *id, int64_t created, const char *model)
+void sim_render_ctx_init(sim_render_ctx *r, int chat, const char *id, int64_t created,
+                         const char *model)
 {
     memset(r, 0, sizeof *r);
     r->chat = chat;
@@ -16,8 +20,10 @@ void sim_render_ctx_init(sim_render_ctx *r, int chat, const char *id, int64_t cr
         put(b, "{\"id\":\"");
         sim_buf_json_str(b, id, strlen(id));
         put(b, "\",\"object\":\"");
-        if (k == 0) put(b, chat ? "chat.completion.chunk" : "text_completion");
-        else put(b, chat ? "chat.completion" : "text_completion");
+        if (k == 0)
+            put(b, chat ? "chat.completion.chunk" : "text_completion");
+        else
+            put(b, chat ? "chat.completion" : "text_completion");
         put(b, "\",\"created\":");
         sim_buf_i64(b, created);
         put(b, ",\"model\":\"");
@@ -35,24 +41,37 @@ void sim_render_ctx_free(sim_render_ctx *r)
 const char *sim_render_reason(int status)
 {
     switch (status) {
-    case 100: return "Continue";
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 408: return "Request Timeout";
-    case 413: return "Payload Too Large";
-    case 429: return "Too Many Requests";
-    case 431: return "Request Header Fields Too Large";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "Unknown";
+    case 100:
+        return "Continue";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
+    case 413:
+        return "Payload Too Large";
+    case 429:
+        return "Too Many Requests";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Unknown";
     }
 }
 
-void sim_render_head(sim_buf *o, int status, const char *content_type, int64_t content_length, int keep_alive,
-                     const char *extra)
+void sim_render_head(sim_buf *o, int status, const char *content_type, int64_t content_length,
+                     int keep_alive, const char *extra)
 {
     put(o, "HTTP/1.1 ");
     sim_buf_i64(o, status);
@@ -68,8 +87,10 @@ void sim_render_head(sim_buf *o, int status, const char *content_type, int64_t c
         put(o, "\r\ncontent-length: ");
         sim_buf_i64(o, content_length);
     }
-    if (!keep_alive) put(o, "\r\nconnection: close");
-    else if (keep_alive == SIM_KEEP_ALIVE_SAY) put(o, "\r\nconnection: keep-alive");
+    if (!keep_alive)
+        put(o, "\r\nconnection: close");
+    else if (keep_alive == SIM_KEEP_ALIVE_SAY)
+        put(o, "\r\nconnection: keep-alive");
     put(o, "\r\n");
     if (extra) put(o, extra);
     put(o, "\r\n");
@@ -100,12 +121,15 @@ void sim_render_role(sim_buf *o, const sim_render_ctx *r)
     tail(o, NULL);
 }
 
-void sim_render_token(sim_buf *o, const sim_render_ctx *r, const char *word, size_t len, const char *finish)
+void sim_render_token(sim_buf *o, const sim_render_ctx *r, const char *word, size_t len,
+                      const char *finish)
 {
     sim_buf_reserve(o, r->pre.len + len + 120);
     sim_buf_append(o, r->pre.data, r->pre.len);
-    if (r->chat) put(o, "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"");
-    else put(o, "\"choices\":[{\"index\":0,\"text\":\"");
+    if (r->chat)
+        put(o, "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"");
+    else
+        put(o, "\"choices\":[{\"index\":0,\"text\":\"");
     if (len) {
         put(o, " ");
         sim_buf_json_str(o, word, len);
@@ -114,7 +138,10 @@ void sim_render_token(sim_buf *o, const sim_render_ctx *r, const char *word, siz
     tail(o, finish);
 }
 
-void sim_render_malformed(sim_buf *o) { put(o, "data: {\"choices\":[{\"index\":0,\"text\":\" trunc\n\n"); }
+void sim_render_malformed(sim_buf *o)
+{
+    put(o, "data: {\"choices\":[{\"index\":0,\"text\":\" trunc\n\n");
+}
 
 static void usage_obj(sim_buf *o, int64_t prompt, int64_t completion, int64_t cached)
 {
@@ -129,7 +156,8 @@ static void usage_obj(sim_buf *o, int64_t prompt, int64_t completion, int64_t ca
     put(o, "}}");
 }
 
-void sim_render_usage(sim_buf *o, const sim_render_ctx *r, int64_t prompt, int64_t completion, int64_t cached)
+void sim_render_usage(sim_buf *o, const sim_render_ctx *r, int64_t prompt, int64_t completion,
+                      int64_t cached)
 {
     sim_buf_append(o, r->pre.data, r->pre.len);
     put(o, "\"choices\":[],");
@@ -137,9 +165,13 @@ void sim_render_usage(sim_buf *o, const sim_render_ctx *r, int64_t prompt, int64
     put(o, "}\n\n");
 }
 
-void sim_render_done(sim_buf *o) { put(o, "data: [DONE]\n\n"); }
+void sim_render_done(sim_buf *o)
+{
+    put(o, "data: [DONE]\n\n");
+}
 
-void sim_render_truth(sim_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns, int64_t cached)
+void sim_render_truth(sim_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns,
+                      int64_t cached)
 {
     put(o, ": {\"queue_ns\":");
     sim_buf_i64(o, queue_ns);
@@ -152,12 +184,14 @@ void sim_render_truth(sim_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t 
     put(o, "}\n\n");
 }
 
-void sim_render_full(sim_buf *o, const sim_render_ctx *r, const char *text, size_t len, const char *finish,
-                     int64_t prompt, int64_t completion, int64_t cached)
+void sim_render_full(sim_buf *o, const sim_render_ctx *r, const char *text, size_t len,
+                     const char *finish, int64_t prompt, int64_t completion, int64_t cached)
 {
     sim_buf_append(o, r->body.data, r->body.len);
-    if (r->chat) put(o, "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"");
-    else put(o, "\"choices\":[{\"index\":0,\"text\":\"");
+    if (r->chat)
+        put(o, "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"");
+    else
+        put(o, "\"choices\":[{\"index\":0,\"text\":\"");
     sim_buf_json_str(o, text, len);
     put(o, r->chat ? "\"}," : "\",");
     put(o, "\"logprobs\":null,\"finish_reason\":\"");
@@ -178,7 +212,8 @@ static void str_or_null(sim_buf *o, const char *s)
     put(o, "\"");
 }
 
-void sim_render_error(sim_buf *o, const char *message, const char *type, const char *param, const char *code)
+void sim_render_error(sim_buf *o, const char *message, const char *type, const char *param,
+                      const char *code)
 {
     put(o, "{\"error\":{\"message\":");
     str_or_null(o, message);

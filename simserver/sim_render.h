@@ -16,7 +16,8 @@ typedef struct sim_render_ctx {
     sim_buf body; /* the same without "data: ", for non-streamed bodies */
 } sim_render_ctx;
 
-void sim_render_ctx_init(sim_render_ctx *r, int chat, const char *id, int64_t created, const char *model);
+void sim_render_ctx_init(sim_render_ctx *r, int chat, const char *id, int64_t created,
+                         const char *model);
 void sim_render_ctx_free(sim_render_ctx *r);
 
 /* keep_alive of sim_render_head: 0 adds "connection: close", 1 says nothing
@@ -27,26 +28,30 @@ void sim_render_ctx_free(sim_render_ctx *r);
 /* HTTP response head. content_length -1 means chunked transfer encoding,
  * -2 a body that ends when the connection closes (HTTP/1.0 streams);
  * extra is NULL or complete header lines ("Name: value\r\n"). */
-void sim_render_head(sim_buf *o, int status, const char *content_type, int64_t content_length, int keep_alive,
-                     const char *extra);
+void sim_render_head(sim_buf *o, int status, const char *content_type, int64_t content_length,
+                     int keep_alive, const char *extra);
 const char *sim_render_reason(int status);
 
 /* SSE events ("data: ...\n\n"). finish is NULL, "length" or "stop". */
 void sim_render_stamp(sim_buf *o, int64_t t_ns);
 void sim_render_role(sim_buf *o, const sim_render_ctx *r);
-void sim_render_token(sim_buf *o, const sim_render_ctx *r, const char *word, size_t len, const char *finish);
+void sim_render_token(sim_buf *o, const sim_render_ctx *r, const char *word, size_t len,
+                      const char *finish);
 void sim_render_malformed(sim_buf *o);
-void sim_render_usage(sim_buf *o, const sim_render_ctx *r, int64_t prompt, int64_t completion, int64_t cached);
+void sim_render_usage(sim_buf *o, const sim_render_ctx *r, int64_t prompt, int64_t completion,
+                      int64_t cached);
 void sim_render_done(sim_buf *o);
 /* The last comment: `: {"queue_ns":..,"prefill_ns":..,"decode_ns":..,"cached_tokens":..}\n\n`. */
-void sim_render_truth(sim_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns, int64_t cached);
+void sim_render_truth(sim_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns,
+                      int64_t cached);
 
 /* A whole non-streamed body; text is the raw output (escaped here). */
-void sim_render_full(sim_buf *o, const sim_render_ctx *r, const char *text, size_t len, const char *finish,
-                     int64_t prompt, int64_t completion, int64_t cached);
+void sim_render_full(sim_buf *o, const sim_render_ctx *r, const char *text, size_t len,
+                     const char *finish, int64_t prompt, int64_t completion, int64_t cached);
 /* {"error":{"message":..,"type":..,"param":..,"code":..}}; param "" or
  * NULL and code NULL render as null. */
-void sim_render_error(sim_buf *o, const char *message, const char *type, const char *param, const char *code);
+void sim_render_error(sim_buf *o, const char *message, const char *type, const char *param,
+                      const char *code);
 void sim_render_models(sim_buf *o, const char *const *names, int n, int64_t created);
 
 #endif

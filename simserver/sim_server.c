@@ -40,40 +40,40 @@ typedef struct worker worker;
 
 typedef struct stream {
     int state;
-    sim_heap_node hn;          /* next event's deadline, while running */
-    conn *wprev, *wnext;       /* the waiting queue, while waiting */
+    sim_heap_node hn;    /* next event's deadline, while running */
+    conn *wprev, *wnext; /* the waiting queue, while waiting */
     sim_req_spec spec;
     sim_render_ctx rc;
     int stamp;
     int keep_alive;
-    int chunked;               /* HTTP/1.1: chunked; HTTP/1.0: close-delimited */
+    int chunked; /* HTTP/1.1: chunked; HTTP/1.0: close-delimited */
     int stream;
     sim_fault fault;
-    int64_t fault_at;          /* tokens sent before a drop or a stall */
+    int64_t fault_at; /* tokens sent before a drop or a stall */
     int64_t n_out;
     int finish_stop;
     int64_t emitted;
     int head_sent;
-    int blocked;               /* due events wait for the socket to drain */
+    int blocked; /* due events wait for the socket to drain */
     int64_t arrival_ns, start_ns, first_ns, last_ns;
     int64_t cached;
-    sim_buf text;              /* non-streamed output so far */
+    sim_buf text; /* non-streamed output so far */
 } stream;
 
 struct conn {
     uv_tcp_t tcp;
     worker *w;
-    conn *prev, *next;         /* all connections of the worker */
+    conn *prev, *next; /* all connections of the worker */
     sim_http_parser hp;
-    char *in;                  /* bytes received while busy */
+    char *in; /* bytes received while busy */
     size_t in_len, in_cap;
     int closing;
     int read_paused;
     int in_process;
     int sent_continue;
-    int busy;                  /* a request is in service */
-    int peer_eof;              /* the peer shut its side down (or left) */
-    int64_t deadline_ns;       /* idle or slow-request cut; 0 = none */
+    int busy;            /* a request is in service */
+    int peer_eof;        /* the peer shut its side down (or left) */
+    int64_t deadline_ns; /* idle or slow-request cut; 0 = none */
     stream st;
 };
 
@@ -85,7 +85,7 @@ struct worker {
     int server_open;
     rb_timer pace;
     int pace_open;
-    int in_pace;               /* inside on_pace: arm once at its end */
+    int in_pace; /* inside on_pace: arm once at its end */
     uv_timer_t sweep;
     uv_timer_t grace;
     uv_signal_t sigint, sigterm;
@@ -104,7 +104,7 @@ struct worker {
     int handles_closed;
     sim_http_limits hlim;
     sim_api_limits alim;
-    sim_buf out;               /* scratch for one write */
+    sim_buf out; /* scratch for one write */
     char rbuf[READ_BUF_BYTES];
 };
 
@@ -123,7 +123,7 @@ static void check_done(worker *w);
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
 
-#define CONN_OF_NODE(n) ((conn *)((char *)(n) - offsetof(conn, st.hn)))
+#define CONN_OF_NODE(n) ((conn *)((char *)(n)-offsetof(conn, st.hn)))
 
 /* ---------------------------------------------------------------- writes */
 
@@ -150,7 +150,8 @@ static int conn_write(conn *c, uv_buf_t *bufs, unsigned n)
 {
     if (c->closing) return -1;
     size_t total = 0;
-    for (unsigned i = 0; i < n; i++) total += bufs[i].len;
+    for (unsigned i = 0; i < n; i++)
+        total += bufs[i].len;
     if (total == 0) return 0;
     size_t done = 0;
     uv_stream_t *s = (uv_stream_t *)&c->tcp;
@@ -209,8 +210,10 @@ static void on_closed(uv_handle_t *h)
 {
     conn *c = (conn *)h;
     worker *w = c->w;
-    if (c->prev) c->prev->next = c->next;
-    else w->conns = c->next;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        w->conns = c->next;
     if (c->next) c->next->prev = c->prev;
     w->n_conns--;
     free(c);
@@ -226,10 +229,14 @@ static void stream_clear(conn *c)
     stream *s = &c->st;
     sim_heap_remove(&w->heap, &s->hn);
     if (s->state == ST_WAITING) {
-        if (s->wprev) s->wprev->st.wnext = s->wnext;
-        else w->wait_head = s->wnext;
-        if (s->wnext) s->wnext->st.wprev = s->wprev;
-        else w->wait_tail = s->wprev;
+        if (s->wprev)
+            s->wprev->st.wnext = s->wnext;
+        else
+            w->wait_head = s->wnext;
+        if (s->wnext)
+            s->wnext->st.wprev = s->wprev;
+        else
+            w->wait_tail = s->wprev;
         s->wprev = s->wnext = NULL;
         w->n_waiting--;
         __atomic_store_n(&w->m->waiting, w->n_waiting, __ATOMIC_RELAXED);
@@ -302,7 +309,8 @@ static void conn_end(conn *c)
 {
     if (c->closing) return;
     conn_detach(c);
-    int64_t linger = c->w->cfg->idle_timeout_ns < LINGER_MAX_NS ? c->w->cfg->idle_timeout_ns : LINGER_MAX_NS;
+    int64_t linger =
+        c->w->cfg->idle_timeout_ns < LINGER_MAX_NS ? c->w->cfg->idle_timeout_ns : LINGER_MAX_NS;
     c->deadline_ns = rb_now_ns() + linger;
     if (c->read_paused) {
         c->read_paused = 0;
@@ -319,8 +327,8 @@ static void conn_end(conn *c)
 
 /* ------------------------------------------------------------ responses */
 
-static void respond(conn *c, int status, const char *ctype, const char *body, size_t len, const char *extra,
-                    int keep_alive)
+static void respond(conn *c, int status, const char *ctype, const char *body, size_t len,
+                    const char *extra, int keep_alive)
 {
     worker *w = c->w;
     keep_alive = keep_alive && !w->draining;
@@ -333,8 +341,8 @@ static void respond(conn *c, int status, const char *ctype, const char *body, si
     if (!keep_alive) conn_end(c);
 }
 
-static void respond_error(conn *c, int status, const char *message, const char *type, const char *param,
-                          const char *code, const char *extra, int keep_alive)
+static void respond_error(conn *c, int status, const char *message, const char *type,
+                          const char *param, const char *code, const char *extra, int keep_alive)
 {
     sim_buf body = {0};
     sim_render_error(&body, message, type, param, code);
@@ -378,7 +386,8 @@ static void stream_start(conn *c, int64_t now)
     s->cached = cfg->enable_prefix_caching
                     ? sim_cache_lookup_insert(&w->cache, s->spec.tok_hash, s->spec.prompt_tokens)
                     : 0;
-    int64_t ttft = sim_model_ttft_ns(&cfg->lat, w->rng, s->spec.prompt_tokens - s->cached, w->n_running);
+    int64_t ttft =
+        sim_model_ttft_ns(&cfg->lat, w->rng, s->spec.prompt_tokens - s->cached, w->n_running);
     s->hn.deadline_ns = now + ttft;
 }
 
@@ -391,8 +400,10 @@ static void release_slot(worker *w)
         conn *c = w->wait_head;
         stream *s = &c->st;
         w->wait_head = s->wnext;
-        if (w->wait_head) w->wait_head->st.wprev = NULL;
-        else w->wait_tail = NULL;
+        if (w->wait_head)
+            w->wait_head->st.wprev = NULL;
+        else
+            w->wait_tail = NULL;
         s->wnext = s->wprev = NULL;
         w->n_waiting--;
         stream_start(c, rb_now_ns());
@@ -402,7 +413,10 @@ static void release_slot(worker *w)
     set_gauges(w);
 }
 
-static const char *finish_of(const stream *s) { return s->finish_stop ? "stop" : "length"; }
+static const char *finish_of(const stream *s)
+{
+    return s->finish_stop ? "stop" : "length";
+}
 
 static void append_stamp(sim_buf *o, const stream *s, int64_t t)
 {
@@ -464,7 +478,8 @@ static void write_full(conn *c, int fault_cut)
     sim_buf *o = &w->out;
     o->len = 0;
     int keep = s->keep_alive && !w->draining;
-    sim_render_head(o, 200, "application/json", declared, keep && !s->chunked ? SIM_KEEP_ALIVE_SAY : keep, extra);
+    sim_render_head(o, 200, "application/json", declared,
+                    keep && !s->chunked ? SIM_KEEP_ALIVE_SAY : keep, extra);
     sim_buf_append(o, body.data, send_len);
     sim_buf_free(&body);
     conn_write1(c, o->data, o->len);
@@ -480,7 +495,8 @@ static void stream_pump(conn *c)
     int64_t now = rb_now_ns();
     o->len = 0;
     if (s->stream && !s->head_sent) {
-        sim_render_head(o, 200, "text/event-stream; charset=utf-8", s->chunked ? -1 : -2, s->keep_alive, NULL);
+        sim_render_head(o, 200, "text/event-stream; charset=utf-8", s->chunked ? -1 : -2,
+                        s->keep_alive, NULL);
         s->head_sent = 1;
     }
     size_t head_end = o->len;
@@ -550,8 +566,8 @@ static void stream_pump(conn *c)
         append_stamp(o, s, now);
         sim_render_done(o);
         if (s->stamp)
-            sim_render_truth(o, s->start_ns - s->arrival_ns, s->first_ns - s->start_ns, s->last_ns - s->first_ns,
-                             s->cached);
+            sim_render_truth(o, s->start_ns - s->arrival_ns, s->first_ns - s->start_ns,
+                             s->last_ns - s->first_ns, s->cached);
     }
     /* Frame and write what was rendered. Appends first (they may move the
      * buffer), then the iovecs. */
@@ -590,8 +606,10 @@ static void stream_pump(conn *c)
         return;
     }
     if (ended) {
-        if (s->finish_stop) SIM_METRIC_ADD(w->m->success_stop, 1);
-        else SIM_METRIC_ADD(w->m->success_length, 1);
+        if (s->finish_stop)
+            SIM_METRIC_ADD(w->m->success_stop, 1);
+        else
+            SIM_METRIC_ADD(w->m->success_length, 1);
         sim_hist_add(&w->m->e2e, now - s->arrival_ns);
         stream_finish(c, now);
         return;
@@ -627,14 +645,17 @@ static void fault_response(conn *c, sim_fault f, int keep)
     static const struct {
         const char *message, *type, *code;
     } e[SIM_FAULT_COUNT] = {
-        [SIM_FAULT_RATE_LIMIT] = {"Rate limit reached (simulated).", "rate_limit_error", "rate_limit_exceeded"},
-        [SIM_FAULT_SERVER_ERROR] = {"The server had an error while processing your request (simulated).",
-                                    "server_error", NULL},
-        [SIM_FAULT_UNAVAILABLE] = {"The server is overloaded or not ready yet (simulated).", "server_error",
-                                   "service_unavailable"},
-        [SIM_FAULT_INVALID_REQUEST] = {"Invalid request (simulated).", "invalid_request_error", NULL},
-        [SIM_FAULT_INVALID_API_KEY] = {"Incorrect API key provided (simulated).", "invalid_request_error",
-                                       "invalid_api_key"},
+        [SIM_FAULT_RATE_LIMIT] = {"Rate limit reached (simulated).", "rate_limit_error",
+                                  "rate_limit_exceeded"},
+        [SIM_FAULT_SERVER_ERROR] =
+            {"The server had an error while processing your request (simulated).", "server_error",
+             NULL},
+        [SIM_FAULT_UNAVAILABLE] = {"The server is overloaded or not ready yet (simulated).",
+                                   "server_error", "service_unavailable"},
+        [SIM_FAULT_INVALID_REQUEST] = {"Invalid request (simulated).", "invalid_request_error",
+                                       NULL},
+        [SIM_FAULT_INVALID_API_KEY] = {"Incorrect API key provided (simulated).",
+                                       "invalid_request_error", "invalid_api_key"},
     };
     respond_error(c, sim_fault_status(f), e[f].message, e[f].type, NULL, e[f].code, NULL, keep);
 }
@@ -677,11 +698,11 @@ static void start_completion(conn *c, int chat)
             return;
         }
     }
-    if (cfg->lat.max_num_seqs > 0 && w->n_running >= cfg->lat.max_num_seqs && cfg->max_waiting_queue_length > 0 &&
-        w->n_waiting >= cfg->max_waiting_queue_length) {
+    if (cfg->lat.max_num_seqs > 0 && w->n_running >= cfg->lat.max_num_seqs &&
+        cfg->max_waiting_queue_length > 0 && w->n_waiting >= cfg->max_waiting_queue_length) {
         sim_req_spec_free(&s->spec);
-        respond_error(c, 429, "The server's waiting queue is full.", "rate_limit_error", NULL, "queue_full", NULL,
-                      keep);
+        respond_error(c, 429, "The server's waiting queue is full.", "rate_limit_error", NULL,
+                      "queue_full", NULL, keep);
         return;
     }
 
@@ -691,9 +712,12 @@ static void start_completion(conn *c, int chat)
     s->keep_alive = keep && (s->chunked || !s->stream);
     s->n_out = sim_model_output_tokens(&s->spec, cfg->mode, &s->finish_stop);
     s->fault = f;
-    if (f == SIM_FAULT_MIDSTREAM_DROP) s->fault_at = (s->n_out + 1) / 2;
-    else if (f == SIM_FAULT_STALL) s->fault_at = s->n_out / 2;
-    else s->fault_at = 0;
+    if (f == SIM_FAULT_MIDSTREAM_DROP)
+        s->fault_at = (s->n_out + 1) / 2;
+    else if (f == SIM_FAULT_STALL)
+        s->fault_at = s->n_out / 2;
+    else
+        s->fault_at = 0;
     if (f == SIM_FAULT_MIDSTREAM_DROP && s->n_out == 0) s->fault = SIM_FAULT_NONE;
     s->emitted = 0;
     s->head_sent = 0;
@@ -701,7 +725,8 @@ static void start_completion(conn *c, int chat)
     s->first_ns = s->last_ns = 0;
     char id[64];
     w->req_counter++;
-    snprintf(id, sizeof id, "%s-%d-%llu", chat ? "chatcmpl" : "cmpl", w->index, (unsigned long long)w->req_counter);
+    snprintf(id, sizeof id, "%s-%d-%llu", chat ? "chatcmpl" : "cmpl", w->index,
+             (unsigned long long)w->req_counter);
     sim_render_ctx_init(&s->rc, chat, id, (int64_t)time(NULL), s->spec.model);
     c->busy = 1;
     c->deadline_ns = 0;
@@ -710,8 +735,10 @@ static void start_completion(conn *c, int chat)
         s->state = ST_WAITING;
         s->wprev = w->wait_tail;
         s->wnext = NULL;
-        if (w->wait_tail) w->wait_tail->st.wnext = c;
-        else w->wait_head = c;
+        if (w->wait_tail)
+            w->wait_tail->st.wnext = c;
+        else
+            w->wait_head = c;
         w->wait_tail = c;
         w->n_waiting++;
         set_gauges(w);
@@ -731,7 +758,8 @@ static void handle_request(conn *c)
     worker *w = c->w;
     const sim_http_request *req = &c->hp.req;
     int keep = req->keep_alive && !w->draining;
-    sim_route route = req->path_too_long ? SIM_ROUTE_NOT_FOUND : sim_api_route(req->method, req->path);
+    sim_route route =
+        req->path_too_long ? SIM_ROUTE_NOT_FOUND : sim_api_route(req->method, req->path);
     switch (route) {
     case SIM_ROUTE_COMPLETIONS:
     case SIM_ROUTE_CHAT:
@@ -758,7 +786,8 @@ static void handle_request(conn *c)
     }
     case SIM_ROUTE_BAD_METHOD:
         respond_error(c, 405, "Method Not Allowed", "invalid_request_error", NULL, NULL,
-                      strcmp(req->path, "/v1/completions") == 0 || strcmp(req->path, "/v1/chat/completions") == 0
+                      strcmp(req->path, "/v1/completions") == 0 ||
+                              strcmp(req->path, "/v1/chat/completions") == 0
                           ? "allow: POST\r\n"
                           : "allow: GET\r\n",
                       keep);
@@ -766,7 +795,8 @@ static void handle_request(conn *c)
     case SIM_ROUTE_NOT_FOUND:
     default: {
         char msg[SIM_HTTP_PATH_MAX + 32];
-        snprintf(msg, sizeof msg, "Not Found: %s", req->path_too_long ? "(path too long)" : req->path);
+        snprintf(msg, sizeof msg, "Not Found: %s",
+                 req->path_too_long ? "(path too long)" : req->path);
         respond_error(c, 404, msg, "invalid_request_error", NULL, NULL, NULL, keep);
         return;
     }
@@ -777,7 +807,8 @@ static void conn_buffer_input(conn *c, const char *data, size_t len)
 {
     if (c->in_len + len > c->in_cap) {
         size_t cap = c->in_cap ? c->in_cap : 4096;
-        while (cap < c->in_len + len) cap *= 2;
+        while (cap < c->in_len + len)
+            cap *= 2;
         char *p = realloc(c->in, cap);
         if (!p) {
             conn_abort(c);
@@ -899,8 +930,10 @@ static void on_sweep(uv_timer_t *t)
     int64_t now = rb_now_ns();
     for (conn *c = w->conns; c; c = c->next) {
         if (!c->deadline_ns || now < c->deadline_ns) continue;
-        if (c->closing) conn_force_close(c);
-        else conn_abort(c);
+        if (c->closing)
+            conn_force_close(c);
+        else
+            conn_abort(c);
     }
 }
 
@@ -929,8 +962,10 @@ static void on_grace(uv_timer_t *t)
 {
     worker *w = t->data;
     for (conn *c = w->conns; c; c = c->next) {
-        if (c->closing) conn_force_close(c);
-        else conn_abort(c);
+        if (c->closing)
+            conn_force_close(c);
+        else
+            conn_abort(c);
     }
     check_done(w);
 }
@@ -973,9 +1008,11 @@ int sim_server_run(const sim_config *cfg, int listen_fd, int index, sim_metrics 
     w->slots = slots;
     w->n_slots = n_slots;
     w->m = &slots[index];
-    w->hlim = (sim_http_limits){.max_header_bytes = cfg->max_header_bytes, .max_body_bytes = cfg->max_body_bytes};
-    w->alim = (sim_api_limits){
-        .served_models = cfg->served, .n_served = cfg->n_served, .max_model_len = cfg->max_model_len};
+    w->hlim = (sim_http_limits){.max_header_bytes = cfg->max_header_bytes,
+                                .max_body_bytes = cfg->max_body_bytes};
+    w->alim = (sim_api_limits){.served_models = cfg->served,
+                               .n_served = cfg->n_served,
+                               .max_model_len = cfg->max_model_len};
     w->rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(w->rng, (unsigned long)(cfg->seed + (uint64_t)index * 7919u));
     int rc = sim_cache_init(&w->cache, cfg->prefix_cache_blocks, cfg->block_size);

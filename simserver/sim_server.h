@@ -20,15 +20,15 @@ typedef struct sim_config {
     int workers;
     const char *served[SIM_MAX_MODELS]; /* the first is the default */
     int n_served;
-    int mode;                           /* enum sim_mode */
+    int mode; /* enum sim_mode */
     uint64_t seed;
     sim_latency_cfg lat;
-    int64_t max_waiting_queue_length;   /* 0 = unlimited */
+    int64_t max_waiting_queue_length; /* 0 = unlimited */
     int block_size;
     int64_t prefix_cache_blocks;
     int enable_prefix_caching;
     double failure_rate_pct;
-    unsigned failure_mask;              /* 1u << sim_fault */
+    unsigned failure_mask; /* 1u << sim_fault */
     int64_t max_model_len;
     uint64_t max_body_bytes;
     uint64_t max_header_bytes;
@@ -40,6 +40,7 @@ typedef struct sim_config {
 /* Serves on listen_fd (bound and listening) as worker `index`, updating
  * slots[index] and reading all n_slots for /metrics. Returns 0 after a clean
  * shutdown, 1 on a failure to start. */
-int sim_server_run(const sim_config *cfg, int listen_fd, int index, sim_metrics *slots, int n_slots);
+int sim_server_run(const sim_config *cfg, int listen_fd, int index, sim_metrics *slots,
+                   int n_slots);
 
 #endif

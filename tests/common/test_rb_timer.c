@@ -33,7 +33,8 @@ static void deadlines_fire_in_order_and_not_early(void **state)
     assert_int_equal(rb_timer_init(&loop, &c.t), 0);
     c.t.data = &c;
     int64_t now = rb_now_ns();
-    for (int i = 0; i < 5; i++) c.deadlines[i] = now + (i + 1) * 300000; /* 300 us apart */
+    for (int i = 0; i < 5; i++)
+        c.deadlines[i] = now + (i + 1) * 300000; /* 300 us apart */
     assert_int_equal(rb_timer_start_at(&c.t, c.deadlines[0], chain_fired), 0);
     uv_run(&loop, UV_RUN_DEFAULT); /* returns once the chain stops re-arming */
     assert_int_equal(c.fired, 5);

@@ -14,14 +14,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
     char err[256];
     int rc = lg_config_to_args((const char *)in, size, &a, err, sizeof err);
     if (rc == 0) {
-        if (a.argc < 0 || (a.argc > 0 && !a.argv) || (a.argv && a.argv[a.argc]))
-            abort();
+        if (a.argc < 0 || (a.argc > 0 && !a.argv) || (a.argv && a.argv[a.argc])) abort();
         for (int i = 0; i < a.argc; i++)
-            if (!a.argv[i])
-                abort();
+            if (!a.argv[i]) abort();
         /* Every flag starts with "--"; a value never stands first. */
-        if (a.argc && strncmp(a.argv[0], "--", 2) != 0)
-            abort();
+        if (a.argc && strncmp(a.argv[0], "--", 2) != 0) abort();
         lg_opts o;
         lg_opts_defaults(&o, 2);
         char cli_err[256];

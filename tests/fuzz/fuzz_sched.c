@@ -34,8 +34,7 @@ static uint64_t take(bytes *b, size_t k)
 static double a_double(bytes *b, const double *table, size_t n)
 {
     uint8_t sel = (uint8_t)take(b, 1);
-    if (sel < 200)
-        return table[sel % n];
+    if (sel < 200) return table[sel % n];
     uint64_t bits = take(b, 8);
     double d;
     memcpy(&d, &bits, sizeof d);
@@ -54,8 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 {
     static const double rates[] = {INFINITY, 1e-3, 0.5, 10, 1000, 1e6, 1e9, 2e9, -1, 0, NAN};
     static const double shapes[] = {INFINITY, 1, 0.001, 0.25, 4, 1e3, 0, 1e-4, NAN};
-    static const int64_t durs[] = {0, 1, 1000, 1000000, 1000000000, 60000000000LL, -1,
-                                   INT64_MAX, 4000000000000000000LL};
+    static const int64_t durs[] = {
+        0, 1, 1000, 1000000, 1000000000, 60000000000LL, -1, INT64_MAX, 4000000000000000000LL};
     static const int64_t counts[] = {0, 1, 2, 7, 100, 10000, 1000000000000LL, -3, INT64_MAX};
     bytes b = {in, size};
     lg_stage stages[4];
@@ -74,13 +73,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
     char err[256];
     lg_sched *s = lg_sched_new(&sp, err, sizeof err);
     if (!s) {
-        if (!memchr(err, '\0', sizeof err) || !err[0])
-            abort();
+        if (!memchr(err, '\0', sizeof err) || !err[0]) abort();
         return 0;
     }
     lg_sched *w = lg_sched_new(&sp, err, sizeof err);
-    if (!w)
-        abort(); /* the same spec twice */
+    if (!w) abort(); /* the same spec twice */
     lg_arrival a, mine;
     int64_t prev_t = 0, per_stage[4] = {0};
     int prev_stage = 0, n = 0;
@@ -89,14 +86,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
             abort();
         const lg_stage *st = &stages[a.stage];
         int64_t start = lg_sched_stage_start_ns(s, a.stage);
-        if (start < 0 || a.t_ns < start || (st->duration_ns > 0 && a.t_ns - start > st->duration_ns))
+        if (start < 0 || a.t_ns < start ||
+            (st->duration_ns > 0 && a.t_ns - start > st->duration_ns))
             abort();
-        if (++per_stage[a.stage] > st->max_requests && st->max_requests > 0)
-            abort();
-        if (sp.max_requests > 0 && a.index >= sp.max_requests)
-            abort();
-        if (a.input_tokens != -1 || a.output_tokens != -1)
-            abort();
+        if (++per_stage[a.stage] > st->max_requests && st->max_requests > 0) abort();
+        if (sp.max_requests > 0 && a.index >= sp.max_requests) abort();
+        if (a.input_tokens != -1 || a.output_tokens != -1) abort();
         if (a.index % 3 == 1) {
             if (!lg_sched_next_for(w, 1, 3, &mine) || mine.index != a.index || mine.t_ns != a.t_ns)
                 abort();

@@ -29,13 +29,12 @@ static void mix(digest *d, const void *p, size_t n)
 
 static void record(digest *d, const sim_http_request *r)
 {
-    int ints[6] = {r->method, r->path_too_long, r->http_minor, r->keep_alive, r->stamp,
-                   r->expect_continue};
+    int ints[6] = {r->method,     r->path_too_long, r->http_minor,
+                   r->keep_alive, r->stamp,         r->expect_continue};
     mix(d, ints, sizeof ints);
     /* A path too long is not kept (its prefix depends on the cut; the
      * server answers 404 without looking at it). */
-    if (!r->path_too_long)
-        mix(d, r->path, strnlen(r->path, sizeof r->path));
+    if (!r->path_too_long) mix(d, r->path, strnlen(r->path, sizeof r->path));
     mix(d, r->fail, strnlen(r->fail, sizeof r->fail));
     mix(d, r->body ? r->body : "", r->body_len);
     d->count++;
@@ -46,11 +45,9 @@ static const char *const MODELS[] = {"sim-model", "other"};
 static void handle(const sim_http_request *r, void *ud)
 {
     record(ud, r);
-    if (memchr(r->path, '\0', sizeof r->path) == NULL)
-        abort();
+    if (memchr(r->path, '\0', sizeof r->path) == NULL) abort();
     sim_route route = r->path_too_long ? SIM_ROUTE_NOT_FOUND : sim_api_route(r->method, r->path);
-    if (route != SIM_ROUTE_COMPLETIONS && route != SIM_ROUTE_CHAT)
-        return;
+    if (route != SIM_ROUTE_COMPLETIONS && route != SIM_ROUTE_CHAT) return;
     sim_api_limits lim = {.served_models = MODELS, .n_served = 2, .max_model_len = 4096};
     sim_req_spec spec;
     sim_api_error err;
@@ -96,13 +93,11 @@ static int feed_pieces(const char *data, size_t len, size_t split, const sim_htt
 
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 {
-    if (size < 3)
-        return 0;
+    if (size < 3) return 0;
     /* Small limits now and then, to reach the 413 and 431 paths. */
-    sim_http_limits lim = in[0] & 1 ? (sim_http_limits){.max_header_bytes = 64 + in[1],
-                                                        .max_body_bytes = 16 + in[1]}
-                                    : (sim_http_limits){.max_header_bytes = 16384,
-                                                        .max_body_bytes = 1 << 20};
+    sim_http_limits lim =
+        in[0] & 1 ? (sim_http_limits){.max_header_bytes = 64 + in[1], .max_body_bytes = 16 + in[1]}
+                  : (sim_http_limits){.max_header_bytes = 16384, .max_body_bytes = 1 << 20};
     const char *data = (const char *)in + 3;
     size_t len = size - 3;
     size_t split = ((size_t)in[1] | (size_t)in[2] << 8) % (len + 1);
@@ -114,7 +109,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
      * depending on which the cut lets the parser see first; both close the
      * connection, so only "an error" is compared, not which one. */
     int same_outcome = rc_whole < 0 ? rc_two < 0 : rc_whole == rc_two;
-    if (!same_outcome || whole.h != two.h || whole.count != two.count)
-        abort();
+    if (!same_outcome || whole.h != two.h || whole.count != two.count) abort();
     return 0;
 }

@@ -49,9 +49,8 @@ static void chat_delta_content_is_content(void **state)
     assert_int_equal(c.flags, LG_CHUNK_CONTENT);
     assert_int_equal(c.content_bytes, 5); /* UTF-8 bytes of "café" */
     /* A delta with both role and content counts as content. */
-    assert_int_equal(decode("{\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"Hi\"}}]}",
-                            &c),
-                     0);
+    assert_int_equal(
+        decode("{\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"Hi\"}}]}", &c), 0);
     assert_int_equal(c.flags, LG_CHUNK_CONTENT);
 }
 
@@ -165,8 +164,7 @@ static void malformed_chunks_are_refused(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         lg_chunk c;
-        if (decode(bad[i], &c) != -EBADMSG)
-            fail_msg("accepted malformed chunk: %s", bad[i]);
+        if (decode(bad[i], &c) != -EBADMSG) fail_msg("accepted malformed chunk: %s", bad[i]);
     }
 }
 
@@ -225,7 +223,8 @@ static void fast_path_agrees_with_cjson(void **state)
         "{\"choices\":[{\"text\":\"\\x\"}]}",
         "{\"usage\":{\"prompt_tokens\":1,\"prompt_tokens\":-1}}",
         "{\"choices\":[{\"delta\":{\"content\":null,\"role\":null}}]}",
-        "{\"choices\":[{\"delta\":null,\"message\":null,\"text\":null}],\"usage\":null,\"error\":null}",
+        "{\"choices\":[{\"delta\":null,\"message\":null,\"text\":null}],\"usage\":null,\"error\":"
+        "null}",
         "{\"choices\":[{}],\"a\":\"\x01\"}",
         "{\"choices\":[{}],}",
         "{\"choices\":[{},]}",
@@ -240,8 +239,7 @@ static void fast_path_agrees_with_cjson(void **state)
     for (size_t i = 0; i < sizeof chunks / sizeof chunks[0]; i++) {
         lg_chunk a, b;
         int ra = decode(chunks[i], &a), rb = lg_chunk_decode_json(chunks[i], strlen(chunks[i]), &b);
-        if (ra != rb)
-            fail_msg("chunk %zu: %d vs %d: %s", i, ra, rb, chunks[i]);
+        if (ra != rb) fail_msg("chunk %zu: %d vs %d: %s", i, ra, rb, chunks[i]);
         if (ra == 0) {
             assert_int_equal(a.flags, b.flags);
             assert_int_equal(a.content_bytes, b.content_bytes);

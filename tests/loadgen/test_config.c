@@ -20,8 +20,7 @@ static void expect_args(const char *json, const char *want)
     lg_args a;
     char err[256] = "";
     int rc = lg_config_to_args(json, strlen(json), &a, err, sizeof err);
-    if (rc)
-        fail_msg("config %s: %s", json, err);
+    if (rc) fail_msg("config %s: %s", json, err);
     char got[1024] = "";
     for (int i = 0; i < a.argc; i++) {
         size_t l = strlen(got);
@@ -31,8 +30,7 @@ static void expect_args(const char *json, const char *want)
     lg_args_free(&a);
     assert_null(a.argv);
     assert_int_equal(a.argc, 0);
-    if (strcmp(got, want) != 0)
-        fail_msg("config %s\n  gave  '%s'\n  wants '%s'", json, got, want);
+    if (strcmp(got, want) != 0) fail_msg("config %s\n  gave  '%s'\n  wants '%s'", json, got, want);
 }
 
 static void expect_error(const char *json, const char *want)
@@ -163,8 +161,7 @@ static void load_errors(void **state)
                  "load.stages[0].duration: must be seconds > 0");
     expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":\"10\"}]}}",
                  "load.stages[0].duration: must be seconds > 0 or a duration with a unit");
-    expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":\"soon\"}]}}",
-                 "got \"soon\"");
+    expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":\"soon\"}]}}", "got \"soon\"");
     expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":1,\"ramp\":2}]}}",
                  "config: load.stages[0].ramp: unknown key (known here: rate, duration)");
     expect_error("{\"load\":{\"stages\":[3]}}", "config: load.stages[0]: must be an object, got 3");
@@ -173,7 +170,8 @@ static void load_errors(void **state)
                  "config: load.sweep.type: must be \"linear\" or \"geometric\", got \"log\"");
     expect_error("{\"load\":{\"sweep\":{\"num_stages\":2.5}}}",
                  "config: load.sweep.num_stages: must be a whole number >= 1 and <= 64, got 2.5");
-    expect_error("{\"load\":{\"sweep\":{\"max_rate\":0}}}", "load.sweep.max_rate: must be a number > 0");
+    expect_error("{\"load\":{\"sweep\":{\"max_rate\":0}}}",
+                 "load.sweep.max_rate: must be a number > 0");
     expect_error("{\"load\":{\"sweep\":{\"stage_duration\":true}}}",
                  "load.sweep.stage_duration: must be seconds > 0");
     expect_error("{\"load\":{\"num_workers\":\"4\"}}",
@@ -189,9 +187,11 @@ static void other_section_errors(void **state)
                  "config: api.streaming: must be true or false, got \"no\"");
     expect_error("{\"server\":{\"base_url\":5}}",
                  "config: server.base_url: must be a non-empty string, got 5");
-    expect_error("{\"server\":{\"model_name\":\"\"}}", "config: server.model_name: must be a non-empty");
+    expect_error("{\"server\":{\"model_name\":\"\"}}",
+                 "config: server.model_name: must be a non-empty");
     expect_error("{\"data\":{\"type\":\"csv\"}}", "config: data.type: must be \"random\"");
-    expect_error("{\"data\":{\"path\":null}}", "config: data.path: must be a non-empty string, got null");
+    expect_error("{\"data\":{\"path\":null}}",
+                 "config: data.path: must be a non-empty string, got null");
     expect_error("{\"data\":{\"input_distribution\":{\"mean\":0}}}",
                  "config: data.input_distribution.mean: must be a whole number >= 1");
     expect_error("{\"data\":{\"input_distribution\":{\"std_dev\":3}}}",

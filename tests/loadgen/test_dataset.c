@@ -50,8 +50,7 @@ static lg_dataset must_random(lg_random_spec sp)
 {
     lg_dataset d;
     char err[256] = "";
-    if (lg_dataset_random(&sp, &d, err, sizeof err))
-        fail_msg("lg_dataset_random: %s", err);
+    if (lg_dataset_random(&sp, &d, err, sizeof err)) fail_msg("lg_dataset_random: %s", err);
     assert_int_equal(d.n, sp.n);
     check_pool(&d);
     return d;
@@ -73,8 +72,8 @@ static void mean_in(const lg_dataset *d, double lo_in, double hi_in, double lo_o
 
 static void random_fixed_lengths_are_exact(void **state)
 {
-    lg_dataset d = must_random((lg_random_spec){.seed = 1, .n = 50, .input_len = 100,
-                                                .output_len = 20, .dist = LG_LEN_FIXED});
+    lg_dataset d = must_random((lg_random_spec){
+        .seed = 1, .n = 50, .input_len = 100, .output_len = 20, .dist = LG_LEN_FIXED});
     for (size_t i = 0; i < d.n; i++) {
         assert_int_equal(d.items[i].input_tokens, 100);
         assert_int_equal(d.items[i].output_tokens, 20);
@@ -89,8 +88,11 @@ static void random_fixed_lengths_are_exact(void **state)
  * spreads; tolerances are about 5 SE. */
 static void random_distributions_have_their_means(void **state)
 {
-    lg_dataset d = must_random((lg_random_spec){.seed = 2, .n = 4000, .input_len = 100,
-                                                .output_len = 50, .range_ratio = 0.5,
+    lg_dataset d = must_random((lg_random_spec){.seed = 2,
+                                                .n = 4000,
+                                                .input_len = 100,
+                                                .output_len = 50,
+                                                .range_ratio = 0.5,
                                                 .dist = LG_LEN_UNIFORM});
     for (size_t i = 0; i < d.n; i++) {
         assert_true(d.items[i].input_tokens >= 50 && d.items[i].input_tokens <= 150);
@@ -98,17 +100,29 @@ static void random_distributions_have_their_means(void **state)
     }
     mean_in(&d, 97, 103, 48.5, 51.5);
     lg_dataset_free(&d);
-    d = must_random((lg_random_spec){.seed = 3, .n = 4000, .input_len = 100, .output_len = 50,
-                                     .range_ratio = 0.2, .dist = LG_LEN_NORMAL});
+    d = must_random((lg_random_spec){.seed = 3,
+                                     .n = 4000,
+                                     .input_len = 100,
+                                     .output_len = 50,
+                                     .range_ratio = 0.2,
+                                     .dist = LG_LEN_NORMAL});
     mean_in(&d, 98.5, 101.5, 49.2, 50.8);
     lg_dataset_free(&d);
-    d = must_random((lg_random_spec){.seed = 4, .n = 4000, .input_len = 100, .output_len = 50,
-                                     .range_ratio = 0.5, .dist = LG_LEN_LOGNORMAL});
+    d = must_random((lg_random_spec){.seed = 4,
+                                     .n = 4000,
+                                     .input_len = 100,
+                                     .output_len = 50,
+                                     .range_ratio = 0.5,
+                                     .dist = LG_LEN_LOGNORMAL});
     mean_in(&d, 96, 104, 48, 52);
     lg_dataset_free(&d);
     /* A wide normal is clamped to >= 1 (check_pool). */
-    d = must_random((lg_random_spec){.seed = 5, .n = 500, .input_len = 10, .output_len = 10,
-                                     .range_ratio = 5, .dist = LG_LEN_NORMAL});
+    d = must_random((lg_random_spec){.seed = 5,
+                                     .n = 500,
+                                     .input_len = 10,
+                                     .output_len = 10,
+                                     .range_ratio = 5,
+                                     .dist = LG_LEN_NORMAL});
     int ones = 0;
     for (size_t i = 0; i < d.n; i++)
         ones += d.items[i].input_tokens == 1;
@@ -118,8 +132,12 @@ static void random_distributions_have_their_means(void **state)
 
 static void random_pool_is_fixed_by_the_seed(void **state)
 {
-    lg_random_spec sp = {.seed = 7, .n = 20, .input_len = 30, .output_len = 5,
-                         .range_ratio = 0.3, .dist = LG_LEN_LOGNORMAL};
+    lg_random_spec sp = {.seed = 7,
+                         .n = 20,
+                         .input_len = 30,
+                         .output_len = 5,
+                         .range_ratio = 0.3,
+                         .dist = LG_LEN_LOGNORMAL};
     lg_dataset a = must_random(sp), b = must_random(sp);
     sp.seed = 8;
     lg_dataset c = must_random(sp);
@@ -142,8 +160,7 @@ static void expect_random_error(lg_random_spec sp, const char *want)
     assert_int_equal(lg_dataset_random(&sp, &d, err, sizeof err), -EINVAL);
     assert_null(d.items);
     assert_int_equal(d.n, 0);
-    if (!strstr(err, want))
-        fail_msg("error '%s' does not contain '%s'", err, want);
+    if (!strstr(err, want)) fail_msg("error '%s' does not contain '%s'", err, want);
 }
 
 static void random_spec_errors_name_the_field(void **state)
@@ -169,8 +186,12 @@ static void random_spec_errors_name_the_field(void **state)
 
 static void shared_prefix_groups_share_their_system_prompt(void **state)
 {
-    lg_prefix_spec sp = {.seed = 3, .groups = 3, .prompts_per_group = 4, .system_prompt_len = 20,
-                         .question_len = 5, .output_len = 7};
+    lg_prefix_spec sp = {.seed = 3,
+                         .groups = 3,
+                         .prompts_per_group = 4,
+                         .system_prompt_len = 20,
+                         .question_len = 5,
+                         .output_len = 7};
     lg_dataset d;
     char err[256] = "";
     assert_int_equal(lg_dataset_shared_prefix(&sp, &d, err, sizeof err), 0);
@@ -192,11 +213,10 @@ static void shared_prefix_groups_share_their_system_prompt(void **state)
     for (size_t i = 0; i < 12; i++)
         for (size_t j = 0; j < 12; j++) {
             int same_group = i / 4 == j / 4;
-            int same_prefix = plen[i] == plen[j] &&
-                              memcmp(d.items[i].text, d.items[j].text, plen[i]) == 0;
+            int same_prefix =
+                plen[i] == plen[j] && memcmp(d.items[i].text, d.items[j].text, plen[i]) == 0;
             assert_int_equal(same_prefix, same_group);
-            if (i != j)
-                assert_true(strcmp(d.items[i].text, d.items[j].text) != 0);
+            if (i != j) assert_true(strcmp(d.items[i].text, d.items[j].text) != 0);
         }
     lg_dataset_free(&d);
     /* No system prompt: every prompt is just its question. */
@@ -235,7 +255,8 @@ static const char SHAREGPT[] =
     "    {\"from\": \"human\", \"value\": \"   \"}, {\"from\": \"gpt\", \"value\": \"x\"}]},\n"
     "  42,\n"
     "  {\"id\": \"no-conversations\"},\n"
-    "  {\"conversations\": [{\"from\": \"human\", \"value\": 5}, {\"from\": \"gpt\", \"value\": \"x\"}]},\n"
+    "  {\"conversations\": [{\"from\": \"human\", \"value\": 5}, {\"from\": \"gpt\", \"value\": "
+    "\"x\"}]},\n"
     "  {\"conversations\": [{\"from\": \"user\", \"value\": \"a b c\"},\n"
     "                     {\"from\": \"assistant\", \"value\": \"d e\"}]}\n"
     "]\n";
@@ -244,9 +265,8 @@ static void sharegpt_keeps_human_gpt_pairs(void **state)
 {
     lg_dataset d;
     char err[256] = "";
-    assert_int_equal(lg_dataset_sharegpt_parse(SHAREGPT, sizeof SHAREGPT - 1, 0, &d, err,
-                                               sizeof err),
-                     0);
+    assert_int_equal(
+        lg_dataset_sharegpt_parse(SHAREGPT, sizeof SHAREGPT - 1, 0, &d, err, sizeof err), 0);
     assert_int_equal(d.n, 3);
     check_pool(&d);
     assert_string_equal(d.items[0].text, "What is the capital of France?");
@@ -257,9 +277,8 @@ static void sharegpt_keeps_human_gpt_pairs(void **state)
     assert_string_equal(d.items[2].text, "a b c");
     assert_int_equal(d.items[2].output_tokens, 2);
     lg_dataset_free(&d);
-    assert_int_equal(lg_dataset_sharegpt_parse(SHAREGPT, sizeof SHAREGPT - 1, 2, &d, err,
-                                               sizeof err),
-                     0);
+    assert_int_equal(
+        lg_dataset_sharegpt_parse(SHAREGPT, sizeof SHAREGPT - 1, 2, &d, err, sizeof err), 0);
     assert_int_equal(d.n, 2);
     lg_dataset_free(&d);
     /* Reading stops once max_n prompts are in: what follows is not read. */
@@ -281,8 +300,7 @@ static void expect_sharegpt_error(const char *json, const char *want)
     assert_int_equal(lg_dataset_sharegpt_parse(json, strlen(json), 0, &d, err, sizeof err),
                      -EINVAL);
     assert_int_equal(d.n, 0);
-    if (!strstr(err, want))
-        fail_msg("error '%s' does not contain '%s'", err, want);
+    if (!strstr(err, want)) fail_msg("error '%s' does not contain '%s'", err, want);
 }
 
 static void sharegpt_errors_say_where(void **state)
@@ -399,8 +417,7 @@ static void expect_trace_error(const char *csv, const char *want)
     assert_int_equal(lg_trace_parse(csv, strlen(csv), &rows, &n, err, sizeof err), -EINVAL);
     assert_null(rows);
     assert_int_equal(n, 0);
-    if (!strstr(err, want))
-        fail_msg("error '%s' does not contain '%s'", err, want);
+    if (!strstr(err, want)) fail_msg("error '%s' does not contain '%s'", err, want);
 }
 
 static void trace_errors_name_line_and_field(void **state)
@@ -426,7 +443,8 @@ static void trace_errors_name_line_and_field(void **state)
     snprintf(csv, sizeof csv, "%s1,2\n", h);
     expect_trace_error(csv, "line 2: 2 fields, but the header has 3");
     snprintf(csv, sizeof csv, "%s2023-01-01 00:00:00,1,1\n\n0,1,1\n", h);
-    expect_trace_error(csv, "trace: line 2: TIMESTAMP: more than 10 years after the earliest row (line 4)");
+    expect_trace_error(
+        csv, "trace: line 2: TIMESTAMP: more than 10 years after the earliest row (line 4)");
     /* A NUL byte must not hide the rest of a field (found by fuzz_dataset). */
     static const char nul[] = "TIMESTAMP,ContextTokens,GeneratedTokens\n\0\0003,1,1\n";
     lg_trace_row *rows;

@@ -16,7 +16,8 @@
 static const char *CERT =
     "{\"host\":{\"cpu_model\":\"Test CPU\",\"cores_online\":2,\"kernel\":\"Linux\"},"
     "\"budget_us\":50,"
-    "\"per_k\":[{\"workers\":1,\"safe_rho\":0.3,\"safe_rate_per_worker\":1000,\"safe_total_rate\":1000,\"transport_us\":21.5},"
+    "\"per_k\":[{\"workers\":1,\"safe_rho\":0.3,\"safe_rate_per_worker\":1000,\"safe_total_rate\":"
+    "1000,\"transport_us\":21.5},"
     "{\"workers\":2,\"safe_rho\":0.25,\"safe_rate_per_worker\":800,\"safe_total_rate\":1600}]}";
 
 static rb_host host(const char *cpu, int cores)

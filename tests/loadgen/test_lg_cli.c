@@ -20,7 +20,8 @@ static int parse(lg_opts *o, char *err, size_t errlen, ...)
     int argc = 0;
     va_list ap;
     va_start(ap, errlen);
-    for (char *a; (a = va_arg(ap, char *));) argv[argc++] = a;
+    for (char *a; (a = va_arg(ap, char *));)
+        argv[argc++] = a;
     va_end(ap);
     lg_opts_defaults(o, 2);
     int rc = lg_cli_parse(o, argc, argv, err, errlen);
@@ -98,7 +99,9 @@ static void test_loopback_rule(void **state)
     assert_false(lg_url_is_loopback("127.0.0.1:80"));
     lg_opts o;
     char err[512];
-    assert_int_equal(parse(&o, err, sizeof err, "--base-url", "http://10.1.2.3:8000", "--allow-remote", NULL), 0);
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--base-url", "http://10.1.2.3:8000", "--allow-remote", NULL),
+        0);
 }
 
 static void test_defaults_and_modes(void **state)
@@ -113,14 +116,16 @@ static void test_defaults_and_modes(void **state)
     assert_int_equal(o.stages[0].max_requests, 1000);
     assert_int_equal(o.n_percentiles, 3);
     /* --duration alone drops the default prompt count */
-    assert_int_equal(parse(&o, err, sizeof err, "--request-rate", "10", "--duration", "2s", NULL), 0);
+    assert_int_equal(parse(&o, err, sizeof err, "--request-rate", "10", "--duration", "2s", NULL),
+                     0);
     assert_int_equal(o.stages[0].max_requests, 0);
     assert_int_equal(o.stages[0].duration_ns, 2000000000LL);
     /* an infinite rate for a duration never ends */
     assert_int_equal(parse(&o, err, sizeof err, "--duration", "2s", NULL), -EINVAL);
     assert_non_null(strstr(err, "--duration"));
     /* closed loop: the cap splits over at most C workers */
-    assert_int_equal(parse(&o, err, sizeof err, "--max-concurrency", "1", "--num-workers", "4", NULL), 0);
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--max-concurrency", "1", "--num-workers", "4", NULL), 0);
     assert_int_equal(o.num_workers, 1);
     assert_int_equal(o.max_concurrency, 1);
     /* --flag=value form, percentiles with a fraction */
@@ -128,7 +133,8 @@ static void test_defaults_and_modes(void **state)
     assert_int_equal(o.n_percentiles, 2);
     assert_true(o.percentiles[1] == 99.9);
     /* goodput takes several items */
-    assert_int_equal(parse(&o, err, sizeof err, "--goodput", "ttft:300", "tpot:50", "--seed", "3", NULL), 0);
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--goodput", "ttft:300", "tpot:50", "--seed", "3", NULL), 0);
     assert_true(o.goodput.enabled);
     assert_int_equal(o.goodput.slo_ns[LG_M_TTFT], 300000000LL);
     assert_int_equal(o.goodput.slo_ns[LG_M_TPOT], 50000000LL);
@@ -141,7 +147,8 @@ static void test_sweep_builds_stages(void **state)
     lg_opts o;
     char err[512];
     assert_int_equal(parse(&o, err, sizeof err, "--sweep", "geometric", "--sweep-stages", "4",
-                           "--sweep-max-rate", "800", "--stage-duration", "1s", NULL), 0);
+                           "--sweep-max-rate", "800", "--stage-duration", "1s", NULL),
+                     0);
     assert_int_equal(o.n_stages, 4);
     double want[4] = {100, 200, 400, 800};
     for (int i = 0; i < 4; i++) {
@@ -149,12 +156,15 @@ static void test_sweep_builds_stages(void **state)
         assert_int_equal(o.stages[i].duration_ns, 1000000000LL);
     }
     assert_int_equal(parse(&o, err, sizeof err, "--sweep", "linear", "--sweep-stages", "4",
-                           "--sweep-max-rate", "800", "--stage-duration", "1s", NULL), 0);
+                           "--sweep-max-rate", "800", "--stage-duration", "1s", NULL),
+                     0);
     assert_true(fabs(o.stages[0].rate_per_s - 200) < 1e-9);
     assert_true(fabs(o.stages[3].rate_per_s - 800) < 1e-9);
-    assert_int_equal(parse(&o, err, sizeof err, "--sweep", "linear", "--sweep-max-rate", "800", NULL), -EINVAL);
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--sweep", "linear", "--sweep-max-rate", "800", NULL), -EINVAL);
     assert_non_null(strstr(err, "--stage-duration"));
-    assert_int_equal(parse(&o, err, sizeof err, "--stage", "10:1s", "--request-rate", "5", NULL), -EINVAL);
+    assert_int_equal(parse(&o, err, sizeof err, "--stage", "10:1s", "--request-rate", "5", NULL),
+                     -EINVAL);
     assert_non_null(strstr(err, "--request-rate"));
 }
 

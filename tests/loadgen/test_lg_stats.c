@@ -34,9 +34,15 @@ static lg_req_result synth(int i)
     r.input_tokens = 10 + (int64_t)(next() % 100);
     r.max_itl_ns = 2000000 + (int64_t)(next() % 9000000);
     switch (next() % 10) {
-    case 0: r.cls = LG_FAIL_HTTP; r.http_status = 429; break;
-    case 1: r.cls = LG_FAIL_MIDSTREAM; break;
-    default: r.cls = LG_OK;
+    case 0:
+        r.cls = LG_FAIL_HTTP;
+        r.http_status = 429;
+        break;
+    case 1:
+        r.cls = LG_FAIL_MIDSTREAM;
+        break;
+    default:
+        r.cls = LG_OK;
     }
     if (i % 3 == 0) {
         r.has_truth = 1;
@@ -89,14 +95,16 @@ static void test_merge_of_workers_equals_one_worker(void **state)
     lg_goodput g = {.enabled = 1};
     g.slo_ns[LG_M_TTFT] = 25000000;
     lg_stage_stats *one = lg_stats_new(), *w[3], *merged = lg_stats_new();
-    for (int k = 0; k < 3; k++) w[k] = lg_stats_new();
+    for (int k = 0; k < 3; k++)
+        w[k] = lg_stats_new();
     assert_non_null(one);
     for (int i = 0; i < 5000; i++) {
         lg_req_result r = synth(i);
         record(one, &r, &g);
         record(w[i % 3], &r, &g); /* round-robin, as the workers split arrivals */
     }
-    for (int k = 0; k < 3; k++) lg_stats_merge(merged, w[k]);
+    for (int k = 0; k < 3; k++)
+        lg_stats_merge(merged, w[k]);
     assert_int_equal(merged->dispatched, one->dispatched);
     assert_int_equal(merged->completed, one->completed);
     assert_int_equal(merged->failed, one->failed);
@@ -129,7 +137,8 @@ static void test_merge_of_workers_equals_one_worker(void **state)
     cJSON_Delete(jb);
     free(one);
     free(merged);
-    for (int k = 0; k < 3; k++) free(w[k]);
+    for (int k = 0; k < 3; k++)
+        free(w[k]);
 }
 
 static void test_zeroed_init_equals_full_init(void **state)
@@ -151,8 +160,12 @@ static void test_goodput(void **state)
 {
     (void)state;
     lg_goodput g = {0};
-    lg_req_result r = {.intended_ns = 0, .dispatch_ns = 1000000, .first_token_ns = 30000000,
-                       .end_ns = 130000000, .output_tokens = 11, .max_itl_ns = 15000000,
+    lg_req_result r = {.intended_ns = 0,
+                       .dispatch_ns = 1000000,
+                       .first_token_ns = 30000000,
+                       .end_ns = 130000000,
+                       .output_tokens = 11,
+                       .max_itl_ns = 15000000,
                        .cls = LG_OK};
     assert_true(lg_goodput_ok(&g, &r)); /* no SLO: every success is good */
     r.cls = LG_FAIL_TIMEOUT;

@@ -17,8 +17,7 @@ static lg_sched *must_new(const lg_sched_spec *sp)
 {
     char err[256] = "";
     lg_sched *s = lg_sched_new(sp, err, sizeof err);
-    if (!s)
-        fail_msg("lg_sched_new: %s", err);
+    if (!s) fail_msg("lg_sched_new: %s", err);
     return s;
 }
 
@@ -132,8 +131,8 @@ static void round_robin_split_is_the_global_stream(void **state)
 {
     lg_stage stages[2] = {{.rate_per_s = 300, .duration_ns = 2000000000},
                           {.rate_per_s = 900, .max_requests = 777}};
-    lg_sched_spec sp = {.seed = 9, .burstiness = 0.5, .stages = stages, .n_stages = 2,
-                        .pause_ns = 100000000};
+    lg_sched_spec sp = {
+        .seed = 9, .burstiness = 0.5, .stages = stages, .n_stages = 2, .pause_ns = 100000000};
     lg_sched *g = must_new(&sp);
     lg_arrival all[3000], a;
     int n = 0;
@@ -171,12 +170,12 @@ static void round_robin_split_is_the_global_stream(void **state)
 static void stages_follow_each_other_with_the_pause(void **state)
 {
     lg_stage stages[3] = {
-        {.rate_per_s = 10, .duration_ns = 1000000000},       /* 0, 0.1, ... 0.9 s */
-        {.rate_per_s = 20, .max_requests = 5},               /* 5 arrivals, ends at +0.25 s */
+        {.rate_per_s = 10, .duration_ns = 1000000000}, /* 0, 0.1, ... 0.9 s */
+        {.rate_per_s = 20, .max_requests = 5},         /* 5 arrivals, ends at +0.25 s */
         {.rate_per_s = 100, .duration_ns = 1000000000, .max_requests = 1000}, /* by time */
     };
-    lg_sched_spec sp = {.seed = 5, .burstiness = INFINITY, .stages = stages, .n_stages = 3,
-                        .pause_ns = 500000000};
+    lg_sched_spec sp = {
+        .seed = 5, .burstiness = INFINITY, .stages = stages, .n_stages = 3, .pause_ns = 500000000};
     lg_sched *s = must_new(&sp);
     assert_int_equal(lg_sched_stage_start_ns(s, 0), 0);
     assert_int_equal(lg_sched_stage_start_ns(s, 1), 1500000000);
@@ -188,7 +187,8 @@ static void stages_follow_each_other_with_the_pause(void **state)
     while (lg_sched_next(s, &a)) {
         assert_true(a.stage >= 0 && a.stage < 3);
         int64_t start = lg_sched_stage_start_ns(s, a.stage);
-        assert_int_equal(a.t_ns, start + (int64_t)count[a.stage] * (int64_t)(1e9 / stages[a.stage].rate_per_s));
+        assert_int_equal(a.t_ns, start + (int64_t)count[a.stage] *
+                                             (int64_t)(1e9 / stages[a.stage].rate_per_s));
         assert_true(a.t_ns >= prev);
         prev = a.t_ns;
         count[a.stage]++;
@@ -203,8 +203,8 @@ static void poisson_stages_stay_inside_their_windows(void **state)
 {
     lg_stage stages[2] = {{.rate_per_s = 2000, .duration_ns = 1000000000},
                           {.rate_per_s = 500, .duration_ns = 2000000000}};
-    lg_sched_spec sp = {.seed = 11, .burstiness = 1, .stages = stages, .n_stages = 2,
-                        .pause_ns = 300000000};
+    lg_sched_spec sp = {
+        .seed = 11, .burstiness = 1, .stages = stages, .n_stages = 2, .pause_ns = 300000000};
     lg_sched *s = must_new(&sp);
     int64_t start1 = lg_sched_stage_start_ns(s, 1);
     assert_int_equal(start1, 1300000000);
@@ -227,8 +227,8 @@ static void global_cap_ends_the_stream(void **state)
 {
     lg_stage stages[2] = {{.rate_per_s = 10, .max_requests = 7},
                           {.rate_per_s = 10, .max_requests = 7}};
-    lg_sched_spec sp = {.seed = 1, .burstiness = INFINITY, .stages = stages, .n_stages = 2,
-                        .max_requests = 5};
+    lg_sched_spec sp = {
+        .seed = 1, .burstiness = INFINITY, .stages = stages, .n_stages = 2, .max_requests = 5};
     lg_sched *s = must_new(&sp);
     lg_arrival a;
     int n = 0;
@@ -239,8 +239,8 @@ static void global_cap_ends_the_stream(void **state)
     lg_sched_free(s);
     /* An unbounded last stage is fine under a global cap. */
     lg_stage open = {.rate_per_s = 100};
-    sp = (lg_sched_spec){.seed = 1, .burstiness = 1, .stages = &open, .n_stages = 1,
-                         .max_requests = 123};
+    sp = (lg_sched_spec){
+        .seed = 1, .burstiness = 1, .stages = &open, .n_stages = 1, .max_requests = 123};
     s = must_new(&sp);
     n = 0;
     while (lg_sched_next(s, &a))
@@ -252,8 +252,11 @@ static void global_cap_ends_the_stream(void **state)
 static void trace_replay_keeps_times_and_tokens(void **state)
 {
     const lg_trace_row rows[4] = {{0, 10, 5}, {1000000, 20, 6}, {1000000, 30, 7}, {5000001, 40, 8}};
-    lg_sched_spec sp = {.trace = rows, .n_trace = 4, .trace_speedup = 2,
-                        .stages = NULL, .burstiness = 0 /* ignored for a trace */};
+    lg_sched_spec sp = {.trace = rows,
+                        .n_trace = 4,
+                        .trace_speedup = 2,
+                        .stages = NULL,
+                        .burstiness = 0 /* ignored for a trace */};
     lg_sched *s = must_new(&sp);
     lg_arrival a;
     const int64_t want[4] = {0, 500000, 500000, 2500000}; /* 5000001 / 2 is rounded */
@@ -286,8 +289,7 @@ static void expect_error(const lg_sched_spec *sp, const char *want)
         lg_sched_free(s);
         fail_msg("accepted a spec that should fail with '%s'", want);
     }
-    if (!strstr(err, want))
-        fail_msg("error '%s' does not contain '%s'", err, want);
+    if (!strstr(err, want)) fail_msg("error '%s' does not contain '%s'", err, want);
 }
 
 static void validation_names_the_field(void **state)

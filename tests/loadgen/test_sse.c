@@ -101,8 +101,7 @@ static void every_split_point_gives_the_same_events(void **state)
         transcript t = {0};
         int rc;
         feed_cut(&cut, 1, &t, &rc);
-        if (strcmp(t.buf, EXPECTED) != 0)
-            fail_msg("split at %zu: got %s", cut, t.buf);
+        if (strcmp(t.buf, EXPECTED) != 0) fail_msg("split at %zu: got %s", cut, t.buf);
         assert_int_equal(rc, 1);
     }
 }
@@ -116,8 +115,7 @@ static void every_pair_of_split_points_gives_the_same_events(void **state)
             transcript t = {0};
             int rc;
             feed_cut(cuts, 2, &t, &rc);
-            if (strcmp(t.buf, EXPECTED) != 0)
-                fail_msg("split at %zu and %zu: got %s", a, b, t.buf);
+            if (strcmp(t.buf, EXPECTED) != 0) fail_msg("split at %zu and %zu: got %s", a, b, t.buf);
         }
 }
 

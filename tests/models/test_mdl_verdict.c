@@ -134,7 +134,8 @@ static void test_at_risk_boundaries(void **state)
     in.overhead_mean_us = 100;
     assert_verdict(in, MDL_VERDICT_OK, "");
     in.overhead_mean_us = 101;
-    assert_verdict(in, MDL_VERDICT_AT_RISK, "client delay per token 101 us over transport > budget 100 us");
+    assert_verdict(in, MDL_VERDICT_AT_RISK,
+                   "client delay per token 101 us over transport > budget 100 us");
     in.transport_us = 30; /* the certificate's transport is not the client's */
     assert_verdict(in, MDL_VERDICT_OK, "");
     in.overhead_mean_us = 131;

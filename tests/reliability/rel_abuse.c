@@ -25,15 +25,15 @@
 
 typedef struct {
     int fd;
-    char *out;          /* bytes still to send (owned) */
+    char *out; /* bytes still to send (owned) */
     size_t out_len, out_off;
-    size_t in_bytes;    /* bytes received */
-    char head[64];      /* the first bytes received */
+    size_t in_bytes; /* bytes received */
+    char head[64];   /* the first bytes received */
     int n200, n4xx, nresp;
     int first_status;
-    char tail[16];      /* the last bytes of the previous read (status lines across reads) */
+    char tail[16]; /* the last bytes of the previous read (status lines across reads) */
     int64_t t_open_ns, t_closed_ns;
-    int closed;         /* 1 EOF, 2 reset/error */
+    int closed; /* 1 EOF, 2 reset/error */
 } conn;
 
 static conn *g_conns;
@@ -42,15 +42,19 @@ static int g_read = 1; /* 0: never read (noread) */
 
 static void usage(void)
 {
-    fputs("usage: rel_abuse MODE PORT ARGS...\n"
-          "  idle PORT N HOLD_MS              N connections that send nothing\n"
-          "  slowloris PORT N EVERY_MS HOLD_MS N connections trickling a header byte every EVERY_MS\n"
-          "  bighdr PORT BYTES                a header section of BYTES\n"
-          "  bigbody PORT BYTES               a body of BYTES with its Content-Length\n"
-          "  garbage PORT CONNS K BYTES SEED  CONNS connections: K pipelined requests, then BYTES random bytes\n"
-          "  noread PORT N K STREAM HOLD_MS   N connections, K pipelined big requests each, never read\n"
-          "  vanish PORT N K AFTER_MS         N connections, K pipelined paced streams each, reset after AFTER_MS\n",
-          stderr);
+    fputs(
+        "usage: rel_abuse MODE PORT ARGS...\n"
+        "  idle PORT N HOLD_MS              N connections that send nothing\n"
+        "  slowloris PORT N EVERY_MS HOLD_MS N connections trickling a header byte every EVERY_MS\n"
+        "  bighdr PORT BYTES                a header section of BYTES\n"
+        "  bigbody PORT BYTES               a body of BYTES with its Content-Length\n"
+        "  garbage PORT CONNS K BYTES SEED  CONNS connections: K pipelined requests, then BYTES "
+        "random bytes\n"
+        "  noread PORT N K STREAM HOLD_MS   N connections, K pipelined big requests each, never "
+        "read\n"
+        "  vanish PORT N K AFTER_MS         N connections, K pipelined paced streams each, reset "
+        "after AFTER_MS\n",
+        stderr);
     exit(2);
 }
 
@@ -60,7 +64,8 @@ static long arg_long(const char *name, const char *s, long lo, long hi)
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || *end || end == s || v < lo || v > hi) {
-        fprintf(stderr, "rel_abuse: %s: must be an integer in [%ld, %ld], got '%s'\n", name, lo, hi, s);
+        fprintf(stderr, "rel_abuse: %s: must be an integer in [%ld, %ld], got '%s'\n", name, lo, hi,
+                s);
         exit(2);
     }
     return v;
@@ -70,7 +75,8 @@ static int connect_one(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     struct timeval tv = {.tv_sec = 5};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv); /* bounds connect() */
@@ -91,7 +97,10 @@ static int connect_one(int port)
 static int open_all(int port, int n)
 {
     g_conns = calloc((size_t)n, sizeof *g_conns);
-    if (!g_conns) { perror("calloc"); exit(1); }
+    if (!g_conns) {
+        perror("calloc");
+        exit(1);
+    }
     for (int i = 0; i < n; i++) {
         int fd = connect_one(port);
         if (fd < 0) {
@@ -125,7 +134,8 @@ static void scan(conn *c, const char *buf, size_t n)
     memcpy(tmp + tl, buf, n); /* n <= RECV_BYTES: one recv */
     size_t len = tl + n;
     for (size_t i = 0; i + 12 <= len; i++) {
-        if (memcmp(tmp + i, "HTTP/1.", 7) == 0 && (i == 0 || tmp[i - 1] == '\n') && tmp[i + 8] == ' ') {
+        if (memcmp(tmp + i, "HTTP/1.", 7) == 0 && (i == 0 || tmp[i - 1] == '\n') &&
+            tmp[i + 8] == ' ') {
             int st = atoi(tmp + i + 9);
             if (c->first_status < 0) c->first_status = st;
             c->nresp++;
@@ -146,7 +156,10 @@ static void pump(int wait_ms)
     if (!pf) {
         pf = calloc((size_t)g_n + 1, sizeof *pf);
         idx = calloc((size_t)g_n + 1, sizeof *idx);
-        if (!pf || !idx) { perror("calloc"); exit(1); }
+        if (!pf || !idx) {
+            perror("calloc");
+            exit(1);
+        }
     }
     int m = 0;
     for (int i = 0; i < g_n; i++) {
@@ -158,7 +171,10 @@ static void pump(int wait_ms)
         pf[m] = (struct pollfd){.fd = c->fd, .events = ev};
         idx[m++] = i;
     }
-    if (m == 0) { usleep((useconds_t)wait_ms * 1000); return; }
+    if (m == 0) {
+        usleep((useconds_t)wait_ms * 1000);
+        return;
+    }
     int r = poll(pf, (nfds_t)m, wait_ms);
     if (r <= 0) return;
     for (int j = 0; j < m; j++) {
@@ -166,9 +182,14 @@ static void pump(int wait_ms)
         short re = pf[j].revents;
         if (!re) continue;
         if (re & POLLOUT) {
-            ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (w > 0) c->out_off += (size_t)w;
-            else if (w < 0 && errno != EAGAIN && errno != EINTR) { mark_closed(c, 2); continue; }
+            ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (w > 0)
+                c->out_off += (size_t)w;
+            else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+                mark_closed(c, 2);
+                continue;
+            }
         }
         if (g_read && (re & (POLLIN | POLLHUP | POLLERR | POLLRDHUP))) {
             char buf[RECV_BYTES];
@@ -183,8 +204,10 @@ static void pump(int wait_ms)
                     scan(c, buf, (size_t)n);
                     continue;
                 }
-                if (n == 0) mark_closed(c, 1);
-                else if (errno != EAGAIN && errno != EINTR) mark_closed(c, 2);
+                if (n == 0)
+                    mark_closed(c, 1);
+                else if (errno != EAGAIN && errno != EINTR)
+                    mark_closed(c, 2);
                 break;
             }
         } else if (!g_read && (re & (POLLHUP | POLLERR | POLLRDHUP))) {
@@ -196,7 +219,8 @@ static void pump(int wait_ms)
 static int open_count(void)
 {
     int k = 0;
-    for (int i = 0; i < g_n; i++) k += !g_conns[i].closed;
+    for (int i = 0; i < g_n; i++)
+        k += !g_conns[i].closed;
     return k;
 }
 
@@ -213,7 +237,10 @@ static void run_until(int64_t deadline_ns)
 static void set_out(conn *c, const char *buf, size_t n)
 {
     c->out = malloc(n ? n : 1);
-    if (!c->out) { perror("malloc"); exit(1); }
+    if (!c->out) {
+        perror("malloc");
+        exit(1);
+    }
     memcpy(c->out, buf, n);
     c->out_len = n;
 }
@@ -234,7 +261,8 @@ static void report_oneshot(const char *mode, int64_t t0_ns)
         int64_t end = c->closed ? c->t_closed_ns : rb_now_ns();
         if ((end - t0_ns) / 1000000 > max_ms) max_ms = (end - t0_ns) / 1000000;
     }
-    printf("%s conns=%d closed=%d reset=%d responses=%d ok200=%d err4xx=%d first_status=%d max_ms=%" PRId64 "\n",
+    printf("%s conns=%d closed=%d reset=%d responses=%d ok200=%d err4xx=%d first_status=%d "
+           "max_ms=%" PRId64 "\n",
            mode, g_n, closed, reset, nresp, n200, n4xx, first, max_ms);
 }
 
@@ -250,16 +278,19 @@ int main(int argc, char **argv)
         int n = (int)arg_long("N", argv[3], 1, 1000000);
         long hold_ms = arg_long("HOLD_MS", argv[4], 0, 600000);
         int got = open_all(port, n);
-        printf("ready opened=%d open=%d connect_ms=%" PRId64 "\n", got, open_count(), (rb_now_ns() - t0) / 1000000);
+        printf("ready opened=%d open=%d connect_ms=%" PRId64 "\n", got, open_count(),
+               (rb_now_ns() - t0) / 1000000);
         fflush(stdout);
         int64_t t1 = rb_now_ns();
         run_until(t1 + hold_ms * 1000000);
         int64_t first_cut = -1;
         for (int i = 0; i < g_n; i++)
-            if (g_conns[i].closed && (first_cut < 0 || g_conns[i].t_closed_ns - g_conns[i].t_open_ns < first_cut))
+            if (g_conns[i].closed &&
+                (first_cut < 0 || g_conns[i].t_closed_ns - g_conns[i].t_open_ns < first_cut))
                 first_cut = g_conns[i].t_closed_ns - g_conns[i].t_open_ns;
-        printf("idle opened=%d still_open=%d closed_by_server=%d answered=%d first_cut_ms=%" PRId64 "\n", got,
-               open_count(), got - open_count(), 0, first_cut < 0 ? -1 : first_cut / 1000000);
+        printf("idle opened=%d still_open=%d closed_by_server=%d answered=%d first_cut_ms=%" PRId64
+               "\n",
+               got, open_count(), got - open_count(), 0, first_cut < 0 ? -1 : first_cut / 1000000);
         return got == n ? 0 : 1;
     }
     if (strcmp(mode, "slowloris") == 0 && argc == 6) {
@@ -268,7 +299,8 @@ int main(int argc, char **argv)
         long hold_ms = arg_long("HOLD_MS", argv[5], 0, 600000);
         int got = open_all(port, n);
         static const char start[] = "GET /health HTTP/1.1\r\nHost: a\r\nX-Slow: ";
-        for (int i = 0; i < g_n; i++) set_out(&g_conns[i], start, sizeof start - 1);
+        for (int i = 0; i < g_n; i++)
+            set_out(&g_conns[i], start, sizeof start - 1);
         printf("ready opened=%d\n", got);
         fflush(stdout);
         int64_t end = rb_now_ns() + hold_ms * 1000000;
@@ -279,7 +311,10 @@ int main(int argc, char **argv)
                     conn *c = &g_conns[i];
                     if (c->closed || c->out_off < c->out_len) continue;
                     char *nb = realloc(c->out, c->out_len + 1);
-                    if (!nb) { perror("realloc"); return 1; }
+                    if (!nb) {
+                        perror("realloc");
+                        return 1;
+                    }
                     c->out = nb;
                     c->out[c->out_len++] = 'x';
                 }
@@ -308,14 +343,19 @@ int main(int argc, char **argv)
     if ((strcmp(mode, "bighdr") == 0 || strcmp(mode, "bigbody") == 0) && argc == 4) {
         long bytes = arg_long("BYTES", argv[3], 0, 1L << 30);
         char *buf = malloc((size_t)bytes + 256);
-        if (!buf) { perror("malloc"); return 1; }
+        if (!buf) {
+            perror("malloc");
+            return 1;
+        }
         int h;
         if (mode[3] == 'h') {
             h = sprintf(buf, "GET /health HTTP/1.1\r\nHost: a\r\nX-Big: ");
             memset(buf + h, 'a', (size_t)bytes);
             memcpy(buf + h + bytes, "\r\n\r\n", 4);
         } else {
-            h = sprintf(buf, "POST /v1/completions HTTP/1.1\r\nHost: a\r\nContent-Length: %ld\r\n\r\n", bytes);
+            h = sprintf(buf,
+                        "POST /v1/completions HTTP/1.1\r\nHost: a\r\nContent-Length: %ld\r\n\r\n",
+                        bytes);
             memset(buf + h, 'a', (size_t)bytes);
         }
         size_t len = (size_t)h + (size_t)bytes + (mode[3] == 'h' ? 4 : 0);
@@ -335,12 +375,17 @@ int main(int argc, char **argv)
         static const char req[] = "GET /health HTTP/1.1\r\nHost: a\r\n\r\n";
         size_t len = (size_t)k * (sizeof req - 1) + (size_t)bytes;
         char *buf = malloc(len + 1);
-        if (!buf) { perror("malloc"); return 1; }
+        if (!buf) {
+            perror("malloc");
+            return 1;
+        }
         if (open_all(port, conns) != conns) return 1;
         srandom(seed);
         for (int i = 0; i < conns; i++) {
-            for (int j = 0; j < k; j++) memcpy(buf + (size_t)j * (sizeof req - 1), req, sizeof req - 1);
-            for (long j = 0; j < bytes; j++) buf[(size_t)k * (sizeof req - 1) + (size_t)j] = (char)(random() & 0xff);
+            for (int j = 0; j < k; j++)
+                memcpy(buf + (size_t)j * (sizeof req - 1), req, sizeof req - 1);
+            for (long j = 0; j < bytes; j++)
+                buf[(size_t)k * (sizeof req - 1) + (size_t)j] = (char)(random() & 0xff);
             set_out(&g_conns[i], buf, len);
         }
         free(buf);
@@ -354,15 +399,24 @@ int main(int argc, char **argv)
         int stream = (int)arg_long("STREAM", argv[5], 0, 1);
         long hold_ms = arg_long("HOLD_MS", argv[6], 0, 600000);
         char body[160], one[320];
-        int bl = snprintf(body, sizeof body, "{\"model\":\"sim-model\",\"prompt\":\"a b\",\"max_tokens\":30000,\"stream\":%s}",
-                          stream ? "true" : "false");
-        int ol = snprintf(one, sizeof one, "POST /v1/completions HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n%s", bl, body);
+        int bl = snprintf(
+            body, sizeof body,
+            "{\"model\":\"sim-model\",\"prompt\":\"a b\",\"max_tokens\":30000,\"stream\":%s}",
+            stream ? "true" : "false");
+        int ol = snprintf(
+            one, sizeof one,
+            "POST /v1/completions HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n%s", bl, body);
         char *buf = malloc((size_t)ol * (size_t)k);
-        if (!buf) { perror("malloc"); return 1; }
-        for (int j = 0; j < k; j++) memcpy(buf + (size_t)j * (size_t)ol, one, (size_t)ol);
+        if (!buf) {
+            perror("malloc");
+            return 1;
+        }
+        for (int j = 0; j < k; j++)
+            memcpy(buf + (size_t)j * (size_t)ol, one, (size_t)ol);
         g_read = 0;
         int got = open_all(port, n);
-        for (int i = 0; i < g_n; i++) set_out(&g_conns[i], buf, (size_t)ol * (size_t)k);
+        for (int i = 0; i < g_n; i++)
+            set_out(&g_conns[i], buf, (size_t)ol * (size_t)k);
         free(buf);
         printf("ready opened=%d\n", got);
         fflush(stdout);
@@ -375,14 +429,22 @@ int main(int argc, char **argv)
         int k = (int)arg_long("K", argv[4], 1, 1000);
         long after_ms = arg_long("AFTER_MS", argv[5], 0, 600000);
         char one[320];
-        static const char body[] = "{\"model\":\"sim-model\",\"prompt\":\"a b c\",\"max_tokens\":400,\"stream\":true}";
-        int ol = snprintf(one, sizeof one, "POST /v1/completions HTTP/1.1\r\nHost: a\r\nX-Sim-Stamp: 1\r\nContent-Length: %zu\r\n\r\n%s",
+        static const char body[] =
+            "{\"model\":\"sim-model\",\"prompt\":\"a b c\",\"max_tokens\":400,\"stream\":true}";
+        int ol = snprintf(one, sizeof one,
+                          "POST /v1/completions HTTP/1.1\r\nHost: a\r\nX-Sim-Stamp: "
+                          "1\r\nContent-Length: %zu\r\n\r\n%s",
                           sizeof body - 1, body);
         char *buf = malloc((size_t)ol * (size_t)k);
-        if (!buf) { perror("malloc"); return 1; }
-        for (int j = 0; j < k; j++) memcpy(buf + (size_t)j * (size_t)ol, one, (size_t)ol);
+        if (!buf) {
+            perror("malloc");
+            return 1;
+        }
+        for (int j = 0; j < k; j++)
+            memcpy(buf + (size_t)j * (size_t)ol, one, (size_t)ol);
         int got = open_all(port, n);
-        for (int i = 0; i < g_n; i++) set_out(&g_conns[i], buf, (size_t)ol * (size_t)k);
+        for (int i = 0; i < g_n; i++)
+            set_out(&g_conns[i], buf, (size_t)ol * (size_t)k);
         free(buf);
         run_until(rb_now_ns() + after_ms * 1000000);
         size_t bytes = 0;
@@ -390,7 +452,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < g_n; i++) {
             conn *c = &g_conns[i];
             bytes += c->in_bytes;
-            if (c->closed) { early++; continue; }
+            if (c->closed) {
+                early++;
+                continue;
+            }
             struct linger lg = {.l_onoff = 1, .l_linger = 0}; /* vanish: RST, mid-stream */
             setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
             mark_closed(c, 2);

@@ -25,8 +25,8 @@ typedef struct {
     int fd;
     char in[8192];
     size_t in_len;
-    int answered;    /* the request was read and the answer queued */
-    int endless;     /* refill the output forever */
+    int answered; /* the request was read and the answer queued */
+    int endless;  /* refill the output forever */
     char *out;
     size_t out_len, out_off, out_cap;
     int close_after; /* close once the output is sent */
@@ -45,16 +45,21 @@ static void on_term(int sig)
 
 static const char SSE_HEAD[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                                "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
-static const char EVENT[] = "data: {\"id\":\"x\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,"
-                            "\"text\":\" a\",\"finish_reason\":null}]}\n\n";
+static const char EVENT[] =
+    "data: {\"id\":\"x\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,"
+    "\"text\":\" a\",\"finish_reason\":null}]}\n\n";
 
 static void out_append(hconn *c, const char *p, size_t n)
 {
     if (c->out_len + n > c->out_cap) { /* geometric: a 256 KiB header is 64 appends */
         size_t cap = c->out_cap ? c->out_cap : 4096;
-        while (cap < c->out_len + n) cap *= 2;
+        while (cap < c->out_len + n)
+            cap *= 2;
         char *nb = realloc(c->out, cap);
-        if (!nb) { perror("realloc"); exit(1); }
+        if (!nb) {
+            perror("realloc");
+            exit(1);
+        }
         c->out = nb;
         c->out_cap = cap;
     }
@@ -102,12 +107,22 @@ static int answer(hconn *c)
     c->answered = 1;
     c->close_after = 1;
     const char *m = g_mode;
-    if (!strcmp(m, "close")) { hclose(c, 0); return 1; }
-    if (!strcmp(m, "rst")) { hclose(c, 1); return 1; }
-    if (!strcmp(m, "hang")) { c->close_after = 0; return 0; }
+    if (!strcmp(m, "close")) {
+        hclose(c, 0);
+        return 1;
+    }
+    if (!strcmp(m, "rst")) {
+        hclose(c, 1);
+        return 1;
+    }
+    if (!strcmp(m, "hang")) {
+        c->close_after = 0;
+        return 0;
+    }
     if (!strcmp(m, "garbage")) {
         char r[4096];
-        for (size_t i = 0; i < sizeof r; i++) r[i] = (char)(random() & 0xff);
+        for (size_t i = 0; i < sizeof r; i++)
+            r[i] = (char)(random() & 0xff);
         out_append(c, r, sizeof r);
     } else if (!strcmp(m, "badchunk")) {
         out_append(c, SSE_HEAD, sizeof SSE_HEAD - 1);
@@ -121,18 +136,21 @@ static int answer(hconn *c)
         out_append(c, h, sizeof h - 1);
         char a[4096];
         memset(a, 'a', sizeof a);
-        for (int i = 0; i < 64; i++) out_append(c, a, sizeof a); /* 256 KiB: over curl's 100 KiB limit */
+        for (int i = 0; i < 64; i++)
+            out_append(c, a, sizeof a); /* 256 KiB: over curl's 100 KiB limit */
         static const char t[] = "\r\nContent-Length: 0\r\n\r\n";
         out_append(c, t, sizeof t - 1);
     } else if (!strcmp(m, "nonjson")) {
         out_append(c, SSE_HEAD, sizeof SSE_HEAD - 1);
-        for (int i = 0; i < 5; i++) out_chunk(c, "data: not json {\n\n", 18);
+        for (int i = 0; i < 5; i++)
+            out_chunk(c, "data: not json {\n\n", 18);
         out_chunk(c, "data: [DONE]\n\n", 14);
         out_append(c, "0\r\n\r\n", 5);
     } else if (!strcmp(m, "redirect")) {
         /* off the host: a client that follows it leaves loopback */
-        static const char r[] = "HTTP/1.1 302 Found\r\nLocation: http://10.255.255.1:9/v1/completions\r\n"
-                                "Content-Length: 0\r\nConnection: close\r\n\r\n";
+        static const char r[] =
+            "HTTP/1.1 302 Found\r\nLocation: http://10.255.255.1:9/v1/completions\r\n"
+            "Content-Length: 0\r\nConnection: close\r\n\r\n";
         out_append(c, r, sizeof r - 1);
     } else {
         fprintf(stderr, "rel_hostile: unknown MODE '%s'\n", m);
@@ -159,7 +177,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     signal(SIGTERM, on_term);
     srandom(1);
-    for (int i = 0; i < MAX_CONNS; i++) g_c[i].fd = -1;
+    for (int i = 0; i < MAX_CONNS; i++)
+        g_c[i].fd = -1;
     int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int one = 1;
     setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -195,7 +214,10 @@ int main(int argc, char **argv)
                 int slot = -1;
                 for (int i = 0; i < MAX_CONNS && slot < 0; i++)
                     if (g_c[i].fd < 0) slot = i;
-                if (slot < 0) { close(fd); continue; }
+                if (slot < 0) {
+                    close(fd);
+                    continue;
+                }
                 g_c[slot].fd = fd;
                 g_n_conns++;
             }
@@ -207,7 +229,10 @@ int main(int argc, char **argv)
             if (re & (POLLIN | POLLHUP | POLLERR)) {
                 char buf[16384];
                 ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
-                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) { hclose(c, 0); continue; }
+                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                    hclose(c, 0);
+                    continue;
+                }
                 if (n > 0 && !c->answered) {
                     size_t take = sizeof c->in - c->in_len;
                     if ((size_t)n < take) take = (size_t)n;
@@ -218,14 +243,21 @@ int main(int argc, char **argv)
             }
             if (c->endless && c->out_off >= c->out_len) { /* refill: 64 events */
                 c->out_len = c->out_off = 0;
-                for (int k = 0; k < 64; k++) out_chunk(c, EVENT, sizeof EVENT - 1);
+                for (int k = 0; k < 64; k++)
+                    out_chunk(c, EVENT, sizeof EVENT - 1);
             }
             if ((re & POLLOUT) && c->out_off < c->out_len) {
-                ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (w > 0) c->out_off += (size_t)w;
-                else if (w < 0 && errno != EAGAIN && errno != EINTR) { hclose(c, 0); continue; }
+                ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (w > 0)
+                    c->out_off += (size_t)w;
+                else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+                    hclose(c, 0);
+                    continue;
+                }
             }
-            if (c->answered && c->close_after && !c->endless && c->out_off >= c->out_len) hclose(c, 0);
+            if (c->answered && c->close_after && !c->endless && c->out_off >= c->out_len)
+                hclose(c, 0);
         }
     }
     for (int i = 0; i < MAX_CONNS; i++)

@@ -44,10 +44,11 @@ static void a_string_prompt_counts_words(void **state)
 {
     sim_req_spec s;
     sim_api_error e;
-    assert_int_equal(parse("{\"model\":\"other\",\"prompt\":\" the  quick\\nbrown fox \",\"max_tokens\":7,"
-                           "\"stream\":true,\"stream_options\":{\"include_usage\":true},\"ignore_eos\":true}",
-                           0, &s, &e),
-                     0);
+    assert_int_equal(
+        parse("{\"model\":\"other\",\"prompt\":\" the  quick\\nbrown fox \",\"max_tokens\":7,"
+              "\"stream\":true,\"stream_options\":{\"include_usage\":true},\"ignore_eos\":true}",
+              0, &s, &e),
+        0);
     assert_int_equal(s.prompt_tokens, 4);
     assert_int_equal(s.max_tokens, 7);
     assert_true(s.stream);
@@ -91,12 +92,14 @@ static void chat_sums_the_words_of_every_message(void **state)
 {
     sim_req_spec s;
     sim_api_error e;
-    assert_int_equal(parse("{\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
-                           "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"one two three\"},"
-                           "{\"type\":\"image_url\",\"image_url\":{\"url\":\"x y\"}}]},"
-                           "{\"role\":\"assistant\",\"content\":null}],\"max_completion_tokens\":3,\"max_tokens\":9}",
-                           1, &s, &e),
-                     0);
+    assert_int_equal(
+        parse("{\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
+              "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"one two three\"},"
+              "{\"type\":\"image_url\",\"image_url\":{\"url\":\"x y\"}}]},"
+              "{\"role\":\"assistant\",\"content\":null}],\"max_completion_tokens\":3,\"max_"
+              "tokens\":9}",
+              1, &s, &e),
+        0);
     assert_int_equal(s.prompt_tokens, 5);
     assert_int_equal(s.max_tokens, 3);
     assert_true(s.chat);
@@ -144,7 +147,8 @@ static void prompt_plus_max_tokens_must_fit(void **state)
     char body[1024];
     /* 95 words + 5 = 100 fits, + 6 does not */
     char words[600] = "";
-    for (int i = 0; i < 95; i++) strcat(words, "w ");
+    for (int i = 0; i < 95; i++)
+        strcat(words, "w ");
     snprintf(body, sizeof body, "{\"prompt\":\"%s\",\"max_tokens\":5}", words);
     sim_req_spec s;
     sim_api_error e;

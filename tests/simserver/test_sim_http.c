@@ -59,8 +59,9 @@ static void stamp_needs_the_value_one(void **state)
 
 static void pipelined_requests_come_out_in_order(void **state)
 {
-    const char req[] = "GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-                       "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\nGET /c HTTP/1.1\r\nConnection: close\r\n\r\n";
+    const char req[] =
+        "GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\nGET /c HTTP/1.1\r\nConnection: close\r\n\r\n";
     seen s = {0};
     assert_int_equal(sim_http_parse_bytes(req, sizeof req - 1, &lim, record, &s), 3);
     assert_string_equal(s.path[0], "/a");
@@ -107,7 +108,8 @@ static void a_declared_large_body_is_413_before_it_is_sent(void **state)
 static void a_chunked_body_past_the_limit_is_413(void **state)
 {
     sim_http_limits small = {.max_header_bytes = 65536, .max_body_bytes = 8};
-    const char req[] = "POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n";
+    const char req[] = "POST /x HTTP/1.1\r\nTransfer-Encoding: "
+                       "chunked\r\n\r\n5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n";
     assert_int_equal(sim_http_parse_bytes(req, sizeof req - 1, &small, NULL, NULL), -413);
 }
 

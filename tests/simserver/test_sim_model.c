@@ -17,7 +17,8 @@ static const int64_t MS = 1000000;
 
 static void ttft_is_fixed_or_prefill_from_uncached_tokens(void **state)
 {
-    sim_latency_cfg c = {.prefill_overhead_ns = 2 * MS, .prefill_per_token_ns = 100000, .time_factor_under_load = 1};
+    sim_latency_cfg c = {
+        .prefill_overhead_ns = 2 * MS, .prefill_per_token_ns = 100000, .time_factor_under_load = 1};
     assert_int_equal(sim_model_ttft_ns(&c, NULL, 0, 1), 2 * MS);
     assert_int_equal(sim_model_ttft_ns(&c, NULL, 30, 1), 5 * MS);
     c.ttft_ns = 20 * MS; /* a fixed TTFT overrides the prefill terms */
@@ -42,8 +43,8 @@ static void load_factor_is_linear_from_one_to_max_num_seqs(void **state)
     assert_float_equal(sim_load_factor(&c, 100), 1.0, 1e-12);
 }
 
-static void check_moments(int64_t (*draw)(const sim_latency_cfg *, gsl_rng *), const sim_latency_cfg *c,
-                          double mean, double sd)
+static void check_moments(int64_t (*draw)(const sim_latency_cfg *, gsl_rng *),
+                          const sim_latency_cfg *c, double mean, double sd)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 42);
@@ -64,12 +65,21 @@ static void check_moments(int64_t (*draw)(const sim_latency_cfg *, gsl_rng *), c
     gsl_rng_free(r);
 }
 
-static int64_t draw_ttft(const sim_latency_cfg *c, gsl_rng *r) { return sim_model_ttft_ns(c, r, 0, 1); }
-static int64_t draw_itl(const sim_latency_cfg *c, gsl_rng *r) { return sim_model_itl_ns(c, r, 1); }
+static int64_t draw_ttft(const sim_latency_cfg *c, gsl_rng *r)
+{
+    return sim_model_ttft_ns(c, r, 0, 1);
+}
+static int64_t draw_itl(const sim_latency_cfg *c, gsl_rng *r)
+{
+    return sim_model_itl_ns(c, r, 1);
+}
 
 static void jitter_has_the_configured_mean_and_sd(void **state)
 {
-    sim_latency_cfg c = {.ttft_ns = 20 * MS, .ttft_sd_ns = 2 * MS, .itl_ns = 5 * MS, .itl_sd_ns = MS / 2,
+    sim_latency_cfg c = {.ttft_ns = 20 * MS,
+                         .ttft_sd_ns = 2 * MS,
+                         .itl_ns = 5 * MS,
+                         .itl_sd_ns = MS / 2,
                          .time_factor_under_load = 1};
     check_moments(draw_ttft, &c, 20.0 * MS, 2.0 * MS);
     check_moments(draw_itl, &c, 5.0 * MS, 0.5 * MS);
@@ -92,7 +102,8 @@ static void jitter_never_goes_below_zero(void **state)
 
 static void tokens(uint64_t *t, int n, uint64_t base)
 {
-    for (int i = 0; i < n; i++) t[i] = base + (uint64_t)i;
+    for (int i = 0; i < n; i++)
+        t[i] = base + (uint64_t)i;
 }
 
 static void cache_hits_shared_prefixes_but_not_the_last_token(void **state)
@@ -125,8 +136,8 @@ static void cache_evicts_the_least_recently_used_block(void **state)
     tokens(a, 3, 100);
     tokens(b, 3, 200);
     tokens(d, 3, 300);
-    sim_cache_lookup_insert(&c, a, 3); /* cache: a */
-    sim_cache_lookup_insert(&c, b, 3); /* cache: b a */
+    sim_cache_lookup_insert(&c, a, 3);                      /* cache: a */
+    sim_cache_lookup_insert(&c, b, 3);                      /* cache: b a */
     assert_int_equal(sim_cache_lookup_insert(&c, a, 3), 2); /* hit; cache: a b */
     sim_cache_lookup_insert(&c, d, 3);                      /* evicts b; cache: d a */
     assert_int_equal(sim_cache_lookup_insert(&c, a, 3), 2);
@@ -159,7 +170,8 @@ static void echo_mode_stops_when_the_prompt_runs_out(void **state)
     char words[] = "abc";
     uint32_t off[] = {0, 1, 2, 3};
     uint64_t h[3] = {1, 2, 3};
-    sim_req_spec s = {.max_tokens = 5, .prompt_tokens = 3, .words = words, .word_off = off, .tok_hash = h};
+    sim_req_spec s = {
+        .max_tokens = 5, .prompt_tokens = 3, .words = words, .word_off = off, .tok_hash = h};
     int stop;
     assert_int_equal(sim_model_output_tokens(&s, SIM_MODE_ECHO, &stop), 3);
     assert_true(stop);
@@ -173,7 +185,8 @@ static void echo_mode_stops_when_the_prompt_runs_out(void **state)
     assert_memory_equal(t.word, "b", 1);
     assert_int_equal(sim_model_output_tokens(&s, SIM_MODE_RANDOM, &stop), 5);
     /* random mode is deterministic for the same request */
-    sim_token r1 = sim_model_token(&s, SIM_MODE_RANDOM, 9, 2), r2 = sim_model_token(&s, SIM_MODE_RANDOM, 9, 2);
+    sim_token r1 = sim_model_token(&s, SIM_MODE_RANDOM, 9, 2),
+              r2 = sim_model_token(&s, SIM_MODE_RANDOM, 9, 2);
     assert_ptr_equal(r1.word, r2.word);
     assert_true(r1.len > 0 && strchr(r1.word, ' ') == NULL);
 }
@@ -185,7 +198,8 @@ static void echoed_tokens_are_bounded_and_cut_on_utf8(void **state)
     memcpy(words + 255, "\xc3\xa9", 2); /* a 2-byte character across byte 256 */
     uint32_t off[] = {0, sizeof words};
     uint64_t h[1] = {1};
-    sim_req_spec s = {.max_tokens = 2, .prompt_tokens = 1, .words = words, .word_off = off, .tok_hash = h};
+    sim_req_spec s = {
+        .max_tokens = 2, .prompt_tokens = 1, .words = words, .word_off = off, .tok_hash = h};
     sim_token t = sim_model_token(&s, SIM_MODE_ECHO, 0, 0);
     assert_int_equal(t.len, 255);
     words[255] = 'a';
@@ -196,7 +210,8 @@ static void echoed_tokens_are_bounded_and_cut_on_utf8(void **state)
 
 static void fault_names_round_trip_and_lists_parse(void **state)
 {
-    for (int f = 1; f < SIM_FAULT_COUNT; f++) assert_int_equal(sim_fault_parse(sim_fault_name((sim_fault)f)), f);
+    for (int f = 1; f < SIM_FAULT_COUNT; f++)
+        assert_int_equal(sim_fault_parse(sim_fault_name((sim_fault)f)), f);
     assert_int_equal(sim_fault_parse("nope"), SIM_FAULT_NONE);
     assert_int_equal(sim_fault_status(SIM_FAULT_RATE_LIMIT), 429);
     assert_int_equal(sim_fault_status(SIM_FAULT_INVALID_API_KEY), 401);

@@ -33,7 +33,8 @@ static void json_strings_are_escaped_and_valid_utf8(void **state)
     assert_string_equal(cstr(&b), "\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\\ufffd\\ufffd\\ufffd\"");
     cJSON *j = cJSON_Parse(b.data);
     assert_non_null(j);
-    assert_string_equal(j->valuestring, "a\"b\\c\n\x01\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+    assert_string_equal(j->valuestring,
+                        "a\"b\\c\n\x01\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
     cJSON_Delete(j);
     sim_buf_free(&b);
     sim_buf_i64(&b, -1234567890123LL);
@@ -76,8 +77,10 @@ static void completion_chunks_are_openai_json(void **state)
     assert_int_equal(cJSON_GetObjectItem(u, "prompt_tokens")->valuedouble, 7);
     assert_int_equal(cJSON_GetObjectItem(u, "completion_tokens")->valuedouble, 16);
     assert_int_equal(cJSON_GetObjectItem(u, "total_tokens")->valuedouble, 23);
-    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(u, "prompt_tokens_details"), "cached_tokens")->valuedouble,
-                     4);
+    assert_int_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(u, "prompt_tokens_details"), "cached_tokens")
+            ->valuedouble,
+        4);
     cJSON_Delete(j);
     sim_buf_free(&b);
     sim_render_ctx_free(&r);
@@ -91,7 +94,8 @@ static void chat_chunks_have_role_and_delta(void **state)
     sim_render_role(&b, &r);
     cJSON *j = event_json(&b);
     assert_string_equal(cJSON_GetObjectItem(j, "object")->valuestring, "chat.completion.chunk");
-    cJSON *d = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0), "delta");
+    cJSON *d =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0), "delta");
     assert_string_equal(cJSON_GetObjectItem(d, "role")->valuestring, "assistant");
     assert_null(cJSON_GetObjectItem(d, "content"));
     cJSON_Delete(j);
@@ -99,7 +103,8 @@ static void chat_chunks_have_role_and_delta(void **state)
     sim_render_token(&b, &r, "hi", 2, NULL);
     j = event_json(&b);
     cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0);
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(c0, "delta"), "content")->valuestring, " hi");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(c0, "delta"), "content")->valuestring, " hi");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(c0, "finish_reason")));
     cJSON_Delete(j);
     b.len = 0;
@@ -108,7 +113,8 @@ static void chat_chunks_have_role_and_delta(void **state)
     assert_non_null(j);
     assert_string_equal(cJSON_GetObjectItem(j, "object")->valuestring, "chat.completion");
     c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0);
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(c0, "message"), "content")->valuestring, " a b");
+    assert_string_equal(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(c0, "message"), "content")->valuestring, " a b");
     assert_string_equal(cJSON_GetObjectItem(c0, "finish_reason")->valuestring, "stop");
     cJSON_Delete(j);
     sim_buf_free(&b);
@@ -121,8 +127,9 @@ static void stamps_truth_and_errors_have_their_formats(void **state)
     sim_render_stamp(&b, 123456789012LL);
     sim_render_done(&b);
     sim_render_truth(&b, 1, 2, 3, 16);
-    assert_string_equal(cstr(&b), ": t=123456789012\ndata: [DONE]\n\n"
-                                  ": {\"queue_ns\":1,\"prefill_ns\":2,\"decode_ns\":3,\"cached_tokens\":16}\n\n");
+    assert_string_equal(
+        cstr(&b), ": t=123456789012\ndata: [DONE]\n\n"
+                  ": {\"queue_ns\":1,\"prefill_ns\":2,\"decode_ns\":3,\"cached_tokens\":16}\n\n");
     b.len = 0;
     sim_render_error(&b, "bad \"x\"", "invalid_request_error", "max_tokens", NULL);
     cJSON *j = cJSON_ParseWithLength(b.data, b.len);
@@ -133,8 +140,9 @@ static void stamps_truth_and_errors_have_their_formats(void **state)
     cJSON_Delete(j);
     b.len = 0;
     sim_render_head(&b, 429, "application/json", 12, 0, "x-a: 1\r\n");
-    assert_string_equal(cstr(&b), "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
-                                  "content-length: 12\r\nconnection: close\r\nx-a: 1\r\n\r\n");
+    assert_string_equal(cstr(&b),
+                        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
+                        "content-length: 12\r\nconnection: close\r\nx-a: 1\r\n\r\n");
     sim_buf_free(&b);
 }
 
@@ -142,8 +150,8 @@ static void metrics_render_cumulative_buckets_and_sum_slots(void **state)
 {
     sim_metrics slots[2];
     memset(slots, 0, sizeof slots);
-    sim_hist_add(&slots[0].ttft, 50000);     /* 50 us */
-    sim_hist_add(&slots[1].ttft, 3000000);   /* 3 ms */
+    sim_hist_add(&slots[0].ttft, 50000);        /* 50 us */
+    sim_hist_add(&slots[1].ttft, 3000000);      /* 3 ms */
     sim_hist_add(&slots[1].ttft, 9000000000LL); /* 9 s */
     slots[0].running = 2;
     slots[1].running = 3;
@@ -155,14 +163,21 @@ static void metrics_render_cumulative_buckets_and_sum_slots(void **state)
     sim_metrics_render(&m, "sim-model", &b);
     const char *t = cstr(&b);
     assert_non_null(strstr(t, "vllm:num_requests_running{model_name=\"sim-model\"} 5\n"));
-    assert_non_null(strstr(t, "vllm:time_to_first_token_seconds_bucket{le=\"0.0001\",model_name=\"sim-model\"} 1\n"));
-    assert_non_null(strstr(t, "vllm:time_to_first_token_seconds_bucket{le=\"0.005\",model_name=\"sim-model\"} 2\n"));
-    assert_non_null(strstr(t, "vllm:time_to_first_token_seconds_bucket{le=\"10\",model_name=\"sim-model\"} 3\n"));
-    assert_non_null(strstr(t, "vllm:time_to_first_token_seconds_bucket{le=\"+Inf\",model_name=\"sim-model\"} 3\n"));
-    assert_non_null(strstr(t, "vllm:time_to_first_token_seconds_count{model_name=\"sim-model\"} 3\n"));
-    assert_non_null(strstr(t, "vllm:time_to_first_token_seconds_sum{model_name=\"sim-model\"} 9.003050000\n"));
+    assert_non_null(strstr(
+        t, "vllm:time_to_first_token_seconds_bucket{le=\"0.0001\",model_name=\"sim-model\"} 1\n"));
+    assert_non_null(strstr(
+        t, "vllm:time_to_first_token_seconds_bucket{le=\"0.005\",model_name=\"sim-model\"} 2\n"));
+    assert_non_null(strstr(
+        t, "vllm:time_to_first_token_seconds_bucket{le=\"10\",model_name=\"sim-model\"} 3\n"));
+    assert_non_null(strstr(
+        t, "vllm:time_to_first_token_seconds_bucket{le=\"+Inf\",model_name=\"sim-model\"} 3\n"));
+    assert_non_null(
+        strstr(t, "vllm:time_to_first_token_seconds_count{model_name=\"sim-model\"} 3\n"));
+    assert_non_null(
+        strstr(t, "vllm:time_to_first_token_seconds_sum{model_name=\"sim-model\"} 9.003050000\n"));
     assert_non_null(strstr(t, "sim:injected_faults_total{type=\"stall\"} 4\n"));
-    assert_non_null(strstr(t, "vllm:request_success_total{finished_reason=\"length\",model_name=\"sim-model\"} 5\n"));
+    assert_non_null(strstr(
+        t, "vllm:request_success_total{finished_reason=\"length\",model_name=\"sim-model\"} 5\n"));
     assert_non_null(strstr(t, "# TYPE vllm:inter_token_latency_seconds histogram\n"));
     sim_buf_free(&b);
 }
@@ -178,7 +193,8 @@ static void heap_pops_in_deadline_order_and_removes(void **state)
         nodes[i].deadline_ns = (int64_t)(x >> 40);
         assert_int_equal(sim_heap_push(&h, &nodes[i]), 0);
     }
-    for (int i = 0; i < 200; i += 3) sim_heap_remove(&h, &nodes[i]);
+    for (int i = 0; i < 200; i += 3)
+        sim_heap_remove(&h, &nodes[i]);
     sim_heap_remove(&h, &nodes[0]); /* twice: no effect */
     int64_t last = -1;
     int n = 0;
