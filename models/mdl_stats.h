@@ -31,6 +31,22 @@ static inline int mdl_ks_exponential(double *x, size_t n, double mean, double *d
     return mdl_ks_gamma(x, n, 1.0, mean, d, p);
 }
 
+/* Two-sample Kolmogorov-Smirnov test of x[0..n) against y[0..m): the
+ * largest distance between the two empirical distribution functions, and its
+ * asymptotic p-value at the effective size nm/(n+m) (with Stephens'
+ * correction). Sorts both in place. Ties across the samples are handled
+ * (both functions step together). Returns 0, or -EINVAL when n or m < 2.
+ *
+ * With tol > 0 the distance allows a horizontal shift of up to tol either
+ * way (a Levy-type distance): D = sup_v max(F_x(v) - F_y(v + tol),
+ * F_y(v) - F_x(v + tol), 0), so values that differ by less than tol count as
+ * equal. Two samples of one law plus noise within tol give D no larger than
+ * the plain statistic, so the plain law's p-value is conservative for it.
+ * This compares processes at a stated resolution: a constant-rate schedule
+ * dispatched with microseconds of jitter is not rejected for the jitter. */
+int mdl_ks_two_sample(double *x, size_t n, double *y, size_t m, double tol, double *d_out,
+                      double *p_out);
+
 /* P(K > t) for the Kolmogorov distribution (the limit law of sqrt(n) D). */
 double mdl_kolmogorov_q(double t);
 
