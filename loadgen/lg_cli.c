@@ -39,6 +39,9 @@ void lg_opts_defaults(lg_opts *o, int online_cpus)
         .prefix_question_len = 64,
         .stream = 1,
         .sim_stamps = LG_STAMPS_AUTO,
+        .receive_clock = LG_RXC_KERNEL,
+        .bias_budget_mean_us = 100.0,
+        .bias_budget_p99_us = 2000.0,
         .request_timeout_ns = 60000000000LL,
         .drain_timeout_ns = 5000000000LL,
         .percentiles = {50, 90, 99},
@@ -164,6 +167,37 @@ static int parse_cost(lg_opts *o, const char *flag, const char *val, char *err, 
     if (rb_parse_double(colon + 1, 0.0, 1e6, &o->client_cost_us))
         return BAD("the cost must be a number of microseconds in [0, 1e6]");
     if (o->client_cost_us == 0.0) o->client_cost = LG_COST_NONE;
+    return 0;
+}
+
+/* "mean:100us,p99:2ms": either part alone keeps the other's value. Each
+ * value needs its unit (a latency, not a run length). */
+static int parse_budget(lg_opts *o, const char *flag, const char *val, char *err, size_t errlen)
+{
+    char buf[128];
+    if (strlen(val) >= sizeof buf) return BAD("too long");
+    snprintf(buf, sizeof buf, "%s", val);
+    char *save = NULL;
+    int any = 0;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(item, ':');
+        if (!colon) return BAD("expected mean:DURATION,p99:DURATION (e.g. mean:100us,p99:2ms)");
+        *colon = '\0';
+        const char *v = colon + 1;
+        size_t n = strlen(v);
+        int64_t ns;
+        if (n == 0 || !(v[n - 1] >= 'a' && v[n - 1] <= 'z') || rb_parse_duration_ns(v, &ns) ||
+            ns <= 0)
+            return BAD("each budget must be a duration > 0 with its unit (e.g. 100us, 2ms)");
+        if (strcmp(item, "mean") == 0)
+            o->bias_budget_mean_us = (double)ns / 1e3;
+        else if (strcmp(item, "p99") == 0)
+            o->bias_budget_p99_us = (double)ns / 1e3;
+        else
+            return BAD("budgets are named mean and p99");
+        any = 1;
+    }
+    if (!any) return BAD("expected mean:DURATION,p99:DURATION");
     return 0;
 }
 
@@ -413,6 +447,15 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
                 return BAD("must be auto, on or off");
         } else if (IS("--client-cost"))
             CHECK(parse_cost(o, flag, val, err, errlen));
+        else if (IS("--receive-clock")) {
+            if (strcmp(val, "kernel") == 0)
+                o->receive_clock = LG_RXC_KERNEL;
+            else if (strcmp(val, "user") == 0)
+                o->receive_clock = LG_RXC_USER;
+            else
+                return BAD("must be kernel or user");
+        } else if (IS("--bias-budget"))
+            CHECK(parse_budget(o, flag, val, err, errlen));
         else if (IS("--request-timeout"))
             CHECK(parse_dur(flag, val, 0, &o->request_timeout_ns, err, errlen));
         else if (IS("--drain-timeout"))
@@ -671,6 +714,10 @@ const char *lg_cli_usage(void)
            "(auto: on)\n"
            "  --client-cost fixed:US|exp:US   busy CPU work per received event (emulates a slow "
            "client)\n"
+           "  --receive-clock kernel|user     a token's receive time: the kernel's receive stamp\n"
+           "                                  (default; user: when the loop picked it up)\n"
+           "  --bias-budget mean:D,p99:D      the client's own delay per token the verdict\n"
+           "                                  accepts (default mean:100us,p99:2ms)\n"
            "Limits:\n"
            "  --request-timeout D             bound on each request (default 60s)\n"
            "  --drain-timeout D               wait for in-flight requests at the end or on SIGINT\n"

@@ -19,6 +19,8 @@ typedef enum { LG_DS_RANDOM, LG_DS_PREFIX, LG_DS_SHAREGPT, LG_DS_TRACE } lg_ds_k
 typedef enum { LG_SWEEP_NONE, LG_SWEEP_LINEAR, LG_SWEEP_GEOMETRIC } lg_sweep_kind;
 typedef enum { LG_STAMPS_AUTO, LG_STAMPS_ON, LG_STAMPS_OFF } lg_stamps_mode;
 typedef enum { LG_COST_NONE, LG_COST_FIXED, LG_COST_EXP } lg_cost_kind;
+/* Where a token's receive time comes from (--receive-clock). */
+typedef enum { LG_RXC_KERNEL, LG_RXC_USER } lg_rxc_mode;
 
 /* The metrics a percentile table can show (--percentile-metrics). */
 enum { LG_M_TTFT, LG_M_TPOT, LG_M_ITL, LG_M_E2EL, LG_M_NTPOT, LG_N_METRICS };
@@ -76,6 +78,9 @@ typedef struct lg_opts {
     lg_stamps_mode sim_stamps;
     lg_cost_kind client_cost;
     double client_cost_us;
+    lg_rxc_mode receive_clock;
+    /* the client's own delay per token that the verdict accepts */
+    double bias_budget_mean_us, bias_budget_p99_us;
     /* limits */
     int64_t request_timeout_ns;
     int64_t drain_timeout_ns;

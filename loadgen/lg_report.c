@@ -120,6 +120,73 @@ void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, in
     }
 }
 
+static void dist_json(cJSON *parent, const char *key, const lg_dist *d)
+{
+    if (!d->n) {
+        cJSON_AddNullToObject(parent, key);
+        return;
+    }
+    cJSON *o = cJSON_AddObjectToObject(parent, key);
+    num(o, "mean", d->mean);
+    num(o, "p50", d->p50);
+    num(o, "p99", d->p99);
+    num(o, "max", d->max);
+    num(o, "n", (double)d->n);
+}
+
+static void arrival_json(cJSON *parent, const lg_arrival_test *t)
+{
+    cJSON *a = cJSON_AddObjectToObject(parent, "arrival_test");
+    /* Same keys either way, so a reader need not branch. */
+    cJSON_AddStringToObject(a, "test", t->tested ? t->test : "none");
+    cJSON_AddStringToObject(a, "model", t->model);
+    cJSON_AddStringToObject(a, "against", "intended gaps");
+    num(a, "resolution_ms", t->resolution_ms);
+    num(a, "tolerance_ms", t->tolerance_ms);
+    num(a, "below_resolution_share", t->below_share);
+    num(a, "n", (double)t->n);
+    num(a, "statistic", t->tested ? t->statistic : NAN);
+    num(a, "p_value", t->tested ? t->p_value : NAN);
+    if (!t->tested) cJSON_AddStringToObject(a, "note", t->note);
+}
+
+static void verdict_json(cJSON *b, const mdl_verdict *v)
+{
+    cJSON_AddStringToObject(b, "verdict", mdl_verdict_name(v->level));
+    cJSON_AddStringToObject(b, "cause", v->cause ? v->cause : "none");
+    cJSON_AddStringToObject(b, "reason", v->reason);
+    cJSON_AddBoolToObject(b, "wire_timed", v->wire_timed);
+    cJSON_AddBoolToObject(b, "user_timed_biased", v->user_timed_biased);
+}
+
+/* The figures every client_bias block carries, a stage's or the run's. */
+static void bias_figures_json(cJSON *b, const lg_bias_stage *x)
+{
+    num(b, "max_rho", x->max_rho);
+    num(b, "predicted_wq_us", x->predicted_wq_us);
+    dist_json(b, "client_delay_us", &x->client_delay_us);
+    dist_json(b, "pickup_delay_us", &x->pickup_delay_us);
+    dist_json(b, "processing_us", &x->processing_us);
+    dist_json(b, "server_send_us", &x->server_send_us);
+    dist_json(b, "rx_queue_bytes", &x->rx_queue_bytes);
+    cJSON *rc = cJSON_AddObjectToObject(b, "receive");
+    num(rc, "kernel_tokens", (double)x->kernel_tokens);
+    num(rc, "exact_tokens", (double)x->exact_tokens);
+    num(rc, "user_tokens", (double)x->user_tokens);
+    num(rc, "kernel_share", x->wire_share);
+    num(rc, "exact_share", x->exact_share);
+    num(rc, "pickups", (double)x->pickups);
+    cJSON *h = cJSON_AddObjectToObject(b, "host");
+    num(h, "run_delay_ms", x->run_delay_ms);
+    num(h, "run_delay_share", x->run_delay_share);
+    num(h, "involuntary_switches", x->nivcsw);
+    num(h, "steal_share", x->steal_share);
+    num(b, "schedule_lag_p99_us", x->lag_p99_us);
+    num(b, "achieved_ratio", x->achieved_ratio);
+    arrival_json(b, &x->arrival);
+    verdict_json(b, &x->verdict);
+}
+
 static cJSON *bias_json(const lg_report *r)
 {
     cJSON *b = cJSON_CreateObject();
@@ -153,27 +220,57 @@ static cJSON *bias_json(const lg_report *r)
     } else {
         cJSON_AddNullToObject(b, "overhead_per_token_us");
     }
-    num(b, "predicted_wq_us", r->predicted_wq_us);
-    num(b, "max_rho", r->max_rho);
-    cJSON *a = cJSON_AddObjectToObject(b, "arrival_test");
-    if (r->arrival.tested) {
-        cJSON_AddStringToObject(a, "test", r->arrival.test);
-        cJSON_AddStringToObject(a, "model", r->arrival.model);
-        num(a, "n", (double)r->arrival.n);
-        num(a, "statistic", r->arrival.statistic);
-        num(a, "p_value", r->arrival.p_value);
+    if (r->run_bias) {
+        bias_figures_json(b, r->run_bias);
+        /* The run's figures above; its verdict is the worst stage's. */
+        verdict_json(b, &r->verdict);
     } else {
-        /* Same keys either way, so a reader need not branch. */
-        cJSON_AddStringToObject(a, "test", "none");
-        cJSON_AddNullToObject(a, "model");
-        num(a, "n", 0);
-        cJSON_AddNullToObject(a, "statistic");
-        cJSON_AddNullToObject(a, "p_value");
-        cJSON_AddStringToObject(a, "note", r->arrival.note);
+        num(b, "max_rho", r->max_rho);
+        num(b, "predicted_wq_us", r->predicted_wq_us);
+        verdict_json(b, &r->verdict);
     }
-    cJSON_AddStringToObject(b, "verdict", mdl_verdict_name(r->verdict.level));
-    cJSON_AddStringToObject(b, "reason", r->verdict.reason);
+    if (r->verdict_stage >= 0)
+        num(b, "verdict_stage", r->verdict_stage);
+    else
+        cJSON_AddNullToObject(b, "verdict_stage");
+    cJSON *c = cJSON_AddObjectToObject(b, "clock");
+    num(c, "offset_spread_us", (double)r->clock_spread_ns / 1e3);
+    num(c, "offset_reading_width_us", (double)r->clock_width_ns / 1e3);
+    num(c, "steps", (double)r->clock_steps);
+    num(c, "sockets_without_stamps", (double)r->rx_enable_failed);
     return b;
+}
+
+/* "kernel" when every token's receive time came from the kernel, "user"
+ * when none did, "mixed" otherwise. */
+static const char *receive_clock_name(const lg_report *r)
+{
+    if (r->o->receive_clock == LG_RXC_USER) return "user";
+    const lg_stage_stats *s = r->total;
+    if (!s->rx_kernel_tokens) return s->rx_user_tokens ? "user" : "kernel";
+    return s->rx_user_tokens ? "mixed" : "kernel";
+}
+
+static void user_timed_json(cJSON *parent, const lg_stage_stats *s, const lg_opts *o)
+{
+    static const int hist_u[LG_N_METRICS] = {LG_H_TTFT_U, LG_H_TPOT_U, LG_H_ITL_U, LG_H_E2EL_U,
+                                             LG_H_NTPOT_U};
+    cJSON *u = cJSON_AddObjectToObject(parent, "user_timed");
+    for (int m = 0; m < LG_N_METRICS; m++) {
+        int pct = (o->percentile_metrics >> m) & 1u;
+        hist_keys(u, lg_stats_hist_c(s, hist_u[m]), lg_metric_names[m], "", o, pct);
+    }
+}
+
+static void failed_json(cJSON *parent, const lg_stage_stats *s)
+{
+    const mdl_hist *h = lg_stats_hist_c(s, LG_H_FAILED);
+    cJSON *f = cJSON_AddObjectToObject(parent, "failed_latency");
+    num(f, "n", (double)h->total);
+    num(f, "mean_ms", h->total ? ms(mdl_hist_mean(h)) : NAN);
+    num(f, "median_ms", h->total ? ms((double)mdl_hist_percentile(h, 50.0)) : NAN);
+    num(f, "p99_ms", h->total ? ms((double)mdl_hist_percentile(h, 99.0)) : NAN);
+    num(f, "max_ms", h->total ? ms((double)h->max) : NAN);
 }
 
 cJSON *lg_report_json(const lg_report *r)
@@ -195,6 +292,16 @@ cJSON *lg_report_json(const lg_report *r)
     num(j, "realtime_priority", o->rt_priority);
     cJSON_AddBoolToObject(j, "interrupted", r->interrupted);
     lg_report_metrics(j, r->total, o, r->t0_ns, r->total_duration_ns, r->request_rate);
+    cJSON_AddStringToObject(j, "receive_clock", receive_clock_name(r));
+    {
+        const lg_stage_stats *t = r->total;
+        uint64_t all = t->rx_kernel_tokens + t->rx_user_tokens;
+        num(j, "receive_clock_kernel_share", all ? (double)t->rx_kernel_tokens / (double)all : NAN);
+        num(j, "receive_clock_exact_share", all ? (double)t->rx_exact_tokens / (double)all : NAN);
+    }
+    user_timed_json(j, r->total, o);
+    failed_json(j, r->total);
+    num(j, "not_dispatched", (double)r->total->not_dispatched);
     cJSON *st = cJSON_AddArrayToObject(j, "stages");
     for (int i = 0; i < r->n_stages; i++) {
         const lg_stage_view *v = &r->stages[i];
@@ -202,6 +309,13 @@ cJSON *lg_report_json(const lg_report *r)
         num(so, "stage", i);
         lg_report_metrics(so, v->stats, o, v->start_ns, v->duration_ns, v->rate_per_s);
         cJSON_AddBoolToObject(so, "saturated", r->saturated_stage == i);
+        user_timed_json(so, v->stats, o);
+        failed_json(so, v->stats);
+        num(so, "not_dispatched", (double)v->stats->not_dispatched);
+        if (r->stage_bias) {
+            cJSON *b = cJSON_AddObjectToObject(so, "client_bias");
+            bias_figures_json(b, &r->stage_bias[i]);
+        }
         cJSON_AddItemToArray(st, so);
     }
     if (r->saturated_stage >= 0)
@@ -348,18 +462,31 @@ void lg_report_summary(const lg_report *r, FILE *f)
             line_f(f, k, r->workers[i].rho, 3);
     }
     line_f(f, "Predicted client wait W_q (us):", r->predicted_wq_us, 2);
+    line_s(f, "Receive clock:", receive_clock_name(r));
+    const lg_bias_stage *rb = r->run_bias;
+    if (rb && rb->client_delay_us.n) {
+        line_f(f, "Client delay per token, mean (us):", rb->client_delay_us.mean, 1);
+        line_f(f, "Client delay per token, p99 (us):", rb->client_delay_us.p99, 1);
+        line_f(f, "  of which pickup (wake-up), p99 (us):", rb->pickup_delay_us.p99, 1);
+        line_f(f, "Tokens timed exactly (share):", rb->exact_share, 3);
+        const mdl_hist *iw = lg_stats_hist_c(s, LG_H_ITL), *iu = lg_stats_hist_c(s, LG_H_ITL_U);
+        if (iw->total) {
+            line_f(f, "P99 ITL wire-timed (ms):", ms((double)mdl_hist_percentile(iw, 99)), 3);
+            line_f(f, "P99 ITL user-timed (ms):", ms((double)mdl_hist_percentile(iu, 99)), 3);
+        }
+    }
     const mdl_hist *ov = lg_stats_hist_c(s, LG_H_OVERHEAD);
     if (ov->total) {
-        line_f(f, "Overhead per token, median (us):", (double)mdl_hist_percentile(ov, 50) / 1e3, 1);
-        line_f(f, "Overhead per token, p99 (us):", (double)mdl_hist_percentile(ov, 99) / 1e3, 1);
+        line_f(f, "Stamp to delivery per token, median (us):",
+               (double)mdl_hist_percentile(ov, 50) / 1e3, 1);
+        line_f(f,
+               "Stamp to delivery per token, p99 (us):", (double)mdl_hist_percentile(ov, 99) / 1e3,
+               1);
     }
-    if (r->arrival.tested) {
-        char val[96];
-        if (strcmp(r->arrival.test, "ks") == 0)
-            snprintf(val, sizeof val, "KS vs %s: D=%.4f p=%.3g", r->arrival.model,
-                     r->arrival.statistic, r->arrival.p_value);
-        else
-            snprintf(val, sizeof val, "CV^2 of gaps = %.4g (constant: 0)", r->arrival.statistic);
+    if (rb && rb->arrival.tested) {
+        char val[128];
+        snprintf(val, sizeof val, "KS vs intended gaps >= %.1f ms: D=%.4f p=%.3g",
+                 rb->arrival.resolution_ms, rb->arrival.statistic, rb->arrival.p_value);
         line_s(f, "Arrival test:", val);
     }
     line_s(f, "Verdict:", mdl_verdict_name(r->verdict.level));

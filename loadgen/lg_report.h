@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
+#include "lg_bias.h"
 #include "lg_cli.h"
 #include "lg_stats.h"
 #include "mdl_verdict.h"
@@ -23,15 +24,6 @@ typedef struct lg_worker_bias {
     double predicted_wq_us;
     double preemptions; /* involuntary context switches in the window */
 } lg_worker_bias;
-
-typedef struct lg_arrival_test {
-    int tested;
-    const char *test; /* "ks" or "cv2" */
-    char model[64];   /* "gamma(shape=1)" or "constant" */
-    size_t n;
-    double statistic, p_value; /* p_value NAN for cv2 */
-    char note[160];            /* why it was skipped, when it was */
-} lg_arrival_test;
 
 typedef struct lg_stage_view {
     double rate_per_s;   /* requested */
@@ -54,11 +46,15 @@ typedef struct lg_report {
     int saturated_stage; /* -1: none */
     const lg_worker_bias *workers;
     int n_workers;
-    lg_arrival_test arrival;
     int stamps_seen;
     double achieved_ratio; /* dispatch span vs intended span (NAN: closed loop) */
     double predicted_wq_us, max_rho;
-    mdl_verdict verdict;
+    mdl_verdict verdict;                     /* the worst stage's */
+    int verdict_stage;                       /* which stage decided it (-1: a single stage) */
+    const lg_bias_stage *stage_bias;         /* [n_stages] (NULL: not judged) */
+    const lg_bias_stage *run_bias;           /* the whole run (NULL: not judged) */
+    int64_t clock_spread_ns, clock_width_ns; /* the receive clock's map, worst worker */
+    uint64_t clock_steps, rx_enable_failed;
     rb_host host;
     char certificate_note[512];
     const char *lost_note; /* "worker 1 killed by signal 9; ..." or NULL */

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lg_bias.h"
 #include "lg_cert.h"
 #include "lg_report.h"
 #include "mdl_queue.h"
@@ -278,87 +279,60 @@ static int cmp_sample_index(const void *a, const void *b)
     return (x->index > y->index) - (x->index < y->index);
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* The workers' dispatch samples sorted by global index and cut to the
+ * complete prefix of the stream: every worker kept its first arrivals, so
+ * indices are contiguous up to where one worker's sample ends. */
+static lg_dispatch_sample *gather_samples(const lg_plan *p, const int *lost, size_t *count)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static void arrival_test(const lg_plan *p, const int *lost, lg_arrival_test *t)
-{
-    const lg_opts *o = p->o;
-    memset(t, 0, sizeof *t);
-    if (p->closed) {
-        snprintf(t->note, sizeof t->note, "closed loop: no arrival process to test");
-        return;
-    }
-    if (p->n_trace) {
-        snprintf(t->note, sizeof t->note, "trace replay: arrival times come from the trace");
-        return;
-    }
-    double rate = p->spec.stages[0].rate_per_s;
-    if (isinf(rate)) {
-        snprintf(t->note, sizeof t->note, "infinite rate: all requests at once");
-        return;
-    }
     size_t n = 0;
+    *count = 0;
     for (int w = 0; w < p->k; w++)
         if (!lost[w]) n += lg_plan_slot(p, w)->n_sample;
     lg_dispatch_sample *all = malloc((n ? n : 1) * sizeof *all);
-    int64_t *times = malloc((n ? n : 1) * sizeof *times);
-    double *gaps = malloc((n ? n : 1) * sizeof *gaps);
-    if (!all || !times || !gaps) {
-        snprintf(t->note, sizeof t->note, "out of memory");
-        goto out;
-    }
+    if (!all) return NULL;
     size_t m = 0;
     for (int w = 0; w < p->k; w++) {
         if (lost[w]) continue;
         const lg_dispatch_sample *s = lg_plan_sample(p, w);
         for (uint64_t i = 0; i < lg_plan_slot(p, w)->n_sample; i++)
-            if (s[i].stage == 0) all[m++] = s[i];
+            all[m++] = s[i];
     }
     qsort(all, m, sizeof *all, cmp_sample_index);
-    /* The complete prefix of the global stream: every worker kept its first
-     * arrivals, so indices are contiguous up to where one worker's sample
-     * ends. */
     size_t c = 0;
     while (c < m && all[c].index == all[0].index + (int64_t)c)
         c++;
-    for (size_t i = 0; i < c; i++)
-        times[i] = all[i].dispatch_ns;
-    qsort(times, c, sizeof *times, cmp_i64);
-    size_t ng = c > 0 ? c - 1 : 0;
-    for (size_t i = 0; i < ng; i++)
-        gaps[i] = (double)(times[i + 1] - times[i]) / 1e9;
-    if (ng < 20) {
-        snprintf(t->note, sizeof t->note, "too few dispatches (%zu gaps) to test", ng);
-        goto out;
+    *count = c;
+    return all;
+}
+
+/* Why the run's arrivals cannot be tested (NULL: they can), and the
+ * process that was asked for. */
+static const char *arrival_skip(const lg_plan *p, char *model, size_t cap)
+{
+    const lg_opts *o = p->o;
+    if (isinf(o->burstiness))
+        snprintf(model, cap, "constant");
+    else
+        snprintf(model, cap, "gamma(shape=%g)", o->burstiness);
+    if (p->closed) return "closed loop: no arrival process to test";
+    if (p->n_trace) return "trace replay: arrival times come from the trace";
+    if (isinf(p->spec.stages[0].rate_per_s)) return "infinite rate: all requests at once";
+    return NULL;
+}
+
+static void arrival_test(const lg_plan *p, const lg_dispatch_sample *all, size_t m, int stage,
+                         lg_arrival_test *t)
+{
+    char model[64];
+    const char *skip = arrival_skip(p, model, sizeof model);
+    if (skip || !all) {
+        memset(t, 0, sizeof *t);
+        t->statistic = t->p_value = t->below_share = NAN;
+        snprintf(t->model, sizeof t->model, "%s", model);
+        snprintf(t->note, sizeof t->note, "%s", skip ? skip : "out of memory");
+        return;
     }
-    t->n = ng;
-    if (isinf(o->burstiness)) {
-        t->tested = 1;
-        t->test = "cv2";
-        snprintf(t->model, sizeof t->model, "constant");
-        t->statistic = mdl_cv2(gaps, ng);
-        t->p_value = NAN;
-    } else {
-        double d, pv;
-        double scale = 1.0 / (rate * o->burstiness);
-        if (mdl_ks_gamma(gaps, ng, o->burstiness, scale, &d, &pv) == 0) {
-            t->tested = 1;
-            t->test = "ks";
-            snprintf(t->model, sizeof t->model, "gamma(shape=%g)", o->burstiness);
-            t->statistic = d;
-            t->p_value = pv;
-        } else {
-            snprintf(t->note, sizeof t->note, "KS test failed");
-        }
-    }
-out:
-    free(all);
-    free(times);
-    free(gaps);
+    lg_bias_arrival_test(all, m, stage, model, t);
 }
 
 static void worker_bias(const lg_plan *p, int w, lg_worker_bias *b)
@@ -757,40 +731,72 @@ int lg_run(lg_opts *o)
         };
         if (p->closed) rep.request_rate = NAN;
         snprintf(rep.certificate_note, sizeof rep.certificate_note, "%s", cert_note);
-        arrival_test(p, lost, &rep.arrival);
-        /* The verdict's inputs. */
-        const mdl_hist *ov = lg_stats_hist_c(total, LG_H_OVERHEAD);
-        double achieved_ratio = NAN;
-        if (!p->closed && !p->n_trace && total->dispatched > 1) {
-            /* Stretch of the dispatch span over the intended span: noise-free,
-             * unlike dispatched / (rate x window). */
-            double span_i = (double)(total->last_intended_ns - total->first_intended_ns);
-            double span_d = (double)(total->last_dispatch_ns - total->first_intended_ns);
-            if (span_i > 0 && span_d > 0) achieved_ratio = span_i / span_d;
-            if (achieved_ratio > 1) achieved_ratio = 1;
-        }
-        rep.achieved_ratio = achieved_ratio;
-        mdl_verdict_input vi = {
-            .max_rho = max_rho,
-            .predicted_wq_us = worst_wq,
-            .overhead_p99_us = ov->total ? (double)mdl_hist_percentile(ov, 99.0) / 1e3 : NAN,
-            .overhead_mean_us = ov->total ? mdl_hist_mean(ov) / 1e3 : NAN,
-            .transport_us = transport_us,
-            .lag_p99_us =
-                p->closed
-                    ? NAN
-                    : (double)mdl_hist_percentile(lg_stats_hist_c(total, LG_H_LAG), 99.0) / 1e3,
-            .achieved_ratio = achieved_ratio,
-            .arrival_p_value = rep.arrival.tested && strcmp(rep.arrival.test, "ks") == 0
-                                   ? rep.arrival.p_value
-                                   : NAN,
-            .arrival_d = rep.arrival.tested && strcmp(rep.arrival.test, "ks") == 0
-                             ? rep.arrival.statistic
-                             : NAN,
+        /* The client's bias, stage by stage; the run's verdict is the worst
+         * stage's. */
+        lg_bias_stage *sb = calloc((size_t)(n_views > 0 ? n_views : 1), sizeof *sb);
+        const lg_stage_stats **blocks = calloc((size_t)k, sizeof *blocks);
+        lg_bias_stage *run_b = calloc(1, sizeof *run_b);
+        size_t n_samples = 0;
+        lg_dispatch_sample *samples = gather_samples(p, lost, &n_samples);
+        lg_bias_budget bud = {
             .safe_rho = safe_rho,
-            .budget_us = budget_us,
+            .mean_us =
+                o->certificate[0] && isfinite(budget_us) ? budget_us : o->bias_budget_mean_us,
+            .p99_us = o->bias_budget_p99_us,
+            .transport_us = transport_us,
         };
-        mdl_verdict_judge(&vi, &rep.verdict);
+        if (!sb || !blocks || !run_b) {
+            fprintf(stderr, "loadgen: out of memory judging the run\n");
+            exit_code = 1;
+        } else {
+            int worst = -1;
+            for (int s = 0; s < n_views; s++) {
+                for (int w = 0; w < k; w++)
+                    blocks[w] = lost[w] ? NULL : lg_plan_stats(p, w, s);
+                lg_bias_stage_figures(blocks, k, stages[s], p->closed, &sb[s]);
+                arrival_test(p, samples, n_samples, s, &sb[s].arrival);
+                lg_bias_judge(&sb[s], &bud);
+                if (worst < 0 || sb[s].verdict.level > sb[worst].verdict.level) worst = s;
+            }
+            /* The whole run: the loop over the whole send window. */
+            lg_bias_stage_figures(blocks, 0, total, p->closed, run_b);
+            run_b->max_rho = max_rho;
+            run_b->predicted_wq_us = worst_wq;
+            for (int w = 0; w < k; w++) {
+                if (lost[w]) continue;
+                const lg_slot *sl = lg_plan_slot(p, w);
+                int64_t rd = 0, win = sl->window_end_ns - sl->window_start_ns;
+                for (int s = 0; s < p->n_stages; s++)
+                    rd += lg_plan_stats(p, w, s)->run_delay_ns;
+                double share = win > 0 ? (double)rd / (double)win : NAN;
+                if (isfinite(share) && !(share <= run_b->run_delay_share))
+                    run_b->run_delay_share = share;
+                if (sl->clock_spread_ns > rep.clock_spread_ns)
+                    rep.clock_spread_ns = sl->clock_spread_ns;
+                if (sl->clock_width_ns > rep.clock_width_ns)
+                    rep.clock_width_ns = sl->clock_width_ns;
+                rep.clock_steps += sl->clock_steps;
+                rep.rx_enable_failed += sl->rx_enable_failed;
+            }
+            arrival_test(p, samples, n_samples, -1, &run_b->arrival);
+            lg_bias_judge(run_b, &bud);
+            if (worst >= 0) {
+                run_b->verdict = sb[worst].verdict;
+                if (n_views > 1) {
+                    char *dst = run_b->verdict.reason;
+                    int n = snprintf(dst, sizeof run_b->verdict.reason, "stage %d: ", worst);
+                    if (n > 0 && (size_t)n < sizeof run_b->verdict.reason)
+                        snprintf(dst + n, sizeof run_b->verdict.reason - (size_t)n, "%.*s",
+                                 (int)(sizeof run_b->verdict.reason - (size_t)n - 1),
+                                 sb[worst].verdict.reason);
+                }
+            }
+            rep.verdict_stage = n_views > 1 ? worst : -1;
+            rep.stage_bias = sb;
+            rep.run_bias = run_b;
+            rep.verdict = run_b->verdict;
+            rep.achieved_ratio = run_b->achieved_ratio;
+        }
         if (!o->quiet) lg_report_summary(&rep, stdout);
         fflush(stdout);
         if (o->save_result) {
@@ -820,6 +826,10 @@ int lg_run(lg_opts *o)
             }
         }
         if (sh->interrupted && exit_code == 0) exit_code = g_last_signal == SIGTERM ? 143 : 130;
+        free(sb);
+        free(blocks);
+        free(run_b);
+        free(samples);
         for (int s = 0; s < p->n_stages; s++)
             free(stages[s]);
         free(stages);

@@ -21,6 +21,7 @@
 typedef struct lg_dispatch_sample {
     int64_t index;       /* global arrival number */
     int64_t dispatch_ns; /* absolute */
+    int64_t intended_ns; /* absolute */
     int32_t stage;
     int32_t pad_;
 } lg_dispatch_sample;
@@ -45,6 +46,11 @@ typedef struct lg_slot {
     int64_t nivcsw;  /* involuntary context switches in the window (preemptions) */
     uint64_t n_sample;
     int32_t saw_stamps; /* the server sent X-Sim-Stamp comments */
+    /* the receive clock's own health */
+    uint64_t rx_enable_failed; /* connections that refused SO_TIMESTAMPING */
+    int64_t clock_spread_ns;   /* realtime-monotonic offset: largest spread between steps */
+    int64_t clock_width_ns;    /* narrowest paired reading */
+    uint64_t clock_steps;      /* realtime steps seen */
     int32_t exit_code;
     char error[256];
 } lg_slot;

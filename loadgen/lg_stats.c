@@ -102,6 +102,20 @@ void lg_stats_merge(lg_stage_stats *dst, const lg_stage_stats *src)
     dst->truth_client_ns += src->truth_client_ns;
     dst->truth_ttft_ns += src->truth_ttft_ns;
     dst->truth_measured_ttft_ns += src->truth_measured_ttft_ns;
+    dst->rx_kernel_tokens += src->rx_kernel_tokens;
+    dst->rx_exact_tokens += src->rx_exact_tokens;
+    dst->rx_user_tokens += src->rx_user_tokens;
+    dst->pickups += src->pickups;
+    dst->loop_window_ns += src->loop_window_ns;
+    dst->loop_idle_ns += src->loop_idle_ns;
+    dst->svc_n += src->svc_n;
+    dst->svc_sum_ns += src->svc_sum_ns;
+    dst->svc_sumsq_ns2 += src->svc_sumsq_ns2;
+    dst->run_delay_ns += src->run_delay_ns;
+    dst->nivcsw += src->nivcsw;
+    dst->host_steal_ns += src->host_steal_ns;
+    dst->host_cpu_ns += src->host_cpu_ns;
+    dst->not_dispatched += src->not_dispatched;
     for (int i = 0; i < LG_N_HISTS; i++)
         mdl_hist_merge(lg_stats_hist(dst, i), lg_stats_hist_c(src, i));
 }
@@ -149,6 +163,7 @@ void lg_stats_record_request(lg_stage_stats *s, const lg_req_result *r, const lg
 {
     if (r->end_ns > s->last_end_ns) s->last_end_ns = r->end_ns;
     if (r->cls != LG_OK) {
+        rec(s, LG_H_FAILED, r->end_ns - r->intended_ns);
         s->fail_class[r->cls]++;
         if (r->cls == LG_FAIL_HTTP && r->http_status > 0 && r->http_status < LG_HTTP_CODES)
             s->fail_http[r->http_status]++;
@@ -172,6 +187,19 @@ void lg_stats_record_request(lg_stage_stats *s, const lg_req_result *r, const lg
             if (n > 1) rec(s, base[k] + 1, (e2e - ttft) / (n - 1));
         }
         if (n > 0) rec(s, base[k] + 3, e2e / n);
+    }
+    {
+        /* user time: what a client stamping on processing would record */
+        int64_t end_u = r->end_u_ns ? r->end_u_ns : r->end_ns;
+        int64_t first_u = r->first_token_u_ns ? r->first_token_u_ns : r->first_token_ns;
+        int64_t e2e = end_u - r->intended_ns;
+        rec(s, LG_H_E2EL_U, e2e);
+        if (first_u) {
+            int64_t ttft = first_u - r->intended_ns;
+            rec(s, LG_H_TTFT_U, ttft);
+            if (n > 1) rec(s, LG_H_TPOT_U, (e2e - ttft) / (n - 1));
+        }
+        if (n > 0) rec(s, LG_H_NTPOT_U, e2e / n);
     }
     if (r->has_truth && n > 0) {
         double q = (double)r->truth_queue_ns / (double)n,

@@ -25,7 +25,20 @@ enum {
     LG_H_NTPOT_D,
     LG_H_ITL,      /* gaps between content chunks (start-independent) */
     LG_H_LAG,      /* schedule lag = dispatch - intended */
-    LG_H_OVERHEAD, /* per token: client receive time - server send time */
+    LG_H_OVERHEAD, /* per token: client delivery time - server send time */
+    /* The same metrics as a client that timestamps on processing would
+     * report them: from delivery times (curl's write callback), intended start. */
+    LG_H_TTFT_U,
+    LG_H_TPOT_U,
+    LG_H_E2EL_U,
+    LG_H_NTPOT_U,
+    LG_H_ITL_U,
+    LG_H_CLIENT_DELAY, /* per token: delivery - kernel arrival (the client's own delay) */
+    LG_H_PICKUP,       /* per token: pickup (poll callback entry) - kernel arrival */
+    LG_H_PROCESSING,   /* per token: delivery - pickup */
+    LG_H_SERVER_SEND,  /* per token: kernel arrival - the simulator's send stamp */
+    LG_H_FAILED,       /* failed or cancelled requests: intended start to the failure */
+    LG_H_RXQ,          /* bytes waiting in the socket's receive queue at each pickup */
     LG_N_HISTS
 };
 
@@ -68,6 +81,21 @@ typedef struct lg_stage_stats {
     /* per request, not per token: the server's true TTFT (queue + prefill)
      * and the TTFT measured from the intended start, for the same requests */
     double truth_ttft_ns, truth_measured_ttft_ns;
+    /* receive clock: content tokens timed by the kernel (exact: delivered
+     * alone from their pickup; the rest were batched) or by the loop */
+    uint64_t rx_kernel_tokens, rx_exact_tokens, rx_user_tokens;
+    uint64_t pickups; /* pickups that delivered at least one event */
+    /* the worker loop's own accounting over its time in this stage; sums
+     * merge, so per-worker utilisation is read from unmerged blocks */
+    int64_t loop_window_ns, loop_idle_ns;
+    uint64_t svc_n;
+    double svc_sum_ns, svc_sumsq_ns2;
+    /* host evidence over the same time: this process's runnable-but-waiting
+     * time (schedstat run_delay), involuntary switches, and the host's
+     * steal and total CPU time (/proc/stat) */
+    int64_t run_delay_ns, nivcsw;
+    int64_t host_steal_ns, host_cpu_ns;
+    uint64_t not_dispatched; /* arrivals of this stage never sent (stop or deadline) */
     /* followed by LG_N_HISTS histograms of lg_stats_hist_bytes() each */
 } lg_stage_stats;
 
@@ -89,8 +117,10 @@ void lg_stats_merge(lg_stage_stats *dst, const lg_stage_stats *src);
 /* One finished request, as the worker saw it. Times are absolute ns. */
 typedef struct lg_req_result {
     int64_t intended_ns, dispatch_ns;
-    int64_t first_token_ns; /* 0: no content token */
-    int64_t end_ns;
+    int64_t first_token_ns;   /* 0: no content token (kernel receive time) */
+    int64_t end_ns;           /* the last byte's receive time (kernel) */
+    int64_t first_token_u_ns; /* the same two as delivered (user time); 0: same */
+    int64_t end_u_ns;
     int64_t input_tokens, output_tokens;
     int64_t max_itl_ns; /* largest gap between content chunks (0: none) */
     lg_class cls;

@@ -13,13 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "lg_chunk.h"
 #include "lg_run.h"
+#include "lg_rxclock.h"
 #include "lg_sse.h"
 #include "rb_clock.h"
 #include "rb_timer.h"
@@ -38,7 +42,11 @@ typedef struct lg_req {
     int stage;
     int64_t index;
     int64_t intended_ns, dispatch_ns;
+    /* receive times: the kernel's (or the fallback of lg_rx_kind) */
     int64_t first_byte_ns, first_token_ns, last_token_ns, last_byte_ns, cb_ns;
+    /* delivery times (curl's write callback): what a user-space client sees */
+    int64_t first_token_u_ns, last_token_u_ns, last_byte_u_ns, cb_u_ns;
+    lg_rx_kind cb_kind;
     int64_t max_itl_ns;
     int64_t content_chunks;
     int64_t usage_prompt, usage_completion;
@@ -46,7 +54,8 @@ typedef struct lg_req {
     lg_truth truth;
     int has_truth;
     int done_seen, malformed, error_event;
-    int attempts; /* times curl was about to send this request */
+    int attempts;   /* times curl was about to send this request */
+    int local_port; /* its connection's, from curl's pre-request callback */
     int32_t ds_input_tokens;
     char *resp; /* non-streamed body */
     size_t resp_len, resp_cap;
@@ -57,6 +66,7 @@ typedef struct lg_req {
 typedef struct sock_ctx {
     uv_poll_t poll;
     curl_socket_t fd;
+    int local_port; /* names the connection: curl gives it to each request */
     lg_worker *w;
 } sock_ctx;
 
@@ -100,6 +110,16 @@ struct lg_worker {
     int64_t last_flush_ns;
     int64_t last_lag_ns;
     int pending_kick;
+    /* receive clock */
+    int rx_kernel;      /* --receive-clock kernel */
+    lg_clock_map clock; /* CLOCK_REALTIME -> CLOCK_MONOTONIC */
+    lg_pickup pick;     /* the pickup under way (conn -1: none) */
+    int rx_keeper;      /* a socket that keeps the kernel's stamping on (-1: none) */
+    /* per-stage accounting of the loop and the host (acc_stage -1: closed) */
+    int acc_stage;
+    int64_t acc_t_ns, acc_idle_ns, acc_run_delay_ns, acc_nivcsw, acc_steal_ns, acc_cpu_ns;
+    uint64_t acc_svc_n;
+    double acc_svc_sum, acc_svc_sumsq;
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -156,9 +176,82 @@ static lg_stage_stats *stats_of(lg_worker *w, int stage)
     return lg_plan_stats(w->p, w->id, stage);
 }
 
+/* This process's time spent runnable but not running (ns), from
+ * /proc/self/schedstat; -1 when the kernel does not keep it. */
+static int64_t read_run_delay_ns(void)
+{
+    FILE *f = fopen("/proc/self/schedstat", "r");
+    if (!f) return -1;
+    unsigned long long run, wait;
+    int n = fscanf(f, "%llu %llu", &run, &wait);
+    fclose(f);
+    return n == 2 ? (int64_t)wait : -1;
+}
+
+/* The host's steal time and total CPU time (ns) from /proc/stat's cpu line. */
+static void read_host_cpu(int64_t *steal_ns, int64_t *total_ns)
+{
+    *steal_ns = *total_ns = 0;
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return;
+    unsigned long long v[8] = {0};
+    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (n < 8) return;
+    static long hz;
+    if (!hz) hz = sysconf(_SC_CLK_TCK);
+    if (hz <= 0) hz = 100;
+    unsigned long long total = 0;
+    for (int i = 0; i < 8; i++)
+        total += v[i];
+    *steal_ns = (int64_t)(v[7] * (1000000000ULL / (unsigned long long)hz));
+    *total_ns = (int64_t)(total * (1000000000ULL / (unsigned long long)hz));
+}
+
+static int64_t read_nivcsw(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? (int64_t)ru.ru_nivcsw : 0;
+}
+
+/* Closes the accounting of the stage being timed (adds what the loop and
+ * the host did since it opened) and opens `next` (-1: none). Called at
+ * stage changes and at the end of the send window: a few times a run. */
+static void account_stage(lg_worker *w, int next)
+{
+    int64_t now = rb_now_ns();
+    int64_t idle = (int64_t)uv_metrics_idle_time(&w->loop);
+    int64_t rd = read_run_delay_ns(), nv = read_nivcsw(), steal, cpu;
+    read_host_cpu(&steal, &cpu);
+    if (w->acc_stage >= 0) {
+        lg_stage_stats *st = stats_of(w, w->acc_stage);
+        st->loop_window_ns += now - w->acc_t_ns;
+        st->loop_idle_ns += idle - w->acc_idle_ns;
+        st->svc_n += w->callbacks - w->acc_svc_n;
+        st->svc_sum_ns += w->svc_sum - w->acc_svc_sum;
+        st->svc_sumsq_ns2 += w->svc_sumsq - w->acc_svc_sumsq;
+        if (rd >= 0 && w->acc_run_delay_ns >= 0) st->run_delay_ns += rd - w->acc_run_delay_ns;
+        st->nivcsw += nv - w->acc_nivcsw;
+        st->host_steal_ns += steal - w->acc_steal_ns;
+        st->host_cpu_ns += cpu - w->acc_cpu_ns;
+    }
+    w->acc_stage = next;
+    w->acc_t_ns = now;
+    w->acc_idle_ns = idle;
+    w->acc_run_delay_ns = rd;
+    w->acc_nivcsw = nv;
+    w->acc_steal_ns = steal;
+    w->acc_cpu_ns = cpu;
+    w->acc_svc_n = w->callbacks;
+    w->acc_svc_sum = w->svc_sum;
+    w->acc_svc_sumsq = w->svc_sumsq;
+}
+
 static void end_window(lg_worker *w)
 {
     if (!w->in_window) return;
+    account_stage(w, -1);
     w->in_window = 0;
     lg_slot *s = w->slot;
     s->window_end_ns = rb_now_ns();
@@ -169,9 +262,17 @@ static void end_window(lg_worker *w)
     s->events = w->events;
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) s->nivcsw = (int64_t)ru.ru_nivcsw - w->nivcsw_at_start;
+    s->clock_spread_ns = w->clock.spread_ns;
+    s->clock_width_ns = w->clock.width_ns;
+    s->clock_steps = w->clock.steps;
 }
 
 /* ---- SSE handling ----------------------------------------------------- */
+
+static void record_ns(lg_stage_stats *st, int hist, int64_t v)
+{
+    mdl_hist_record(lg_stats_hist(st, hist), v > 0 ? (uint64_t)v : 0);
+}
 
 static void on_sse_event(void *user, const char *data, size_t len)
 {
@@ -189,20 +290,31 @@ static void on_sse_event(void *user, const char *data, size_t len)
     if (c.flags & LG_CHUNK_DONE) r->done_seen = 1;
     if (c.flags & LG_CHUNK_ERROR) r->error_event = 1;
     if (c.flags & LG_CHUNK_CONTENT) {
-        int64_t t = r->cb_ns;
+        lg_stage_stats *st = stats_of(w, r->stage);
+        int64_t t = r->cb_ns, tu = r->cb_u_ns;
         if (!r->first_token_ns) {
             r->first_token_ns = t;
+            r->first_token_u_ns = tu;
         } else {
             int64_t gap = t - r->last_token_ns;
-            lg_stats_record_itl(stats_of(w, r->stage), gap);
+            lg_stats_record_itl(st, gap);
             if (gap > r->max_itl_ns) r->max_itl_ns = gap;
+            record_ns(st, LG_H_ITL_U, tu - r->last_token_u_ns);
         }
         r->last_token_ns = t;
+        r->last_token_u_ns = tu;
         r->content_chunks++;
-        if (r->stamp_ns) {
-            int64_t ov = t - r->stamp_ns;
-            mdl_hist_record(lg_stats_hist(stats_of(w, r->stage), LG_H_OVERHEAD),
-                            ov > 0 ? (uint64_t)ov : 0);
+        if (r->stamp_ns) record_ns(st, LG_H_OVERHEAD, tu - r->stamp_ns);
+        if (r->cb_kind != LG_RX_DELIVERY) record_ns(st, LG_H_PROCESSING, tu - w->pick.pickup_ns);
+        if (r->cb_kind == LG_RX_KERNEL) {
+            st->rx_kernel_tokens++;
+            w->pick.tokens++;
+            w->pick.stage = r->stage;
+            record_ns(st, LG_H_CLIENT_DELAY, tu - t);
+            record_ns(st, LG_H_PICKUP, w->pick.pickup_ns - t);
+            if (r->stamp_ns) record_ns(st, LG_H_SERVER_SEND, t - r->stamp_ns);
+        } else {
+            st->rx_user_tokens++;
         }
     }
     if (c.flags & LG_CHUNK_USAGE) {
@@ -232,10 +344,15 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
     lg_req *r = userdata;
     size_t n = size * nmemb;
-    int64_t t = rb_now_ns(); /* once per callback, applied to all its events */
+    /* Once per callback, applied to all its events: the delivery time, and
+     * the receive time from the pickup that read these bytes. */
+    int64_t tu = rb_now_ns();
+    int64_t t = lg_pickup_event_time(&r->w->pick, r->local_port, tu, &r->cb_kind);
     r->cb_ns = t;
+    r->cb_u_ns = tu;
     if (!r->first_byte_ns) r->first_byte_ns = t;
     r->last_byte_ns = t;
+    r->last_byte_u_ns = tu;
     if (r->w->o->stream) {
         if (lg_sse_feed(&r->sse, ptr, n) < 0) {
             r->malformed = 1;
@@ -272,7 +389,23 @@ static int on_prereq(void *clientp, char *conn_primary_ip, char *conn_local_ip,
                      int conn_primary_port, int conn_local_port)
 {
     lg_req *r = clientp;
+    r->local_port = conn_local_port;
     return ++r->attempts > 1 ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
+}
+
+/* Every new connection asks the kernel for receive stamps. */
+static int on_sockopt(void *clientp, curl_socket_t fd, curlsocktype purpose)
+{
+    lg_worker *w = clientp;
+    if (purpose == CURLSOCKTYPE_IPCXN && w->rx_kernel && lg_rx_enable((int)fd) != 0)
+        w->slot->rx_enable_failed++;
+    return CURL_SOCKOPT_OK;
+}
+
+static void sample_clock(lg_worker *w)
+{
+    int64_t a = rb_now_ns(), real = rb_wall_ns(), b = rb_now_ns();
+    lg_clock_map_sample(&w->clock, a, real, b);
 }
 
 /* ---- request objects -------------------------------------------------- */
@@ -311,6 +444,11 @@ static lg_req *req_new(lg_worker *w)
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
     curl_easy_setopt(e, CURLOPT_PREREQDATA, r);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
+    curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, w);
+    /* No proxy from the environment: requests go to the target, which the
+     * loopback guard has checked, and nowhere else. */
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
@@ -331,6 +469,7 @@ static lg_req *req_get(lg_worker *w)
     lg_sse_reset(&r->sse);
     r->in_use = 1;
     r->first_byte_ns = r->first_token_ns = r->last_token_ns = r->last_byte_ns = r->cb_ns = 0;
+    r->first_token_u_ns = r->last_token_u_ns = r->last_byte_u_ns = r->cb_u_ns = 0;
     r->max_itl_ns = 0;
     r->content_chunks = 0;
     r->usage_prompt = r->usage_completion = -1;
@@ -425,6 +564,7 @@ static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
             }
             if (c.flags & LG_CHUNK_CONTENT) r->content_chunks = 1;
             r->first_token_ns = r->last_byte_ns; /* TTFT = E2E without streaming */
+            r->first_token_u_ns = r->last_byte_u_ns;
         }
         if (w->in_window) w->events++;
         stats_of(w, r->stage)->events++;
@@ -435,6 +575,8 @@ static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
         .dispatch_ns = r->dispatch_ns,
         .first_token_ns = r->first_token_ns,
         .end_ns = r->last_byte_ns ? r->last_byte_ns : rb_now_ns(),
+        .first_token_u_ns = r->first_token_u_ns,
+        .end_u_ns = r->last_byte_u_ns,
         .input_tokens = r->usage_prompt >= 0 ? r->usage_prompt : r->ds_input_tokens,
         .output_tokens = r->usage_completion >= 0 ? r->usage_completion : r->content_chunks,
         .max_itl_ns = r->max_itl_ns,
@@ -494,8 +636,32 @@ static void on_poll(uv_poll_t *h, int status, int events)
     if (status < 0) flags = CURL_CSELECT_ERR;
     if (!status && (events & UV_READABLE)) flags |= CURL_CSELECT_IN;
     if (!status && (events & UV_WRITABLE)) flags |= CURL_CSELECT_OUT;
+    if (flags & CURL_CSELECT_IN) {
+        /* The pickup: before curl reads, ask the kernel when the waiting
+         * bytes arrived. */
+        w->pick =
+            (lg_pickup){.conn = c->local_port, .pickup_ns = t0, .queued_bytes = -1, .stage = -1};
+        if (w->rx_kernel) {
+            int64_t real;
+            if (lg_rx_peek(c->fd, &real, &w->pick.queued_bytes) == 1) {
+                int64_t k = lg_clock_map_to_mono(&w->clock, real);
+                /* A stamp from before the pickup, and not absurdly old
+                 * (a clock step), is taken. */
+                if (k > 0 && k <= t0 + 1000 && t0 - k < 60000000000LL) w->pick.kernel_ns = k;
+            }
+        }
+    }
     int running;
     curl_multi_socket_action(w->multi, c->fd, flags, &running);
+    if (w->pick.conn >= 0) {
+        if (w->pick.tokens > 0) {
+            lg_stage_stats *st = stats_of(w, w->pick.stage);
+            st->pickups++;
+            if (w->pick.tokens == 1) st->rx_exact_tokens++;
+            if (w->pick.queued_bytes >= 0) record_ns(st, LG_H_RXQ, w->pick.queued_bytes);
+        }
+        w->pick.conn = -1;
+    }
     check_multi_info(w);
     svc_end(w, t0);
 }
@@ -522,6 +688,15 @@ static int on_socket(CURL *e, curl_socket_t s, int action, void *userp, void *so
         if (!c) return -1;
         c->fd = s;
         c->w = w;
+        struct sockaddr_storage sa;
+        socklen_t sl = sizeof sa;
+        c->local_port = -1;
+        if (getsockname(s, (struct sockaddr *)&sa, &sl) == 0) {
+            if (sa.ss_family == AF_INET)
+                c->local_port = ntohs(((struct sockaddr_in *)&sa)->sin_port);
+            else if (sa.ss_family == AF_INET6)
+                c->local_port = ntohs(((struct sockaddr_in6 *)&sa)->sin6_port);
+        }
         if (uv_poll_init_socket(&w->loop, &c->poll, s) != 0) {
             free(c);
             return -1;
@@ -582,8 +757,8 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
     lg_stage_stats *st = stats_of(w, a->stage);
     lg_stats_record_dispatch(st, intended_ns, now, w->p->lag_bound_ns);
     if (w->slot->n_sample < LG_SAMPLE_PER_WORKER) {
-        w->sample[w->slot->n_sample] =
-            (lg_dispatch_sample){.index = a->index, .dispatch_ns = now, .stage = a->stage};
+        w->sample[w->slot->n_sample] = (lg_dispatch_sample){
+            .index = a->index, .dispatch_ns = now, .intended_ns = intended_ns, .stage = a->stage};
         w->slot->n_sample++;
     }
     if (!r) {
@@ -631,9 +806,23 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
 
 static void on_dispatch_timer(rb_timer *t);
 
-static void end_schedule(lg_worker *w)
+static int fetch_next(lg_worker *w);
+
+/* Arrivals never sent, when a stop or the deadline cut the schedule short:
+ * counted per stage (bounded: at most the rest of this worker's schedule). */
+static void count_not_dispatched(lg_worker *w)
+{
+    if (w->p->closed) return;
+    for (uint64_t n = 0; n < 100000000ULL && fetch_next(w); n++) {
+        stats_of(w, w->next.stage)->not_dispatched++;
+        w->have_next = 0;
+    }
+}
+
+static void end_schedule(lg_worker *w, int cut)
 {
     if (w->sched_done) return;
+    if (cut) count_not_dispatched(w);
     w->sched_done = 1;
     w->have_next = 0;
     rb_timer_stop(&w->dispatch);
@@ -668,11 +857,11 @@ static void dispatch_due(lg_worker *w)
     int n = 0;
     for (;;) {
         if (__atomic_load_n(&w->sh->stop, __ATOMIC_RELAXED)) {
-            end_schedule(w);
+            end_schedule(w, w->sh->interrupted);
             break;
         }
         if (!fetch_next(w)) {
-            end_schedule(w);
+            end_schedule(w, 0);
             break;
         }
         if (w->cap && w->in_flight >= w->cap) break; /* a completion calls back */
@@ -684,8 +873,10 @@ static void dispatch_due(lg_worker *w)
                 rb_timer_start_at(&w->dispatch, intended, on_dispatch_timer);
             break;
         }
-        if (w->next.stage != w->slot->cur_stage)
+        if (w->next.stage != w->slot->cur_stage) {
             __atomic_store_n(&w->slot->cur_stage, w->next.stage, __ATOMIC_RELAXED);
+            if (w->in_window) account_stage(w, w->next.stage);
+        }
         dispatch_one(w, &w->next, intended, now);
         w->have_next = 0;
         if (++n >= LG_BATCH) {
@@ -744,7 +935,7 @@ static void on_tick(uv_timer_t *t)
     if (stop) {
         /* The schedule may already have ended in dispatch_due on seeing
          * the flag; the drain clock starts here either way. */
-        end_schedule(w);
+        end_schedule(w, w->sh->interrupted);
         if (!w->drain_deadline_ns) {
             __atomic_store_n(&w->slot->state, LG_W_DRAINING, __ATOMIC_RELAXED);
             w->drain_deadline_ns = now + w->o->drain_timeout_ns;
@@ -755,9 +946,10 @@ static void on_tick(uv_timer_t *t)
                   (w->p->end_deadline_ns && now >= w->p->end_deadline_ns);
         if (cut) cancel_all(w);
     } else if (!w->sched_done && w->p->end_deadline_ns && now >= w->p->end_deadline_ns) {
-        end_schedule(w);
+        end_schedule(w, 1);
         cancel_all(w);
     }
+    if (w->rx_kernel) sample_clock(w);
     if (now - w->last_lag_ns >= 250000000LL) {
         w->last_lag_ns = now;
         int s = __atomic_load_n(&w->slot->cur_stage, __ATOMIC_RELAXED);
@@ -834,6 +1026,16 @@ int lg_worker_run(const lg_plan *p, int id)
     w->cap = lg_plan_worker_cap(p, id);
     if (w->cap == 0 || w->cap > p->o->max_conn_per_worker) w->cap = p->o->max_conn_per_worker;
     w->closed_next = id;
+    w->pick.conn = -1;
+    w->acc_stage = -1;
+    w->rx_kernel = p->o->receive_clock == LG_RXC_KERNEL;
+    w->rx_keeper = -1;
+    if (w->rx_kernel) {
+        sample_clock(w);
+        /* Before the run's start (t0 leaves a margin): the kernel stamps
+         * packets only once its deferred switch is on. */
+        w->rx_keeper = lg_rx_keep_on();
+    }
     w->rng = (p->o->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(id + 1) * 0xBF58476D1CE4E5B9ULL;
     if (!w->rng) w->rng = 1;
     char err[256] = "";
@@ -903,6 +1105,7 @@ int lg_worker_run(const lg_plan *p, int id)
     w->in_window = 1;
     w->slot->window_start_ns = rb_now_ns();
     w->idle_at_start_ns = uv_metrics_idle_time(&w->loop);
+    account_stage(w, 0);
     {
         struct rusage ru;
         if (getrusage(RUSAGE_SELF, &ru) == 0) w->nivcsw_at_start = (int64_t)ru.ru_nivcsw;
@@ -940,6 +1143,7 @@ out_sched:
     lg_sched_free(w->sched);
     if (w->detailed) fclose(w->detailed);
     free(w->detailed_buf);
+    if (w->rx_keeper >= 0) close(w->rx_keeper);
     w->slot->exit_code = rc;
     free(w);
     return rc;

@@ -3,6 +3,7 @@
 #include "mdl_verdict.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,92 +20,202 @@ const char *mdl_verdict_name(mdl_verdict_level level)
     return "?";
 }
 
-static void decide(mdl_verdict *out, mdl_verdict_level level, const char *fmt, double a, double b)
+mdl_verdict_input mdl_verdict_input_none(void)
+{
+    return (mdl_verdict_input){
+        .max_rho = NAN,
+        .predicted_wq_us = NAN,
+        .delay_mean_us = NAN,
+        .delay_p99_us = NAN,
+        .pickup_mean_us = NAN,
+        .wire_share = NAN,
+        .rxq_max_bytes = NAN,
+        .run_delay_share = NAN,
+        .steal_share = NAN,
+        .lag_p99_us = NAN,
+        .achieved_ratio = NAN,
+        .arrival_p_value = NAN,
+        .arrival_d = NAN,
+        .safe_rho = NAN,
+        .budget_mean_us = MDL_VERDICT_DEFAULT_BUDGET_MEAN_US,
+        .budget_p99_us = MDL_VERDICT_DEFAULT_BUDGET_P99_US,
+    };
+}
+
+static void say(mdl_verdict *out, mdl_verdict_level level, const char *cause, const char *fmt, ...)
 {
     out->level = level;
-    snprintf(out->reason, sizeof out->reason, fmt, a, b);
+    out->cause = cause;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->reason, sizeof out->reason, fmt, ap);
+    va_end(ap);
+}
+
+static void append(mdl_verdict *out, const char *fmt, ...)
+{
+    size_t used = strlen(out->reason);
+    if (used + 1 >= sizeof out->reason) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->reason + used, sizeof out->reason - used, fmt, ap);
+    va_end(ap);
+}
+
+/* The cause of a client delay, from the evidence the run carries. */
+static const char *delay_cause(const mdl_verdict_input *in)
+{
+    if (in->max_rho >= MDL_VERDICT_QUEUE_RHO) return "client queue";
+    if (in->predicted_wq_us > 0 && in->pickup_mean_us > 0 &&
+        in->predicted_wq_us >= 0.5 * in->pickup_mean_us)
+        return "client queue";
+    return "host";
+}
+
+/* ": the host (run-queue wait 3.1% of the window, steal 0.0%, max rho 0.06)" */
+static void append_cause(mdl_verdict *out, const mdl_verdict_input *in, const char *cause)
+{
+    if (strcmp(cause, "client queue") == 0) {
+        append(out, ": the client's own queue (max worker rho %.2f", in->max_rho);
+        if (isfinite(in->predicted_wq_us)) append(out, ", PK W_q %.0f us", in->predicted_wq_us);
+        append(out, ")");
+        return;
+    }
+    append(out, ": the host, not the client's queue (max worker rho %.2f", in->max_rho);
+    if (isfinite(in->run_delay_share))
+        append(out, ", run-queue wait %.1f%% of the window", 100.0 * in->run_delay_share);
+    if (isfinite(in->steal_share)) append(out, ", steal %.1f%%", 100.0 * in->steal_share);
+    append(out, ")");
+}
+
+/* Which budget the delay is over, if any: 1 mean, 2 p99, 0 none. */
+static int over_budget(const mdl_verdict_input *in, double factor, double bm, double bp)
+{
+    if (in->delay_mean_us > factor * bm) return 1;
+    if (in->delay_p99_us > factor * bp) return 2;
+    return 0;
+}
+
+static void say_delay(mdl_verdict *out, mdl_verdict_level level, const mdl_verdict_input *in,
+                      int which, double factor, double bm, double bp)
+{
+    const char *cause = delay_cause(in);
+    const char *times = factor > 1 ? "10x " : "";
+    if (which == 1)
+        say(out, level, cause, "client delay per token mean %.0f us > %sbudget %.0f us",
+            in->delay_mean_us, times, bm);
+    else
+        say(out, level, cause, "client delay per token p99 %.0f us > %sbudget %.0f us",
+            in->delay_p99_us, times, bp);
+    append_cause(out, in, cause);
 }
 
 void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out)
 {
-    double budget = isfinite(in->budget_us) && in->budget_us > 0.0 ? in->budget_us
-                                                                   : MDL_VERDICT_DEFAULT_BUDGET_US;
+    double bm = isfinite(in->budget_mean_us) && in->budget_mean_us > 0
+                    ? in->budget_mean_us
+                    : MDL_VERDICT_DEFAULT_BUDGET_MEAN_US;
+    double bp = isfinite(in->budget_p99_us) && in->budget_p99_us > 0
+                    ? in->budget_p99_us
+                    : MDL_VERDICT_DEFAULT_BUDGET_P99_US;
+    int wire = in->wire_share >= MDL_VERDICT_WIRE_SHARE;
+    memset(out, 0, sizeof *out);
+    out->wire_timed = wire;
+    out->user_timed_biased = over_budget(in, 1.0, bm, bp) != 0;
+    const double F = MDL_VERDICT_BIASED_FACTOR;
+
     /* NAN compares false, so an unmeasured figure never fires a rule. */
     if (in->achieved_ratio < MDL_VERDICT_BIASED_ACHIEVED_RATIO) {
-        decide(out, MDL_VERDICT_BIASED, "achieved rate %.1f%% of requested < %.0f%%",
-               100.0 * in->achieved_ratio, 100.0 * MDL_VERDICT_BIASED_ACHIEVED_RATIO);
-        return;
-    }
-    if (in->max_rho >= MDL_VERDICT_BIASED_RHO) {
-        decide(out, MDL_VERDICT_BIASED, "max worker rho %.2f >= %.2f", in->max_rho,
-               MDL_VERDICT_BIASED_RHO);
-        return;
-    }
-    if (in->predicted_wq_us > MDL_VERDICT_BIASED_FACTOR * budget) {
-        decide(out, MDL_VERDICT_BIASED, "predicted client W_q %.0f us > 10x budget %.0f us",
-               in->predicted_wq_us, budget);
+        say(out, MDL_VERDICT_BIASED, "rate", "achieved rate %.1f%% of requested < %.0f%%",
+            100.0 * in->achieved_ratio, 100.0 * MDL_VERDICT_BIASED_ACHIEVED_RATIO);
         return;
     }
     if (in->lag_p99_us > MDL_VERDICT_BIASED_LAG_US) {
-        decide(out, MDL_VERDICT_BIASED, "schedule lag p99 %.0f us > %.0f us", in->lag_p99_us,
-               MDL_VERDICT_BIASED_LAG_US);
+        say(out, MDL_VERDICT_BIASED, "schedule", "schedule lag p99 %.0f us > %.0f us",
+            in->lag_p99_us, MDL_VERDICT_BIASED_LAG_US);
         return;
     }
-    if (in->overhead_p99_us > MDL_VERDICT_BIASED_FACTOR * budget) {
-        decide(out, MDL_VERDICT_BIASED, "client overhead p99 %.0f us > 10x budget %.0f us",
-               in->overhead_p99_us, budget);
-        if (in->max_rho < MDL_VERDICT_UNCERTIFIED_RHO) {
-            size_t used = strlen(out->reason);
-            snprintf(out->reason + used, sizeof out->reason - used,
-                     " with max worker rho %.2f: the host (CPUs shared or busy), not the "
-                     "client's own queue",
-                     in->max_rho);
-        }
+    if (in->max_rho >= MDL_VERDICT_BIASED_RHO) {
+        say(out, MDL_VERDICT_BIASED, "client queue", "max worker rho %.2f >= %.2f", in->max_rho,
+            MDL_VERDICT_BIASED_RHO);
         return;
+    }
+    if (in->rxq_max_bytes >= MDL_VERDICT_RXQ_BYTES && in->delay_p99_us > bp) {
+        say(out, MDL_VERDICT_BIASED, "flow control",
+            "receive queue reached %.0f KiB at a pickup while the client delay p99 was %.0f us "
+            "(> %.0f us): TCP flow control may have held the server back",
+            in->rxq_max_bytes / 1024.0, in->delay_p99_us, bp);
+        return;
+    }
+    if (!wire) {
+        int which = over_budget(in, F, bm, bp);
+        if (which) {
+            say_delay(out, MDL_VERDICT_BIASED, in, which, F, bm, bp);
+            return;
+        }
     }
 
     if (isfinite(in->safe_rho)) {
         if (in->max_rho > in->safe_rho) {
-            decide(out, MDL_VERDICT_AT_RISK, "max worker rho %.2f > certified safe rho %.2f",
-                   in->max_rho, in->safe_rho);
+            say(out, MDL_VERDICT_AT_RISK, "client queue",
+                "max worker rho %.2f > certified safe rho %.2f", in->max_rho, in->safe_rho);
             return;
         }
     } else if (in->max_rho > MDL_VERDICT_UNCERTIFIED_RHO) {
-        {
-            decide(out, MDL_VERDICT_AT_RISK, "max worker rho %.2f > %.2f (no certificate)",
-                   in->max_rho, MDL_VERDICT_UNCERTIFIED_RHO);
-            return;
-        }
+        say(out, MDL_VERDICT_AT_RISK, "client queue", "max worker rho %.2f > %.2f (no certificate)",
+            in->max_rho, MDL_VERDICT_UNCERTIFIED_RHO);
+        return;
     }
-    if (in->predicted_wq_us > budget) {
-        decide(out, MDL_VERDICT_AT_RISK, "predicted client W_q %.0f us > budget %.0f us",
-               in->predicted_wq_us, budget);
+    if (!wire && in->predicted_wq_us > bm) {
+        say(out, MDL_VERDICT_AT_RISK, "client queue",
+            "predicted client W_q %.0f us > budget %.0f us", in->predicted_wq_us, bm);
         return;
     }
     if (in->lag_p99_us > MDL_VERDICT_AT_RISK_LAG_US) {
-        decide(out, MDL_VERDICT_AT_RISK, "schedule lag p99 %.0f us > %.0f us", in->lag_p99_us,
-               MDL_VERDICT_AT_RISK_LAG_US);
-        return;
-    }
-    double transport = isfinite(in->transport_us) && in->transport_us > 0 ? in->transport_us : 0.0;
-    if (in->overhead_mean_us - transport > budget) {
-        decide(out, MDL_VERDICT_AT_RISK,
-               "client delay per token %.0f us over transport > budget %.0f us",
-               in->overhead_mean_us - transport, budget);
+        say(out, MDL_VERDICT_AT_RISK, "schedule", "schedule lag p99 %.0f us > %.0f us",
+            in->lag_p99_us, MDL_VERDICT_AT_RISK_LAG_US);
         return;
     }
     if (in->arrival_p_value < MDL_VERDICT_AT_RISK_ARRIVAL_P &&
         !(in->arrival_d <= MDL_VERDICT_AT_RISK_ARRIVAL_D)) {
-        decide(out, MDL_VERDICT_AT_RISK, "arrival test p-value %.2g < %.3g", in->arrival_p_value,
-               MDL_VERDICT_AT_RISK_ARRIVAL_P);
+        say(out, MDL_VERDICT_AT_RISK, "schedule",
+            "arrival test p-value %.2g < %.3g (KS D %.3f): the offered gaps differ from the "
+            "intended ones",
+            in->arrival_p_value, MDL_VERDICT_AT_RISK_ARRIVAL_P, in->arrival_d);
         return;
     }
+    if (!wire) {
+        int which = over_budget(in, 1.0, bm, bp);
+        if (which) {
+            say_delay(out, MDL_VERDICT_AT_RISK, in, which, 1.0, bm, bp);
+            return;
+        }
+    }
 
+    out->level = MDL_VERDICT_OK;
+    out->cause = "none";
     char rho[48] = "rho not measured";
     if (isfinite(in->max_rho)) snprintf(rho, sizeof rho, "max worker rho %.2f", in->max_rho);
-    char wq[64] = "";
-    if (isfinite(in->predicted_wq_us))
-        snprintf(wq, sizeof wq, ", predicted W_q %.1f us", in->predicted_wq_us);
-    out->level = MDL_VERDICT_OK;
-    snprintf(out->reason, sizeof out->reason, "%s%s within budget %.0f us", rho, wq, budget);
+    snprintf(out->reason, sizeof out->reason, "%s%s", rho, wire ? ", wire-timed" : "");
+    if (out->user_timed_biased) {
+        /* Wire-timed: the delay is reported, not counted. */
+        int which = over_budget(in, 1.0, bm, bp);
+        const char *cause = delay_cause(in);
+        out->cause = cause;
+        if (which == 1)
+            append(out, "; client delay per token mean %.0f us > budget %.0f us", in->delay_mean_us,
+                   bm);
+        else
+            append(out, "; client delay per token p99 %.0f us > budget %.0f us", in->delay_p99_us,
+                   bp);
+        append_cause(out, in, cause);
+        append(out, "; user-timed figures would have been biased, the wire-timed ones are not");
+        return;
+    }
+    if (isfinite(in->delay_mean_us))
+        append(out,
+               "; client delay per token mean %.0f us, p99 %.0f us within budgets %.0f/%.0f us",
+               in->delay_mean_us, in->delay_p99_us, bm, bp);
+    else
+        append(out, " within budget");
 }

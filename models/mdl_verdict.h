@@ -1,34 +1,47 @@
-/* mdl_verdict: the judgement every report carries on the client's own bias.
- * Pure: takes what the run measured, returns a level and a one-line reason.
+/* mdl_verdict: the judgement every report (and every stage of it) carries on
+ * the client's own bias. Pure: takes what the run measured, returns a level,
+ * the cause named from evidence, and a one-line reason naming the deciding
+ * figure ("max worker rho 0.93 >= 0.90").
  *
- * The rules, checked in this order; the first that fires decides, and the
- * reason names its figure ("max worker rho 0.93 >= 0.90"). A figure that was
- * not measured (NAN) never fires a rule. b is budget_us (100 when not > 0).
- *   BIASED   achieved/requested rate < 0.95   (the client could not keep up:
- *                                              the offered load was not offered)
- *            max worker rho >= 0.90           (PK's 1/(1-rho) has left its knee)
- *            predicted W_q > 10 b
- *            schedule lag p99 > 10 ms
- *            client overhead per token p99 > 10 b (when max rho < 0.5 the
- *                                              reason says the host, not the
- *                                              client's own queue, is to blame)
+ * Two kinds of figures are judged apart:
+ *  - What biases every latency the report gives, wire-timed or not: the load
+ *    that was offered (achieved rate, schedule lag, arrival process), a loop
+ *    so busy that it falls behind (rho), and a receive queue so deep that TCP
+ *    flow control may have held the server back.
+ *  - The client's own delay per token (kernel arrival to delivery). When the
+ *    receive times come from the kernel (wire-timed: wire_share >= 0.99) it
+ *    no longer enters the headline figures, so it cannot lower the verdict:
+ *    the verdict sets user_timed_biased and says that figures timed on
+ *    delivery (the report's user_timed block) would have been biased. When
+ *    the times are the loop's own, it is judged like for like: the mean
+ *    against the mean budget, the p99 against the p99 budget.
+ *
+ * The rules, checked in this order; the first that fires decides. A figure
+ * that was not measured (NAN) never fires a rule. Thresholds are strict (>)
+ * except rho >= 0.90 and ratio < 0.95.
+ *   BIASED   achieved/requested rate < 0.95                   cause "rate"
+ *            schedule lag p99 > 10 ms                         cause "schedule"
+ *            max worker rho >= 0.90                           cause "client queue"
+ *            receive queue max >= 64 KiB while the client delay p99 is over
+ *            its budget (the default initial receive window: the server may
+ *            have been stopped by flow control)                cause "flow control"
+ *            not wire-timed: delay mean > 10 x mean budget, or
+ *            delay p99 > 10 x p99 budget                      cause from evidence
  *   AT-RISK  max worker rho > the certificate's safe_rho, or, without a
- *            certificate, > 0.5 (W_q is then already E[S^2]/E[S], about one
- *            to two service times, and grows fast)
- *            predicted W_q > b
- *            schedule lag p99 > 1 ms
- *            client delay per token, mean, over transport > b (the mean
- *            overhead less the certificate's transport term; the budget,
- *            like PK's W_q, is a mean: a p99 over b is the host's wake-up
- *            noise at any load and would make every run AT-RISK)
- *            arrival test p-value < 0.001 and KS statistic D > 0.05 (the
- *            offered process is measurably not the one asked for, so PK's
- *            Poisson premise fails too; with tens of thousands of gaps a
- *            few microseconds of dispatch jitter alone reach p < 0.001,
- *            hence the effect size)
- *   OK       otherwise; the reason gives max rho and W_q against the budget.
- * Boundaries: a figure exactly at an AT-RISK threshold is OK (strict >), rho
- * exactly 0.90 is BIASED (>=), a ratio of exactly 0.95 is not BIASED. */
+ *            certificate, > 0.5                               cause "client queue"
+ *            not wire-timed: predicted W_q > mean budget      cause "client queue"
+ *            schedule lag p99 > 1 ms                          cause "schedule"
+ *            arrival test p < 0.001 with KS D > 0.05          cause "schedule"
+ *            not wire-timed: delay mean > mean budget, or p99 > p99 budget
+ *                                                             cause from evidence
+ *   OK       otherwise. When wire-timed and the delay is over a budget, the
+ *            reason says so, with its cause, and user_timed_biased is set.
+ * The cause of a client delay, from evidence:
+ *   "client queue"  max rho >= 0.5, or PK's W_q explains at least half the
+ *                   measured pickup delay
+ *   "host"          otherwise: the reason gives the run-queue wait share and
+ *                   the steal share when measured (wake-ups of an idle vCPU
+ *                   show in neither, and are the host's too). */
 #ifndef MDL_VERDICT_H
 #define MDL_VERDICT_H
 
@@ -38,7 +51,8 @@ typedef enum {
     MDL_VERDICT_BIASED = 2
 } mdl_verdict_level;
 
-#define MDL_VERDICT_DEFAULT_BUDGET_US 100.0
+#define MDL_VERDICT_DEFAULT_BUDGET_MEAN_US 100.0
+#define MDL_VERDICT_DEFAULT_BUDGET_P99_US 2000.0
 #define MDL_VERDICT_BIASED_ACHIEVED_RATIO 0.95
 #define MDL_VERDICT_BIASED_RHO 0.90
 #define MDL_VERDICT_BIASED_FACTOR 10.0
@@ -47,24 +61,38 @@ typedef enum {
 #define MDL_VERDICT_AT_RISK_LAG_US 1000.0
 #define MDL_VERDICT_AT_RISK_ARRIVAL_P 0.001
 #define MDL_VERDICT_AT_RISK_ARRIVAL_D 0.05
+#define MDL_VERDICT_WIRE_SHARE 0.99
+#define MDL_VERDICT_RXQ_BYTES 65536.0
+#define MDL_VERDICT_QUEUE_RHO 0.5
 
 typedef struct mdl_verdict_input {
-    double max_rho;          /* the largest per-worker measured utilisation, [0,1] */
-    double predicted_wq_us;  /* PK's W_q from the run's own moments, worst worker (NAN: unknown) */
-    double overhead_p99_us;  /* client overhead per token, p99 (NAN: no stamps) */
-    double overhead_mean_us; /* client overhead per token, mean (NAN: no stamps) */
-    double transport_us;     /* the certificate's transport term (NAN or 0: none) */
-    double lag_p99_us;       /* schedule lag p99 (NAN: closed loop) */
-    double achieved_ratio;   /* achieved / requested rate (NAN: closed loop or infinite rate) */
-    double arrival_p_value;  /* the arrival test's p-value (NAN: not tested) */
-    double arrival_d;        /* its KS statistic D (NAN: unknown, p alone decides) */
-    double safe_rho;         /* from the certificate (NAN: none) */
-    double budget_us;        /* the client-delay budget (default 100) */
+    double max_rho;         /* the largest per-worker measured utilisation, [0,1] */
+    double predicted_wq_us; /* PK's W_q from the run's own moments, worst worker */
+    double delay_mean_us;   /* the client's own delay per token, mean */
+    double delay_p99_us;    /* ... and p99 */
+    double pickup_mean_us;  /* kernel arrival to the loop's pickup, mean */
+    double wire_share;      /* share of tokens with a kernel receive time, [0,1] */
+    double rxq_max_bytes;   /* the deepest receive queue seen at a pickup */
+    double run_delay_share; /* worst worker: runnable-but-waiting time over its window */
+    double steal_share;     /* the host's steal time over its CPU time */
+    double lag_p99_us;      /* schedule lag p99 (NAN: closed loop) */
+    double achieved_ratio;  /* achieved / requested rate (NAN: closed loop, infinite rate) */
+    double arrival_p_value; /* the arrival test's p-value */
+    double arrival_d;       /* its KS statistic D (NAN: p alone decides) */
+    double safe_rho;        /* from the certificate (NAN: none) */
+    double budget_mean_us;  /* the client-delay budgets (defaults above when not > 0) */
+    double budget_p99_us;
 } mdl_verdict_input;
+
+/* An input with every figure unmeasured (NAN) and the default budgets. */
+mdl_verdict_input mdl_verdict_input_none(void);
 
 typedef struct mdl_verdict {
     mdl_verdict_level level;
-    char reason[256];
+    const char *cause;     /* "none", "rate", "schedule", "client queue", "flow control", "host" */
+    int wire_timed;        /* the headline figures are wire-timed */
+    int user_timed_biased; /* the client's delay was over a budget */
+    char reason[320];
 } mdl_verdict;
 
 void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out);

@@ -17,14 +17,22 @@ for k in 2 0; do
   in_range "$(jnum "$out" .median_itl_ms)" 5 7 "k=$k median ITL"
   in_range "$(jnum "$out" .median_ttft_dispatch_ms)" 20 30 "k=$k median TTFT from dispatch"
   [ "$(jnum "$out" .total_output_tokens)" -eq $((80 * 12)) ] || fail "output tokens"
-  jq -e '.load_mode == "open" and .interrupted == false and (.stages | length) == 1
+  jq -e '.client_bias.receive.kernel_tokens as $kt | .load_mode == "open" and .interrupted == false and (.stages | length) == 1
          and (.client_bias.workers | length) >= 1
          and (.client_bias.workers[0] | has("rho") and has("callbacks") and has("callback_rate_per_s")
               and has("mean_service_us") and has("second_moment_us2") and has("events")
               and has("event_rate_per_s"))
          and (.client_bias.overhead_per_token_us | has("mean") and has("median") and has("p99"))
          and (.client_bias.verdict | IN("OK", "AT-RISK", "BIASED"))
-         and .client_bias.arrival_test.test == "ks"
+         and .client_bias.arrival_test.test == "ks2"
+         and (.client_bias.receive | .kernel_tokens + .user_tokens == 80 * 12
+              and .exact_tokens <= .kernel_tokens)
+         and (.receive_clock | IN("kernel", "mixed")) and .receive_clock_kernel_share > 0.9
+         and (.client_bias.client_delay_us | has("mean") and has("p50") and has("p99") and has("max")
+              and .n == $kt)
+         and (.client_bias.pickup_delay_us.n == .client_bias.client_delay_us.n)
+         and (.user_timed | has("median_itl_ms") and has("p99_ttft_ms"))
+         and (.stages[0].client_bias | has("verdict") and has("reason") and has("host"))
          and (.ntpot_breakdown_ms | has("queue") and has("prefill") and has("decode") and has("client"))
          and has("p99_ttft_ms") and has("median_schedule_lag_ms") and has("p99_schedule_lag_ms")
          and has("achieved_rate") and has("mean_ntpot_ms") and (.host | has("cpu_model"))' \
