@@ -65,6 +65,7 @@ void lg_bias_stage_figures(const lg_stage_stats *const *blocks, int k, const lg_
     lg_dist_of(lg_stats_hist_c(s, LG_H_SERVER_SEND), 1e3, &b->server_send_us);
     lg_dist_of(lg_stats_hist_c(s, LG_H_OVERHEAD), 1e3, &b->overhead_us);
     lg_dist_of(lg_stats_hist_c(s, LG_H_RXQ), 1.0, &b->rx_queue_bytes);
+    lg_dist_of(lg_stats_hist_c(s, LG_H_RX_WINDOW), 1e3, &b->rx_window_us);
     b->kernel_tokens = s->rx_kernel_tokens;
     b->exact_tokens = s->rx_exact_tokens;
     b->user_tokens = s->rx_user_tokens;
@@ -141,7 +142,9 @@ void lg_bias_judge(lg_bias_stage *b, const lg_bias_budget *budget)
     mdl_verdict_input vi = mdl_verdict_input_none();
     vi.max_rho = b->max_rho;
     vi.predicted_wq_us = b->predicted_wq_us;
-    vi.wire_share = b->wire_share;
+    /* Wire-timed means timed exactly: a batched token's kernel time is only
+     * an upper bound on its arrival. */
+    vi.wire_share = b->exact_share;
     vi.pickup_mean_us = b->pickup_delay_us.mean;
     vi.rxq_max_bytes = b->rx_queue_bytes.n ? b->rx_queue_bytes.max : NAN;
     vi.run_delay_share = b->run_delay_share;
@@ -156,6 +159,9 @@ void lg_bias_judge(lg_bias_stage *b, const lg_bias_budget *budget)
     vi.budget_mean_us = budget->mean_us;
     vi.budget_p99_us = budget->p99_us;
     if (b->client_delay_us.n && b->wire_share >= MDL_VERDICT_WIRE_SHARE) {
+        /* Kernel-timed (exactly or with a bound): kernel arrival to delivery.
+         * For batched tokens this is a lower bound, so it can only err
+         * towards too little delay; the exact share guards the verdict. */
         vi.delay_mean_us = b->client_delay_us.mean;
         vi.delay_p99_us = b->client_delay_us.p99;
     } else if (b->overhead_us.n) {

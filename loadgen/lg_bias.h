@@ -55,8 +55,10 @@ typedef struct lg_bias_stage {
     lg_dist client_delay_us, pickup_delay_us, processing_us, server_send_us;
     lg_dist overhead_us; /* the simulator's send stamp to delivery (server send + client) */
     lg_dist rx_queue_bytes;
+    lg_dist rx_window_us; /* batched tokens: width of their arrival window */
     uint64_t kernel_tokens, exact_tokens, user_tokens, pickups;
-    double wire_share, exact_share; /* NAN: no token */
+    double wire_share;  /* tokens with a kernel time (NAN: no token) */
+    double exact_share; /* tokens whose kernel time is exact within LG_RX_EXACT_TOL_NS */
     /* host evidence */
     double run_delay_share; /* worst worker: run-queue wait over its loop window */
     double run_delay_ms;    /* summed over workers */

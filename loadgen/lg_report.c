@@ -169,6 +169,7 @@ static void bias_figures_json(cJSON *b, const lg_bias_stage *x)
     dist_json(b, "processing_us", &x->processing_us);
     dist_json(b, "server_send_us", &x->server_send_us);
     dist_json(b, "rx_queue_bytes", &x->rx_queue_bytes);
+    dist_json(b, "rx_window_us", &x->rx_window_us);
     cJSON *rc = cJSON_AddObjectToObject(b, "receive");
     num(rc, "kernel_tokens", (double)x->kernel_tokens);
     num(rc, "exact_tokens", (double)x->exact_tokens);

@@ -39,6 +39,7 @@ enum {
     LG_H_SERVER_SEND,  /* per token: kernel arrival - the simulator's send stamp */
     LG_H_FAILED,       /* failed or cancelled requests: intended start to the failure */
     LG_H_RXQ,          /* bytes waiting in the socket's receive queue at each pickup */
+    LG_H_RX_WINDOW,    /* per batched token: width of its arrival window (lg_rxclock.h) */
     LG_N_HISTS
 };
 

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sched.h>
 #include <netinet/in.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
@@ -66,7 +68,6 @@ typedef struct lg_req {
 typedef struct sock_ctx {
     uv_poll_t poll;
     curl_socket_t fd;
-    int local_port; /* names the connection: curl gives it to each request */
     lg_worker *w;
 } sock_ctx;
 
@@ -111,10 +112,19 @@ struct lg_worker {
     int64_t last_lag_ns;
     int pending_kick;
     /* receive clock */
-    int rx_kernel;      /* --receive-clock kernel */
-    lg_clock_map clock; /* CLOCK_REALTIME -> CLOCK_MONOTONIC */
-    lg_pickup pick;     /* the pickup under way (conn -1: none) */
-    int rx_keeper;      /* a socket that keeps the kernel's stamping on (-1: none) */
+    int rx_kernel;       /* --receive-clock kernel */
+    lg_clock_map clock;  /* CLOCK_REALTIME -> CLOCK_MONOTONIC */
+    lg_rx_read rd;       /* the last stamped read (port -1: none) */
+    int64_t cb_entry_ns; /* the loop callback under way started then (0: none) */
+    int rx_keeper;       /* a socket that keeps the kernel's stamping on (-1: none) */
+    /* per connection, by descriptor: its local port, when its queue was
+     * last seen empty, and how many data segments it had received then */
+    struct conn_rx {
+        int port;
+        int known; /* segments is a count at an empty queue */
+        int64_t drained_ns, segments;
+    } * conn_rx;
+    size_t n_conn_rx;
     /* per-stage accounting of the loop and the host (acc_stage -1: closed) */
     int acc_stage;
     int64_t acc_t_ns, acc_idle_ns, acc_run_delay_ns, acc_nivcsw, acc_steal_ns, acc_cpu_ns;
@@ -155,13 +165,18 @@ static void client_cost(lg_worker *w)
     spin_ns((int64_t)(us * 1000.0));
 }
 
-static inline int64_t svc_begin(void)
+static void rx_close(lg_worker *w);
+
+/* A loop callback starts: its entry is the pickup time of what it reads. */
+static inline int64_t svc_begin(lg_worker *w)
 {
-    return rb_now_ns();
+    return w->cb_entry_ns = rb_now_ns();
 }
 
 static inline void svc_end(lg_worker *w, int64_t t0)
 {
+    rx_close(w);
+    w->cb_entry_ns = 0;
     if (!w->in_window) return;
     double dt = (double)(rb_now_ns() - t0);
     w->callbacks++;
@@ -305,13 +320,16 @@ static void on_sse_event(void *user, const char *data, size_t len)
         r->last_token_u_ns = tu;
         r->content_chunks++;
         if (r->stamp_ns) record_ns(st, LG_H_OVERHEAD, tu - r->stamp_ns);
-        if (r->cb_kind != LG_RX_DELIVERY) record_ns(st, LG_H_PROCESSING, tu - w->pick.pickup_ns);
+        if (r->cb_kind != LG_RX_DELIVERY && w->cb_entry_ns)
+            record_ns(st, LG_H_PROCESSING, tu - w->cb_entry_ns);
         if (r->cb_kind == LG_RX_KERNEL) {
             st->rx_kernel_tokens++;
-            w->pick.tokens++;
-            w->pick.stage = r->stage;
+            if (!w->rd.tokens && r->dispatch_ns > w->rd.lower_ns)
+                w->rd.lower_ns = r->dispatch_ns; /* nothing arrived before the request */
+            w->rd.tokens++;
+            w->rd.stage = r->stage;
             record_ns(st, LG_H_CLIENT_DELAY, tu - t);
-            record_ns(st, LG_H_PICKUP, w->pick.pickup_ns - t);
+            if (w->cb_entry_ns) record_ns(st, LG_H_PICKUP, w->cb_entry_ns - t);
             if (r->stamp_ns) record_ns(st, LG_H_SERVER_SEND, t - r->stamp_ns);
         } else {
             st->rx_user_tokens++;
@@ -347,7 +365,7 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
     /* Once per callback, applied to all its events: the delivery time, and
      * the receive time from the pickup that read these bytes. */
     int64_t tu = rb_now_ns();
-    int64_t t = lg_pickup_event_time(&r->w->pick, r->local_port, tu, &r->cb_kind);
+    int64_t t = lg_rx_event_time(&r->w->rd, r->local_port, r->w->cb_entry_ns, tu, &r->cb_kind);
     r->cb_ns = t;
     r->cb_u_ns = tu;
     if (!r->first_byte_ns) r->first_byte_ns = t;
@@ -394,12 +412,86 @@ static int on_prereq(void *clientp, char *conn_primary_ip, char *conn_local_ip,
 }
 
 /* Every new connection asks the kernel for receive stamps. */
+/* The receive bookkeeping of descriptor fd (NULL: no memory). */
+static struct conn_rx *conn_rx_of(lg_worker *w, int fd)
+{
+    if (fd < 0) return NULL;
+    if ((size_t)fd >= w->n_conn_rx) {
+        size_t n = w->n_conn_rx ? w->n_conn_rx : 256;
+        while (n <= (size_t)fd)
+            n *= 2;
+        struct conn_rx *a = realloc(w->conn_rx, n * sizeof *a);
+        if (!a) return NULL;
+        memset(a + w->n_conn_rx, 0, (n - w->n_conn_rx) * sizeof *a);
+        w->conn_rx = a;
+        w->n_conn_rx = n;
+    }
+    return &w->conn_rx[fd];
+}
+
 static int on_sockopt(void *clientp, curl_socket_t fd, curlsocktype purpose)
 {
     lg_worker *w = clientp;
-    if (purpose == CURLSOCKTYPE_IPCXN && w->rx_kernel && lg_rx_enable((int)fd) != 0)
-        w->slot->rx_enable_failed++;
+    if (purpose != CURLSOCKTYPE_IPCXN || !w->rx_kernel) return CURL_SOCKOPT_OK;
+    if (lg_rx_enable((int)fd) != 0) w->slot->rx_enable_failed++;
+    struct conn_rx *cr = conn_rx_of(w, (int)fd);
+    /* A new connection: nothing received yet; its port once connected. */
+    if (cr) *cr = (struct conn_rx){.port = -1, .known = 1};
     return CURL_SOCKOPT_OK;
+}
+
+/* Accounts the tokens of the last read: exact, or batched with a window. */
+static void rx_close(lg_worker *w)
+{
+    lg_rx_read *rd = &w->rd;
+    if (rd->port < 0 || !rd->tokens) return;
+    lg_stage_stats *st = stats_of(w, rd->stage);
+    st->pickups++;
+    int64_t win;
+    st->rx_exact_tokens += lg_rx_read_exact(rd, LG_RX_EXACT_TOL_NS, &win);
+    if (rd->tokens > 1)
+        mdl_hist_record_n(lg_stats_hist(st, LG_H_RX_WINDOW), (uint64_t)win, rd->tokens - 1);
+    rd->tokens = 0;
+}
+
+/* Every recv() curl makes, with its kernel stamp (lg_rxclock.h). */
+static void on_rx_read(void *ctx, int fd, ssize_t n, size_t len, int64_t real_ns)
+{
+    lg_worker *w = ctx;
+    rx_close(w);
+    struct conn_rx *cr = conn_rx_of(w, fd);
+    if (!cr) {
+        w->rd.port = -1;
+        return;
+    }
+    if (cr->port <= 0) cr->port = lg_rx_local_port(fd);
+    int64_t now = rb_now_ns();
+    int64_t k = real_ns ? lg_clock_map_to_mono(&w->clock, real_ns) : 0;
+    /* A stamp from before now, and not absurdly old (a clock step). */
+    if (k <= 0 || k > now + 1000 || now - k > 60000000000LL) k = 0;
+    /* The segment count is read before the queue's depth: a segment that
+     * arrives in between shows as a non-empty queue, and an empty queue
+     * makes the count a sound baseline for the next read. */
+    int64_t segs_now = lg_rx_data_segments(fd), left = -1;
+    int q;
+    if (ioctl(fd, SIOCINQ, &q) == 0) left = q;
+    w->rd = (lg_rx_read){.port = cr->port,
+                         .kernel_ns = k,
+                         .lower_ns = cr->drained_ns,
+                         .segments = cr->known && segs_now >= 0 ? segs_now - cr->segments : -1,
+                         .stage = 0};
+    if (left >= 0) {
+        lg_stage_stats *st = stats_of(w, w->slot->cur_stage);
+        record_ns(st, LG_H_RXQ, (int64_t)n + left); /* the queue's depth at the read */
+    }
+    if (left == 0 && segs_now >= 0) {
+        cr->known = 1;
+        cr->segments = segs_now;
+        cr->drained_ns = now;
+    } else {
+        cr->known = 0;
+    }
+    (void)len;
 }
 
 static void sample_clock(lg_worker *w)
@@ -629,39 +721,15 @@ static void kick_curl(lg_worker *w)
 
 static void on_poll(uv_poll_t *h, int status, int events)
 {
-    int64_t t0 = svc_begin();
     sock_ctx *c = (sock_ctx *)h;
     lg_worker *w = c->w;
+    int64_t t0 = svc_begin(w);
     int flags = 0;
     if (status < 0) flags = CURL_CSELECT_ERR;
     if (!status && (events & UV_READABLE)) flags |= CURL_CSELECT_IN;
     if (!status && (events & UV_WRITABLE)) flags |= CURL_CSELECT_OUT;
-    if (flags & CURL_CSELECT_IN) {
-        /* The pickup: before curl reads, ask the kernel when the waiting
-         * bytes arrived. */
-        w->pick =
-            (lg_pickup){.conn = c->local_port, .pickup_ns = t0, .queued_bytes = -1, .stage = -1};
-        if (w->rx_kernel) {
-            int64_t real;
-            if (lg_rx_peek(c->fd, &real, &w->pick.queued_bytes) == 1) {
-                int64_t k = lg_clock_map_to_mono(&w->clock, real);
-                /* A stamp from before the pickup, and not absurdly old
-                 * (a clock step), is taken. */
-                if (k > 0 && k <= t0 + 1000 && t0 - k < 60000000000LL) w->pick.kernel_ns = k;
-            }
-        }
-    }
     int running;
     curl_multi_socket_action(w->multi, c->fd, flags, &running);
-    if (w->pick.conn >= 0) {
-        if (w->pick.tokens > 0) {
-            lg_stage_stats *st = stats_of(w, w->pick.stage);
-            st->pickups++;
-            if (w->pick.tokens == 1) st->rx_exact_tokens++;
-            if (w->pick.queued_bytes >= 0) record_ns(st, LG_H_RXQ, w->pick.queued_bytes);
-        }
-        w->pick.conn = -1;
-    }
     check_multi_info(w);
     svc_end(w, t0);
 }
@@ -688,15 +756,6 @@ static int on_socket(CURL *e, curl_socket_t s, int action, void *userp, void *so
         if (!c) return -1;
         c->fd = s;
         c->w = w;
-        struct sockaddr_storage sa;
-        socklen_t sl = sizeof sa;
-        c->local_port = -1;
-        if (getsockname(s, (struct sockaddr *)&sa, &sl) == 0) {
-            if (sa.ss_family == AF_INET)
-                c->local_port = ntohs(((struct sockaddr_in *)&sa)->sin_port);
-            else if (sa.ss_family == AF_INET6)
-                c->local_port = ntohs(((struct sockaddr_in6 *)&sa)->sin6_port);
-        }
         if (uv_poll_init_socket(&w->loop, &c->poll, s) != 0) {
             free(c);
             return -1;
@@ -712,8 +771,8 @@ static int on_socket(CURL *e, curl_socket_t s, int action, void *userp, void *so
 
 static void on_curl_timeout(uv_timer_t *t)
 {
-    int64_t t0 = svc_begin();
     lg_worker *w = t->data;
+    int64_t t0 = svc_begin(w);
     kick_curl(w);
     svc_end(w, t0);
 }
@@ -894,8 +953,8 @@ static void dispatch_due(lg_worker *w)
 
 static void on_dispatch_timer(rb_timer *t)
 {
-    int64_t t0 = svc_begin();
     lg_worker *w = t->data;
+    int64_t t0 = svc_begin(w);
     dispatch_due(w);
     svc_end(w, t0);
 }
@@ -1026,7 +1085,7 @@ int lg_worker_run(const lg_plan *p, int id)
     w->cap = lg_plan_worker_cap(p, id);
     if (w->cap == 0 || w->cap > p->o->max_conn_per_worker) w->cap = p->o->max_conn_per_worker;
     w->closed_next = id;
-    w->pick.conn = -1;
+    w->rd.port = -1;
     w->acc_stage = -1;
     w->rx_kernel = p->o->receive_clock == LG_RXC_KERNEL;
     w->rx_keeper = -1;
@@ -1035,6 +1094,7 @@ int lg_worker_run(const lg_plan *p, int id)
         /* Before the run's start (t0 leaves a margin): the kernel stamps
          * packets only once its deferred switch is on. */
         w->rx_keeper = lg_rx_keep_on();
+        lg_rx_set_hook(on_rx_read, w);
     }
     w->rng = (p->o->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(id + 1) * 0xBF58476D1CE4E5B9ULL;
     if (!w->rng) w->rng = 1;
@@ -1144,6 +1204,8 @@ out_sched:
     if (w->detailed) fclose(w->detailed);
     free(w->detailed_buf);
     if (w->rx_keeper >= 0) close(w->rx_keeper);
+    lg_rx_set_hook(NULL, NULL);
+    free(w->conn_rx);
     w->slot->exit_code = rc;
     free(w);
     return rc;

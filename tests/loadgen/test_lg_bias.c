@@ -98,6 +98,16 @@ static void test_judge_picks_the_delay(void **state)
      * only reported). */
     m->rx_user_tokens = 0;
     m->rx_kernel_tokens = 100;
+    m->rx_exact_tokens = 50; /* half batched: not wire-timed, the delay is judged */
+    for (int i = 0; i < 100; i++)
+        mdl_hist_record(lg_stats_hist(m, LG_H_CLIENT_DELAY), 300000);
+    lg_bias_stage_figures(none, 1, m, 0, &b);
+    lg_bias_judge(&b, &bud);
+    assert_int_equal(b.verdict.level, MDL_VERDICT_AT_RISK);
+    assert_int_equal(b.verdict.wire_timed, 0);
+    assert_non_null(strstr(b.verdict.reason, "mean 300 us > budget 100 us"));
+    m->rx_exact_tokens = 100;
+    mdl_hist_reset(lg_stats_hist(m, LG_H_CLIENT_DELAY));
     for (int i = 0; i < 100; i++)
         mdl_hist_record(lg_stats_hist(m, LG_H_CLIENT_DELAY), 300000);
     lg_bias_stage_figures(none, 1, m, 0, &b);

@@ -1,7 +1,8 @@
 /* Unit tests of lg_rxclock: the realtime-to-monotonic map (offset, slew,
  * steps, reading width), the receive time given to each delivered event,
- * and the two socket calls on a real loopback connection (the stamp lies
- * between the send and the peek, and the peek consumes nothing). */
+ * which tokens of a read are exact, and the stamped reads on a real loopback
+ * connection (the process's recv() hands each read's stamp to the hook; the
+ * stamp lies between the send and the read; peeks pass through). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -65,23 +66,61 @@ static void test_event_time(void **state)
 {
     (void)state;
     lg_rx_kind kind;
-    lg_pickup none = {.conn = -1, .pickup_ns = 100, .kernel_ns = 50};
-    assert_int_equal(lg_pickup_event_time(&none, 4000, 900, &kind), 900);
+    lg_rx_read none = {.port = -1, .kernel_ns = 50};
+    assert_int_equal(lg_rx_event_time(&none, 4000, 0, 900, &kind), 900);
     assert_int_equal(kind, LG_RX_DELIVERY);
-    lg_pickup p = {.conn = 4000, .pickup_ns = 100, .kernel_ns = 50};
-    assert_int_equal(lg_pickup_event_time(&p, 4000, 900, &kind), 50);
+    assert_int_equal(lg_rx_event_time(&none, 4000, 100, 900, &kind), 100);
+    assert_int_equal(kind, LG_RX_PICKUP);
+    lg_rx_read rd = {.port = 4000, .kernel_ns = 50};
+    assert_int_equal(lg_rx_event_time(&rd, 4000, 100, 900, &kind), 50);
     assert_int_equal(kind, LG_RX_KERNEL);
-    /* Another connection's bytes are not timed by this pickup. */
-    assert_int_equal(lg_pickup_event_time(&p, 4001, 900, &kind), 900);
-    assert_int_equal(kind, LG_RX_DELIVERY);
-    /* No stamp: the pickup time. */
-    p.kernel_ns = 0;
-    assert_int_equal(lg_pickup_event_time(&p, 4000, 900, &kind), 100);
+    /* Another connection's read does not time this request's bytes. */
+    assert_int_equal(lg_rx_event_time(&rd, 4001, 100, 900, &kind), 100);
+    assert_int_equal(kind, LG_RX_PICKUP);
+    /* A read without a stamp: the pickup. */
+    rd.kernel_ns = 0;
+    assert_int_equal(lg_rx_event_time(&rd, 4000, 100, 900, &kind), 100);
     assert_int_equal(kind, LG_RX_PICKUP);
     /* Never received after it was delivered. */
-    p.kernel_ns = 1000;
-    assert_int_equal(lg_pickup_event_time(&p, 4000, 900, &kind), 900);
+    rd.kernel_ns = 1000;
+    assert_int_equal(lg_rx_event_time(&rd, 4000, 100, 900, &kind), 900);
     assert_int_equal(kind, LG_RX_KERNEL);
+}
+
+static void test_read_exact(void **state)
+{
+    (void)state;
+    int64_t win;
+    lg_rx_read rd = {.port = 1, .kernel_ns = 10000000, .lower_ns = 0, .segments = -1, .tokens = 1};
+    /* One token: exact, whatever else is unknown. */
+    assert_int_equal(lg_rx_read_exact(&rd, LG_RX_EXACT_TOL_NS, &win), 1);
+    assert_int_equal(win, 0);
+    /* Several tokens from one segment: they arrived together. */
+    rd.tokens = 16;
+    rd.segments = 1;
+    assert_int_equal(lg_rx_read_exact(&rd, LG_RX_EXACT_TOL_NS, &win), 16);
+    assert_int_equal(win, 0);
+    /* Several segments, no lower bound: only the newest is exact, and the
+     * window is unbounded (reported as the kernel time itself). */
+    rd.segments = 3;
+    assert_int_equal(lg_rx_read_exact(&rd, LG_RX_EXACT_TOL_NS, &win), 1);
+    assert_int_equal(win, 10000000);
+    /* A window at the tolerance is exact; one more nanosecond is not. */
+    rd.lower_ns = rd.kernel_ns - LG_RX_EXACT_TOL_NS;
+    assert_int_equal(lg_rx_read_exact(&rd, LG_RX_EXACT_TOL_NS, &win), 16);
+    assert_int_equal(win, LG_RX_EXACT_TOL_NS);
+    rd.lower_ns--;
+    assert_int_equal(lg_rx_read_exact(&rd, LG_RX_EXACT_TOL_NS, &win), 1);
+    assert_int_equal(win, LG_RX_EXACT_TOL_NS + 1);
+    /* Unknown segment count behaves as several. */
+    rd.segments = -1;
+    assert_int_equal(lg_rx_read_exact(&rd, LG_RX_EXACT_TOL_NS, &win), 1);
+    /* No stamp, or no token: nothing is exact. */
+    rd.kernel_ns = 0;
+    assert_int_equal(lg_rx_read_exact(&rd, LG_RX_EXACT_TOL_NS, &win), 0);
+    rd.kernel_ns = 5;
+    rd.tokens = 0;
+    assert_int_equal(lg_rx_read_exact(&rd, LG_RX_EXACT_TOL_NS, &win), 0);
 }
 
 static void pair(int *client, int *server)
@@ -101,54 +140,76 @@ static void pair(int *client, int *server)
     close(ls);
 }
 
-static void test_peek_on_loopback(void **state)
+/* What the process's recv() hands its hook. */
+static int hook_calls, hook_fd;
+static ssize_t hook_n;
+static int64_t hook_real;
+static void hook(void *ctx, int fd, ssize_t n, size_t len, int64_t real_ns)
+{
+    (void)len;
+    *(int *)ctx += 1;
+    hook_calls++;
+    hook_fd = fd;
+    hook_n = n;
+    hook_real = real_ns;
+}
+
+static void test_stamped_reads(void **state)
 {
     (void)state;
     int c, s;
     pair(&c, &s);
-    int64_t real, queued;
-    /* Nothing waiting: no stamp, no error. */
-    assert_int_equal(lg_rx_peek(c, &real, &queued), 0);
+    assert_true(lg_rx_local_port(c) > 0);
+    assert_int_equal(lg_rx_local_port(-1), -1);
+    int64_t real;
+    char buf[16];
     /* The kernel turns receive stamping on for the whole host lazily (a
      * deferred static key) when the first socket asks: wait for it, bounded,
      * by sending single bytes until one arrives stamped. */
-    char b;
+    int keeper = lg_rx_keep_on();
+    assert_true(keeper >= 0);
     int stamped = 0;
     for (int i = 0; i < 5000 && !stamped; i++) {
         assert_int_equal(write(s, "w", 1), 1);
-        assert_int_equal(recv(c, &b, 1, MSG_PEEK), 1);
-        stamped = lg_rx_peek(c, &real, &queued) == 1;
-        assert_int_equal(recv(c, &b, 1, 0), 1);
+        assert_int_equal(lg_rx_recv(c, buf, 1, 0, &real), 1);
+        stamped = real != 0;
         if (!stamped) nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
     assert_true(stamped);
+    int64_t segs0 = lg_rx_data_segments(c);
+    assert_true(segs0 >= 1);
+    /* A stamp lies between the send and the read. */
     int64_t before = rb_wall_ns();
     assert_int_equal(write(s, "data: x\n\n", 9), 9);
-    /* Wait until the bytes are there (a blocking 1-byte peek). */
-    assert_int_equal(recv(c, &b, 1, MSG_PEEK), 1);
+    assert_int_equal(recv(c, buf, 1, MSG_PEEK), 1); /* a peek: passes through, no hook */
     int64_t after = rb_wall_ns();
-    assert_int_equal(lg_rx_peek(c, &real, &queued), 1);
-    assert_true(real >= before - 1000000 && real <= after);
-    assert_int_equal(queued, 9);
-    /* The peek consumed nothing. */
-    char buf[16];
-    assert_int_equal(read(c, buf, sizeof buf), 9);
+    int calls = 0;
+    lg_rx_set_hook(hook, &calls);
+    assert_int_equal(recv(c, buf, 1, MSG_PEEK), 1);
+    assert_int_equal(calls, 0);
+    assert_int_equal(recv(c, buf, sizeof buf, 0), 9); /* through the process's recv() */
+    assert_int_equal(calls, 1);
+    assert_int_equal(hook_fd, c);
+    assert_int_equal(hook_n, 9);
+    assert_true(hook_real >= before - 1000000 && hook_real <= after);
     assert_memory_equal(buf, "data: x\n\n", 9);
-    /* End of stream: nothing to stamp. */
+    assert_int_equal(lg_rx_data_segments(c), segs0 + 1);
+    /* End of stream: no hook call. */
     close(s);
-    assert_int_equal(lg_rx_peek(c, &real, &queued), 0);
+    assert_int_equal(recv(c, buf, sizeof buf, 0), 0);
+    assert_int_equal(calls, 1);
+    lg_rx_set_hook(NULL, NULL);
     close(c);
-    /* A closed descriptor is an error, not a stamp. */
-    assert_true(lg_rx_peek(c, &real, &queued) < 0);
+    close(keeper);
+    assert_int_equal(lg_rx_data_segments(c), -1);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_map_offset),
-        cmocka_unit_test(test_map_step),
-        cmocka_unit_test(test_event_time),
-        cmocka_unit_test(test_peek_on_loopback),
+        cmocka_unit_test(test_map_offset),    cmocka_unit_test(test_map_step),
+        cmocka_unit_test(test_event_time),    cmocka_unit_test(test_read_exact),
+        cmocka_unit_test(test_stamped_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
