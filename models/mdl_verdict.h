@@ -9,7 +9,8 @@
  *    so busy that it falls behind (rho), and a receive queue so deep that TCP
  *    flow control may have held the server back.
  *  - The client's own delay per token (kernel arrival to delivery). When the
- *    receive times come from the kernel (wire-timed: wire_share >= 0.99) it
+ *    receive times come exactly from the kernel (wire-timed: wire_share, the
+ *    share of tokens the kernel timed exactly, >= 0.99) it
  *    no longer enters the headline figures, so it cannot lower the verdict:
  *    the verdict sets user_timed_biased and says that figures timed on
  *    delivery (the report's user_timed block) would have been biased. When
@@ -71,7 +72,7 @@ typedef struct mdl_verdict_input {
     double delay_mean_us;   /* the client's own delay per token, mean */
     double delay_p99_us;    /* ... and p99 */
     double pickup_mean_us;  /* kernel arrival to the loop's pickup, mean */
-    double wire_share;      /* share of tokens with a kernel receive time, [0,1] */
+    double wire_share;      /* share of tokens the kernel timed exactly, [0,1] */
     double rxq_max_bytes;   /* the deepest receive queue seen at a pickup */
     double run_delay_share; /* worst worker: runnable-but-waiting time over its window */
     double steal_share;     /* the host's steal time over its CPU time */
