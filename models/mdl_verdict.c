@@ -62,14 +62,26 @@ static void append(mdl_verdict *out, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The cause of a client delay, from the evidence the run carries. */
-static const char *delay_cause(const mdl_verdict_input *in)
+/* The cause of a delay (figure_us, a mean or a p99), from the evidence the
+ * run carries: the client's own queue when its loop is busy, or when PK's W_q
+ * explains the figure (half a mean; a tenth of a p99, an M/G/1 wait's p99
+ * being a few times its mean), else the host. */
+static const char *delay_cause(const mdl_verdict_input *in, double figure_us, int p99)
 {
     if (in->max_rho >= MDL_VERDICT_QUEUE_RHO) return "client queue";
-    if (in->predicted_wq_us > 0 && in->pickup_mean_us > 0 &&
-        in->predicted_wq_us >= 0.5 * in->pickup_mean_us)
+    double wq = in->predicted_wq_us;
+    if (wq > 0 && figure_us > 0 && (p99 ? 10.0 * wq >= figure_us : 2.0 * wq >= figure_us))
         return "client queue";
     return "host";
+}
+
+/* The cause of the delay over a budget (which: 1 mean, 2 p99). */
+static const char *budget_cause(const mdl_verdict_input *in, int which)
+{
+    if (which == 1)
+        return delay_cause(
+            in, isfinite(in->pickup_mean_us) ? in->pickup_mean_us : in->delay_mean_us, 0);
+    return delay_cause(in, in->delay_p99_us, 1);
 }
 
 /* ": the host (run-queue wait 3.1% of the window, steal 0.0%, max rho 0.06)" */
@@ -99,7 +111,7 @@ static int over_budget(const mdl_verdict_input *in, double factor, double bm, do
 static void say_delay(mdl_verdict *out, mdl_verdict_level level, const mdl_verdict_input *in,
                       int which, double factor, double bm, double bp)
 {
-    const char *cause = delay_cause(in);
+    const char *cause = budget_cause(in, which);
     const char *times = factor > 1 ? "10x " : "";
     if (which == 1)
         say(out, level, cause, "client delay per token mean %.0f us > %sbudget %.0f us",
@@ -133,6 +145,7 @@ void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out)
     if (in->lag_p99_us > MDL_VERDICT_BIASED_LAG_US) {
         say(out, MDL_VERDICT_BIASED, "schedule", "schedule lag p99 %.0f us > %.0f us",
             in->lag_p99_us, MDL_VERDICT_BIASED_LAG_US);
+        append_cause(out, in, delay_cause(in, in->lag_p99_us, 1));
         return;
     }
     if (in->max_rho >= MDL_VERDICT_BIASED_RHO) {
@@ -174,6 +187,7 @@ void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out)
     if (in->lag_p99_us > MDL_VERDICT_AT_RISK_LAG_US) {
         say(out, MDL_VERDICT_AT_RISK, "schedule", "schedule lag p99 %.0f us > %.0f us",
             in->lag_p99_us, MDL_VERDICT_AT_RISK_LAG_US);
+        append_cause(out, in, delay_cause(in, in->lag_p99_us, 1));
         return;
     }
     if (in->arrival_p_value < MDL_VERDICT_AT_RISK_ARRIVAL_P &&
@@ -200,7 +214,7 @@ void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out)
     if (out->user_timed_biased) {
         /* Wire-timed: the delay is reported, not counted. */
         int which = over_budget(in, 1.0, bm, bp);
-        const char *cause = delay_cause(in);
+        const char *cause = budget_cause(in, which);
         out->cause = cause;
         if (which == 1)
             append(out, "; client delay per token mean %.0f us > budget %.0f us", in->delay_mean_us,

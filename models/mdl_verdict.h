@@ -38,11 +38,13 @@
  *   OK       otherwise. When wire-timed and the delay is over a budget, the
  *            reason says so, with its cause, and user_timed_biased is set.
  * The cause of a client delay, from evidence:
- *   "client queue"  max rho >= 0.5, or PK's W_q explains at least half the
- *                   measured pickup delay
+ *   "client queue"  max rho >= 0.5, or PK's W_q explains the figure: at
+ *                   least half a mean (the pickup delay's), a tenth of a p99
  *   "host"          otherwise: the reason gives the run-queue wait share and
  *                   the steal share when measured (wake-ups of an idle vCPU
- *                   show in neither, and are the host's too). */
+ *                   show in neither, and are the host's too).
+ * A schedule-lag rule keeps the cause "schedule" and its reason names, by
+ * the same evidence, whether the loop's queue or the host delayed dispatch. */
 #ifndef MDL_VERDICT_H
 #define MDL_VERDICT_H
 

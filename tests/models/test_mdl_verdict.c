@@ -17,7 +17,7 @@ static mdl_verdict_input calm(void)
 {
     mdl_verdict_input in = mdl_verdict_input_none();
     in.max_rho = 0.1;
-    in.predicted_wq_us = 5;
+    in.predicted_wq_us = 2;
     in.delay_mean_us = 15;
     in.delay_p99_us = 200;
     in.pickup_mean_us = 10;
@@ -93,6 +93,13 @@ static void test_rate_and_schedule(void **state)
     assert_verdict(in, MDL_VERDICT_BIASED, "schedule", "schedule lag p99 10001 us > 10000 us");
     in.lag_p99_us = 10000; /* exactly at the BIASED line: AT-RISK */
     assert_verdict(in, MDL_VERDICT_AT_RISK, "schedule", "schedule lag p99 10000 us > 1000 us");
+    assert_verdict(in, MDL_VERDICT_AT_RISK, "schedule", ": the host, not the client's queue");
+    in.max_rho = 0.6;
+    in.safe_rho = 0.7;
+    assert_verdict(in, MDL_VERDICT_AT_RISK, "schedule",
+                   "10000 us > 1000 us: the client's own queue");
+    in.max_rho = 0.1;
+    in.safe_rho = NAN;
     in.lag_p99_us = 1000; /* exactly at the AT-RISK line: OK */
     assert_verdict(in, MDL_VERDICT_OK, "none", "wire-timed");
 
@@ -225,6 +232,21 @@ static void test_cause(void **state)
     assert_string_equal(v.cause, "client queue");
     in.predicted_wq_us = 189;
     assert_string_equal(judge(in).cause, "host");
+    /* A p99 is explained by PK when W_q is at least a tenth of it. */
+    in = calm();
+    in.lag_p99_us = 12000;
+    in.predicted_wq_us = 1200;
+    assert_verdict(in, MDL_VERDICT_BIASED, "schedule",
+                   "12000 us > 10000 us: the client's own queue");
+    in.predicted_wq_us = 1199;
+    assert_verdict(in, MDL_VERDICT_BIASED, "schedule", "12000 us > 10000 us: the host");
+    in = calm_user();
+    in.delay_p99_us = 900;
+    in.budget_p99_us = 800;
+    in.predicted_wq_us = 90;
+    assert_verdict(in, MDL_VERDICT_AT_RISK, "client queue", "p99 900 us > budget 800 us");
+    in.predicted_wq_us = 89;
+    assert_verdict(in, MDL_VERDICT_AT_RISK, "host", "p99 900 us > budget 800 us");
 }
 
 /* A receive queue deep enough for flow control, while the loop was late. */
