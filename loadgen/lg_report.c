@@ -117,6 +117,9 @@ void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, in
         num(t, "server_mean", ms(s->truth_ttft_ns / n));
         num(t, "measured_mean", ms(s->truth_measured_ttft_ns / n));
         num(t, "inflation_mean", ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n));
+        num(t, "user_timed_mean", ms(s->truth_measured_ttft_u_ns / n));
+        num(t, "user_timed_inflation_mean",
+            ms((s->truth_measured_ttft_u_ns - s->truth_ttft_ns) / n));
     }
 }
 
@@ -453,6 +456,8 @@ void lg_report_summary(const lg_report *r, FILE *f)
         line_f(f,
                "TTFT inflation, mean (ms):", ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n),
                3);
+        line_f(f, "TTFT inflation user-timed, mean (ms):",
+               ms((s->truth_measured_ttft_u_ns - s->truth_ttft_ns) / n), 3);
     }
     rule(f, "Client bias");
     for (int i = 0; i < r->n_workers; i++) {

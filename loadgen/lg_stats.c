@@ -102,6 +102,7 @@ void lg_stats_merge(lg_stage_stats *dst, const lg_stage_stats *src)
     dst->truth_client_ns += src->truth_client_ns;
     dst->truth_ttft_ns += src->truth_ttft_ns;
     dst->truth_measured_ttft_ns += src->truth_measured_ttft_ns;
+    dst->truth_measured_ttft_u_ns += src->truth_measured_ttft_u_ns;
     dst->rx_kernel_tokens += src->rx_kernel_tokens;
     dst->rx_exact_tokens += src->rx_exact_tokens;
     dst->rx_user_tokens += src->rx_user_tokens;
@@ -212,8 +213,11 @@ void lg_stats_record_request(lg_stage_stats *s, const lg_req_result *r, const lg
         s->truth_decode_ns += d;
         s->truth_client_ns += ntpot - q - p - d;
         s->truth_ttft_ns += (double)(r->truth_queue_ns + r->truth_prefill_ns);
-        if (r->first_token_ns > 0)
+        if (r->first_token_ns > 0) {
             s->truth_measured_ttft_ns += (double)(r->first_token_ns - r->intended_ns);
+            int64_t fu = r->first_token_u_ns ? r->first_token_u_ns : r->first_token_ns;
+            s->truth_measured_ttft_u_ns += (double)(fu - r->intended_ns);
+        }
     }
     lg_stats_live_add(&s->done, 1);
 }

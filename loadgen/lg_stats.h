@@ -82,6 +82,7 @@ typedef struct lg_stage_stats {
     /* per request, not per token: the server's true TTFT (queue + prefill)
      * and the TTFT measured from the intended start, for the same requests */
     double truth_ttft_ns, truth_measured_ttft_ns;
+    double truth_measured_ttft_u_ns; /* the same, user-timed (as delivered) */
     /* receive clock: content tokens timed by the kernel (exact: delivered
      * alone from their pickup; the rest were batched) or by the loop */
     uint64_t rx_kernel_tokens, rx_exact_tokens, rx_user_tokens;

@@ -41,6 +41,7 @@ sim="$build/simserver/simserver" lg="$build/loadgen/loadgen"
 [ -x "$sim" ] && [ -x "$lg" ] || { echo "reproduce_paper: binaries not found under $build" >&2; exit 2; }
 ncpu=$(nproc)
 mkdir -p "$out/runs"
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 sim_pid=""
 cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null; true; }
@@ -82,22 +83,27 @@ for rate in $rates; do
       client: $client, file: $file, workers: .num_workers, target_qps: .request_rate,
       achieved_qps: .achieved_rate, achieved_ratio: .achieved_ratio, throughput_qps: .request_throughput,
       completed: .completed, failed: .failed,
-      client_delay_p50_ms: (.client_bias.overhead_per_token_us.median / 1000),
-      client_delay_p99_ms: (.client_bias.overhead_per_token_us.p99 / 1000),
+      client_delay_p50_ms: (.client_bias.client_delay_us.p50 / 1000),
+      client_delay_p99_ms: (.client_bias.client_delay_us.p99 / 1000),
       ttft_p50_ms: .median_ttft_ms, ttft_p99_ms: .p99_ttft_ms,
+      user_ttft_p50_ms: .user_timed.median_ttft_ms, user_ttft_p99_ms: .user_timed.p99_ttft_ms,
       server_ttft_mean_ms: .ttft_truth_ms.server_mean,
       ttft_inflation_mean_ms: .ttft_truth_ms.inflation_mean,
+      user_ttft_inflation_mean_ms: .ttft_truth_ms.user_timed_inflation_mean,
+      exact_share: .receive_clock_exact_share,
       lag_p99_ms: .p99_schedule_lag_ms, max_rho: .client_bias.max_rho,
-      verdict: .client_bias.verdict, reason: .client_bias.reason }' "$out/runs/$name-$rate.json")")
+      events: ([.client_bias.workers[].events] | add), send_window_s: .send_window,
+      verdict: .client_bias.verdict, cause: .client_bias.cause,
+      reason: .client_bias.reason }' "$out/runs/$name-$rate.json")")
   done
 done
 printf '%s\n' "${rows[@]}" | jq -s --arg cost "$cost_us" --argjson dur "$duration" \
   '{asyncio_cost_us: ($cost|tonumber), duration_s: $dur, rows: .}' > "$out/table.json.tmp"
 mv "$out/table.json.tmp" "$out/table.json"
 {
-  echo "| client | k | target QPS | achieved QPS | completed | failed | client delay p50 (ms) | client delay p99 (ms) | TTFT p50 (ms) | TTFT p99 (ms) | TTFT inflation, mean (ms) | max ρ_k | verdict |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-  jq -r '.rows[] | "| \(.client) | \(.workers) | \(.target_qps) | \(.achieved_qps*10|round/10) | \(.completed) | \(.failed) | \(.client_delay_p50_ms*1000|round/1000) | \(.client_delay_p99_ms*1000|round/1000) | \(.ttft_p50_ms*1000|round/1000) | \(.ttft_p99_ms*1000|round/1000) | \(.ttft_inflation_mean_ms*1000|round/1000) | \(.max_rho*100|round/100) | \(.verdict) |"' "$out/table.json"
+  echo "| client | k | target QPS | achieved QPS | completed | failed | client delay p50 (ms) | client delay p99 (ms) | TTFT p50 wire (ms) | TTFT p50 user (ms) | TTFT p99 user (ms) | TTFT inflation wire, mean (ms) | TTFT inflation user, mean (ms) | exact share | max ρ_k | verdict |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  jq -r 'def r3: . * 1000 | round / 1000; .rows[] | "| \(.client) | \(.workers) | \(.target_qps) | \(.achieved_qps*10|round/10) | \(.completed) | \(.failed) | \(.client_delay_p50_ms|r3) | \(.client_delay_p99_ms|r3) | \(.ttft_p50_ms|r3) | \(.user_ttft_p50_ms|r3) | \(.user_ttft_p99_ms|r3) | \(.ttft_inflation_mean_ms|r3) | \(.user_ttft_inflation_mean_ms|r3) | \(.exact_share*1000|round/1000) | \(.max_rho*100|round/100) | \(.verdict) |"' "$out/table.json"
 } > "$out/table.md.tmp"
 mv "$out/table.md.tmp" "$out/table.md"
 
@@ -112,7 +118,9 @@ mv "$out/table.md.tmp" "$out/table.md"
   echo "- rhobench: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "- simserver: \`simserver --port 0 --workers 1\` (zero latency)"
   echo "- asyncio emulation: --client-cost exp:$cost_us (µs per received event)"
-  echo "- TTFT inflation = TTFT measured from the intended send time minus simserver's true TTFT (queue + prefill, from its stamps), mean over requests"
+  echo "- TTFT inflation = TTFT measured from the intended send time minus simserver's true TTFT (queue + prefill, from its stamps), mean over requests; wire: from the kernel's receive time of the first token; user: from its delivery to the client's code, as a client that timestamps on processing measures it"
+  echo "- client delay = delivery - kernel receive time, per token; exact share = tokens whose kernel time is exact (loadgen/README.md)"
+  echo "- load average at start: $load_start"
   echo
   echo "Invocation: \`scripts/reproduce_paper.sh $*\`"
   echo
@@ -147,7 +155,7 @@ set yrange [0:*]
 plot "table.dat" using 2:xtic(1) title "loadgen k=1", "" using 3 title "loadgen k=$ncpu", \
      "" using 4 title "asyncio-emulated (k=1, $cost_us us/event)"
 set output "client_delay.png"
-set title "Client delay per token, p99 (receive time - simserver's send stamp)"
+set title "Client delay per token, p99 (delivery - kernel receive time)"
 set ylabel "ms (log scale)"
 set logscale y
 set yrange [0.01:*]
