@@ -48,8 +48,10 @@ command -v jq >/dev/null || { echo "needs jq" >&2; exit 2; }
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/lg-bench.XXXXXX")
 pids=()
+source "$here/scripts/lib/nginx_sse.sh"
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  nginx_sse_stop
   wait 2>/dev/null || true
   rm -rf "$work"
 }
@@ -66,50 +68,10 @@ start_sim() {
   echo "simserver did not start" >&2; exit 1
 }
 
-# nginx on a free loopback port, answering every POST with one SSE stream of
-# 16 content chunks, a usage chunk and [DONE] (no X-Sim-Stamp comments).
+# nginx on a free loopback port (scripts/lib/nginx_sse.sh, sourced above).
 start_nginx() {
-  command -v nginx >/dev/null || { echo "nginx not installed; skipping" >&2; return 1; }
-  local port
-  for _ in $(seq 1 50); do
-    port=$((20000 + RANDOM % 30000))
-    ss -ltn "( sport = :$port )" 2>/dev/null | grep -q ":$port" || break
-  done
-  local body="" i
-  for i in $(seq 1 16); do
-    body+="data: {\\\"id\\\":\\\"c\\\",\\\"object\\\":\\\"text_completion\\\",\\\"choices\\\":[{\\\"index\\\":0,\\\"text\\\":\\\" tok\\\",\\\"finish_reason\\\":null}]}\\n\\n"
-  done
-  body+="data: {\\\"id\\\":\\\"c\\\",\\\"choices\\\":[],\\\"usage\\\":{\\\"prompt_tokens\\\":$input_len,\\\"completion_tokens\\\":16,\\\"total_tokens\\\":$((input_len + 16))}}\\n\\n"
-  body+="data: [DONE]\\n\\n"
-  mkdir -p "$work/nginx/logs"
-  cat >"$work/nginx/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/body;
-  keepalive_requests 1000000;
-  keepalive_timeout 60s;
-  server {
-    listen 127.0.0.1:$port;
-    location / {
-      default_type text/event-stream;
-      return 200 "$body";
-    }
-  }
-}
-EOF
-  nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" &
-  pids+=($!)
-  url="http://127.0.0.1:$port"
-  for _ in $(seq 1 100); do
-    curl -s -o /dev/null -X POST "$url/v1/completions" && return 0
-    sleep 0.05
-  done
-  echo "nginx did not start" >&2; return 1
+  nginx_sse_start "$work/nginx" "$input_len" || return 1
+  url=$NGINX_URL
 }
 
 # step K RATE LOG: one run; prints "pass|fail achieved_ratio lag_p99_ms achieved_rate rho..."
@@ -192,6 +154,7 @@ for server in $servers; do
     echo "$server k=$k: highest sustained $best req/s ($passed/$confirm confirmations)" >&2
   done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  nginx_sse_stop
   wait 2>/dev/null || true
   pids=()
 done
