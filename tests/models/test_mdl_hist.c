@@ -49,7 +49,9 @@ static void check_percentiles(int sub_bits, uint64_t seed)
     }
     qsort(x, N, sizeof *x, cmp_u64);
     const double ps[] = {0, 0.1, 1, 10, 25, 50, 75, 90, 99, 99.9, 99.99, 100};
-    double tol = ldexp(1.0, -sub_bits);
+    /* mdl_hist.h: a reported value is within 2^-(sub_bits+1) of any value in
+     * its bucket (the midpoint; an endpoint would be off by up to 2^-sub_bits) */
+    double tol = ldexp(1.0, -(sub_bits + 1));
     for (size_t j = 0; j < sizeof ps / sizeof ps[0]; j++) {
         double exact = (double)exact_percentile(x, N, ps[j]);
         double got = (double)mdl_hist_percentile(h, ps[j]);
@@ -88,6 +90,45 @@ static void test_small_values_are_exact(void **state)
     }
     /* 16 values 0..15: the median (rank 8) is 7 */
     assert_int_equal(mdl_hist_percentile(h, 50), 7);
+    mdl_hist_free(h);
+}
+
+/* The reported value is the bucket's midpoint lo + (hi - lo) / 2 exactly
+ * (away from min and max, which clamp it), and within the header's
+ * 2^-(sub_bits+1) of both ends of the bucket. */
+static void test_reports_bucket_midpoint(void **state)
+{
+    (void)state;
+    const int sub_bits = 3;
+    const uint64_t highest = 100000;
+    mdl_hist *h = mdl_hist_new(highest, sub_bits);
+    assert_non_null(h);
+    double tol = ldexp(1.0, -(sub_bits + 1));
+    int wide = 0;
+    for (int i = 1; i < h->n_buckets - 1; i++) {
+        uint64_t lo = mdl_hist_bucket_low(h, i), hi = mdl_hist_bucket_high(h, i);
+        uint64_t mid = lo + (hi - lo) / 2;
+        /* one value at each end of the bucket, and the extremes elsewhere */
+        mdl_hist_reset(h);
+        mdl_hist_record(h, 0);
+        mdl_hist_record(h, lo);
+        mdl_hist_record(h, hi);
+        mdl_hist_record(h, highest);
+        if (mdl_hist_value_at_rank(h, 2) != mid || mdl_hist_value_at_rank(h, 3) != mid)
+            fail_msg("bucket %d [%llu, %llu]: ranks 2, 3 give %llu, %llu, want %llu", i,
+                     (unsigned long long)lo, (unsigned long long)hi,
+                     (unsigned long long)mdl_hist_value_at_rank(h, 2),
+                     (unsigned long long)mdl_hist_value_at_rank(h, 3), (unsigned long long)mid);
+        assert_int_equal(mdl_hist_percentile(h, 50), mid);
+        assert_true((double)(mid - lo) <= tol * (double)lo);
+        assert_true((double)(hi - mid) <= tol * (double)hi);
+        wide += hi - lo >= 2;
+    }
+    assert_true(wide > 20); /* the loop did see buckets where the ends differ from the midpoint */
+    /* a lone value is its own min and max: reported exactly */
+    mdl_hist_reset(h);
+    mdl_hist_record(h, 77777);
+    assert_int_equal(mdl_hist_percentile(h, 50), 77777);
     mdl_hist_free(h);
 }
 
@@ -236,6 +277,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_percentiles_within_relative_error),
         cmocka_unit_test(test_small_values_are_exact),
+        cmocka_unit_test(test_reports_bucket_midpoint),
         cmocka_unit_test(test_buckets_tile_the_range),
         cmocka_unit_test(test_merge_equals_union),
         cmocka_unit_test(test_mean_and_stddev_exact),
