@@ -173,6 +173,24 @@ static void test_merge_equals_union(void **state)
     for (double p = 0; p <= 100; p += 0.5)
         assert_int_equal(mdl_hist_percentile(a, p), mdl_hist_percentile(u, p));
 
+    /* extremes from either side: the smaller min and the larger max win,
+     * whichever histogram holds them */
+    mdl_hist *lo_hi[2] = {mdl_hist_new_latency(), mdl_hist_new_latency()};
+    for (int side = 0; side < 2; side++) {
+        mdl_hist_reset(lo_hi[0]);
+        mdl_hist_reset(lo_hi[1]);
+        mdl_hist_record(lo_hi[side], 5);       /* the min */
+        mdl_hist_record(lo_hi[side], 100);     /* neither */
+        mdl_hist_record(lo_hi[!side], 50);     /* neither */
+        mdl_hist_record(lo_hi[!side], 900000); /* the max */
+        assert_int_equal(mdl_hist_merge(lo_hi[0], lo_hi[1]), 0);
+        assert_int_equal(lo_hi[0]->min, 5);
+        assert_int_equal(lo_hi[0]->max, 900000);
+        assert_int_equal(lo_hi[0]->total, 4);
+    }
+    mdl_hist_free(lo_hi[0]);
+    mdl_hist_free(lo_hi[1]);
+
     mdl_hist *other = mdl_hist_new(1000, 11);
     assert_int_equal(mdl_hist_merge(a, other), -EINVAL);
     mdl_hist_free(other);
@@ -220,6 +238,10 @@ static void test_clamping(void **state)
     /* the clamped values sit in highest's bucket */
     uint64_t p75 = mdl_hist_percentile(h, 75);
     assert_true(p75 <= 10000 * (1.0 + ldexp(1.0, -5)) && p75 >= 10000 * (1.0 - ldexp(1.0, -5)));
+    /* highest itself is in range: recorded, not clamped */
+    mdl_hist_record(h, 10000);
+    assert_int_equal(h->clamped, 3);
+    assert_int_equal(h->total, 5);
     mdl_hist_free(h);
 }
 
