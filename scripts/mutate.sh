@@ -176,6 +176,7 @@ drift=0
 for i in "${sel[@]}"; do
   f="$here/${FILES[$i]}"
   [ -f "$f" ] || { echo "mutate.sh: ${IDS[$i]}: no file ${FILES[$i]}" >&2; drift=1; continue; }
+  tests_for "${FILES[$i]}" >/dev/null || exit 2
   read_file "$f"
   n=$(occurrences "$content" "${FROMS[$i]}")
   if [ "$n" -ne 1 ]; then
