@@ -213,9 +213,19 @@ static void check_mapping(const lg_args *a, const cJSON *root)
         }
         if (x) abort();
     }
+    /* one --goodput METRIC:MS per constraint, in order, e2e named e2el */
     v = at(root, "report.goodput.constraints");
     find(a, "--goodput", &n);
     if (n != (v ? cJSON_GetArraySize(v) : 0)) abort();
+    const cJSON *m = v ? v->child : NULL;
+    for (int i = next_flag(a, 0, "--goodput"); i >= 0; i = next_flag(a, i + 2, "--goodput")) {
+        const char *item = a->argv[i + 1], *colon = strchr(item, ':');
+        const char *name = strcmp(m->string, "e2e") == 0 ? "e2el" : m->string;
+        if (!colon || (size_t)(colon - item) != strlen(name) ||
+            strncmp(item, name, strlen(name)) != 0 || !same_number(colon + 1, m))
+            abort();
+        m = m->next;
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
