@@ -63,7 +63,8 @@ m mg1-max-lambda models/mdl_queue.c 'return 2.0 * budget_s / (es2 + 2.0 * budget
 # models/mdl_stats.c
 m ks-below-off-by-one models/mdl_stats.c 'double below = f - (double)i / (double)n;' \
   'double below = f - (double)(i + 1) / (double)n;'
-m ks-no-stephens models/mdl_stats.c 'mdl_kolmogorov_q((rn + 0.12 + 0.11 / rn) * d)' 'mdl_kolmogorov_q(rn * d)'
+m ks-no-stephens models/mdl_stats.c $'sqrt((double)n);\n    double p = mdl_kolmogorov_q((rn + 0.12 + 0.11 / rn) * d);' \
+  $'sqrt((double)n);\n    double p = mdl_kolmogorov_q(rn * d);'
 m cv2-population-variance models/mdl_stats.c 'return ss / (double)(n - 1) / (mean * mean);' \
   'return ss / (double)n / (mean * mean);'
 m ci-upper-rank-off-by-one models/mdl_stats.c 'uint64_t u = binom_quantile(1.0 - alpha / 2.0, q, n) + 1;' \
@@ -80,8 +81,10 @@ m fit-m1-interval-4x-wide models/mdl_fit.c \
 # models/mdl_verdict.c
 m verdict-rho-boundary models/mdl_verdict.c 'if (in->max_rho >= MDL_VERDICT_BIASED_RHO) {' \
   'if (in->max_rho > MDL_VERDICT_BIASED_RHO) {'
-m verdict-ignores-transport models/mdl_verdict.c 'if (in->overhead_mean_us - transport > budget) {' \
-  'if (in->overhead_mean_us > budget) {'
+m verdict-lag-boundary models/mdl_verdict.c 'if (in->lag_p99_us > MDL_VERDICT_AT_RISK_LAG_US) {' \
+  'if (in->lag_p99_us >= MDL_VERDICT_AT_RISK_LAG_US) {'
+m verdict-uncertified-rho-boundary models/mdl_verdict.c '} else if (in->max_rho > MDL_VERDICT_UNCERTIFIED_RHO) {' \
+  '} else if (in->max_rho >= MDL_VERDICT_UNCERTIFIED_RHO) {'
 # loadgen/lg_sched.c
 m sched-round-robin-off-by-one loadgen/lg_sched.c 'if (x.index % k == worker) {' \
   'if ((x.index + 1) % k == worker) {'
