@@ -113,12 +113,20 @@ m chunk-raw-length loadgen/lg_chunk.c 'out->content_bytes += n;' 'out->content_b
 m chunk-stamp-digits loadgen/lg_chunk.c 'if (len == 0 || len > 19) return 0;' 'if (len == 0 || len > 18) return 0;'
 m chunk-count-zero loadgen/lg_chunk.c 'if (!(d >= 0 && d <= 9007199254740992.0) || d != floor(d)) return -2;' \
   'if (!(d > 0 && d <= 9007199254740992.0) || d != floor(d)) return -2;'
-# loadgen/lg_stats.c (the merge and the goodput rule)
+# loadgen/lg_stats.c (the merge, the goodput rule, and lines of the recording
+# that the histograms added beside them leave alone)
 m stats-merge-drops-good loadgen/lg_stats.c 'dst->good += src->good;' ';'
 m stats-merge-drops-input-tokens loadgen/lg_stats.c 'dst->input_tokens += src->input_tokens;' ';'
 m stats-merge-wrong-hist loadgen/lg_stats.c 'mdl_hist_merge(lg_stats_hist(dst, i), lg_stats_hist_c(src, i));' \
   'mdl_hist_merge(lg_stats_hist(dst, i), lg_stats_hist_c(src, 0));'
 m stats-min-flipped loadgen/lg_stats.c 'if (v && (!*dst || v < *dst)) *dst = v;' 'if (v && (!*dst || v > *dst)) *dst = v;'
+m stats-tpot-over-n loadgen/lg_stats.c 'rec(s, base[k] + 1, (e2e - ttft) / (n - 1));' \
+  'rec(s, base[k] + 1, (e2e - ttft) / n);'
+m stats-both-from-dispatch loadgen/lg_stats.c 'const int64_t starts[2] = {r->intended_ns, r->dispatch_ns};' \
+  'const int64_t starts[2] = {r->dispatch_ns, r->dispatch_ns};'
+m stats-lag-folded loadgen/lg_stats.c 'if (lag < 0) lag = 0;' 'if (lag < 0) lag = -lag;'
+m stats-truth-client-keeps-decode loadgen/lg_stats.c 's->truth_client_ns += ntpot - q - p - d;' \
+  's->truth_client_ns += ntpot - q - p;'
 m goodput-tpot-over-n loadgen/lg_stats.c '(r->end_ns - r->first_token_ns) / (n - 1) > slo[LG_M_TPOT])' \
   '(r->end_ns - r->first_token_ns) / n > slo[LG_M_TPOT])'
 # simserver/sim_http.c
