@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +36,9 @@ int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t 
         snprintf(err, errlen, "certificate: host.cpu_model: missing or not a string");
         goto out;
     }
-    if (get_num(host, "cores_online", &cores)) {
-        snprintf(err, errlen, "certificate: host.cores_online: missing or not a number");
+    if (get_num(host, "cores_online", &cores) || !(cores >= 0 && cores <= INT_MAX)) {
+        snprintf(err, errlen, "certificate: host.cores_online: missing or not a number in [0, %d]",
+                 INT_MAX);
         goto out;
     }
     snprintf(out->cpu_model, sizeof out->cpu_model, "%s", cpu->valuestring);
@@ -58,8 +60,9 @@ int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t 
         const cJSON *e = cJSON_GetArrayItem(pk, i);
         lg_cert_entry *c = &out->per_k[i];
         double k;
-        if (get_num(e, "workers", &k) || k < 1) {
-            snprintf(err, errlen, "certificate: per_k[%d].workers: missing or < 1", i);
+        if (get_num(e, "workers", &k) || !(k >= 1 && k <= INT_MAX)) {
+            snprintf(err, errlen, "certificate: per_k[%d].workers: missing or not in [1, %d]", i,
+                     INT_MAX);
             goto out;
         }
         c->workers = (int)k;

@@ -366,6 +366,12 @@ static int sharegpt_parse(const char *what, const char *json, size_t len, size_t
             p++;
             break;
         }
+        /* cJSON skips a byte order mark at the start of every parse: only
+         * the file's first bytes may hold one */
+        if (end - p >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) {
+            bad = p;
+            break;
+        }
         const char *e_end = NULL;
         cJSON *e = cJSON_ParseWithLengthOpts(p, (size_t)(end - p), &e_end, 0);
         if (!e) {

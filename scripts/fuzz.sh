@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer harness (tests/fuzz/fuzz_*.c) for a while and says
 # whether any input crashed one. Builds first with `scripts/setup.sh --fuzz`.
-#   scripts/fuzz.sh [SECONDS_PER_HARNESS (default 60)] [HARNESS...]
+#   scripts/fuzz.sh [SECONDS_PER_HARNESS (default 45)] [HARNESS...]
 # Each harness runs over a temporary copy of its seeds (tests/fuzz/corpus/
 # <harness>/ is never written to), with tests/fuzz/<harness>.dict as its
 # dictionary when there is one; crash inputs are kept under
@@ -9,7 +9,7 @@
 # something did, 2 on bad usage or a failed build.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-secs=${1:-60}
+secs=${1:-45}
 case "$secs" in ''|*[!0-9]*) echo "fuzz.sh: SECONDS_PER_HARNESS must be a whole number, got '$secs'" >&2; exit 2 ;; esac
 [ "$secs" -ge 1 ] || { echo "fuzz.sh: SECONDS_PER_HARNESS must be >= 1" >&2; exit 2; }
 shift || true

@@ -315,6 +315,11 @@ static void sharegpt_errors_say_where(void **state)
     expect_sharegpt_error("[{}\n{}]", "sharegpt: line 2: expected ',' or ']' after an entry");
     expect_sharegpt_error("[{},]", "not valid JSON");
     expect_sharegpt_error("[{}", "line 1: expected ',' or ']' after an entry");
+    /* a byte order mark belongs at the file's start only (cJSON would skip
+     * one before every entry it is handed) */
+    expect_sharegpt_error("[{},\n\xef\xbb\xbf{}]",
+                          "sharegpt: line 2: not valid JSON (near byte 5)");
+    expect_sharegpt_error("[\xef\xbb\xbf{}]", "sharegpt: line 1: not valid JSON (near byte 1)");
 }
 
 /* A temporary file with the given content; the caller unlinks it. */

@@ -141,6 +141,65 @@ static void test_merge_of_workers_equals_one_worker(void **state)
         free(w[k]);
 }
 
+/* The one value a histogram holds (exact: min = max = it). */
+static int64_t only(const lg_stage_stats *s, int id)
+{
+    const mdl_hist *h = lg_stats_hist_c(s, id);
+    if (h->total != 1 || h->min != h->max)
+        fail_msg("histogram %d: %llu values", id, (unsigned long long)h->total);
+    return (int64_t)h->min;
+}
+
+/* One request with round figures: every latency lands in its histogram with
+ * the value lg_stats.h defines (from the intended start and from the
+ * dispatch), the lag in its own, and the truth sums per token. The merge test
+ * cannot see such faults: both its sides are recorded by the same code. */
+static void test_records_each_latency_exactly(void **state)
+{
+    (void)state;
+    lg_stage_stats *s = lg_stats_new();
+    lg_goodput g = {0};
+    const int64_t t0 = 1000000000LL;
+    lg_req_result r = {.intended_ns = t0,
+                       .dispatch_ns = t0 + 2000000,           /* lag 2 ms */
+                       .first_token_ns = t0 + 30000000,       /* TTFT 30 ms, 28 from dispatch */
+                       .end_ns = t0 + 30000000 + 9 * 5000000, /* 10 tokens 5 ms apart */
+                       .output_tokens = 10,
+                       .input_tokens = 7,
+                       .cls = LG_OK,
+                       .has_truth = 1,
+                       .truth_queue_ns = 1000000,
+                       .truth_prefill_ns = 4000000,
+                       .truth_decode_ns = 45000000};
+    lg_stats_record_dispatch(s, r.intended_ns, r.dispatch_ns, 0);
+    lg_stats_record_request(s, &r, &g);
+    assert_int_equal(only(s, LG_H_LAG), 2000000);
+    assert_int_equal(only(s, LG_H_TTFT_I), 30000000);
+    assert_int_equal(only(s, LG_H_TTFT_D), 28000000);
+    assert_int_equal(only(s, LG_H_E2EL_I), 75000000);
+    assert_int_equal(only(s, LG_H_E2EL_D), 73000000);
+    assert_int_equal(only(s, LG_H_TPOT_I), 5000000); /* (75 - 30) / 9 */
+    assert_int_equal(only(s, LG_H_TPOT_D), 5000000);
+    assert_int_equal(only(s, LG_H_NTPOT_I), 7500000); /* 75 / 10 */
+    assert_int_equal(only(s, LG_H_NTPOT_D), 7300000);
+    assert_int_equal(s->input_tokens, 7);
+    assert_int_equal(s->output_tokens, 10);
+    /* truth per token: queue 0.1, prefill 0.4, decode 4.5 ms; the client's
+     * share is the rest of the 7.5 ms per token */
+    assert_int_equal(s->truth_n, 1);
+    assert_close(s->truth_queue_ns, 100000);
+    assert_close(s->truth_prefill_ns, 400000);
+    assert_close(s->truth_decode_ns, 4500000);
+    assert_close(s->truth_client_ns, 7500000 - 100000 - 400000 - 4500000);
+    assert_close(s->truth_ttft_ns, 5000000);
+    assert_close(s->truth_measured_ttft_ns, 30000000);
+    /* a dispatch ahead of its intended time is a lag of 0, not a negative
+     * one folded up */
+    lg_stats_record_dispatch(s, t0 + 100000000, t0 + 99000000, 0);
+    assert_int_equal(lg_stats_hist_c(s, LG_H_LAG)->min, 0);
+    free(s);
+}
+
 static void test_zeroed_init_equals_full_init(void **state)
 {
     (void)state;
@@ -220,6 +279,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merge_of_workers_equals_one_worker),
+        cmocka_unit_test(test_records_each_latency_exactly),
         cmocka_unit_test(test_zeroed_init_equals_full_init),
         cmocka_unit_test(test_goodput),
         cmocka_unit_test(test_percentile_key_words),

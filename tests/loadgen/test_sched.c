@@ -164,6 +164,10 @@ static void round_robin_split_is_the_global_stream(void **state)
     lg_sched *s = must_new(&sp);
     assert_int_equal(lg_sched_next_for(s, 2, 2, &a), 0); /* no such worker */
     assert_int_equal(lg_sched_next_for(s, 0, 0, &a), 0);
+    assert_int_equal(lg_sched_next_for(s, -1, 2, &a), 0);
+    /* and a refused call consumes nothing: the stream still starts at 0 */
+    assert_int_equal(lg_sched_next(s, &a), 1);
+    assert_int_equal(a.index, 0);
     lg_sched_free(s);
 }
 

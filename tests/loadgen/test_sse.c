@@ -191,6 +191,14 @@ static void lines_and_events_past_max_bytes_fail(void **state)
     /* A line of exactly 16 bytes is fine. */
     assert_int_equal(lg_sse_feed(&p, "data: 0123456789\n\n", 18), 0);
     assert_string_equal(t.buf, "E[10]0123456789|");
+    /* ... also when split across pieces. */
+    assert_int_equal(lg_sse_feed(&p, "data: 01234", 11), 0);
+    assert_int_equal(lg_sse_feed(&p, "56789\n\n", 7), 0);
+    assert_string_equal(t.buf, "E[10]0123456789|E[10]0123456789|");
+    /* Data lines that add up to exactly 16 bytes (7 + the joining LF + 8). */
+    const char exact[] = "data: 1234567\ndata: 12345678\n\n";
+    assert_int_equal(lg_sse_feed(&p, exact, sizeof exact - 1), 0);
+    assert_string_equal(t.buf, "E[10]0123456789|E[10]0123456789|E[16]1234567\n12345678|");
     /* A 17-byte line fails, in one piece or split. */
     assert_int_equal(lg_sse_feed(&p, "data: 0123456789a\n", 18), -EMSGSIZE);
     lg_sse_reset(&p);

@@ -49,7 +49,9 @@ static void check_percentiles(int sub_bits, uint64_t seed)
     }
     qsort(x, N, sizeof *x, cmp_u64);
     const double ps[] = {0, 0.1, 1, 10, 25, 50, 75, 90, 99, 99.9, 99.99, 100};
-    double tol = ldexp(1.0, -sub_bits);
+    /* mdl_hist.h: a reported value is within 2^-(sub_bits+1) of any value in
+     * its bucket (the midpoint; an endpoint would be off by up to 2^-sub_bits) */
+    double tol = ldexp(1.0, -(sub_bits + 1));
     for (size_t j = 0; j < sizeof ps / sizeof ps[0]; j++) {
         double exact = (double)exact_percentile(x, N, ps[j]);
         double got = (double)mdl_hist_percentile(h, ps[j]);
@@ -88,6 +90,45 @@ static void test_small_values_are_exact(void **state)
     }
     /* 16 values 0..15: the median (rank 8) is 7 */
     assert_int_equal(mdl_hist_percentile(h, 50), 7);
+    mdl_hist_free(h);
+}
+
+/* The reported value is the bucket's midpoint lo + (hi - lo) / 2 exactly
+ * (away from min and max, which clamp it), and within the header's
+ * 2^-(sub_bits+1) of both ends of the bucket. */
+static void test_reports_bucket_midpoint(void **state)
+{
+    (void)state;
+    const int sub_bits = 3;
+    const uint64_t highest = 100000;
+    mdl_hist *h = mdl_hist_new(highest, sub_bits);
+    assert_non_null(h);
+    double tol = ldexp(1.0, -(sub_bits + 1));
+    int wide = 0;
+    for (int i = 1; i < h->n_buckets - 1; i++) {
+        uint64_t lo = mdl_hist_bucket_low(h, i), hi = mdl_hist_bucket_high(h, i);
+        uint64_t mid = lo + (hi - lo) / 2;
+        /* one value at each end of the bucket, and the extremes elsewhere */
+        mdl_hist_reset(h);
+        mdl_hist_record(h, 0);
+        mdl_hist_record(h, lo);
+        mdl_hist_record(h, hi);
+        mdl_hist_record(h, highest);
+        if (mdl_hist_value_at_rank(h, 2) != mid || mdl_hist_value_at_rank(h, 3) != mid)
+            fail_msg("bucket %d [%llu, %llu]: ranks 2, 3 give %llu, %llu, want %llu", i,
+                     (unsigned long long)lo, (unsigned long long)hi,
+                     (unsigned long long)mdl_hist_value_at_rank(h, 2),
+                     (unsigned long long)mdl_hist_value_at_rank(h, 3), (unsigned long long)mid);
+        assert_int_equal(mdl_hist_percentile(h, 50), mid);
+        assert_true((double)(mid - lo) <= tol * (double)lo);
+        assert_true((double)(hi - mid) <= tol * (double)hi);
+        wide += hi - lo >= 2;
+    }
+    assert_true(wide > 20); /* the loop did see buckets where the ends differ from the midpoint */
+    /* a lone value is its own min and max: reported exactly */
+    mdl_hist_reset(h);
+    mdl_hist_record(h, 77777);
+    assert_int_equal(mdl_hist_percentile(h, 50), 77777);
     mdl_hist_free(h);
 }
 
@@ -131,6 +172,24 @@ static void test_merge_equals_union(void **state)
     assert_true(fabs(a->sum - u->sum) <= 1e-9 * u->sum);
     for (double p = 0; p <= 100; p += 0.5)
         assert_int_equal(mdl_hist_percentile(a, p), mdl_hist_percentile(u, p));
+
+    /* extremes from either side: the smaller min and the larger max win,
+     * whichever histogram holds them */
+    mdl_hist *lo_hi[2] = {mdl_hist_new_latency(), mdl_hist_new_latency()};
+    for (int side = 0; side < 2; side++) {
+        mdl_hist_reset(lo_hi[0]);
+        mdl_hist_reset(lo_hi[1]);
+        mdl_hist_record(lo_hi[side], 5);       /* the min */
+        mdl_hist_record(lo_hi[side], 100);     /* neither */
+        mdl_hist_record(lo_hi[!side], 50);     /* neither */
+        mdl_hist_record(lo_hi[!side], 900000); /* the max */
+        assert_int_equal(mdl_hist_merge(lo_hi[0], lo_hi[1]), 0);
+        assert_int_equal(lo_hi[0]->min, 5);
+        assert_int_equal(lo_hi[0]->max, 900000);
+        assert_int_equal(lo_hi[0]->total, 4);
+    }
+    mdl_hist_free(lo_hi[0]);
+    mdl_hist_free(lo_hi[1]);
 
     mdl_hist *other = mdl_hist_new(1000, 11);
     assert_int_equal(mdl_hist_merge(a, other), -EINVAL);
@@ -179,6 +238,10 @@ static void test_clamping(void **state)
     /* the clamped values sit in highest's bucket */
     uint64_t p75 = mdl_hist_percentile(h, 75);
     assert_true(p75 <= 10000 * (1.0 + ldexp(1.0, -5)) && p75 >= 10000 * (1.0 - ldexp(1.0, -5)));
+    /* highest itself is in range: recorded, not clamped */
+    mdl_hist_record(h, 10000);
+    assert_int_equal(h->clamped, 3);
+    assert_int_equal(h->total, 5);
     mdl_hist_free(h);
 }
 
@@ -236,6 +299,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_percentiles_within_relative_error),
         cmocka_unit_test(test_small_values_are_exact),
+        cmocka_unit_test(test_reports_bucket_midpoint),
         cmocka_unit_test(test_buckets_tile_the_range),
         cmocka_unit_test(test_merge_equals_union),
         cmocka_unit_test(test_mean_and_stddev_exact),

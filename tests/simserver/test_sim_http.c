@@ -113,6 +113,27 @@ static void a_chunked_body_past_the_limit_is_413(void **state)
     assert_int_equal(sim_http_parse_bytes(req, sizeof req - 1, &small, NULL, NULL), -413);
 }
 
+/* The limits are inclusive: a body of exactly max_body_bytes and a header
+ * section of exactly max_header_bytes (the URL, names and values as the
+ * parser hands them over: "/x" + "Host" + "a" = 7 bytes) are served. */
+static void the_limits_are_inclusive(void **state)
+{
+    sim_http_limits body8 = {.max_header_bytes = 65536, .max_body_bytes = 8};
+    const char chunked[] = "POST /x HTTP/1.1\r\nTransfer-Encoding: "
+                           "chunked\r\n\r\n5\r\nhello\r\n3\r\nabc\r\n0\r\n\r\n";
+    assert_int_equal(sim_http_parse_bytes(chunked, sizeof chunked - 1, &body8, NULL, NULL), 1);
+    const char declared[] = "POST /x HTTP/1.1\r\nContent-Length: 8\r\n\r\nhelloabc";
+    assert_int_equal(sim_http_parse_bytes(declared, sizeof declared - 1, &body8, NULL, NULL), 1);
+    body8.max_body_bytes = 7;
+    assert_int_equal(sim_http_parse_bytes(chunked, sizeof chunked - 1, &body8, NULL, NULL), -413);
+    assert_int_equal(sim_http_parse_bytes(declared, sizeof declared - 1, &body8, NULL, NULL), -413);
+    const char get[] = "GET /x HTTP/1.1\r\nHost: a\r\n\r\n";
+    sim_http_limits head7 = {.max_header_bytes = 7, .max_body_bytes = 8};
+    assert_int_equal(sim_http_parse_bytes(get, sizeof get - 1, &head7, NULL, NULL), 1);
+    head7.max_header_bytes = 6;
+    assert_int_equal(sim_http_parse_bytes(get, sizeof get - 1, &head7, NULL, NULL), -431);
+}
+
 static void a_huge_header_section_is_431(void **state)
 {
     size_t n = 70000;
@@ -142,6 +163,7 @@ int main(void)
         cmocka_unit_test(garbage_is_400),
         cmocka_unit_test(a_declared_large_body_is_413_before_it_is_sent),
         cmocka_unit_test(a_chunked_body_past_the_limit_is_413),
+        cmocka_unit_test(the_limits_are_inclusive),
         cmocka_unit_test(a_huge_header_section_is_431),
         cmocka_unit_test(an_incomplete_request_is_not_a_request),
     };

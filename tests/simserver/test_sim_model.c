@@ -178,6 +178,11 @@ static void echo_mode_stops_when_the_prompt_runs_out(void **state)
     sim_token t = sim_model_token(&s, SIM_MODE_ECHO, 0, 1);
     assert_int_equal(t.len, 1);
     assert_memory_equal(t.word, "b", 1);
+    /* a prompt of exactly max_tokens is cut by the limit, not run out of */
+    s.max_tokens = 3;
+    assert_int_equal(sim_model_output_tokens(&s, SIM_MODE_ECHO, &stop), 3);
+    assert_false(stop);
+    s.max_tokens = 5;
     s.ignore_eos = 1; /* cycles */
     assert_int_equal(sim_model_output_tokens(&s, SIM_MODE_ECHO, &stop), 5);
     assert_false(stop);
