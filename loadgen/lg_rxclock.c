@@ -97,13 +97,15 @@ int lg_rx_keep_on(void)
     return fd;
 }
 
-int64_t lg_rx_data_segments(int fd)
+int lg_rx_tcp_counts(int fd, int64_t *segments, int64_t *bytes)
 {
     struct tcp_info ti;
     socklen_t len = sizeof ti;
     if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) return -1;
     if (len < offsetof(struct tcp_info, tcpi_data_segs_in) + sizeof ti.tcpi_data_segs_in) return -1;
-    return (int64_t)ti.tcpi_data_segs_in;
+    *segments = (int64_t)ti.tcpi_data_segs_in;
+    *bytes = (int64_t)ti.tcpi_bytes_received;
+    return 0;
 }
 
 int lg_rx_local_port(int fd)

@@ -21,6 +21,9 @@
  * [lower, kernel]. The kernel also counts the data segments a connection
  * received (TCP_INFO tcpi_data_segs_in): when a read consumed exactly one
  * segment, its events arrived together, at the kernel time, and are exact.
+ * The same call gives the bytes received (tcpi_bytes_received): when they
+ * equal the bytes read so far the queue is empty, the count is a sound
+ * baseline for the next read, and their difference is the queue's depth.
  * Otherwise a batch whose window is at most LG_RX_EXACT_TOL_NS wide is exact
  * within it; a wider one is not, and its width is reported.
  *
@@ -93,8 +96,9 @@ int lg_rx_enable(int fd);
  * that asks, so the first connections of a run are stamped too. Returns the
  * descriptor (close it at the end) or -errno. */
 int lg_rx_keep_on(void);
-/* The data segments a TCP connection has received so far (-1: unknown). */
-int64_t lg_rx_data_segments(int fd);
+/* What a TCP connection has received so far, from one TCP_INFO call: its
+ * data segments and its payload bytes in order. 0, or -1 when unknown. */
+int lg_rx_tcp_counts(int fd, int64_t *segments, int64_t *bytes);
 /* The local port of a socket (-1: unknown). */
 int lg_rx_local_port(int fd);
 

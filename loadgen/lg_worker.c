@@ -14,8 +14,6 @@
 #include <string.h>
 #include <sched.h>
 #include <netinet/in.h>
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
@@ -123,6 +121,7 @@ struct lg_worker {
         int port;
         int known; /* segments is a count at an empty queue */
         int64_t drained_ns, segments;
+        int64_t consumed; /* bytes read from it so far */
     } * conn_rx;
     size_t n_conn_rx;
     /* per-stage accounting of the loop and the host (acc_stage -1: closed) */
@@ -469,22 +468,24 @@ static void on_rx_read(void *ctx, int fd, ssize_t n, size_t len, int64_t real_ns
     int64_t k = real_ns ? lg_clock_map_to_mono(&w->clock, real_ns) : 0;
     /* A stamp from before now, and not absurdly old (a clock step). */
     if (k <= 0 || k > now + 1000 || now - k > 60000000000LL) k = 0;
-    /* The segment count is read before the queue's depth: a segment that
-     * arrives in between shows as a non-empty queue, and an empty queue
-     * makes the count a sound baseline for the next read. */
-    int64_t segs_now = lg_rx_data_segments(fd), left = -1;
-    int q;
-    if (ioctl(fd, SIOCINQ, &q) == 0) left = q;
+    /* One TCP_INFO call: the segments and bytes received so far. When the
+     * bytes equal those read, the queue is empty and the count is a sound
+     * baseline for the next read; a segment that arrived after this read
+     * shows as bytes left, and then the count only overstates. */
+    cr->consumed += n;
+    int64_t segs_now = -1, rcvd = -1, left = -1;
+    if (lg_rx_tcp_counts(fd, &segs_now, &rcvd) == 0 && rcvd >= cr->consumed)
+        left = rcvd - cr->consumed;
     w->rd = (lg_rx_read){.port = cr->port,
                          .kernel_ns = k,
                          .lower_ns = cr->drained_ns,
-                         .segments = cr->known && segs_now >= 0 ? segs_now - cr->segments : -1,
+                         .segments = cr->known && left >= 0 ? segs_now - cr->segments : -1,
                          .stage = 0};
     if (left >= 0) {
         lg_stage_stats *st = stats_of(w, w->slot->cur_stage);
         record_ns(st, LG_H_RXQ, (int64_t)n + left); /* the queue's depth at the read */
     }
-    if (left == 0 && segs_now >= 0) {
+    if (left == 0) {
         cr->known = 1;
         cr->segments = segs_now;
         cr->drained_ns = now;
