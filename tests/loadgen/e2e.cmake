@@ -1,7 +1,7 @@
 # loadgen's end-to-end tests: real simserver and loadgen processes on
 # loopback (port 0), a few seconds each. The scripts live in e2e/.
 foreach(t basic faults same_arrivals sigint dead_server worker_crash certificate cli modes verdict
-          wire_time foreign)
+          wire_time foreign jsonl)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 120)
 endforeach()
 # The verdict is about the client's own delay: a test running beside it on a
