@@ -30,6 +30,12 @@
  * next batch waits until the previous one left, so a response of any length
  * never piles up more than one batch in memory for a reader that keeps up. */
 #define BATCH_BYTES (256 * 1024)
+/* One pacing pass writes at most this many streams, or for this long, then
+ * yields to the loop (accept, reads, the idle sweep, signals) and goes on at
+ * its next iteration. A pacer that cannot keep up is late, never deaf; how
+ * late is sim:send_lateness_seconds and each stream's max_late_ns. */
+#define PACE_PASS_STREAMS 256
+#define PACE_PASS_NS (1000000LL)
 /* The longest a closing connection keeps reading its peer's leftovers. */
 #define LINGER_MAX_NS (5LL * 1000000000LL)
 
@@ -56,6 +62,7 @@ typedef struct stream {
     int head_sent;
     int blocked; /* due events wait for the socket to drain */
     int64_t arrival_ns, start_ns, first_ns, last_ns;
+    int64_t max_late_ns; /* the largest (write - due time) of its events */
     int64_t cached;
     sim_buf text; /* non-streamed output so far */
 } stream;
@@ -472,9 +479,10 @@ static void write_full(conn *c, int fault_cut)
     if (s->stamp)
         snprintf(extra, sizeof extra,
                  "x-sim-queue-ns: %lld\r\nx-sim-prefill-ns: %lld\r\nx-sim-decode-ns: %lld\r\n"
-                 "x-sim-cached-tokens: %lld\r\n",
+                 "x-sim-cached-tokens: %lld\r\nx-sim-max-late-ns: %lld\r\n",
                  (long long)(s->start_ns - s->arrival_ns), (long long)(s->first_ns - s->start_ns),
-                 (long long)(s->last_ns - s->first_ns), (long long)s->cached);
+                 (long long)(s->last_ns - s->first_ns), (long long)s->cached,
+                 (long long)s->max_late_ns);
     sim_buf *o = &w->out;
     o->len = 0;
     int keep = s->keep_alive && !w->draining;
@@ -512,6 +520,9 @@ static void stream_pump(conn *c)
             stall = 1;
             break;
         }
+        int64_t late = now - s->hn.deadline_ns;
+        sim_hist_add(&w->m->late, late);
+        if (late > s->max_late_ns) s->max_late_ns = late;
         if (s->emitted == 0) {
             s->first_ns = now;
             sim_hist_add(&w->m->ttft, now - s->arrival_ns);
@@ -567,7 +578,7 @@ static void stream_pump(conn *c)
         sim_render_done(o);
         if (s->stamp)
             sim_render_truth(o, s->start_ns - s->arrival_ns, s->first_ns - s->start_ns,
-                             s->last_ns - s->first_ns, s->cached);
+                             s->last_ns - s->first_ns, s->cached, s->max_late_ns);
     }
     /* Frame and write what was rendered. Appends first (they may move the
      * buffer), then the iovecs. */
@@ -630,11 +641,17 @@ static void on_pace(rb_timer *t)
     worker *w = t->data;
     sim_heap_node *n;
     w->in_pace = 1;
-    while ((n = sim_heap_top(&w->heap)) && n->deadline_ns <= rb_now_ns()) {
+    int64_t t0 = rb_now_ns(), now = t0;
+    int served = 0;
+    while ((n = sim_heap_top(&w->heap)) && n->deadline_ns <= now) {
         sim_heap_pop(&w->heap);
         stream_pump(CONN_OF_NODE(n));
+        now = rb_now_ns();
+        if (++served >= PACE_PASS_STREAMS || now - t0 >= PACE_PASS_NS) break;
     }
     w->in_pace = 0;
+    /* Streams still due re-arm the timer in the past: it fires on the next
+     * loop iteration, after the I/O that is ready now. */
     arm_pace(w);
 }
 
@@ -723,6 +740,7 @@ static void start_completion(conn *c, int chat)
     s->head_sent = 0;
     s->arrival_ns = now;
     s->first_ns = s->last_ns = 0;
+    s->max_late_ns = 0;
     char id[64];
     w->req_counter++;
     snprintf(id, sizeof id, "%s-%d-%llu", chat ? "chatcmpl" : "cmpl", w->index,

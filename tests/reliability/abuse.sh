@@ -18,16 +18,6 @@ rss_bound() {
   local lim=$(($3 * RSS_SCALE))
   [ "$2" -le "$lim" ] || fail "$1: simserver RSS $2 kB over the bound $lim kB"
 }
-# wait_line FILE PATTERN SECONDS: waits for a line of the abuse tool.
-wait_line() {
-  for _ in $(seq 1 $(($3 * 20))); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.05
-  done
-  fail "no '$2' from the abuse tool in $3 s: $(cat "$1" "$1.err" 2>/dev/null)"
-}
-# kv FILE KEY: a value from the tool's last "key=value" line.
-kv() { tail -n 1 "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 # during WHAT: the checks made while the abusers are connected.
 during() {
   health_within "$SIM_URL" "$HEALTH_LIMIT_MS" "$1"
@@ -53,7 +43,6 @@ wait_tool() {
   wait "$TOOL_PID" || rc=$?
   [ "$rc" -eq 0 ] || fail "abuse tool exited $rc: $(cat "$WORK/$1" "$WORK/$1.err")"
 }
-prom() { curl -sS --max-time 5 "$SIM_URL/metrics" | awk -v k="$1" '$1 == k { print $2 }'; }
 
 case "$what" in
 idle)

@@ -74,6 +74,19 @@ sim_success() {
   awk 'index($0, "vllm:request_success_total{") == 1 { v += $2 } END { print v + 0 }' "$1"
 }
 
+# wait_line FILE PATTERN SECONDS: waits for a line of the abuse tool.
+wait_line() {
+  for _ in $(seq 1 $(($3 * 20))); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "no '$2' from the abuse tool in $3 s: $(cat "$1" "$1.err" 2>/dev/null)"
+}
+# kv FILE KEY: a value from the tool's last "key=value" line.
+kv() { tail -n 1 "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+# prom KEY: one sample of simserver's /metrics (KEY with its labels).
+prom() { curl -sS --max-time 5 "$SIM_URL/metrics" | awk -v k="$1" '$1 == k { print $2 }'; }
+
 # rss_kb PID: the process's resident set (VmRSS, kB).
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 

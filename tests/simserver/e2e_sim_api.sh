@@ -49,7 +49,7 @@ check "a stamp line before every data event (incl. [DONE])" \
 check "each data line follows a stamp line" \
   [ "$(awk '/^data: / { if (prev !~ /^: t=/) bad++ } { prev = $0 } END { print bad + 0 }' "$TMP/stamped.sse")" -eq 0 ]
 check "the last comment holds the true times" [ "$(sed -n 's/^: \({.*}\)$/\1/p' "$TMP/stamped.sse" | \
-  jq -c '[has("queue_ns"), has("prefill_ns"), has("decode_ns"), .cached_tokens]')" = '[true,true,true,0]' ]
+  jq -c '[has("queue_ns"), has("prefill_ns"), has("decode_ns"), .cached_tokens, (.max_late_ns | type)]')" = '[true,true,true,0,"number"]' ]
 check "the stamps are monotonic CLOCK_MONOTONIC ns" \
   [ "$(sed -n 's/^: t=//p' "$TMP/stamped.sse" | sort -c -n && echo sorted)" = sorted ]
 norm() { sed -e 's/"id":"[^"]*"/"id":"X"/' -e 's/"created":[0-9]*/"created":0/'; }
@@ -57,7 +57,7 @@ check "stamped stream minus comments == standard stream, byte for byte (ids/crea
   cmp -s <(norm <"$TMP/plain.sse") <(strip_stamps <"$TMP/stamped.sse" | norm)
 curl -sS -D "$TMP/h.txt" -o /dev/null -H 'X-Sim-Stamp: 1' "$URL/v1/completions" -d "{$P}"
 check "plain response with the header carries X-Sim-* headers" \
-  [ "$(grep -ci '^x-sim-\(queue-ns\|prefill-ns\|decode-ns\|cached-tokens\): [0-9]' "$TMP/h.txt")" -eq 4 ]
+  [ "$(grep -ci '^x-sim-\(queue-ns\|prefill-ns\|decode-ns\|cached-tokens\|max-late-ns\): [0-9]' "$TMP/h.txt")" -eq 5 ]
 curl -sS -D "$TMP/h2.txt" -o /dev/null "$URL/v1/completions" -d "{$P}"
 check "and none without it" [ "$(grep -ci '^x-sim-' "$TMP/h2.txt" || true)" -eq 0 ]
 
