@@ -430,12 +430,14 @@ static void append_stamp(sim_buf *o, const stream *s, int64_t t)
     if (s->stamp) sim_render_stamp(o, t);
 }
 
-/* Ends a served request: the connection goes back to reading. */
+/* Ends a served request: the connection goes back to reading. A peer that
+ * half-closed still gets the answers to the requests it sent before its
+ * FIN (pipelined ones wait in c->in); the connection ends after the last. */
 static void stream_finish(conn *c, int64_t now)
 {
     worker *w = c->w;
     stream *s = &c->st;
-    int keep = s->keep_alive && !w->draining && !c->peer_eof;
+    int keep = s->keep_alive && !w->draining;
     stream_clear(c);
     if (c->closing) return;
     if (!keep) {
@@ -443,17 +445,20 @@ static void stream_finish(conn *c, int64_t now)
         return;
     }
     c->deadline_ns = now + w->cfg->idle_timeout_ns;
-    if (c->in_process) return;
+    if (c->in_process) return; /* conn_process goes on with the rest */
     if (c->in_len) {
         /* Bytes of the next request that came in meanwhile. */
         char *buf = c->in;
         size_t n = c->in_len;
         c->in = NULL;
         c->in_len = c->in_cap = 0;
-        conn_process(c, buf, n);
+        conn_process(c, buf, n); /* it ends c if the peer is gone */
         free(buf);
+    } else if (c->peer_eof && !c->busy) {
+        conn_end(c);
+        return;
     }
-    if (c->read_paused && !c->closing && !c->busy) {
+    if (c->read_paused && !c->closing && !c->busy && !c->peer_eof) {
         c->read_paused = 0;
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) conn_abort(c);
     }
@@ -876,6 +881,8 @@ static void conn_process(conn *c, const char *data, size_t len)
     }
     if (len > 0 && !c->closing) conn_buffer_input(c, data, len);
     c->in_process = 0;
+    /* A half-closed peer with nothing more in service: nothing to answer. */
+    if (c->peer_eof && !c->busy && !c->closing) conn_end(c);
 }
 
 /* ----------------------------------------------------------- connections */

@@ -4,13 +4,15 @@
 #              pacer can serve on time: /health and /metrics still answer,
 #              the lateness shows on /metrics, and SIGTERM ends the worker
 #              after its 2 s grace, not seconds later.
+#   halfclose  3 pipelined paced requests, then shutdown(SHUT_WR): all 3
+#              answers come before the server closes (also with 20).
 # Only what the code guarantees is asserted: that the probes answer (within
 # a generous 5 s), that nothing ends before its time, and counts. How fast
 # /health answers under load is a host property, measured by
 # bench_control.sh.
-# Usage: control.sh paced
+# Usage: control.sh paced|halfclose
 source "$(dirname "$0")/lib.sh"
-what=${1:?usage: control.sh paced}
+what=${1:?usage: control.sh paced|halfclose}
 [ -x "$ABUSE" ] || fail "no $ABUSE (build the rel_abuse target)"
 
 case "$what" in
@@ -60,6 +62,24 @@ paced)
   [ "$(kv "$WORK/paced" closed_by_server)" -eq "$N" ] || fail "after the drain: $(tail -n 1 "$WORK/paced")"
   if grep -q 'Sanitizer\|runtime error' "$WORK/sim.err"; then cat "$WORK/sim.err" >&2; fail "simserver: sanitizer report"; fi
   pass "control paced: /health and /metrics answered under $N paced streams; SIGTERM exit after $el_ms ms"
+  ;;
+halfclose)
+  start_sim sim --inter-token-latency 5ms
+  for spec in "3 10" "20 3" "1 10"; do
+    set -- $spec
+    "$ABUSE" halfclose "$SIM_PORT" "$1" "$2" >"$WORK/hc" 2>&1 || fail "tool: $(cat "$WORK/hc")"
+    [ "$(kv "$WORK/hc" responses)" -eq "$1" ] && [ "$(kv "$WORK/hc" done)" -eq "$1" ] ||
+      fail "half-close after $1 pipelined requests of $2 tokens: $(cat "$WORK/hc")"
+    [ "$(kv "$WORK/hc" closed)" -eq 1 ] || fail "half-close: the server did not close cleanly after the last answer: $(cat "$WORK/hc")"
+    fig "halfclose k=$1 tokens=$2: $(cat "$WORK/hc")"
+  done
+  stop_sim sim
+  # Zero latency: the answers are written inside the read that took them.
+  start_sim fast
+  "$ABUSE" halfclose "$SIM_PORT" 20 3 >"$WORK/hc" 2>&1 || fail "tool: $(cat "$WORK/hc")"
+  [ "$(kv "$WORK/hc" done)" -eq 20 ] && [ "$(kv "$WORK/hc" closed)" -eq 1 ] || fail "half-close, zero latency: $(cat "$WORK/hc")"
+  stop_sim fast
+  pass "control halfclose: every pipelined request sent before the FIN was answered"
   ;;
 *) fail "unknown case '$what'" ;;
 esac
