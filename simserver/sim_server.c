@@ -1,6 +1,7 @@
 /* sim_server: see sim_server.h. One connection serves one request at a time
  * (HTTP/1.1 keeps responses in order); bytes of the next request that arrive
- * meanwhile wait in the connection's input buffer. Every stream in decode has
+ * meanwhile wait in the connection's input buffer, up to a bound per
+ * connection and per worker, past which reading stops. Every stream in decode has
  * one node in the worker's deadline heap; the single rb_timer is armed for
  * the earliest deadline, and each firing writes all events that are due. */
 #include "sim_server.h"
@@ -36,6 +37,13 @@
  * late is sim:send_lateness_seconds and each stream's max_late_ns. */
 #define PACE_PASS_STREAMS 256
 #define PACE_PASS_NS (1000000LL)
+/* Bytes of pipelined requests held while one is in service: per connection
+ * (reads are cut to fit) and per worker. Past either, the connection stops
+ * reading until its request in service is done: the rest waits in the
+ * kernel, and TCP holds the client back. */
+#define PIPELINE_HOLD_BYTES ((size_t)64 * 1024)
+#define PIPELINE_TOTAL_BYTES ((size_t)8 * 1024 * 1024)
+#define PIPELINE_MIN_READ ((size_t)4096)
 /* The longest a closing connection keeps reading its peer's leftovers. */
 #define LINGER_MAX_NS (5LL * 1000000000LL)
 
@@ -99,6 +107,7 @@ struct worker {
     sim_heap heap;
     conn *conns;
     int64_t n_conns;
+    size_t in_total; /* bytes held in every connection's c->in */
     conn *wait_head, *wait_tail;
     int64_t n_waiting, n_running;
     gsl_rng *rng;
@@ -264,6 +273,7 @@ static void conn_detach(conn *c)
     c->closing = 1;
     stream_clear(c);
     sim_http_free(&c->hp);
+    w->in_total -= c->in_len;
     free(c->in);
     c->in = NULL;
     c->in_len = c->in_cap = 0;
@@ -450,6 +460,7 @@ static void stream_finish(conn *c, int64_t now)
         /* Bytes of the next request that came in meanwhile. */
         char *buf = c->in;
         size_t n = c->in_len;
+        w->in_total -= n;
         c->in = NULL;
         c->in_len = c->in_cap = 0;
         conn_process(c, buf, n); /* it ends c if the peer is gone */
@@ -842,8 +853,10 @@ static void conn_buffer_input(conn *c, const char *data, size_t len)
     }
     memcpy(c->in + c->in_len, data, len);
     c->in_len += len;
-    /* Past one whole request's worth, stop reading until it is served. */
-    if (c->in_len > c->w->cfg->max_body_bytes + c->w->cfg->max_header_bytes && !c->read_paused) {
+    c->w->in_total += len;
+    /* Past the hold, stop reading until the request in service is done. */
+    if ((c->in_len >= PIPELINE_HOLD_BYTES || c->w->in_total >= PIPELINE_TOTAL_BYTES) &&
+        !c->read_paused) {
         uv_read_stop((uv_stream_t *)&c->tcp);
         c->read_paused = 1;
     }
@@ -890,7 +903,21 @@ static void conn_process(conn *c, const char *data, size_t len)
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     conn *c = h->data;
-    *buf = uv_buf_init(c->w->rbuf, sizeof c->w->rbuf);
+    size_t n = sizeof c->w->rbuf;
+    size_t total = c->w->in_total;
+    size_t wroom = total < PIPELINE_TOTAL_BYTES ? PIPELINE_TOTAL_BYTES - total : 0;
+    if (c->busy && !c->closing) {
+        /* What is read now is held: no more than both holds allow (none
+         * left: a zero-length buffer, and on_read pauses the reads). */
+        size_t room = c->in_len < PIPELINE_HOLD_BYTES ? PIPELINE_HOLD_BYTES - c->in_len : 0;
+        if (wroom < room) room = wroom;
+        if (room < n) n = room;
+    } else if (!c->closing && wroom < n) {
+        /* A read may start a request and leave the rest held: with the
+         * worker's hold full, small reads keep that rest small. */
+        n = wroom > PIPELINE_MIN_READ ? wroom : PIPELINE_MIN_READ;
+    }
+    *buf = uv_buf_init(c->w->rbuf, (unsigned)n);
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -910,6 +937,12 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         c->peer_eof = 1;
         uv_read_stop(st);
         if (!c->busy || c->st.state == ST_STALLED) conn_end(c);
+        return;
+    }
+    if (nread == UV_ENOBUFS) {
+        /* No room to hold more (on_alloc): wait for the request in service. */
+        uv_read_stop(st);
+        c->read_paused = 1;
         return;
     }
     if (nread < 0) {

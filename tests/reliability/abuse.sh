@@ -3,9 +3,9 @@
 # server, /health answers within 100 ms, a normal completion succeeds, and
 # the server's resident memory stays under a stated bound; afterwards the
 # server reclaims what the abusers held and stops cleanly on SIGTERM.
-# Usage: abuse.sh idle|slowloris|oversize|garbage|noread|vanish
+# Usage: abuse.sh idle|slowloris|oversize|garbage|noread|vanish|pipeline
 source "$(dirname "$0")/lib.sh"
-what=${1:?usage: abuse.sh idle|slowloris|oversize|garbage|noread|vanish}
+what=${1:?usage: abuse.sh idle|slowloris|oversize|garbage|noread|vanish|pipeline}
 [ -x "$ABUSE" ] || fail "no $ABUSE (build the rel_abuse target)"
 HEALTH_LIMIT_MS=100
 # Sanitizer builds keep freed memory in a quarantine and map shadow memory:
@@ -189,6 +189,27 @@ vanish)
   [ "$(prom 'vllm:num_requests_running{model_name="sim-model"}')$(prom 'vllm:num_requests_waiting{model_name="sim-model"}')" = 00 ] ||
     fail "vanish: running/waiting left: $(curl -sS "$SIM_URL/metrics" | grep -E '^vllm:num_requests_(running|waiting)')"
   rss_bound "clients that vanish" "$RSS_DURING" $((RSS_BEFORE + 32000))
+  ;;
+pipeline)
+  # 300 connections, each a paced stream (60 tokens 50 ms apart) with 1.1 MB
+  # of a next request (its body twice --max-body) behind it. The server
+  # holds at most 64 KiB of it per connection and 8 MiB in all while the
+  # stream runs (it stops reading past that), then answers 413 and closes.
+  # Held whole, as before, that was about 300 MB.
+  N=300
+  start_sim sim --inter-token-latency 50ms
+  baseline
+  run_tool ph pipehold "$SIM_PORT" "$N" 60 1100000 20000
+  wait_line "$WORK/ph" '^ready' 25
+  during "$N connections with pipelined input held"
+  run=$(prom 'vllm:num_requests_running{model_name="sim-model"}')
+  [ "$run" = "$N" ] || fail "pipeline: the streams were over before the probes ($run of $N running)"
+  wait_tool ph
+  [ "$(kv "$WORK/ph" answered_both)" -eq "$N" ] || fail "pipeline: not every connection got its 200 and its 413: $(tail -n 1 "$WORK/ph")"
+  fig "pipeline: $(tail -n 1 "$WORK/ph")"
+  # The peak resident set over the whole run (the hold included).
+  RSS_DURING=$(hwm_kb "$SIM_PID")
+  rss_bound "pipelined input held" "$RSS_DURING" $((RSS_BEFORE + 16000))
   ;;
 *) fail "unknown case '$what'" ;;
 esac

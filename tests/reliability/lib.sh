@@ -89,6 +89,9 @@ prom() { curl -sS --max-time 5 "$SIM_URL/metrics" | awk -v k="$1" '$1 == k { pri
 
 # rss_kb PID: the process's resident set (VmRSS, kB).
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+# hwm_kb PID: the process's peak resident set so far (VmHWM, kB): a bound
+# on it holds for the whole run, whenever it is read.
+hwm_kb() { awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"; }
 
 # health_max_ms URL [N]: the slowest of N (default 10) GET /health, in ms
 # (curl's time_total); a probe that fails or is not a 200 counts as 9999.
