@@ -61,7 +61,10 @@ static void usage(void)
         "shutdown(SHUT_WR)\n"
         "  pipehold PORT N TOKENS BYTES HOLD_MS N connections: a streamed completion, then "
         "BYTES of\n"
-        "                                   a pipelined request with a body too large\n",
+        "                                   a pipelined request with a body too large\n"
+        "  pipemix PORT ROUNDS TOKENS BYTES  one connection, ROUNDS x (a streamed completion, "
+        "BYTES of\n"
+        "                                   pipelined GET /health)\n",
         stderr);
     exit(2);
 }
@@ -624,6 +627,39 @@ int main(int argc, char **argv)
         printf("pipehold opened=%d answered_both=%d responses=%d closed=%d\n", got, ok, resp,
                got - open_count());
         return got == n ? 0 : 1;
+    }
+    if (strcmp(mode, "pipemix") == 0 && argc == 6) {
+        /* One connection, ROUNDS times: a streamed completion of TOKENS,
+         * then BYTES worth of pipelined GET /health, all sent at once; then
+         * read until every answer came (or 30 s). More than the server holds
+         * per connection: it must stop reading and go on, round after round. */
+        int rounds = (int)arg_long("ROUNDS", argv[3], 1, 1000);
+        long tokens = arg_long("TOKENS", argv[4], 1, 30000);
+        long bytes = arg_long("BYTES", argv[5], 0, 1L << 24);
+        static const char req[] = "GET /health HTTP/1.1\r\nHost: a\r\n\r\n";
+        long k = bytes / (long)(sizeof req - 1);
+        char one[320];
+        int ol = completion_req(one, sizeof one, tokens);
+        size_t round_len = (size_t)ol + (size_t)k * (sizeof req - 1);
+        char *buf = malloc(round_len * (size_t)rounds);
+        if (!buf) return 1;
+        for (int r = 0; r < rounds; r++) {
+            char *p = buf + (size_t)r * round_len;
+            memcpy(p, one, (size_t)ol);
+            for (long j = 0; j < k; j++)
+                memcpy(p + ol + (size_t)j * (sizeof req - 1), req, sizeof req - 1);
+        }
+        if (open_all(port, 1) != 1) return 1;
+        set_out(&g_conns[0], buf, round_len * (size_t)rounds);
+        free(buf);
+        long want = (long)rounds * (1 + k);
+        int64_t end = rb_now_ns() + 30000 * (int64_t)1000000;
+        while (rb_now_ns() < end && !g_conns[0].closed && g_conns[0].nresp < want)
+            pump(50);
+        printf("pipemix rounds=%d sent=%zu of=%zu responses=%d expected=%ld ok200=%d closed=%d\n",
+               rounds, g_conns[0].out_off, g_conns[0].out_len, g_conns[0].nresp, want,
+               g_conns[0].n200, g_conns[0].closed);
+        return 0;
     }
     usage();
 }
