@@ -1,12 +1,18 @@
 /* sim_server: see sim_server.h. The simulation itself (admission, the
  * waiting queue, the decode state machine, fault timing, deadlines) is
  * sim_engine; this is its shell: sockets, HTTP framing, rendering, writes
- * and backpressure. One connection serves one request at a time
- * (HTTP/1.1 keeps responses in order); bytes of the next request that arrive
+ * and backpressure. One connection serves one request at a time (HTTP/1.1
+ * keeps responses in order); bytes of the next request that arrive
  * meanwhile wait in the connection's input buffer, up to a bound per
- * connection and per worker, past which reading stops. Every stream in decode has
- * one node in the worker's deadline heap; the single rb_timer is armed for
- * the earliest deadline, and each firing writes all events that are due. */
+ * connection and per worker, past which reading stops. Every running stream
+ * has one node in the engine's deadline heap; the single rb_timer is armed
+ * for the earliest, and each firing writes what is due, in bounded passes.
+ * The file is long (about 1,000 lines) because it is one state machine: a
+ * connection's reads, input holds, half-close, lingering close, responses
+ * and the drain share the conn and worker structs and each other's libuv
+ * callbacks; its sections follow that lifecycle (writes, closing,
+ * responses, the engine's events, requests, input, connections, shutdown,
+ * run). */
 #include "sim_server.h"
 
 #include <errno.h>
