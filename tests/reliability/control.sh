@@ -68,7 +68,7 @@ halfclose)
   for spec in "3 10" "20 3" "1 10"; do
     set -- $spec
     "$ABUSE" halfclose "$SIM_PORT" "$1" "$2" >"$WORK/hc" 2>&1 || fail "tool: $(cat "$WORK/hc")"
-    [ "$(kv "$WORK/hc" responses)" -eq "$1" ] && [ "$(kv "$WORK/hc" done)" -eq "$1" ] ||
+    [ "$(kv "$WORK/hc" responses)" -eq "$1" ] && [ "$(kv "$WORK/hc" "done")" -eq "$1" ] ||
       fail "half-close after $1 pipelined requests of $2 tokens: $(cat "$WORK/hc")"
     [ "$(kv "$WORK/hc" closed)" -eq 1 ] || fail "half-close: the server did not close cleanly after the last answer: $(cat "$WORK/hc")"
     fig "halfclose k=$1 tokens=$2: $(cat "$WORK/hc")"
@@ -77,7 +77,7 @@ halfclose)
   # Zero latency: the answers are written inside the read that took them.
   start_sim fast
   "$ABUSE" halfclose "$SIM_PORT" 20 3 >"$WORK/hc" 2>&1 || fail "tool: $(cat "$WORK/hc")"
-  [ "$(kv "$WORK/hc" done)" -eq 20 ] && [ "$(kv "$WORK/hc" closed)" -eq 1 ] || fail "half-close, zero latency: $(cat "$WORK/hc")"
+  [ "$(kv "$WORK/hc" "done")" -eq 20 ] && [ "$(kv "$WORK/hc" closed)" -eq 1 ] || fail "half-close, zero latency: $(cat "$WORK/hc")"
   stop_sim fast
   pass "control halfclose: every pipelined request sent before the FIN was answered"
   ;;

@@ -13,7 +13,7 @@ if ! command -v gnuplot >/dev/null 2>&1; then
   echo "SKIP: gnuplot is not installed (the payloads can only run inside gnuplot)"
   exit 77
 fi
-cd "$WORK"
+cd "$WORK" || exit 1
 cat >r.json <<'EOF'
 {"stages":[
  {"stage":1,"request_rate":10,"achieved_rate":9.9,"p50_ttft_ms":5,"p99_ttft_ms":9,"p50_ntpot_ms":1,
