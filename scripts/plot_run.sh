@@ -9,10 +9,25 @@
 set -euo pipefail
 if [ $# -ne 2 ]; then echo "usage: plot_run.sh RESULT.json OUTDIR" >&2; exit 2; fi
 result=$1 out=$2
+# A path that starts with '-' would be read as an option (by jq, mkdir or
+# gnuplot), and one that starts with '$' as a gnuplot datablock: relative
+# paths get a leading ./
+case "$result" in /* | ./*) ;; *) result="./$result" ;; esac
+case "$out" in /* | ./*) ;; *) out="./$out" ;; esac
 [ -r "$result" ] || { echo "plot_run: $result: not readable" >&2; exit 2; }
 jq -e '.stages | type == "array"' "$result" >/dev/null 2>&1 || { echo "plot_run: $result: no stages array" >&2; exit 2; }
-mkdir -p "$out"
+# Paths go into the gnuplot script only as single-quoted strings, where
+# gnuplot takes every byte literally ('' stands for one quote): no
+# backslash escapes, no `command` substitution, no macros. A line break
+# would end the command inside the string, so such a path is refused.
+case "$result$out" in
+*$'\n'* | *$'\r'*) echo "plot_run: a path with a line break cannot be written into a gnuplot script" >&2; exit 2 ;;
+esac
+# gp_str S: S as a gnuplot single-quoted string.
+gp_str() { printf "'%s'" "${1//\'/\'\'}"; }
+mkdir -p -- "$out"
 dat="$out/run_profile.dat" gp="$out/run_plots.gp"
+qdat=$(gp_str "$dat")
 {
   echo "# from $result"
   echo "# stage target_rate achieved_rate p50_ttft_ms p99_ttft_ms p50_ntpot_ms p99_ntpot_ms output_tok_per_s p50_lag_ms p99_lag_ms completed failed"
@@ -21,36 +36,36 @@ dat="$out/run_profile.dat" gp="$out/run_plots.gp"
          .p99_schedule_lag_ms, .completed, .failed] | map(if . == null then "NaN" else tostring end) | join(" ")' "$result"
 } > "$dat.tmp" && mv "$dat.tmp" "$dat"
 cat > "$gp.tmp" <<GP
-# gnuplot script for $dat (run: gnuplot $gp)
+# gnuplot script for run_profile.dat beside it (run: gnuplot run_plots.gp)
 set terminal pngcairo size 900,600 noenhanced font ",11"
 set grid
 set key top left
 set datafile missing "NaN"
-set output "$out/latency_profile.png"
+set output $(gp_str "$out/latency_profile.png")
 set title "Latency profile: TTFT and NTPOT against achieved rate"
 set xlabel "achieved rate (requests/s)"
 set ylabel "latency (ms)"
 set logscale y
-plot "$dat" using 3:4 with linespoints lw 2 title "TTFT p50", \
-     "$dat" using 3:5 with linespoints lw 2 title "TTFT p99", \
-     "$dat" using 3:6 with linespoints lw 2 title "NTPOT p50", \
-     "$dat" using 3:7 with linespoints lw 2 title "NTPOT p99"
-set output "$out/throughput.png"
+plot $qdat using 3:4 with linespoints lw 2 title "TTFT p50", \
+     $qdat using 3:5 with linespoints lw 2 title "TTFT p99", \
+     $qdat using 3:6 with linespoints lw 2 title "NTPOT p50", \
+     $qdat using 3:7 with linespoints lw 2 title "NTPOT p99"
+set output $(gp_str "$out/throughput.png")
 set title "Throughput against latency"
 set xlabel "NTPOT (ms per output token)"
 set ylabel "output throughput (tokens/s)"
 unset logscale y
 set logscale x
-plot "$dat" using 6:8 with linespoints lw 2 title "at NTPOT p50", \
-     "$dat" using 7:8 with linespoints lw 2 title "at NTPOT p99"
-set output "$out/schedule_lag.png"
+plot $qdat using 6:8 with linespoints lw 2 title "at NTPOT p50", \
+     $qdat using 7:8 with linespoints lw 2 title "at NTPOT p99"
+set output $(gp_str "$out/schedule_lag.png")
 set title "Schedule lag (dispatch - intended) against offered rate"
 set xlabel "offered rate (requests/s)"
 set ylabel "schedule lag (ms)"
 unset logscale x
 set logscale y
-plot "$dat" using 2:9 with linespoints lw 2 title "lag p50", \
-     "$dat" using 2:10 with linespoints lw 2 title "lag p99"
+plot $qdat using 2:9 with linespoints lw 2 title "lag p50", \
+     $qdat using 2:10 with linespoints lw 2 title "lag p99"
 GP
 mv "$gp.tmp" "$gp"
 if command -v gnuplot >/dev/null 2>&1; then

@@ -48,6 +48,7 @@ void sim_metrics_sum(const sim_metrics *slots, int n, sim_metrics *out)
         hist_sum(&out->itl, &m->itl);
         hist_sum(&out->e2e, &m->e2e);
         hist_sum(&out->queue, &m->queue);
+        hist_sum(&out->late, &m->late);
     }
 }
 
@@ -102,6 +103,9 @@ void sim_metrics_render(const sim_metrics *m, const char *model, sim_buf *o)
          "Histogram of end to end request latency in seconds.", &m->e2e, model);
     hist(o, "vllm:request_queue_time_seconds",
          "Histogram of time spent in WAITING phase for request.", &m->queue, model);
+    hist(o, "sim:send_lateness_seconds",
+         "Histogram of how late each token event was written after its due time, in seconds.",
+         &m->late, model);
     head(o, "sim:injected_faults_total", "counter", "Faults injected by the simulator, by type.");
     for (int f = 1; f < SIM_FAULT_COUNT; f++)
         sim_buf_printf(o, "sim:injected_faults_total{type=\"%s\"} %llu\n",

@@ -31,6 +31,7 @@ typedef struct sim_metrics {
     sim_hist itl;   /* between tokens */
     sim_hist e2e;   /* arrival -> last token */
     sim_hist queue; /* arrival -> start of prefill */
+    sim_hist late;  /* an event's write - its due time (the pacer's lateness) */
 } sim_metrics;
 
 /* Single-writer updates, safe for concurrent readers in other processes. */

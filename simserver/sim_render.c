@@ -171,7 +171,7 @@ void sim_render_done(sim_buf *o)
 }
 
 void sim_render_truth(sim_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns,
-                      int64_t cached)
+                      int64_t cached, int64_t max_late_ns)
 {
     put(o, ": {\"queue_ns\":");
     sim_buf_i64(o, queue_ns);
@@ -181,6 +181,8 @@ void sim_render_truth(sim_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t 
     sim_buf_i64(o, decode_ns);
     put(o, ",\"cached_tokens\":");
     sim_buf_i64(o, cached);
+    put(o, ",\"max_late_ns\":");
+    sim_buf_i64(o, max_late_ns);
     put(o, "}\n\n");
 }
 

@@ -41,9 +41,10 @@ void sim_render_malformed(sim_buf *o);
 void sim_render_usage(sim_buf *o, const sim_render_ctx *r, int64_t prompt, int64_t completion,
                       int64_t cached);
 void sim_render_done(sim_buf *o);
-/* The last comment: `: {"queue_ns":..,"prefill_ns":..,"decode_ns":..,"cached_tokens":..}\n\n`. */
+/* The last comment: `: {"queue_ns":..,"prefill_ns":..,"decode_ns":..,"cached_tokens":..,
+ * "max_late_ns":..}\n\n` (max_late_ns: the stream's largest send lateness). */
 void sim_render_truth(sim_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns,
-                      int64_t cached);
+                      int64_t cached, int64_t max_late_ns);
 
 /* A whole non-streamed body; text is the raw output (escaped here). */
 void sim_render_full(sim_buf *o, const sim_render_ctx *r, const char *text, size_t len,

@@ -1,8 +1,18 @@
-/* sim_server: see sim_server.h. One connection serves one request at a time
- * (HTTP/1.1 keeps responses in order); bytes of the next request that arrive
- * meanwhile wait in the connection's input buffer. Every stream in decode has
- * one node in the worker's deadline heap; the single rb_timer is armed for
- * the earliest deadline, and each firing writes all events that are due. */
+/* sim_server: see sim_server.h. The simulation itself (admission, the
+ * waiting queue, the decode state machine, fault timing, deadlines) is
+ * sim_engine; this is its shell: sockets, HTTP framing, rendering, writes
+ * and backpressure. One connection serves one request at a time (HTTP/1.1
+ * keeps responses in order); bytes of the next request that arrive
+ * meanwhile wait in the connection's input buffer, up to a bound per
+ * connection and per worker, past which reading stops. Every running stream
+ * has one node in the engine's deadline heap; the single rb_timer is armed
+ * for the earliest, and each firing writes what is due, in bounded passes.
+ * The file is long (about 1,000 lines) because it is one state machine: a
+ * connection's reads, input holds, half-close, lingering close, responses
+ * and the drain share the conn and worker structs and each other's libuv
+ * callbacks; its sections follow that lifecycle (writes, closing,
+ * responses, the engine's events, requests, input, connections, shutdown,
+ * run). */
 #include "sim_server.h"
 
 #include <errno.h>
@@ -20,7 +30,7 @@
 #include "rb_timer.h"
 #include "sim_api.h"
 #include "sim_buf.h"
-#include "sim_heap.h"
+#include "sim_engine.h"
 #include "sim_http.h"
 #include "sim_render.h"
 
@@ -30,33 +40,35 @@
  * next batch waits until the previous one left, so a response of any length
  * never piles up more than one batch in memory for a reader that keeps up. */
 #define BATCH_BYTES (256 * 1024)
+/* One pacing pass writes at most this many streams, or for this long, then
+ * yields to the loop (accept, reads, the idle sweep, signals) and goes on at
+ * its next iteration. A pacer that cannot keep up is late, never deaf; how
+ * late is sim:send_lateness_seconds and each stream's max_late_ns. */
+#define PACE_PASS_STREAMS 256
+#define PACE_PASS_NS (1000000LL)
+/* Bytes of pipelined requests held while one is in service: per connection
+ * (reads are cut to fit) and per worker. Past either, the connection stops
+ * reading until its request in service is done: the rest waits in the
+ * kernel, and TCP holds the client back. */
+#define PIPELINE_HOLD_BYTES ((size_t)64 * 1024)
+#define PIPELINE_TOTAL_BYTES ((size_t)8 * 1024 * 1024)
+#define PIPELINE_MIN_READ ((size_t)4096)
 /* The longest a closing connection keeps reading its peer's leftovers. */
 #define LINGER_MAX_NS (5LL * 1000000000LL)
-
-enum stream_state { ST_IDLE, ST_WAITING, ST_RUNNING, ST_STALLED };
 
 typedef struct conn conn;
 typedef struct worker worker;
 
+/* The request in service: the engine's stream, and how it goes on the wire. */
 typedef struct stream {
-    int state;
-    sim_heap_node hn;    /* next event's deadline, while running */
-    conn *wprev, *wnext; /* the waiting queue, while waiting */
-    sim_req_spec spec;
+    sim_stream es;
     sim_render_ctx rc;
     int stamp;
     int keep_alive;
     int chunked; /* HTTP/1.1: chunked; HTTP/1.0: close-delimited */
     int stream;
-    sim_fault fault;
-    int64_t fault_at; /* tokens sent before a drop or a stall */
-    int64_t n_out;
-    int finish_stop;
-    int64_t emitted;
     int head_sent;
-    int blocked; /* due events wait for the socket to drain */
-    int64_t arrival_ns, start_ns, first_ns, last_ns;
-    int64_t cached;
+    int blocked;  /* due events wait for the socket to drain */
     sim_buf text; /* non-streamed output so far */
 } stream;
 
@@ -89,11 +101,10 @@ struct worker {
     uv_timer_t sweep;
     uv_timer_t grace;
     uv_signal_t sigint, sigterm;
-    sim_heap heap;
+    sim_engine eng;
     conn *conns;
     int64_t n_conns;
-    conn *wait_head, *wait_tail;
-    int64_t n_waiting, n_running;
+    size_t in_total; /* bytes held in every connection's c->in */
     gsl_rng *rng;
     sim_prefix_cache cache;
     sim_metrics *m;
@@ -123,7 +134,7 @@ static void check_done(worker *w);
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
 
-#define CONN_OF_NODE(n) ((conn *)((char *)(n)-offsetof(conn, st.hn)))
+#define CONN_OF_STREAM(p) ((conn *)((char *)(p)-offsetof(conn, st.es)))
 
 /* ---------------------------------------------------------------- writes */
 
@@ -220,35 +231,17 @@ static void on_closed(uv_handle_t *h)
     check_done(w);
 }
 
-static void release_slot(worker *w);
-
 /* Frees the request in service and takes the connection out of every queue. */
 static void stream_clear(conn *c)
 {
     worker *w = c->w;
     stream *s = &c->st;
-    sim_heap_remove(&w->heap, &s->hn);
-    if (s->state == ST_WAITING) {
-        if (s->wprev)
-            s->wprev->st.wnext = s->wnext;
-        else
-            w->wait_head = s->wnext;
-        if (s->wnext)
-            s->wnext->st.wprev = s->wprev;
-        else
-            w->wait_tail = s->wprev;
-        s->wprev = s->wnext = NULL;
-        w->n_waiting--;
-        __atomic_store_n(&w->m->waiting, w->n_waiting, __ATOMIC_RELAXED);
-    }
-    int was_running = s->state == ST_RUNNING;
-    s->state = ST_IDLE;
+    sim_engine_remove(&w->eng, &s->es, rb_now_ns());
     s->blocked = 0;
-    sim_req_spec_free(&s->spec);
     sim_render_ctx_free(&s->rc);
     sim_buf_free(&s->text);
     c->busy = 0;
-    if (was_running) release_slot(w);
+    arm_pace(w); /* a waiting request may have started */
 }
 
 static void conn_detach(conn *c)
@@ -257,6 +250,7 @@ static void conn_detach(conn *c)
     c->closing = 1;
     stream_clear(c);
     sim_http_free(&c->hp);
+    w->in_total -= c->in_len;
     free(c->in);
     c->in = NULL;
     c->in_len = c->in_cap = 0;
@@ -352,12 +346,6 @@ static void respond_error(conn *c, int status, const char *message, const char *
 
 /* ------------------------------------------------------------ the engine */
 
-static void set_gauges(worker *w)
-{
-    __atomic_store_n(&w->m->running, w->n_running, __ATOMIC_RELAXED);
-    __atomic_store_n(&w->m->waiting, w->n_waiting, __ATOMIC_RELAXED);
-}
-
 /* Arms the one timer for the earliest deadline. Inside on_pace it does
  * nothing (on_pace arms once at its end); a timer already armed earlier than
  * the heap's top is left alone (it fires, finds nothing due, and re-arms):
@@ -365,57 +353,15 @@ static void set_gauges(worker *w)
 static void arm_pace(worker *w)
 {
     if (!w->pace_open || w->in_pace) return;
-    sim_heap_node *top = sim_heap_top(&w->heap);
-    if (!top) return;
-    if (w->pace.armed && w->pace.deadline_ns <= top->deadline_ns) return;
-    rb_timer_start_at(&w->pace, top->deadline_ns, w->pace.cb);
-}
-
-/* Moves a request into the engine: prefix cache, then its first deadline. */
-static void stream_start(conn *c, int64_t now)
-{
-    worker *w = c->w;
-    const sim_config *cfg = w->cfg;
-    stream *s = &c->st;
-    s->state = ST_RUNNING;
-    w->n_running++;
-    set_gauges(w);
-    s->start_ns = now;
-    sim_hist_add(&w->m->queue, now - s->arrival_ns);
-    SIM_METRIC_ADD(w->m->prompt_tokens, (uint64_t)s->spec.prompt_tokens);
-    s->cached = cfg->enable_prefix_caching
-                    ? sim_cache_lookup_insert(&w->cache, s->spec.tok_hash, s->spec.prompt_tokens)
-                    : 0;
-    int64_t ttft =
-        sim_model_ttft_ns(&cfg->lat, w->rng, s->spec.prompt_tokens - s->cached, w->n_running);
-    s->hn.deadline_ns = now + ttft;
-}
-
-static void release_slot(worker *w)
-{
-    w->n_running--;
-    /* The next waiting request starts now; its first event goes through the
-     * heap, so no stream is pumped from inside another one's pump. */
-    if (w->wait_head && !w->draining) {
-        conn *c = w->wait_head;
-        stream *s = &c->st;
-        w->wait_head = s->wnext;
-        if (w->wait_head)
-            w->wait_head->st.wprev = NULL;
-        else
-            w->wait_tail = NULL;
-        s->wnext = s->wprev = NULL;
-        w->n_waiting--;
-        stream_start(c, rb_now_ns());
-        sim_heap_push(&w->heap, &s->hn);
-        arm_pace(w);
-    }
-    set_gauges(w);
+    int64_t next = sim_engine_next_deadline(&w->eng);
+    if (next < 0) return;
+    if (w->pace.armed && w->pace.deadline_ns <= next) return;
+    rb_timer_start_at(&w->pace, next, w->pace.cb);
 }
 
 static const char *finish_of(const stream *s)
 {
-    return s->finish_stop ? "stop" : "length";
+    return s->es.finish_stop ? "stop" : "length";
 }
 
 static void append_stamp(sim_buf *o, const stream *s, int64_t t)
@@ -423,12 +369,14 @@ static void append_stamp(sim_buf *o, const stream *s, int64_t t)
     if (s->stamp) sim_render_stamp(o, t);
 }
 
-/* Ends a served request: the connection goes back to reading. */
+/* Ends a served request: the connection goes back to reading. A peer that
+ * half-closed still gets the answers to the requests it sent before its
+ * FIN (pipelined ones wait in c->in); the connection ends after the last. */
 static void stream_finish(conn *c, int64_t now)
 {
     worker *w = c->w;
     stream *s = &c->st;
-    int keep = s->keep_alive && !w->draining && !c->peer_eof;
+    int keep = s->keep_alive && !w->draining;
     stream_clear(c);
     if (c->closing) return;
     if (!keep) {
@@ -436,17 +384,21 @@ static void stream_finish(conn *c, int64_t now)
         return;
     }
     c->deadline_ns = now + w->cfg->idle_timeout_ns;
-    if (c->in_process) return;
+    if (c->in_process) return; /* conn_process goes on with the rest */
     if (c->in_len) {
         /* Bytes of the next request that came in meanwhile. */
         char *buf = c->in;
         size_t n = c->in_len;
+        w->in_total -= n;
         c->in = NULL;
         c->in_len = c->in_cap = 0;
-        conn_process(c, buf, n);
+        conn_process(c, buf, n); /* it ends c if the peer is gone */
         free(buf);
+    } else if (c->peer_eof && !c->busy) {
+        conn_end(c);
+        return;
     }
-    if (c->read_paused && !c->closing && !c->busy) {
+    if (c->read_paused && !c->closing && !c->busy && !c->peer_eof) {
         c->read_paused = 0;
         if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) conn_abort(c);
     }
@@ -458,11 +410,12 @@ static void write_full(conn *c, int fault_cut)
     worker *w = c->w;
     stream *s = &c->st;
     sim_buf body = {0};
+    const sim_stream *es = &s->es;
     sim_render_full(&body, &s->rc, s->text.data ? s->text.data : "", s->text.len, finish_of(s),
-                    s->spec.prompt_tokens, s->emitted, s->cached);
+                    es->spec.prompt_tokens, es->emitted, es->cached);
     size_t send_len = body.len;
     int64_t declared = (int64_t)body.len;
-    if (s->fault == SIM_FAULT_MALFORMED_CHUNK) {
+    if (es->fault == SIM_FAULT_MALFORMED_CHUNK) {
         send_len = body.len / 2; /* a body that is not JSON */
         declared = (int64_t)send_len;
     } else if (fault_cut) {
@@ -472,9 +425,10 @@ static void write_full(conn *c, int fault_cut)
     if (s->stamp)
         snprintf(extra, sizeof extra,
                  "x-sim-queue-ns: %lld\r\nx-sim-prefill-ns: %lld\r\nx-sim-decode-ns: %lld\r\n"
-                 "x-sim-cached-tokens: %lld\r\n",
-                 (long long)(s->start_ns - s->arrival_ns), (long long)(s->first_ns - s->start_ns),
-                 (long long)(s->last_ns - s->first_ns), (long long)s->cached);
+                 "x-sim-cached-tokens: %lld\r\nx-sim-max-late-ns: %lld\r\n",
+                 (long long)(es->start_ns - es->arrival_ns),
+                 (long long)(es->first_ns - es->start_ns), (long long)(es->last_ns - es->first_ns),
+                 (long long)es->cached, (long long)es->max_late_ns);
     sim_buf *o = &w->out;
     o->len = 0;
     int keep = s->keep_alive && !w->draining;
@@ -506,68 +460,45 @@ static void stream_pump(conn *c)
         o->len += CHUNK_HDR_RESERVE;
         payload = o->len;
     }
+    sim_stream *es = &s->es;
     int ended = 0, drop = 0, stall = 0;
-    while (s->hn.deadline_ns <= now && o->len - payload < BATCH_BYTES) {
-        if (s->fault == SIM_FAULT_STALL && s->emitted == s->fault_at) {
-            stall = 1;
-            break;
-        }
-        if (s->emitted == 0) {
-            s->first_ns = now;
-            sim_hist_add(&w->m->ttft, now - s->arrival_ns);
-            if (s->stream && s->spec.chat) {
-                append_stamp(o, s, now);
-                sim_render_role(o, &s->rc);
+    while (o->len - payload < BATCH_BYTES) {
+        sim_event ev[SIM_STEP_EVENTS_MAX];
+        int n_ev = 0;
+        sim_step r = sim_engine_step(&w->eng, es, now, ev, &n_ev);
+        for (int k = 0; k < n_ev; k++) {
+            const sim_event *e = &ev[k];
+            if (!s->stream) {
+                /* (a response of no tokens has one empty token event) */
+                if (e->kind == SIM_EV_TOKEN && es->n_out > 0) {
+                    sim_buf_append(&s->text, " ", 1);
+                    sim_buf_append(&s->text, e->tok.word, e->tok.len);
+                }
+                continue;
             }
-        } else {
-            sim_hist_add(&w->m->itl, now - s->last_ns);
-        }
-        if (s->n_out == 0) {
-            if (s->stream) {
-                append_stamp(o, s, now);
-                sim_render_token(o, &s->rc, "", 0, finish_of(s));
-            }
-            s->last_ns = now;
-            ended = 1;
-            break;
-        }
-        sim_token t = sim_model_token(&s->spec, cfg->mode, cfg->seed, s->emitted);
-        s->emitted++;
-        s->last_ns = now;
-        SIM_METRIC_ADD(w->m->generation_tokens, 1);
-        int last = s->emitted >= s->n_out;
-        if (s->stream) {
             append_stamp(o, s, now);
-            sim_render_token(o, &s->rc, t.word, t.len, last ? finish_of(s) : NULL);
-            if (s->fault == SIM_FAULT_MALFORMED_CHUNK && s->emitted == 1) {
-                append_stamp(o, s, now);
+            if (e->kind == SIM_EV_ROLE)
+                sim_render_role(o, &s->rc);
+            else if (e->kind == SIM_EV_MALFORMED)
                 sim_render_malformed(o);
-            }
-        } else {
-            sim_buf_append(&s->text, " ", 1);
-            sim_buf_append(&s->text, t.word, t.len);
+            else
+                sim_render_token(o, &s->rc, e->tok.word, e->tok.len, e->last ? finish_of(s) : NULL);
         }
-        if (s->fault == SIM_FAULT_MIDSTREAM_DROP && s->emitted == s->fault_at) {
-            drop = 1;
-            break;
-        }
-        if (last) {
-            ended = 1;
-            break;
-        }
-        int64_t base = s->hn.deadline_ns > now ? s->hn.deadline_ns : now;
-        s->hn.deadline_ns = base + sim_model_itl_ns(&cfg->lat, w->rng, w->n_running);
+        ended = r == SIM_STEP_ENDED;
+        drop = r == SIM_STEP_DROP;
+        stall = r == SIM_STEP_STALL;
+        if (r != SIM_STEP_MORE) break;
     }
     if (s->stream && ended) {
-        if (s->spec.include_usage) {
+        if (es->spec.include_usage) {
             append_stamp(o, s, now);
-            sim_render_usage(o, &s->rc, s->spec.prompt_tokens, s->emitted, s->cached);
+            sim_render_usage(o, &s->rc, es->spec.prompt_tokens, es->emitted, es->cached);
         }
         append_stamp(o, s, now);
         sim_render_done(o);
         if (s->stamp)
-            sim_render_truth(o, s->start_ns - s->arrival_ns, s->first_ns - s->start_ns,
-                             s->last_ns - s->first_ns, s->cached);
+            sim_render_truth(o, es->start_ns - es->arrival_ns, es->first_ns - es->start_ns,
+                             es->last_ns - es->first_ns, es->cached, es->max_late_ns);
     }
     /* Frame and write what was rendered. Appends first (they may move the
      * buffer), then the iovecs. */
@@ -600,41 +531,42 @@ static void stream_pump(conn *c)
     if (stall) {
         /* Never finishes: the slot is freed, the connection stays open until
          * the client or the idle timeout closes it. */
-        s->state = ST_STALLED;
-        release_slot(w);
+        sim_engine_stall(&w->eng, es, rb_now_ns());
+        arm_pace(w);
         c->deadline_ns = now + cfg->idle_timeout_ns;
         return;
     }
     if (ended) {
-        if (s->finish_stop)
-            SIM_METRIC_ADD(w->m->success_stop, 1);
-        else
-            SIM_METRIC_ADD(w->m->success_length, 1);
-        sim_hist_add(&w->m->e2e, now - s->arrival_ns);
+        sim_engine_complete(&w->eng, es, now);
         stream_finish(c, now);
         return;
     }
-    if (s->hn.deadline_ns <= now && uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > 0) {
+    if (es->hn.deadline_ns <= now && uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) > 0) {
         /* A full batch is still in the socket's queue: go on when it left
          * (on_write). A client that stops reading is cut by the idle timeout. */
         s->blocked = 1;
         c->deadline_ns = now + cfg->idle_timeout_ns;
         return;
     }
-    sim_heap_push(&w->heap, &s->hn);
+    sim_engine_schedule(&w->eng, es);
     arm_pace(w);
 }
 
 static void on_pace(rb_timer *t)
 {
     worker *w = t->data;
-    sim_heap_node *n;
+    sim_stream *es;
     w->in_pace = 1;
-    while ((n = sim_heap_top(&w->heap)) && n->deadline_ns <= rb_now_ns()) {
-        sim_heap_pop(&w->heap);
-        stream_pump(CONN_OF_NODE(n));
+    int64_t t0 = rb_now_ns(), now = t0;
+    int served = 0;
+    while ((es = sim_engine_pop_due(&w->eng, now))) {
+        stream_pump(CONN_OF_STREAM(es));
+        now = rb_now_ns();
+        if (++served >= PACE_PASS_STREAMS || now - t0 >= PACE_PASS_NS) break;
     }
     w->in_pace = 0;
+    /* Streams still due re-arm the timer in the past: it fires on the next
+     * loop iteration, after the I/O that is ready now. */
     arm_pace(w);
 }
 
@@ -680,7 +612,8 @@ static void start_completion(conn *c, int chat)
     }
     stream *s = &c->st;
     sim_api_error err;
-    if (sim_api_parse(req->body, req->body_len, chat, &w->alim, &s->spec, &err) != 0) {
+    sim_stream *es = &s->es;
+    if (sim_api_parse(req->body, req->body_len, chat, &w->alim, &es->spec, &err) != 0) {
         respond_error(c, err.status, err.message, err.type, err.param, err.code, NULL, keep);
         return;
     }
@@ -688,19 +621,18 @@ static void start_completion(conn *c, int chat)
     if (f != SIM_FAULT_NONE) {
         SIM_METRIC_ADD(w->m->faults[f], 1);
         if (sim_fault_status(f)) {
-            sim_req_spec_free(&s->spec);
+            sim_req_spec_free(&es->spec);
             fault_response(c, f, keep);
             return;
         }
         if (f == SIM_FAULT_CONNECTION_RESET) {
-            sim_req_spec_free(&s->spec);
+            sim_req_spec_free(&es->spec);
             conn_reset(c);
             return;
         }
     }
-    if (cfg->lat.max_num_seqs > 0 && w->n_running >= cfg->lat.max_num_seqs &&
-        cfg->max_waiting_queue_length > 0 && w->n_waiting >= cfg->max_waiting_queue_length) {
-        sim_req_spec_free(&s->spec);
+    if (sim_engine_full(&w->eng)) {
+        sim_req_spec_free(&es->spec);
         respond_error(c, 429, "The server's waiting queue is full.", "rate_limit_error", NULL,
                       "queue_full", NULL, keep);
         return;
@@ -708,47 +640,23 @@ static void start_completion(conn *c, int chat)
 
     s->stamp = req->stamp;
     s->chunked = req->http_minor >= 1;
-    s->stream = s->spec.stream;
+    s->stream = es->spec.stream;
     s->keep_alive = keep && (s->chunked || !s->stream);
-    s->n_out = sim_model_output_tokens(&s->spec, cfg->mode, &s->finish_stop);
-    s->fault = f;
-    if (f == SIM_FAULT_MIDSTREAM_DROP)
-        s->fault_at = (s->n_out + 1) / 2;
-    else if (f == SIM_FAULT_STALL)
-        s->fault_at = s->n_out / 2;
-    else
-        s->fault_at = 0;
-    if (f == SIM_FAULT_MIDSTREAM_DROP && s->n_out == 0) s->fault = SIM_FAULT_NONE;
-    s->emitted = 0;
+    sim_engine_prepare(&w->eng, es, f, now);
     s->head_sent = 0;
-    s->arrival_ns = now;
-    s->first_ns = s->last_ns = 0;
     char id[64];
     w->req_counter++;
     snprintf(id, sizeof id, "%s-%d-%llu", chat ? "chatcmpl" : "cmpl", w->index,
              (unsigned long long)w->req_counter);
-    sim_render_ctx_init(&s->rc, chat, id, (int64_t)time(NULL), s->spec.model);
+    sim_render_ctx_init(&s->rc, chat, id, (int64_t)time(NULL), es->spec.model);
     c->busy = 1;
     c->deadline_ns = 0;
 
-    if (cfg->lat.max_num_seqs > 0 && w->n_running >= cfg->lat.max_num_seqs) {
-        s->state = ST_WAITING;
-        s->wprev = w->wait_tail;
-        s->wnext = NULL;
-        if (w->wait_tail)
-            w->wait_tail->st.wnext = c;
-        else
-            w->wait_head = c;
-        w->wait_tail = c;
-        w->n_waiting++;
-        set_gauges(w);
-        return;
-    }
-    stream_start(c, now);
-    if (s->hn.deadline_ns <= rb_now_ns()) {
+    if (sim_engine_admit(&w->eng, es, now) == SIM_ADMIT_WAITING) return;
+    if (es->hn.deadline_ns <= rb_now_ns()) {
         stream_pump(c); /* zero latency: the whole response in one write */
     } else {
-        sim_heap_push(&w->heap, &s->hn);
+        sim_engine_schedule(&w->eng, es);
         arm_pace(w);
     }
 }
@@ -819,8 +727,10 @@ static void conn_buffer_input(conn *c, const char *data, size_t len)
     }
     memcpy(c->in + c->in_len, data, len);
     c->in_len += len;
-    /* Past one whole request's worth, stop reading until it is served. */
-    if (c->in_len > c->w->cfg->max_body_bytes + c->w->cfg->max_header_bytes && !c->read_paused) {
+    c->w->in_total += len;
+    /* Past the hold, stop reading until the request in service is done. */
+    if ((c->in_len >= PIPELINE_HOLD_BYTES || c->w->in_total >= PIPELINE_TOTAL_BYTES) &&
+        !c->read_paused) {
         uv_read_stop((uv_stream_t *)&c->tcp);
         c->read_paused = 1;
     }
@@ -858,6 +768,8 @@ static void conn_process(conn *c, const char *data, size_t len)
     }
     if (len > 0 && !c->closing) conn_buffer_input(c, data, len);
     c->in_process = 0;
+    /* A half-closed peer with nothing more in service: nothing to answer. */
+    if (c->peer_eof && !c->busy && !c->closing) conn_end(c);
 }
 
 /* ----------------------------------------------------------- connections */
@@ -865,7 +777,21 @@ static void conn_process(conn *c, const char *data, size_t len)
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     conn *c = h->data;
-    *buf = uv_buf_init(c->w->rbuf, sizeof c->w->rbuf);
+    size_t n = sizeof c->w->rbuf;
+    size_t total = c->w->in_total;
+    size_t wroom = total < PIPELINE_TOTAL_BYTES ? PIPELINE_TOTAL_BYTES - total : 0;
+    if (c->busy && !c->closing) {
+        /* What is read now is held: no more than both holds allow (none
+         * left: a zero-length buffer, and on_read pauses the reads). */
+        size_t room = c->in_len < PIPELINE_HOLD_BYTES ? PIPELINE_HOLD_BYTES - c->in_len : 0;
+        if (wroom < room) room = wroom;
+        if (room < n) n = room;
+    } else if (!c->closing && wroom < n) {
+        /* A read may start a request and leave the rest held: with the
+         * worker's hold full, small reads keep that rest small. */
+        n = wroom > PIPELINE_MIN_READ ? wroom : PIPELINE_MIN_READ;
+    }
+    *buf = uv_buf_init(c->w->rbuf, (unsigned)n);
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -884,7 +810,13 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
          * gone); with nothing in service there is nothing to answer. */
         c->peer_eof = 1;
         uv_read_stop(st);
-        if (!c->busy || c->st.state == ST_STALLED) conn_end(c);
+        if (!c->busy || c->st.es.state == SIM_ST_STALLED) conn_end(c);
+        return;
+    }
+    if (nread == UV_ENOBUFS) {
+        /* No room to hold more (on_alloc): wait for the request in service. */
+        uv_read_stop(st);
+        c->read_paused = 1;
         return;
     }
     if (nread < 0) {
@@ -914,7 +846,7 @@ static void on_connection(uv_stream_t *server, int status)
     }
     uv_tcp_nodelay(&c->tcp, 1);
     sim_http_init(&c->hp, &w->hlim);
-    sim_heap_node_init(&c->st.hn);
+    sim_stream_init(&c->st.es);
     c->next = w->conns;
     if (w->conns) w->conns->prev = c;
     w->conns = c;
@@ -975,6 +907,7 @@ static void on_signal(uv_signal_t *sig, int signum)
     worker *w = sig->data;
     if (w->draining) return;
     w->draining = 1;
+    sim_engine_drain(&w->eng);
     if (w->server_open) {
         w->server_open = 0;
         uv_close((uv_handle_t *)&w->server, NULL);
@@ -984,12 +917,13 @@ static void on_signal(uv_signal_t *sig, int signum)
     conn *c = w->conns;
     while (c) {
         conn *next = c->next;
-        if (!c->busy || c->st.state == ST_STALLED) conn_end(c);
+        if (!c->busy || c->st.es.state == SIM_ST_STALLED) conn_end(c);
         c = next;
     }
     /* Requests still waiting for a slot will not get one: answer 503. */
-    while (w->wait_head) {
-        conn *wc = w->wait_head;
+    sim_stream *ws;
+    while ((ws = sim_engine_first_waiting(&w->eng))) {
+        conn *wc = CONN_OF_STREAM(ws);
         stream_clear(wc);
         respond_error(wc, 503, "The server is shutting down.", "server_error", NULL, NULL, NULL, 0);
     }
@@ -1020,6 +954,12 @@ int sim_server_run(const sim_config *cfg, int listen_fd, int index, sim_metrics 
         fprintf(stderr, "simserver: prefix cache: %s\n", strerror(-rc));
         goto fail_early;
     }
+    sim_engine_cfg ecfg = {.lat = cfg->lat,
+                           .mode = cfg->mode,
+                           .seed = cfg->seed,
+                           .max_waiting_queue_length = cfg->max_waiting_queue_length,
+                           .enable_prefix_caching = cfg->enable_prefix_caching};
+    sim_engine_init(&w->eng, &ecfg, w->rng, &w->cache, w->m);
     uv_loop_init(&w->loop);
     uv_tcp_init(&w->loop, &w->server);
     w->server.data = w;
@@ -1059,7 +999,7 @@ int sim_server_run(const sim_config *cfg, int listen_fd, int index, sim_metrics 
     uv_run(&w->loop, UV_RUN_DEFAULT);
     /* The loop ends once the drain closed every handle. */
     uv_loop_close(&w->loop);
-    sim_heap_free(&w->heap);
+    sim_engine_free(&w->eng);
     sim_buf_free(&w->out);
     sim_cache_free(&w->cache);
     gsl_rng_free(w->rng);

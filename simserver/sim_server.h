@@ -1,9 +1,10 @@
 /* sim_server: the libuv shell of one worker process. It accepts connections
  * on a listening socket, frames requests with sim_http, validates them with
- * sim_api, paces tokens from one min-heap of deadlines and one rb_timer, and
- * writes what sim_render renders. A worker owns its loop, its rng and its
- * prefix cache; it shares only its metrics slot (written by it alone).
- * Runs until SIGINT or SIGTERM, then drains (2 s grace) and returns. */
+ * sim_api, hands them to sim_engine (the simulation, on a given clock),
+ * paces what it says is due with one rb_timer, and writes what sim_render
+ * renders. A worker owns its loop, its rng and its prefix cache; it shares
+ * only its metrics slot (written by it alone). Runs until SIGINT or
+ * SIGTERM, then drains (2 s grace) and returns. */
 #ifndef SIM_SERVER_H
 #define SIM_SERVER_H
 

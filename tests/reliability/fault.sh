@@ -67,8 +67,8 @@ succ=$(sim_success "$WORK/metrics")
 [ $((succ + total - malformed)) -eq "$d" ] ||
   fail "simserver finished $succ and faulted $total (malformed $malformed), loadgen dispatched $d"
 [ "$(jnum "$out" .completed)" -eq $((succ - malformed)) ] || fail "completed $(jnum "$out" .completed), simserver finished $succ - $malformed malformed"
-# No hang: the run ends within its ~1 s schedule + the 2 s request timeout + slack.
-[ "$el_ms" -lt 8000 ] || fail "the run took $el_ms ms"
+# No hang: the 15 s KILL above is the bound (a sanity bound: the schedule is
+# ~1 s plus at most the 2 s request timeout); the wall time is a figure.
 stop_sim sim
 fig "fault=$what requests=$d completed=$(jnum "$out" .completed) failed=$f loadgen=$(jq -c .failures_by_class "$out") simserver:$line wall_ms=$el_ms"
 pass "fault $what${*:+ ($*)}: $d requests, $f failed, every class equal to simserver's counter"

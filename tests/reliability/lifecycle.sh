@@ -22,8 +22,10 @@ records_match() {
 }
 
 # --- 1. simserver SIGKILLed mid-run, in-process worker (--num-workers 0)
+# (the KILL after 20 s is a sanity bound against a hang: the run's schedule
+# is 2 s, plus at most the 2 s request timeout)
 start_sim dead --inter-token-latency 5ms
-"$LOADGEN" --base-url "$SIM_URL" --num-workers 0 --request-rate 150 --duration 2s \
+timeout -s KILL 20 "$LOADGEN" --base-url "$SIM_URL" --num-workers 0 --request-rate 150 --duration 2s \
   --random-input-len 8 --random-output-len 40 --request-timeout 2s --quiet --no-progress \
   --save-result --save-detailed --result-dir "$WORK" --result-filename dead.json 2>"$WORK/dead.lg.err" &
 lg=$!
@@ -40,9 +42,8 @@ t0=$(date +%s%N)
 rc=0
 wait "$lg" || rc=$?
 el_ms=$((($(date +%s%N) - t0) / 1000000))
+[ "$rc" -ne 137 ] || fail "dead server: loadgen hung (killed 20 s in)"
 [ "$rc" -eq 0 ] || { cat "$WORK/dead.lg.err" >&2; fail "dead server: loadgen exited $rc"; }
-# Left: ~1.2 s of schedule (+ at most the 2 s request timeout, + slack).
-[ "$el_ms" -lt 6000 ] || fail "dead server: loadgen took $el_ms ms after the kill"
 out="$WORK/dead.json"
 jq -e . "$out" >/dev/null || fail "dead server: the report is not valid JSON"
 accounted "$out"
@@ -54,7 +55,7 @@ conn=$(jq '[.failures_by_class | (.connect, .reset, .midstream) // 0] | add' "$o
   fail "dead server: no stream counted as cut ($(jq -c .failures_by_class "$out"))"
 [ "$(jq -r .lost_workers "$out")" = null ] || fail "dead server: lost_workers $(jq -r .lost_workers "$out")"
 records_match "$out"
-fig "sigkill_sim dispatched=$(jnum "$out" .dispatched) completed=$(jnum "$out" .completed) failures=$(jq -c .failures_by_class "$out")"
+fig "sigkill_sim dispatched=$(jnum "$out" .dispatched) completed=$(jnum "$out" .completed) failures=$(jq -c .failures_by_class "$out") ms_after_kill=$el_ms"
 pass "simserver SIGKILLed: exit 0, valid report, $conn connection errors, records = dispatched"
 
 # --- 2. SIGINT (in-process worker) and SIGTERM (2 workers) mid-run
@@ -113,7 +114,9 @@ rc=0
 wait "$lg" || rc=$?
 el_ms=$((($(date +%s%N) - t0) / 1000000))
 [ "$rc" -eq 130 ] || fail "second SIGINT: exit $rc"
-[ "$el_ms" -lt 1500 ] || fail "second SIGINT: loadgen took $el_ms ms to stop (the drain is 5 s)"
+# Cancelled, not drained: it stopped before the 5 s drain could have ended
+# (the streams need 30 s); how much sooner is the host's, and a figure.
+[ "$el_ms" -lt 5000 ] || fail "second SIGINT: loadgen took $el_ms ms to stop: it waited for the 5 s drain"
 out="$WORK/two.json"
 accounted "$out"
 [ "$(jq -r .interrupted "$out")" = true ] || fail "second SIGINT: interrupted is not true"
@@ -123,7 +126,8 @@ stop_sim slow
 SIM_URL=$live_url SIM_PID=$live_pid
 
 # --- 3. An unwritable result folder (below a regular file: root is not
-# stopped by permission bits) is refused at once, before any request.
+# stopped by permission bits) is refused before any request: exit 2 and
+# nothing reaches the server (the time it takes is a figure).
 metrics_to "$WORK/m0"
 before=$(sim_success "$WORK/m0")
 : >"$WORK/afile"
@@ -137,7 +141,6 @@ for extra in "" --save-detailed; do
   el_ms=$((($(date +%s%N) - t0) / 1000000))
   [ "$rc" -eq 2 ] || fail "unwritable folder${extra:+ ($extra)}: exit $rc, expected 2"
   grep -q -- --result-dir "$WORK/unw.err" || fail "unwritable folder: message '$(cat "$WORK/unw.err")' does not name --result-dir"
-  [ "$el_ms" -lt 1500 ] || fail "unwritable folder: refused after $el_ms ms, not before the run"
 done
 metrics_to "$WORK/m1"
 [ "$(sim_success "$WORK/m1")" -eq "$before" ] || fail "unwritable folder: requests reached the server"
@@ -145,8 +148,8 @@ ptok() { awk '/^vllm:prompt_tokens_total/ { print $2 }' "$1"; }
 [ "$(ptok "$WORK/m1")" = "$(ptok "$WORK/m0")" ] || fail "unwritable folder: prompt tokens reached the server"
 pass "unwritable result folder: exit 2 in ${el_ms} ms, nothing sent"
 
-# --- 4. The per-request file is flushed while the run goes: within 3 s of
-# the start the workers' part files hold whole JSON records.
+# --- 4. The per-request file is flushed while the run goes: while the 6 s
+# run is still going, the workers' part files hold whole JSON records.
 mkdir -p "$WORK/flush"
 "$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --request-rate 100 --duration 6s \
   --random-input-len 8 --random-output-len 4 --quiet --no-progress --save-result --save-detailed \
@@ -155,16 +158,16 @@ lg=$!
 CHILDREN+=("$lg")
 t0=$(date +%s%N)
 got=0
-for _ in $(seq 1 60); do
+for _ in $(seq 1 100); do
   # whole lines only (a partial last line does not count)
   got=$(cat "$WORK"/flush/.f.json.w*.part 2>/dev/null | grep -c '}$' || true)
   [ "$got" -gt 0 ] && break
+  kill -0 "$lg" 2>/dev/null || break
   sleep 0.05
 done
 el_ms=$((($(date +%s%N) - t0) / 1000000))
-kill -0 "$lg" 2>/dev/null || fail "flush: the run ended before the check"
+kill -0 "$lg" 2>/dev/null || fail "flush: the run ended before a record was seen on disk"
 [ "$got" -gt 0 ] || fail "flush: no record on disk ${el_ms} ms into a 6 s run"
-[ "$el_ms" -lt 3000 ] || fail "flush: first records on disk only after $el_ms ms"
 cat "$WORK"/flush/.f.json.w*.part | grep '}$' | jq -e -s 'length > 0 and all(.[]; has("index") and has("end_ns"))' >/dev/null ||
   fail "flush: the records on disk are not JSON records"
 kill -INT "$lg"

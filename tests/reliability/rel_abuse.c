@@ -33,7 +33,8 @@ typedef struct {
     int first_status;
     char tail[16]; /* the last bytes of the previous read (status lines across reads) */
     int64_t t_open_ns, t_closed_ns;
-    int closed; /* 1 EOF, 2 reset/error */
+    int64_t t_sent_ns; /* the last send that moved bytes */
+    int closed;        /* 1 EOF, 2 reset/error */
 } conn;
 
 static conn *g_conns;
@@ -53,7 +54,17 @@ static void usage(void)
         "  noread PORT N K STREAM HOLD_MS   N connections, K pipelined big requests each, never "
         "read\n"
         "  vanish PORT N K AFTER_MS         N connections, K pipelined paced streams each, reset "
-        "after AFTER_MS\n",
+        "after AFTER_MS\n"
+        "  paced PORT N TOKENS HOLD_MS      N connections, one streamed completion of TOKENS each, "
+        "read\n"
+        "  halfclose PORT K TOKENS          K pipelined streamed completions, then "
+        "shutdown(SHUT_WR)\n"
+        "  pipehold PORT N TOKENS BYTES HOLD_MS N connections: a streamed completion, then "
+        "BYTES of\n"
+        "                                   a pipelined request with a body too large\n"
+        "  pipemix PORT ROUNDS TOKENS BYTES  one connection, ROUNDS x (a streamed completion, "
+        "BYTES of\n"
+        "                                   pipelined GET /health)\n",
         stderr);
     exit(2);
 }
@@ -184,9 +195,10 @@ static void pump(int wait_ms)
         if (re & POLLOUT) {
             ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
                              MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (w > 0)
+            if (w > 0) {
                 c->out_off += (size_t)w;
-            else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+                c->t_sent_ns = rb_now_ns();
+            } else if (w < 0 && errno != EAGAIN && errno != EINTR) {
                 mark_closed(c, 2);
                 continue;
             }
@@ -264,6 +276,30 @@ static void report_oneshot(const char *mode, int64_t t0_ns)
     printf("%s conns=%d closed=%d reset=%d responses=%d ok200=%d err4xx=%d first_status=%d "
            "max_ms=%" PRId64 "\n",
            mode, g_n, closed, reset, nresp, n200, n4xx, first, max_ms);
+}
+
+/* completion_req: a streamed completion of `tokens` tokens, in buf (cap
+ * bytes); returns its length. */
+static int completion_req(char *buf, size_t cap, long tokens)
+{
+    char body[160];
+    int bl = snprintf(body, sizeof body,
+                      "{\"model\":\"sim-model\",\"prompt\":\"a b c\",\"max_tokens\":%ld,"
+                      "\"stream\":true}",
+                      tokens);
+    return snprintf(buf, cap,
+                    "POST /v1/completions HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n%s", bl,
+                    body);
+}
+
+/* count_of: occurrences of needle in hay[0..n). */
+static int count_of(const char *hay, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+    int c = 0;
+    for (size_t i = 0; i + k <= n; i++)
+        if (memcmp(hay + i, needle, k) == 0) c++;
+    return c;
 }
 
 int main(int argc, char **argv)
@@ -462,6 +498,168 @@ int main(int argc, char **argv)
         }
         printf("vanish opened=%d closed_early=%d bytes=%zu\n", got, early, bytes);
         return got == n ? 0 : 1;
+    }
+    if (strcmp(mode, "paced") == 0 && argc == 6) {
+        /* The ready line comes once every connection has its first bytes
+         * (the pacer serves them all), at most 30 s in. */
+        int n = (int)arg_long("N", argv[3], 1, 100000);
+        long tokens = arg_long("TOKENS", argv[4], 1, 30000);
+        long hold_ms = arg_long("HOLD_MS", argv[5], 0, 600000);
+        char one[320];
+        int ol = completion_req(one, sizeof one, tokens);
+        int got = open_all(port, n);
+        for (int i = 0; i < g_n; i++)
+            set_out(&g_conns[i], one, (size_t)ol);
+        int64_t until = rb_now_ns() + 30000 * (int64_t)1000000;
+        int started = 0;
+        while (rb_now_ns() < until) {
+            started = 0;
+            for (int i = 0; i < g_n; i++)
+                started += g_conns[i].in_bytes > 0;
+            if (started == g_n || open_count() == 0) break;
+            pump(20);
+        }
+        printf("ready opened=%d started=%d open=%d start_ms=%" PRId64 "\n", got, started,
+               open_count(), (rb_now_ns() - t0) / 1000000);
+        fflush(stdout);
+        run_until(rb_now_ns() + hold_ms * 1000000);
+        size_t bytes = 0;
+        for (int i = 0; i < g_n; i++)
+            bytes += g_conns[i].in_bytes;
+        printf("paced opened=%d started=%d closed_by_server=%d bytes=%zu\n", got, started,
+               got - open_count(), bytes);
+        return got == n ? 0 : 1;
+    }
+    if (strcmp(mode, "halfclose") == 0 && argc == 5) {
+        /* One connection: K pipelined requests, then our FIN; every answer
+         * must still come before the server closes. */
+        int k = (int)arg_long("K", argv[3], 1, 1000);
+        long tokens = arg_long("TOKENS", argv[4], 1, 30000);
+        char one[320];
+        int ol = completion_req(one, sizeof one, tokens);
+        if (open_all(port, 1) != 1) return 1;
+        int fd = g_conns[0].fd;
+        for (int j = 0; j < k; j++)
+            if (send(fd, one, (size_t)ol, MSG_NOSIGNAL) != ol) {
+                perror("send");
+                return 1;
+            }
+        if (shutdown(fd, SHUT_WR) != 0) {
+            perror("shutdown");
+            return 1;
+        }
+        size_t cap = 1 << 16, len = 0;
+        char *all = malloc(cap);
+        if (!all) return 1;
+        int eof = 0;
+        int64_t until = rb_now_ns() + 20000 * (int64_t)1000000;
+        while (rb_now_ns() < until) {
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            if (poll(&p, 1, 100) <= 0) continue;
+            if (len == cap) {
+                char *nb = realloc(all, cap *= 2);
+                if (!nb) return 1;
+                all = nb;
+            }
+            ssize_t r = recv(fd, all + len, cap - len, 0);
+            if (r <= 0) {
+                eof = r == 0 ? 1 : 2;
+                break;
+            }
+            len += (size_t)r;
+        }
+        printf("halfclose sent=%d responses=%d done=%d closed=%d bytes=%zu\n", k,
+               count_of(all, len, "HTTP/1.1 200"), count_of(all, len, "data: [DONE]"), eof, len);
+        free(all);
+        return 0;
+    }
+    if (strcmp(mode, "pipehold") == 0 && argc == 7) {
+        /* Behind the stream, a request whose body is twice --max-body and
+         * BYTES of it: the server holds what it reads of it until the
+         * stream is done, then answers 413 and closes. The ready line comes
+         * once every connection sent all it had or made no progress for
+         * 300 ms (the server stopped reading it). */
+        int n = (int)arg_long("N", argv[3], 1, 100000);
+        long tokens = arg_long("TOKENS", argv[4], 1, 30000);
+        long bytes = arg_long("BYTES", argv[5], 0, 1L << 26);
+        long hold_ms = arg_long("HOLD_MS", argv[6], 0, 600000);
+        char one[640];
+        int ol = completion_req(one, sizeof one, tokens);
+        ol += snprintf(one + ol, sizeof one - (size_t)ol,
+                       "POST /v1/completions HTTP/1.1\r\nHost: a\r\nContent-Length: %ld\r\n\r\n",
+                       2 * bytes);
+        size_t len = (size_t)ol + (size_t)bytes;
+        char *buf = malloc(len);
+        if (!buf) return 1;
+        memcpy(buf, one, (size_t)ol);
+        memset(buf + ol, 'a', (size_t)bytes);
+        int got = open_all(port, n);
+        for (int i = 0; i < g_n; i++) {
+            set_out(&g_conns[i], buf, len);
+            g_conns[i].t_sent_ns = rb_now_ns();
+        }
+        free(buf);
+        int64_t until = rb_now_ns() + 20000 * (int64_t)1000000;
+        int settled = 0;
+        size_t sent = 0;
+        while (rb_now_ns() < until) {
+            pump(20);
+            int64_t now = rb_now_ns();
+            settled = 0;
+            sent = 0;
+            for (int i = 0; i < g_n; i++) {
+                conn *c = &g_conns[i];
+                sent += c->out_off;
+                settled += c->closed || c->out_off == c->out_len ||
+                           now - c->t_sent_ns > 300 * (int64_t)1000000;
+            }
+            if (settled == g_n) break;
+        }
+        printf("ready opened=%d settled=%d sent=%zu of=%zu\n", got, settled, sent,
+               len * (size_t)g_n);
+        fflush(stdout);
+        run_until(rb_now_ns() + hold_ms * 1000000);
+        int ok = 0, resp = 0;
+        for (int i = 0; i < g_n; i++) {
+            resp += g_conns[i].nresp;
+            ok += g_conns[i].n200 == 1 && g_conns[i].n4xx == 1 && g_conns[i].closed;
+        }
+        printf("pipehold opened=%d answered_both=%d responses=%d closed=%d\n", got, ok, resp,
+               got - open_count());
+        return got == n ? 0 : 1;
+    }
+    if (strcmp(mode, "pipemix") == 0 && argc == 6) {
+        /* One connection, ROUNDS times: a streamed completion of TOKENS,
+         * then BYTES worth of pipelined GET /health, all sent at once; then
+         * read until every answer came (or 30 s). More than the server holds
+         * per connection: it must stop reading and go on, round after round. */
+        int rounds = (int)arg_long("ROUNDS", argv[3], 1, 1000);
+        long tokens = arg_long("TOKENS", argv[4], 1, 30000);
+        long bytes = arg_long("BYTES", argv[5], 0, 1L << 24);
+        static const char req[] = "GET /health HTTP/1.1\r\nHost: a\r\n\r\n";
+        long k = bytes / (long)(sizeof req - 1);
+        char one[320];
+        int ol = completion_req(one, sizeof one, tokens);
+        size_t round_len = (size_t)ol + (size_t)k * (sizeof req - 1);
+        char *buf = malloc(round_len * (size_t)rounds);
+        if (!buf) return 1;
+        for (int r = 0; r < rounds; r++) {
+            char *p = buf + (size_t)r * round_len;
+            memcpy(p, one, (size_t)ol);
+            for (long j = 0; j < k; j++)
+                memcpy(p + ol + (size_t)j * (sizeof req - 1), req, sizeof req - 1);
+        }
+        if (open_all(port, 1) != 1) return 1;
+        set_out(&g_conns[0], buf, round_len * (size_t)rounds);
+        free(buf);
+        long want = (long)rounds * (1 + k);
+        int64_t end = rb_now_ns() + 30000 * (int64_t)1000000;
+        while (rb_now_ns() < end && !g_conns[0].closed && g_conns[0].nresp < want)
+            pump(50);
+        printf("pipemix rounds=%d sent=%zu of=%zu responses=%d expected=%ld ok200=%d closed=%d\n",
+               rounds, g_conns[0].out_off, g_conns[0].out_len, g_conns[0].nresp, want,
+               g_conns[0].n200, g_conns[0].closed);
+        return 0;
     }
     usage();
 }

@@ -126,10 +126,11 @@ static void stamps_truth_and_errors_have_their_formats(void **state)
     sim_buf b = {0};
     sim_render_stamp(&b, 123456789012LL);
     sim_render_done(&b);
-    sim_render_truth(&b, 1, 2, 3, 16);
-    assert_string_equal(
-        cstr(&b), ": t=123456789012\ndata: [DONE]\n\n"
-                  ": {\"queue_ns\":1,\"prefill_ns\":2,\"decode_ns\":3,\"cached_tokens\":16}\n\n");
+    sim_render_truth(&b, 1, 2, 3, 16, 45);
+    assert_string_equal(cstr(&b),
+                        ": t=123456789012\ndata: [DONE]\n\n"
+                        ": {\"queue_ns\":1,\"prefill_ns\":2,\"decode_ns\":3,\"cached_tokens\":16,"
+                        "\"max_late_ns\":45}\n\n");
     b.len = 0;
     sim_render_error(&b, "bad \"x\"", "invalid_request_error", "max_tokens", NULL);
     cJSON *j = cJSON_ParseWithLength(b.data, b.len);
@@ -157,6 +158,8 @@ static void metrics_render_cumulative_buckets_and_sum_slots(void **state)
     slots[1].running = 3;
     slots[1].faults[SIM_FAULT_STALL] = 4;
     slots[0].success_length = 5;
+    sim_hist_add(&slots[0].late, 200000);  /* 0.2 ms late */
+    sim_hist_add(&slots[1].late, 7000000); /* 7 ms late */
     sim_metrics m;
     sim_metrics_sum(slots, 2, &m);
     sim_buf b = {0};
@@ -179,6 +182,17 @@ static void metrics_render_cumulative_buckets_and_sum_slots(void **state)
     assert_non_null(strstr(
         t, "vllm:request_success_total{finished_reason=\"length\",model_name=\"sim-model\"} 5\n"));
     assert_non_null(strstr(t, "# TYPE vllm:inter_token_latency_seconds histogram\n"));
+    /* The pacer's lateness, summed over the slots like the others. */
+    assert_non_null(strstr(t, "# TYPE sim:send_lateness_seconds histogram\n"));
+    assert_non_null(
+        strstr(t, "sim:send_lateness_seconds_bucket{le=\"0.00025\",model_name=\"sim-model\"} 1\n"));
+    assert_non_null(
+        strstr(t, "sim:send_lateness_seconds_bucket{le=\"0.005\",model_name=\"sim-model\"} 1\n"));
+    assert_non_null(
+        strstr(t, "sim:send_lateness_seconds_bucket{le=\"0.01\",model_name=\"sim-model\"} 2\n"));
+    assert_non_null(
+        strstr(t, "sim:send_lateness_seconds_sum{model_name=\"sim-model\"} 0.007200000\n"));
+    assert_non_null(strstr(t, "sim:send_lateness_seconds_count{model_name=\"sim-model\"} 2\n"));
     sim_buf_free(&b);
 }
 
