@@ -64,15 +64,18 @@ static void append(mdl_verdict *out, const char *fmt, ...)
 
 /* The cause of a delay (figure_us, a mean or a p99), from the evidence the
  * run carries: the client's own queue when its loop is busy, or when PK's W_q
- * explains the figure (half a mean; a tenth of a p99, an M/G/1 wait's p99
- * being a few times its mean), else the host. */
+ * explains the figure, else the host. A mean is explained by W_q >= half of
+ * it. A p99 is explained when it is within twice the p99 that a queue with
+ * this W_q and rho would have if it were M/M/1: P(wait > x) = rho e^(-x rho
+ * / W_q), so p99 = W_q ln(100 rho) / rho (no p99 wait at all below rho 0.01). */
 static const char *delay_cause(const mdl_verdict_input *in, double figure_us, int p99)
 {
     if (in->max_rho >= MDL_VERDICT_QUEUE_RHO) return "client queue";
-    double wq = in->predicted_wq_us;
-    if (wq > 0 && figure_us > 0 && (p99 ? 10.0 * wq >= figure_us : 2.0 * wq >= figure_us))
-        return "client queue";
-    return "host";
+    double wq = in->predicted_wq_us, rho = in->max_rho;
+    if (!(wq > 0) || !(figure_us > 0)) return "host";
+    if (!p99) return 2.0 * wq >= figure_us ? "client queue" : "host";
+    if (!(rho > 0.01)) return "host";
+    return figure_us <= 2.0 * wq * log(100.0 * rho) / rho ? "client queue" : "host";
 }
 
 /* The cause of the delay over a budget (which: 1 mean, 2 p99). */

@@ -39,7 +39,9 @@
  *            reason says so, with its cause, and user_timed_biased is set.
  * The cause of a client delay, from evidence:
  *   "client queue"  max rho >= 0.5, or PK's W_q explains the figure: at
- *                   least half a mean (the pickup delay's), a tenth of a p99
+ *                   least half a mean (the pickup delay's); a p99 within
+ *                   twice an M/M/1 queue's with that W_q and rho,
+ *                   W_q ln(100 rho) / rho (none below rho 0.01)
  *   "host"          otherwise: the reason gives the run-queue wait share and
  *                   the steal share when measured (wake-ups of an idle vCPU
  *                   show in neither, and are the host's too).

@@ -232,20 +232,26 @@ static void test_cause(void **state)
     assert_string_equal(v.cause, "client queue");
     in.predicted_wq_us = 189;
     assert_string_equal(judge(in).cause, "host");
-    /* A p99 is explained by PK when W_q is at least a tenth of it. */
+    /* A p99 is explained by PK within twice an M/M/1 queue's p99 at that
+     * W_q and rho: at rho 0.1, 2 W_q ln(10) / 0.1 = 46.05 W_q, so a 12 ms
+     * lag needs W_q >= 260.6 us. */
     in = calm();
     in.lag_p99_us = 12000;
-    in.predicted_wq_us = 1200;
+    in.predicted_wq_us = 261;
     assert_verdict(in, MDL_VERDICT_BIASED, "schedule",
                    "12000 us > 10000 us: the client's own queue");
-    in.predicted_wq_us = 1199;
+    in.predicted_wq_us = 260;
     assert_verdict(in, MDL_VERDICT_BIASED, "schedule", "12000 us > 10000 us: the host");
+    /* Below rho 0.01 a queue has no p99 wait: the host, whatever W_q. */
+    in.max_rho = 0.009;
+    in.predicted_wq_us = 1e6;
+    assert_verdict(in, MDL_VERDICT_BIASED, "schedule", ": the host");
     in = calm_user();
     in.delay_p99_us = 900;
     in.budget_p99_us = 800;
-    in.predicted_wq_us = 90;
+    in.predicted_wq_us = 19.6; /* 46.05 x 19.6 = 902.6 */
     assert_verdict(in, MDL_VERDICT_AT_RISK, "client queue", "p99 900 us > budget 800 us");
-    in.predicted_wq_us = 89;
+    in.predicted_wq_us = 19.5; /* 898.0 */
     assert_verdict(in, MDL_VERDICT_AT_RISK, "host", "p99 900 us > budget 800 us");
 }
 
