@@ -10,13 +10,18 @@
 #    server's: the client's queueing does not enter them;
 #  - the user-timed figures (what a client stamping on delivery reports) are
 #    inflated: p99 ITL by at least 1 ms over the server's 10 ms;
-#  - the client's measured delay per token is the queueing the cost causes:
-#    within a factor of 2 of PK's W_q from the run's own service moments,
-#    and far above an idle loop's tens of microseconds.
+#  - the client's measured delay per token carries the cost: it is above
+#    the same run's without the cost by more than a sixth of the cost's mean
+#    (M/M/1's W_q at rho 0.2 is 0.25 of it; paced tokens queue a little less
+#    than Poisson arrivals). PK's W_q from the run's own moments is printed
+#    beside it; checking PK's fit is calibrate --self-test's job.
 # The lower bounds are properties of the server (it is never early); the
 # upper bounds are the 0.3 ms / 1 ms the kernel's stamps must hold to.
 source "$(dirname "$0")/lib.sh"
 start_sim sim --time-to-first-token 20ms --inter-token-latency 10ms
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 1 --request-rate 60 --duration 4s --seed 11 \
+  --random-input-len 16 --random-output-len 16 --quiet --no-progress \
+  --save-result --result-dir "$WORK" --result-filename idle.json || fail "loadgen (no cost) exited $?"
 out="$WORK/busy.json"
 "$LOADGEN" --base-url "$SIM_URL" --num-workers 1 --request-rate 60 --duration 4s --seed 11 \
   --random-input-len 16 --random-output-len 16 --client-cost exp:300 --quiet --no-progress \
@@ -39,10 +44,10 @@ in_range "$(jnum "$out" .median_ttft_dispatch_ms)" 19.95 21 "wire-timed median T
 awk -v u="$(jnum "$out" .user_timed.p99_itl_ms)" 'BEGIN { exit !(u >= 11.0) }' \
   || fail "user-timed p99 ITL $(jq .user_timed.p99_itl_ms "$out") ms is not inflated by 1 ms over 10 ms"
 delay=$(jnum "$out" .client_bias.client_delay_us.mean)
-wq=$(jnum "$out" .client_bias.predicted_wq_us)
-awk -v d="$delay" 'BEGIN { exit !(d >= 100) }' || fail "client delay mean $delay us: no queueing seen"
-awk -v d="$delay" -v q="$wq" 'BEGIN { exit !(d >= 0.5 * q && d <= 2 * q) }' \
-  || fail "client delay mean $delay us is not PK's W_q $wq us within a factor of 2"
+idle=$(jnum "$WORK/idle.json" .client_bias.client_delay_us.mean)
+echo "client delay mean: $idle us without the cost, $delay us with it (PK W_q $(jnum "$out" .client_bias.predicted_wq_us) us)"
+awk -v d="$delay" -v i="$idle" 'BEGIN { exit !(d >= i + 300 / 6) }' \
+  || fail "client delay mean $delay us does not carry the cost (without it: $idle us)"
 # The verdict names the client's own queue when it lowers the run.
 jq -e '.client_bias.verdict == "OK" or (.client_bias.reason | contains("the client'"'"'s own queue"))' \
   "$out" >/dev/null \
