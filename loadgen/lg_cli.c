@@ -144,8 +144,8 @@ static int parse_stage(lg_opts *o, const char *flag, const char *val, char *err,
     lg_stage st = {0};
     if (rb_parse_double(rate, 0.0, INFINITY, &st.rate_per_s) || !(st.rate_per_s > 0.0))
         return BAD("the rate must be > 0 (or inf)");
-    if (rb_parse_duration_ns(colon + 1, &st.duration_ns) || st.duration_ns <= 0)
-        return BAD("the duration must be > 0 (e.g. 10s)");
+    if (rb_parse_seconds_ns(colon + 1, &st.duration_ns) || st.duration_ns <= 0)
+        return BAD("the duration must be > 0 (seconds, or with a unit: 10s, 500ms)");
     o->stages[o->n_stages++] = st;
     return 0;
 }
@@ -193,12 +193,31 @@ static int parse_dur(const char *flag, const char *val, int allow_zero, int64_t 
                      size_t errlen)
 {
     int64_t v;
-    if (rb_parse_duration_ns(val, &v) || (!allow_zero && v <= 0)) {
-        if (allow_zero) return BAD("must be a duration >= 0 (e.g. 500ms, 2s)");
-        return BAD("must be a duration > 0 (e.g. 500ms, 2s)");
+    if (rb_parse_seconds_ns(val, &v) || (!allow_zero && v <= 0)) {
+        if (allow_zero) return BAD("must be seconds >= 0, or a duration with a unit (500ms, 2s)");
+        return BAD("must be seconds > 0, or a duration with a unit (500ms, 2s)");
     }
     *out = v;
     return 0;
+}
+
+/* A flag last on the line without its value: "needs a value" if the flag is
+ * known, "unknown flag" if not (found by parsing it with a dummy value). */
+static int missing_value(const lg_opts *o, const char *flag, char *err, size_t errlen)
+{
+    lg_opts *scratch = malloc(sizeof *scratch);
+    char e2[256] = "";
+    char *probe[2] = {(char *)flag, "1"};
+    if (scratch) {
+        *scratch = *o;
+        lg_cli_parse(scratch, 2, probe, e2, sizeof e2);
+        free(scratch);
+    }
+    if (strncmp(e2, "unknown flag", 12) == 0) {
+        snprintf(err, errlen, "%s", e2);
+        return -EINVAL;
+    }
+    return fail(err, errlen, "%s: needs a value%s", flag, "");
 }
 
 int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
@@ -219,7 +238,7 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
 #define NEXT()                                                                                     \
     do {                                                                                           \
         if (!val) {                                                                                \
-            if (i + 1 >= argc) return fail(err, errlen, "%s: needs a value%s", flag, "");          \
+            if (i + 1 >= argc) return missing_value(o, flag, err, errlen);                         \
             val = argv[++i];                                                                       \
         }                                                                                          \
     } while (0)
@@ -413,9 +432,11 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
                 return BAD("must be auto, on or off");
         } else if (IS("--client-cost"))
             CHECK(parse_cost(o, flag, val, err, errlen));
-        else if (IS("--request-timeout"))
+        else if (IS("--request-timeout")) {
             CHECK(parse_dur(flag, val, 0, &o->request_timeout_ns, err, errlen));
-        else if (IS("--drain-timeout"))
+            /* curl counts whole milliseconds, and reads 0 as "no timeout". */
+            if (o->request_timeout_ns < 1000000) return BAD("must be at least 1ms");
+        } else if (IS("--drain-timeout"))
             CHECK(parse_dur(flag, val, 1, &o->drain_timeout_ns, err, errlen));
         else if (IS("--metric-percentiles"))
             CHECK(parse_percentiles(o, flag, val, err, errlen));
@@ -627,14 +648,17 @@ const char *lg_cli_usage(void)
            "  --realtime-priority P           run the workers SCHED_FIFO at priority 1..99 (needs\n"
            "                                  privileges): wake-ups on a shared host are then not\n"
            "                                  delayed by other processes (default 0: off)\n"
+           "Durations (D): a plain number is seconds (10 = 10 s); a unit may be given:\n"
+           "  250us, 500ms, 2s, 1.5m, 1h.\n"
            "Load (open loop by default):\n"
            "  --request-rate R                requests/s over all workers (default inf: all at "
            "once)\n"
            "  --burstiness B                  gamma shape of the gaps: 1 Poisson (default), inf "
            "constant\n"
            "  --num-prompts N                 requests to send (default 1000)\n"
-           "  --duration D                    send for this long instead (e.g. 30s)\n"
-           "  --stage RATE:DURATION           a stage of the run (repeatable; e.g. 100:10s)\n"
+           "  --duration D                    send for D seconds instead (e.g. 30, or 30s)\n"
+           "  --stage RATE:D                  a stage of the run (repeatable; e.g. 100:10 or "
+           "100:10s)\n"
            "  --stage-pause D                 idle time between stages (default 0)\n"
            "  --sweep linear|geometric        stages up to --sweep-max-rate\n"
            "  --sweep-stages N                number of sweep stages (default 5; 10 until "
@@ -672,7 +696,7 @@ const char *lg_cli_usage(void)
            "  --client-cost fixed:US|exp:US   busy CPU work per received event (emulates a slow "
            "client)\n"
            "Limits:\n"
-           "  --request-timeout D             bound on each request (default 60s)\n"
+           "  --request-timeout D             bound on each request, at least 1ms (default 60s)\n"
            "  --drain-timeout D               wait for in-flight requests at the end or on SIGINT\n"
            "                                  (default 5s)\n"
            "Report:\n"

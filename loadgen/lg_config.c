@@ -164,13 +164,11 @@ static int duration(conv *c, const cJSON *v, const char *path, int allow_zero, c
         return 0;
     }
     int64_t ns;
-    if (!cJSON_IsString(v) || rb_parse_duration_ns(v->valuestring, &ns) || (!allow_zero && ns == 0))
+    /* A bare number in a string is seconds too, as it is to the CLI. */
+    if (!cJSON_IsString(v) || rb_parse_seconds_ns(v->valuestring, &ns) || (!allow_zero && ns == 0))
         return bad(c, path, v, what);
     size_t n = strlen(v->valuestring);
-    /* A bare number in a string would mean ms to the CLI but s here. */
-    if (n == 0 || n >= cap || (v->valuestring[n - 1] >= '0' && v->valuestring[n - 1] <= '9') ||
-        v->valuestring[n - 1] == '.')
-        return bad(c, path, v, what);
+    if (n >= cap) return bad(c, path, v, what);
     memcpy(buf, v->valuestring, n + 1);
     return 0;
 }

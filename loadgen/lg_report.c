@@ -78,6 +78,9 @@ void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, in
     num(obj, "total_token_throughput", (double)(s->input_tokens + s->output_tokens) / dur);
     num(obj, "achieved_rate", window_s > 0 ? (double)s->dispatched / window_s : NAN);
     num(obj, "send_window", window_s);
+    /* The schedule's own span, first to last intended send: host-independent. */
+    num(obj, "intended_span_s",
+        s->dispatched ? (double)(s->last_intended_ns - s->first_intended_ns) / 1e9 : NAN);
     for (int m = 0; m < LG_N_METRICS; m++) {
         int pct = (o->percentile_metrics >> m) & 1u;
         hist_keys(obj, lg_stats_hist_c(s, hist_i[m]), lg_metric_names[m], "", o, pct);
