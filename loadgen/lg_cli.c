@@ -344,6 +344,12 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
             if (rb_parse_i64(val, 1, INT64_MAX / 4, &v)) return BAD("must be a whole number >= 1");
             o->num_prompts = v;
             o->num_prompts_given = 1;
+        } else if (IS("--prompt-pool-size") || IS("--num-dataset-entries")) {
+            int64_t v;
+            if (rb_parse_i64(val, 1, LG_POOL_MAX, &v))
+                return BAD("must be a whole number in [1, 10000000]");
+            o->prompt_pool_size = v;
+            o->prompt_pool_given = 1;
         } else if (IS("--duration"))
             CHECK(parse_dur(flag, val, 0, &o->duration_ns, err, errlen));
         else if (IS("--stage"))
@@ -501,6 +507,8 @@ int lg_url_is_loopback(const char *url)
     return 0;
 }
 
+static void size_pool(lg_opts *o);
+
 int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
 {
     const char *flag, *val;
@@ -619,7 +627,37 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         /* Closed loop: no arrival times; the stage keeps only its bounds. */
         o->stages[0].rate_per_s = INFINITY;
     }
+    size_pool(o);
     return 0;
+}
+
+int64_t lg_cli_planned_arrivals(const lg_opts *o)
+{
+    if (o->dataset == LG_DS_TRACE) return -1;
+    double total = 0;
+    for (int i = 0; i < o->n_stages; i++) {
+        const lg_stage *st = &o->stages[i];
+        if (st->max_requests > 0) {
+            total += (double)st->max_requests;
+            continue;
+        }
+        if (isinf(st->rate_per_s) || st->duration_ns <= 0) return -1;
+        double n = st->rate_per_s * (double)st->duration_ns / 1e9;
+        /* A gamma renewal process of shape b has a count variance near n / b. */
+        double shape = o->burstiness < 1.0 ? o->burstiness : 1.0;
+        total += n + 6.0 * sqrt(n / shape) + 16.0;
+    }
+    return total > 9e18 ? -1 : (int64_t)ceil(total);
+}
+
+/* The default pool: one fresh prompt per planned request, within memory. */
+static void size_pool(lg_opts *o)
+{
+    o->planned_arrivals = lg_cli_planned_arrivals(o);
+    if (o->prompt_pool_given) return;
+    double words = (double)o->random_input_len * (1.0 + o->random_range_ratio);
+    size_t per = lg_pool_bytes_per_prompt((int64_t)words);
+    o->prompt_pool_size = (int64_t)lg_pool_size_for(o->planned_arrivals, per, LG_POOL_BUDGET_BYTES);
 }
 
 const char *lg_cli_usage(void)
@@ -680,6 +718,9 @@ const char *lg_cli_usage(void)
            "  --dataset-name NAME             random (default), shared-prefix, sharegpt, trace\n"
            "  --dataset-path FILE             ShareGPT JSON, or an Azure-style trace CSV\n"
            "  --trace-speedup X               replay a trace X times faster (default 1)\n"
+           "  --prompt-pool-size N            distinct prompts; request i uses prompt i mod N\n"
+           "                                  (default: one per planned request, within 512 MiB;\n"
+           "                                  a smaller N repeats prompts on purpose)\n"
            "  --random-input-len N            prompt words (default 1024)\n"
            "  --random-output-len N           max_tokens (default 128)\n"
            "  --random-range-ratio R          spread of the lengths, in [0, 1) (default 0)\n"

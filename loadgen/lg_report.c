@@ -78,6 +78,9 @@ void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, in
     num(obj, "total_token_throughput", (double)(s->input_tokens + s->output_tokens) / dur);
     num(obj, "achieved_rate", window_s > 0 ? (double)s->dispatched / window_s : NAN);
     num(obj, "send_window", window_s);
+    /* What the server's prefix cache answered (null: it reported nothing). */
+    num(obj, "cached_prompt_tokens_share",
+        s->cached_of_tokens ? (double)s->cached_tokens / (double)s->cached_of_tokens : NAN);
     /* The schedule's own span, first to last intended send: host-independent. */
     num(obj, "intended_span_s",
         s->dispatched ? (double)(s->last_intended_ns - s->first_intended_ns) / 1e9 : NAN);
@@ -179,6 +182,13 @@ static cJSON *bias_json(const lg_report *r)
     return b;
 }
 
+uint64_t lg_report_repeats(const lg_report *r)
+{
+    /* Request i uses prompt i mod n: every request past the n-th repeats one. */
+    uint64_t d = r->total->dispatched;
+    return r->prompt_pool_size && d > r->prompt_pool_size ? d - r->prompt_pool_size : 0;
+}
+
 cJSON *lg_report_json(const lg_report *r)
 {
     const lg_opts *o = r->o;
@@ -197,6 +207,13 @@ cJSON *lg_report_json(const lg_report *r)
     num(j, "nice", o->nice);
     num(j, "realtime_priority", o->rt_priority);
     cJSON_AddBoolToObject(j, "interrupted", r->interrupted);
+    if (r->prompt_pool_size) {
+        num(j, "prompt_pool_size", (double)r->prompt_pool_size);
+        num(j, "prompts_repeated", (double)lg_report_repeats(r));
+    } else {
+        cJSON_AddNullToObject(j, "prompt_pool_size");
+        cJSON_AddNullToObject(j, "prompts_repeated");
+    }
     lg_report_metrics(j, r->total, o, r->t0_ns, r->total_duration_ns, r->request_rate);
     cJSON *st = cJSON_AddArrayToObject(j, "stages");
     for (int i = 0; i < r->n_stages; i++) {
@@ -267,6 +284,14 @@ void lg_report_summary(const lg_report *r, FILE *f)
     line_f(f, "Benchmark duration (s):", dur, 2);
     line_f(f, "Total input tokens:", (double)s->input_tokens, 0);
     line_f(f, "Total generated tokens:", (double)s->output_tokens, 0);
+    if (s->cached_of_tokens)
+        line_f(f, "Cached prompt tokens (%):",
+               100.0 * (double)s->cached_tokens / (double)s->cached_of_tokens, 1);
+    if (lg_report_repeats(r)) {
+        snprintf(k, sizeof k, "%llu (pool of %zu)", (unsigned long long)lg_report_repeats(r),
+                 r->prompt_pool_size);
+        line_s(f, "Requests that repeated a prompt:", k);
+    }
     if (isinf(r->request_rate))
         line_s(f, "Requested rate (req/s):", "inf");
     else
@@ -365,6 +390,11 @@ void lg_report_summary(const lg_report *r, FILE *f)
             snprintf(val, sizeof val, "CV^2 of gaps = %.4g (constant: 0)", r->arrival.statistic);
         line_s(f, "Arrival test:", val);
     }
+    if (lg_report_repeats(r))
+        fprintf(f,
+                "warning: %llu requests repeated a prompt (pool of %zu): a server's prefix "
+                "cache answers a repeat faster than a fresh prompt (see --prompt-pool-size)\n",
+                (unsigned long long)lg_report_repeats(r), r->prompt_pool_size);
     line_s(f, "Verdict:", mdl_verdict_name(r->verdict.level));
     fprintf(f, "  %s\n", r->verdict.reason);
     if (r->lost_note) fprintf(f, "  lost: %s\n", r->lost_note);

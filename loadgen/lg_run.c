@@ -29,7 +29,6 @@
 
 #define PAGE 4096
 #define ALIGN_UP(x) (((x) + PAGE - 1) & ~(size_t)(PAGE - 1))
-#define POOL_MAX 1024
 
 static volatile sig_atomic_t g_signals;
 static volatile sig_atomic_t g_last_signal;
@@ -93,8 +92,7 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
 {
     const lg_opts *o = p->o;
     int rc = -EINVAL;
-    size_t pool = POOL_MAX;
-    if (o->num_prompts > 0 && (size_t)o->num_prompts < pool) pool = (size_t)o->num_prompts;
+    size_t pool = o->prompt_pool_size > 0 ? (size_t)o->prompt_pool_size : 1; /* lg_cli_finish */
     switch (o->dataset) {
     case LG_DS_RANDOM: {
         lg_random_spec rs = {.seed = o->seed,
@@ -118,9 +116,7 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
         break;
     }
     case LG_DS_SHAREGPT:
-        rc = lg_dataset_load_sharegpt(o->dataset_path,
-                                      o->num_prompts > 0 ? (size_t)o->num_prompts : 100000, &p->ds,
-                                      err, errlen);
+        rc = lg_dataset_load_sharegpt(o->dataset_path, pool, &p->ds, err, errlen);
         break;
     case LG_DS_TRACE:
         rc = lg_trace_load(o->dataset_path, &p->trace, &p->n_trace, err, errlen);
@@ -754,6 +750,7 @@ int lg_run(lg_opts *o)
             .max_rho = max_rho,
             .host = host,
             .lost_note = lost_note[0] ? lost_note : NULL,
+            .prompt_pool_size = p->ds.n,
         };
         if (p->closed) rep.request_rate = NAN;
         snprintf(rep.certificate_note, sizeof rep.certificate_note, "%s", cert_note);

@@ -41,7 +41,7 @@ typedef struct lg_req {
     int64_t first_byte_ns, first_token_ns, last_token_ns, last_byte_ns, cb_ns;
     int64_t max_itl_ns;
     int64_t content_chunks;
-    int64_t usage_prompt, usage_completion;
+    int64_t usage_prompt, usage_completion, usage_cached;
     int64_t stamp_ns; /* the server's send time of the next event (0: none) */
     lg_truth truth;
     int has_truth;
@@ -208,6 +208,7 @@ static void on_sse_event(void *user, const char *data, size_t len)
     if (c.flags & LG_CHUNK_USAGE) {
         if (c.prompt_tokens >= 0) r->usage_prompt = c.prompt_tokens;
         if (c.completion_tokens >= 0) r->usage_completion = c.completion_tokens;
+        if (c.cached_tokens >= 0) r->usage_cached = c.cached_tokens;
     }
     r->stamp_ns = 0;
     client_cost(w);
@@ -333,7 +334,7 @@ static lg_req *req_get(lg_worker *w)
     r->first_byte_ns = r->first_token_ns = r->last_token_ns = r->last_byte_ns = r->cb_ns = 0;
     r->max_itl_ns = 0;
     r->content_chunks = 0;
-    r->usage_prompt = r->usage_completion = -1;
+    r->usage_prompt = r->usage_completion = r->usage_cached = -1;
     r->stamp_ns = 0;
     r->has_truth = 0;
     r->done_seen = r->malformed = r->error_event = 0;
@@ -422,6 +423,7 @@ static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
             if (c.flags & LG_CHUNK_USAGE) {
                 r->usage_prompt = c.prompt_tokens;
                 r->usage_completion = c.completion_tokens;
+                r->usage_cached = c.cached_tokens;
             }
             if (c.flags & LG_CHUNK_CONTENT) r->content_chunks = 1;
             r->first_token_ns = r->last_byte_ns; /* TTFT = E2E without streaming */
@@ -437,6 +439,8 @@ static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
         .end_ns = r->last_byte_ns ? r->last_byte_ns : rb_now_ns(),
         .input_tokens = r->usage_prompt >= 0 ? r->usage_prompt : r->ds_input_tokens,
         .output_tokens = r->usage_completion >= 0 ? r->usage_completion : r->content_chunks,
+        .has_cached = r->usage_cached >= 0,
+        .cached_tokens = r->usage_cached,
         .max_itl_ns = r->max_itl_ns,
         .cls = cancelled ? LG_FAIL_CANCELLED : classify(r, res, http, stream),
         .http_status = (int)http,

@@ -120,6 +120,37 @@ static void test_plain_durations_are_seconds(void **state)
     assert_int_equal(o.request_timeout_ns, 1000000LL);
 }
 
+static void test_prompt_pool_covers_the_plan(void **state)
+{
+    (void)state;
+    lg_opts o;
+    char err[512] = "";
+    /* The old pool of 1,024 repeated from request 1,025 on. */
+    assert_int_equal(parse(&o, err, sizeof err, "--sweep", "geometric", "--sweep-max-rate", "400",
+                           "--stage-duration", "10", "--random-input-len", "256", NULL),
+                     0);
+    int64_t expect = 0;
+    for (int i = 0; i < 5; i++)
+        expect += (int64_t)(o.stages[i].rate_per_s * 10);
+    assert_true(o.planned_arrivals >= expect);
+    assert_true(o.planned_arrivals < expect + 6 * 5 * 70 + 5 * 17);
+    assert_int_equal(o.prompt_pool_size, o.planned_arrivals);
+    assert_int_equal(parse(&o, err, sizeof err, "--num-prompts", "3000", NULL), 0);
+    assert_int_equal(o.planned_arrivals, 3000);
+    assert_int_equal(o.prompt_pool_size, 3000);
+    /* Unknown length (closed loop bounded by time): the memory bound. */
+    assert_int_equal(parse(&o, err, sizeof err, "--max-concurrency", "4", "--duration", "5", NULL),
+                     0);
+    assert_int_equal(o.planned_arrivals, -1);
+    assert_true(o.prompt_pool_size > 1000);
+    /* Asked for: kept, even below the plan. */
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--num-prompts", "3000", "--prompt-pool-size", "16", NULL), 0);
+    assert_int_equal(o.prompt_pool_size, 16);
+    assert_int_equal(o.prompt_pool_given, 1);
+    refuses("--prompt-pool-size", "0", "0");
+}
+
 static void test_loopback_rule(void **state)
 {
     (void)state;
@@ -233,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_bad_values_name_flag_and_value),
         cmocka_unit_test(test_unknown_flag_and_missing_value),
         cmocka_unit_test(test_plain_durations_are_seconds),
+        cmocka_unit_test(test_prompt_pool_covers_the_plan),
         cmocka_unit_test(test_loopback_rule),
         cmocka_unit_test(test_defaults_and_modes),
         cmocka_unit_test(test_sweep_builds_stages),
