@@ -15,6 +15,13 @@ static const int hist_i[LG_N_METRICS] = {LG_H_TTFT_I, LG_H_TPOT_I, LG_H_ITL, LG_
                                          LG_H_NTPOT_I};
 static const int hist_d[LG_N_METRICS] = {LG_H_TTFT_D, LG_H_TPOT_D, -1, LG_H_E2EL_D, LG_H_NTPOT_D};
 
+/* Without streaming there are no token times: TPOT and ITL are not measured
+ * (null, n/a), rather than the 0 that a whole response would give. */
+static int token_timed(const lg_opts *o, int m)
+{
+    return o->stream || (m != LG_M_TPOT && m != LG_M_ITL);
+}
+
 static void num(cJSON *o, const char *k, double v)
 {
     if (isnan(v))
@@ -38,22 +45,29 @@ static double ms(double ns)
     return ns / 1e6;
 }
 
+/* h == NULL: not measured (every key null). */
 static void hist_keys(cJSON *obj, const mdl_hist *h, const char *name, const char *suffix,
                       const lg_opts *o, int with_pct)
 {
     char key[96], pw[32];
     snprintf(key, sizeof key, "mean_%s%s_ms", name, suffix);
-    num(obj, key, ms(mdl_hist_mean(h)));
+    num(obj, key, h ? ms(mdl_hist_mean(h)) : NAN);
     snprintf(key, sizeof key, "median_%s%s_ms", name, suffix);
-    num(obj, key, ms((double)mdl_hist_percentile(h, 50.0)));
+    num(obj, key, h ? ms((double)mdl_hist_percentile(h, 50.0)) : NAN);
     snprintf(key, sizeof key, "std_%s%s_ms", name, suffix);
-    num(obj, key, ms(mdl_hist_stddev(h)));
+    num(obj, key, h ? ms(mdl_hist_stddev(h)) : NAN);
     if (!with_pct) return;
     for (int i = 0; i < o->n_percentiles; i++) {
         lg_report_pword(o->percentiles[i], pw, sizeof pw);
         snprintf(key, sizeof key, "p%s_%s%s_ms", pw, name, suffix);
-        num(obj, key, ms((double)mdl_hist_percentile(h, o->percentiles[i])));
+        num(obj, key, h ? ms((double)mdl_hist_percentile(h, o->percentiles[i])) : NAN);
     }
+}
+
+/* A percentile in ms, NaN when not measured. */
+static double pct_ms(const mdl_hist *h, double p)
+{
+    return h ? ms((double)mdl_hist_percentile(h, p)) : NAN;
 }
 
 void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, int64_t start_ns,
@@ -86,12 +100,14 @@ void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, in
         s->dispatched ? (double)(s->last_intended_ns - s->first_intended_ns) / 1e9 : NAN);
     for (int m = 0; m < LG_N_METRICS; m++) {
         int pct = (o->percentile_metrics >> m) & 1u;
-        hist_keys(obj, lg_stats_hist_c(s, hist_i[m]), lg_metric_names[m], "", o, pct);
+        hist_keys(obj, token_timed(o, m) ? lg_stats_hist_c(s, hist_i[m]) : NULL, lg_metric_names[m],
+                  "", o, pct);
     }
     for (int m = 0; m < LG_N_METRICS; m++) {
         if (hist_d[m] < 0) continue;
         int pct = (o->percentile_metrics >> m) & 1u;
-        hist_keys(obj, lg_stats_hist_c(s, hist_d[m]), lg_metric_names[m], "_dispatch", o, pct);
+        hist_keys(obj, token_timed(o, m) ? lg_stats_hist_c(s, hist_d[m]) : NULL, lg_metric_names[m],
+                  "_dispatch", o, pct);
     }
     const mdl_hist *lag = lg_stats_hist_c(s, LG_H_LAG);
     num(obj, "mean_schedule_lag_ms", ms(mdl_hist_mean(lag)));
@@ -118,11 +134,14 @@ void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, in
         num(b, "client", ms(s->truth_client_ns / n));
         num(b, "requests", n);
         /* TTFT inflation in the study's sense: what was measured from the
-         * intended start minus the server's true time to first token. */
-        cJSON *t = cJSON_AddObjectToObject(obj, "ttft_truth_ms");
-        num(t, "server_mean", ms(s->truth_ttft_ns / n));
-        num(t, "measured_mean", ms(s->truth_measured_ttft_ns / n));
-        num(t, "inflation_mean", ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n));
+         * intended start minus the server's true time to first token.
+         * Without streaming the first token comes with the last. */
+        cJSON *t = o->stream ? cJSON_AddObjectToObject(obj, "ttft_truth_ms") : NULL;
+        if (t) {
+            num(t, "server_mean", ms(s->truth_ttft_ns / n));
+            num(t, "measured_mean", ms(s->truth_measured_ttft_ns / n));
+            num(t, "inflation_mean", ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n));
+        }
     }
 }
 
@@ -198,7 +217,8 @@ cJSON *lg_report_json(const lg_report *r)
     cJSON_AddStringToObject(j, "endpoint", o->endpoint);
     cJSON_AddStringToObject(j, "load_mode", r->load_mode);
     num(j, "num_workers", r->num_workers);
-    num(j, "burstiness", o->burstiness);
+    /* A closed loop has no arrival process, so no burstiness. */
+    num(j, "burstiness", strcmp(r->load_mode, "closed") == 0 ? NAN : o->burstiness);
     if (o->max_concurrency)
         num(j, "max_concurrency", o->max_concurrency);
     else
@@ -305,22 +325,23 @@ void lg_report_summary(const lg_report *r, FILE *f)
            2);
     for (int m = 0; m < LG_N_METRICS; m++) {
         if (!((o->percentile_metrics >> m) & 1u)) continue;
-        const mdl_hist *h = lg_stats_hist_c(s, hist_i[m]);
+        const mdl_hist *h = token_timed(o, m) ? lg_stats_hist_c(s, hist_i[m]) : NULL;
         rule(f, metric_title[m]);
         snprintf(k, sizeof k, "Mean %s (ms):", metric_abbr[m]);
-        line_f(f, k, ms(mdl_hist_mean(h)), 2);
+        line_f(f, k, h ? ms(mdl_hist_mean(h)) : NAN, 2);
         snprintf(k, sizeof k, "Median %s (ms):", metric_abbr[m]);
-        line_f(f, k, ms((double)mdl_hist_percentile(h, 50)), 2);
+        line_f(f, k, pct_ms(h, 50), 2);
         for (int i = 0; i < o->n_percentiles; i++) {
             char pw[32];
+            if (o->percentiles[i] == 50.0) continue; /* the Median row above */
             lg_report_pword(o->percentiles[i], pw, sizeof pw);
             snprintf(k, sizeof k, "P%s %s (ms):", pw, metric_abbr[m]);
-            line_f(f, k, ms((double)mdl_hist_percentile(h, o->percentiles[i])), 2);
+            line_f(f, k, pct_ms(h, o->percentiles[i]), 2);
         }
         if (hist_d[m] >= 0) {
-            const mdl_hist *d = lg_stats_hist_c(s, hist_d[m]);
+            const mdl_hist *d = token_timed(o, m) ? lg_stats_hist_c(s, hist_d[m]) : NULL;
             snprintf(k, sizeof k, "Mean %s from dispatch (ms):", metric_abbr[m]);
-            line_f(f, k, ms(mdl_hist_mean(d)), 2);
+            line_f(f, k, d ? ms(mdl_hist_mean(d)) : NAN, 2);
         }
     }
     const mdl_hist *lag = lg_stats_hist_c(s, LG_H_LAG);
@@ -362,10 +383,11 @@ void lg_report_summary(const lg_report *r, FILE *f)
         line_f(f, "Server prefill (ms/token):", ms(s->truth_prefill_ns / n), 3);
         line_f(f, "Server decode (ms/token):", ms(s->truth_decode_ns / n), 3);
         line_f(f, "Client and network (ms/token):", ms(s->truth_client_ns / n), 3);
-        line_f(f, "Server's true TTFT, mean (ms):", ms(s->truth_ttft_ns / n), 3);
-        line_f(f,
-               "TTFT inflation, mean (ms):", ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n),
-               3);
+        if (o->stream) {
+            line_f(f, "Server's true TTFT, mean (ms):", ms(s->truth_ttft_ns / n), 3);
+            line_f(f, "TTFT inflation, mean (ms):",
+                   ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n), 3);
+        }
     }
     rule(f, "Client bias");
     for (int i = 0; i < r->n_workers; i++) {

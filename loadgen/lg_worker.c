@@ -265,6 +265,14 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
     return n;
 }
 
+/* Non-streamed: simserver's truth comes in X-Sim-* response headers. */
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    lg_req *r = userdata;
+    if (lg_chunk_truth_header(ptr, size * nmemb, &r->truth)) r->has_truth = 1;
+    return size * nmemb;
+}
+
 /* curl silently re-sends a request whose reused connection died before any
  * response byte. That would hide the server's fault and send it a request
  * the schedule never asked for, so the second attempt is refused (and the
@@ -309,6 +317,10 @@ static lg_req *req_new(lg_worker *w)
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+    if (!o->stream) {
+        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+    }
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
     curl_easy_setopt(e, CURLOPT_PREREQDATA, r);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -337,6 +349,7 @@ static lg_req *req_get(lg_worker *w)
     r->usage_prompt = r->usage_completion = r->usage_cached = -1;
     r->stamp_ns = 0;
     r->has_truth = 0;
+    r->truth = (lg_truth){0};
     r->done_seen = r->malformed = r->error_event = 0;
     r->attempts = 0;
     r->resp_len = 0;
@@ -386,6 +399,8 @@ static void write_detailed(lg_worker *w, const lg_req *r, const lg_req_result *r
 {
     if (!w->detailed) return;
     int64_t t0 = w->t0_ns;
+    char http_cls[24]; /* the report's name for the class: http_429 */
+    snprintf(http_cls, sizeof http_cls, "http_%d", res->http_status);
 #define REL(x) ((x) ? (long long)((x)-t0) : -1LL)
     fprintf(w->detailed,
             "{\"index\":%" PRId64 ",\"worker\":%d,\"stage\":%d,\"intended_ns\":%lld,"
@@ -395,7 +410,7 @@ static void write_detailed(lg_worker *w, const lg_req *r, const lg_req_result *r
             r->index, w->id, r->stage, REL(res->intended_ns), REL(res->dispatch_ns),
             REL(r->first_byte_ns), REL(res->first_token_ns), REL(res->end_ns), res->input_tokens,
             res->output_tokens, res->http_status,
-            res->cls == LG_FAIL_HTTP ? "http" : lg_class_names[res->cls]);
+            res->cls == LG_FAIL_HTTP ? http_cls : lg_class_names[res->cls]);
     if (res->has_truth)
         fprintf(w->detailed,
                 ",\"queue_ns\":%" PRId64 ",\"prefill_ns\":%" PRId64 ",\"decode_ns\":%" PRId64,
