@@ -241,13 +241,17 @@ cJSON *lg_report_json(const lg_report *r)
         cJSON *so = cJSON_CreateObject();
         num(so, "stage", i);
         lg_report_metrics(so, v->stats, o, v->start_ns, v->duration_ns, v->rate_per_s);
-        cJSON_AddBoolToObject(so, "saturated", r->saturated_stage == i);
+        if (r->sat)
+            lg_knee_stage_json(so, &r->sat[i]);
+        else
+            cJSON_AddBoolToObject(so, "saturated", r->saturated_stage == i);
         cJSON_AddItemToArray(st, so);
     }
     if (r->saturated_stage >= 0)
         num(j, "saturated_stage", r->saturated_stage);
     else
         cJSON_AddNullToObject(j, "saturated_stage");
+    lg_knee_json(j, &r->knee);
     cJSON_AddBoolToObject(j, "sim_stamps", r->stamps_seen);
     num(j, "achieved_ratio", r->achieved_ratio);
     cJSON_AddItemToObject(j, "client_bias", bias_json(r));
@@ -370,9 +374,11 @@ void lg_report_summary(const lg_report *r, FILE *f)
             if (w < v->duration_ns) w = v->duration_ns;
             snprintf(k, sizeof k, "Stage %d rate -> achieved (req/s):", i);
             char val[96];
-            snprintf(val, sizeof val, "%.1f -> %.1f%s", v->rate_per_s,
+            snprintf(val, sizeof val, "%.1f -> %.1f%s%s%s", v->rate_per_s,
                      w > 0 ? (double)ss->dispatched / ((double)w / 1e9) : 0.0,
-                     r->saturated_stage == i ? " (saturated)" : "");
+                     r->sat && r->sat[i].saturated ? " (saturated by the " : "",
+                     r->sat && r->sat[i].saturated ? lg_sat_name(r->sat[i].by) : "",
+                     r->sat && r->sat[i].saturated ? ")" : "");
             line_s(f, k, val);
         }
     }
@@ -417,6 +423,12 @@ void lg_report_summary(const lg_report *r, FILE *f)
                 "warning: %llu requests repeated a prompt (pool of %zu): a server's prefix "
                 "cache answers a repeat faster than a fresh prompt (see --prompt-pool-size)\n",
                 (unsigned long long)lg_report_repeats(r), r->prompt_pool_size);
+    if (r->knee.found) {
+        snprintf(k, sizeof k, "%.1f req/s (stage %d), by the %s", r->knee.rate_per_s, r->knee.stage,
+                 lg_sat_name(r->knee.cause));
+        line_s(f, "Knee:", k);
+        fprintf(f, "  %s\n", r->knee.criterion);
+    }
     line_s(f, "Verdict:", mdl_verdict_name(r->verdict.level));
     fprintf(f, "  %s\n", r->verdict.reason);
     if (r->lost_note) fprintf(f, "  lost: %s\n", r->lost_note);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "lg_cli.h"
+#include "lg_knee.h"
 #include "lg_stats.h"
 #include "mdl_verdict.h"
 #include "rb_host.h"
@@ -61,8 +62,10 @@ typedef struct lg_report {
     mdl_verdict verdict;
     rb_host host;
     char certificate_note[512];
-    const char *lost_note;   /* "worker 1 killed by signal 9; ..." or NULL */
-    size_t prompt_pool_size; /* distinct prompts (0: a trace, no pool) */
+    const char *lost_note;      /* "worker 1 killed by signal 9; ..." or NULL */
+    size_t prompt_pool_size;    /* distinct prompts (0: a trace, no pool) */
+    const lg_knee_verdict *sat; /* per stage (NULL: not judged, closed loop or trace) */
+    lg_knee knee;
 } lg_report;
 
 /* The metric keys of one block (vLLM's plus ours) added to obj. start_ns is

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "lg_cert.h"
+#include "lg_knee.h"
 #include "lg_progress.h"
 #include "lg_report.h"
 #include "mdl_queue.h"
@@ -173,6 +174,7 @@ typedef struct lg_coord {
     int64_t *stage_expected; /* scheduled arrivals per stage (sweep-until-saturation) */
     int judged;              /* stages judged so far */
     lg_sched *stage_clock;   /* for stage start times */
+    lg_knee_watch *knee;     /* saturation by the server, and the knee */
 } lg_coord;
 
 static int64_t stage_start_abs(const lg_coord *c, int s)
@@ -277,6 +279,7 @@ static void coord_tick(void *ctx)
     }
     int64_t now = rb_now_ns();
     watch_saturation(c, now);
+    lg_knee_watch_tick(c->knee, now);
     if (c->progress && now - c->last_progress_ns >= 250000000LL && now >= sh->t0_ns) {
         c->last_progress_ns = now;
         show_progress(c, now);
@@ -598,6 +601,7 @@ int lg_run(lg_opts *o)
             lg_stats_init(lg_plan_stats(p, w, s), 1);
 
     coord.progress = o->progress >= 0 ? o->progress : isatty(STDERR_FILENO);
+    coord.knee = lg_knee_watch_new(p, coord.progress);
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -640,6 +644,7 @@ int lg_run(lg_opts *o)
                 int rc = lg_worker_run(p, w);
                 lg_sched_free(coord.stage_clock);
                 free(coord.stage_expected);
+                lg_knee_watch_free(coord.knee);
                 free(pids);
                 free(lost);
                 free(lost_sig);
@@ -770,6 +775,12 @@ int lg_run(lg_opts *o)
             .prompt_pool_size = p->ds.n,
         };
         if (p->closed) rep.request_rate = NAN;
+        lg_knee_verdict *sat = calloc((size_t)p->n_stages, sizeof *sat);
+        if (sat && coord.knee) {
+            lg_knee_watch_finish(coord.knee, (const lg_stage_stats *const *)stages, n_views,
+                                 sh->saturated_stage, sat, &rep.knee);
+            rep.sat = sat;
+        }
         snprintf(rep.certificate_note, sizeof rep.certificate_note, "%s", cert_note);
         arrival_test(p, lost, &rep.arrival);
         /* The verdict's inputs. */
@@ -840,6 +851,7 @@ int lg_run(lg_opts *o)
         free(views);
         free(bias);
         free(total);
+        free(sat);
     }
 cleanup:
     free(pids);
@@ -847,6 +859,7 @@ cleanup:
     free(lost_sig);
     lg_sched_free(coord.stage_clock);
     free(coord.stage_expected);
+    lg_knee_watch_free(coord.knee);
     free_plan(p);
     return exit_code;
 }
