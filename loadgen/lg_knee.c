@@ -83,6 +83,10 @@ void lg_knee_judge(const lg_knee_rules *r, const lg_knee_obs *obs, const lg_knee
                  "dispatched %llu of %llu scheduled (< %.0f%%)", (unsigned long long)o->dispatched,
                  (unsigned long long)o->scheduled, 100.0 * r->min_ratio);
         mark(out, LG_SAT_CLIENT);
+    } else if (server_fell_behind(r, o, out) || ttft_knee(r, obs, v, s, out)) {
+        /* The load was offered (a few late dispatches do not make a server
+         * fall behind), and the server did not keep up with it. */
+        mark(out, LG_SAT_SERVER);
     } else if (o->dispatched > 0 &&
                (double)o->lag_over > r->lag_over_share * (double)o->dispatched) {
         snprintf(out->criterion, sizeof out->criterion,
@@ -90,8 +94,6 @@ void lg_knee_judge(const lg_knee_rules *r, const lg_knee_obs *obs, const lg_knee
                  (unsigned long long)o->lag_over, (unsigned long long)o->dispatched,
                  100.0 * r->lag_over_share);
         mark(out, LG_SAT_CLIENT);
-    } else if (server_fell_behind(r, o, out) || ttft_knee(r, obs, v, s, out)) {
-        mark(out, LG_SAT_SERVER);
     }
 }
 

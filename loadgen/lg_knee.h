@@ -12,8 +12,10 @@
  * above `ttft_factor` times the lowest median of the earlier unsaturated
  * stages, and above it by more than the larger of `ttft_floor_ms` and half
  * that stage's E2E median (requests then wait in a queue for a good part of
- * their own service time). The client is judged first: a
- * load the client did not offer says nothing about the server.
+ * their own service time). The order: the client's count first (a load
+ * the client did not offer says nothing about the server), then the
+ * server's rules, then the client's lag (a stage offered in full but with
+ * some late dispatches, whose server fell behind anyway, is the server's).
  *
  * The judging (lg_knee_judge, lg_knee_find) is pure. The watch
  * (lg_knee_watch_*) takes the live snapshots it needs (at each stage's middle

@@ -72,6 +72,12 @@ static void the_client_is_judged_first(void **state)
     assert_int_equal(x.by, LG_SAT_CLIENT);
     obs[0].lag_over = 10;
     assert_false(judge(obs, v, 0).saturated);
+    /* offered in full, a few late, and the server fell behind: the server */
+    obs[0].lag_over = 14;
+    obs[0].completed_in = 300;
+    obs[0].in_flight_start = 30;
+    obs[0].in_flight_end = 230;
+    assert_int_equal(judge(obs, v, 0).by, LG_SAT_SERVER);
 }
 
 static void a_growing_backlog_is_the_server(void **state)
