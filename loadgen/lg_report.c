@@ -374,6 +374,11 @@ void lg_report_summary(const lg_report *r, FILE *f)
             if (w < v->duration_ns) w = v->duration_ns;
             snprintf(k, sizeof k, "Stage %d rate -> achieved (req/s):", i);
             char val[96];
+            if (r->saturated_stage >= 0 && i > r->saturated_stage) {
+                snprintf(val, sizeof val, "%.1f -> (cut short: the sweep stopped)", v->rate_per_s);
+                line_s(f, k, val);
+                continue;
+            }
             snprintf(val, sizeof val, "%.1f -> %.1f%s%s%s", v->rate_per_s,
                      w > 0 ? (double)ss->dispatched / ((double)w / 1e9) : 0.0,
                      r->sat && r->sat[i].saturated ? " (saturated by the " : "",

@@ -24,7 +24,8 @@ jq -e '.knee.cause == "server" and .knee.rate >= 20 and .knee.rate <= 40
        and ([.stages[] | select(.saturated_by == "client")] | length) == 0
        and .client_bias.max_rho < 0.5' "$s" >/dev/null || fail "sweep past capacity: $show"
 
-"$LOADGEN" "${common[@]}" --sweep-until-saturation --result-filename until.json 2>"$WORK/until.err" ||
+"$LOADGEN" "${common[@]/--quiet/--no-progress}" --sweep-until-saturation --result-filename until.json \
+  >"$WORK/until.txt" 2>"$WORK/until.err" ||
   fail "sweep until saturation exited $?: $(cat "$WORK/until.err")"
 u="$WORK/until.json"
 show=$(jq -c '{knee, saturated_stage, n: (.stages | length)}' "$u")
@@ -33,4 +34,8 @@ jq -e '.knee.cause == "server" and .saturated_stage != null and .knee.stage <= .
   fail "--sweep-until-saturation did not stop at the server's knee: $show"
 echo "$show"
 grep -q "saturated by the server" "$WORK/until.err" || fail "no stop message: $(cat "$WORK/until.err")"
+if jq -e '(.stages | length) > .saturated_stage + 1' "$u" >/dev/null; then
+  grep -q "(cut short: the sweep stopped)" "$WORK/until.txt" || fail "the stage after the stop is not said to be cut short"
+fi
+grep -q "^Knee: .*by the server" "$WORK/until.txt" || fail "the summary has no Knee line"
 pass "knee: the server's capacity, found by a sweep"
