@@ -238,9 +238,22 @@ static int conv_load(conv *c, const cJSON *load)
     }
     const cJSON *sweep = member(load, "load", "sweep", p, sizeof p);
     if (sweep) {
-        static const char *const wkeys[] = {"type", "num_stages", "max_rate", "stage_duration",
-                                            NULL};
+        static const char *const wkeys[] = {
+            "type", "num_stages", "max_rate", "stage_duration", "timeout", "saturation_percentile",
+            NULL};
         TRY(check_object(c, sweep, "load.sweep", wkeys));
+        /* Inference Perf probes for `timeout` s and takes the
+         * `saturation_percentile` of the rates it sampled as the saturation
+         * point; loadgen finds the knee by sweeping instead. */
+        static const char *const probe[] = {"timeout", "saturation_percentile"};
+        for (int i = 0; i < 2; i++) {
+            v = member(sweep, "load.sweep", probe[i], p, sizeof p);
+            if (v)
+                return bad(c, p, v,
+                           "Inference Perf's saturation probe has no equivalent here: give "
+                           "load.sweep.max_rate and run with --sweep-until-saturation, which "
+                           "stops at the knee (the report's \"knee\")");
+        }
         v = member(sweep, "load.sweep", "type", p, sizeof p);
         if (v) {
             static const char *const types[] = {"linear", "geometric", NULL};

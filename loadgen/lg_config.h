@@ -16,6 +16,9 @@
  *   load.sweep.num_stages N           --sweep-stages N
  *   load.sweep.max_rate R             --sweep-max-rate R
  *   load.sweep.stage_duration D       --stage-duration D
+ *   load.sweep.timeout, load.sweep.saturation_percentile
+ *                                     refused with a message: Inference Perf's saturation
+ *                                     probe; here --sweep-until-saturation finds the knee
  *   load.num_workers N                --num-workers N
  *   load.seed N                       --seed N
  *   data.type "random" | "shared_prefix" | "sharegpt" | "trace"

@@ -170,6 +170,10 @@ static void load_errors(void **state)
                  "config: load.sweep.num_stages: must be a whole number >= 1 and <= 64, got 2.5");
     expect_error("{\"load\":{\"sweep\":{\"max_rate\":0}}}",
                  "load.sweep.max_rate: must be a number > 0");
+    expect_error("{\"load\":{\"sweep\":{\"timeout\":60}}}",
+                 "config: load.sweep.timeout: Inference Perf's saturation probe");
+    expect_error("{\"load\":{\"sweep\":{\"saturation_percentile\":95}}}",
+                 "load.sweep.saturation_percentile: Inference Perf's saturation probe");
     expect_error("{\"load\":{\"sweep\":{\"stage_duration\":true}}}",
                  "load.sweep.stage_duration: must be seconds > 0");
     expect_error("{\"load\":{\"num_workers\":\"4\"}}",
