@@ -145,6 +145,15 @@ void lg_knee_json(cJSON *top, const lg_knee *k)
     cJSON_AddNumberToObject(o, "stage", k->stage);
 }
 
+void lg_knee_summary(const lg_knee *k, FILE *f)
+{
+    if (!k->found) return;
+    char v[96];
+    snprintf(v, sizeof v, "%.1f req/s (stage %d), by the %s", k->rate_per_s, k->stage,
+             lg_sat_name(k->cause));
+    fprintf(f, "%-40s %-10s\n  %s\n", "Knee:", v, k->criterion);
+}
+
 /* ---- the watch ---------------------------------------------------------- */
 
 /* The run's live totals at one moment. */

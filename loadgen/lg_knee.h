@@ -28,6 +28,7 @@
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lg_stats.h"
 
@@ -82,6 +83,8 @@ const char *lg_sat_name(lg_sat_by by); /* "client", "server", or NULL */
  * "completed_rate"; at the top "knee": {rate, cause, criterion, stage} or null. */
 void lg_knee_stage_json(cJSON *stage, const lg_knee_verdict *v);
 void lg_knee_json(cJSON *top, const lg_knee *k);
+/* The summary's "Knee:" line and its criterion (nothing when none). */
+void lg_knee_summary(const lg_knee *k, FILE *f);
 
 /* ---- the coordinator's watch ---- */
 struct lg_plan;

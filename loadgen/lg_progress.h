@@ -1,5 +1,5 @@
-/* lg_progress: the live progress line's text. Pure: the coordinator gathers
- * the live counters into lg_progress_in and prints what this formats. */
+/* lg_progress: the live progress line. lg_progress_format is pure (the
+ * text from lg_progress_in); lg_progress_print gathers the live counters. */
 #ifndef LG_PROGRESS_H
 #define LG_PROGRESS_H
 
@@ -23,5 +23,12 @@ typedef struct lg_progress_in {
  * in flight 20 lag p99 0.120 ms ETA 37s": the ETA is to the scheduled end, or
  * for a run bounded by count the rest at the rate so far ("ETA ?": unknown). */
 void lg_progress_format(const lg_progress_in *in, char *buf, size_t cap);
+
+/* The coordinator's side: gathers the live counters of the plan's workers
+ * and writes the line to stderr ("\r", no newline). clock gives the stage
+ * start times (NULL: closed loop). */
+struct lg_plan;
+struct lg_sched;
+void lg_progress_print(const struct lg_plan *p, const struct lg_sched *clock, int64_t now_ns);
 
 #endif

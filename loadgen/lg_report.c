@@ -428,12 +428,7 @@ void lg_report_summary(const lg_report *r, FILE *f)
                 "warning: %llu requests repeated a prompt (pool of %zu): a server's prefix "
                 "cache answers a repeat faster than a fresh prompt (see --prompt-pool-size)\n",
                 (unsigned long long)lg_report_repeats(r), r->prompt_pool_size);
-    if (r->knee.found) {
-        snprintf(k, sizeof k, "%.1f req/s (stage %d), by the %s", r->knee.rate_per_s, r->knee.stage,
-                 lg_sat_name(r->knee.cause));
-        line_s(f, "Knee:", k);
-        fprintf(f, "  %s\n", r->knee.criterion);
-    }
+    lg_knee_summary(&r->knee, f);
     line_s(f, "Verdict:", mdl_verdict_name(r->verdict.level));
     fprintf(f, "  %s\n", r->verdict.reason);
     if (r->lost_note) fprintf(f, "  lost: %s\n", r->lost_note);

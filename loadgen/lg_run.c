@@ -221,40 +221,7 @@ static void watch_saturation(lg_coord *c, int64_t now)
 
 static void show_progress(lg_coord *c, int64_t now)
 {
-    lg_plan *p = c->p;
-    lg_progress_in in = {.n_stages = p->n_stages, .planned = c->o->planned_arrivals};
-    uint64_t lag = 0, done = 0;
-    for (int w = 0; w < p->k; w++) {
-        lg_slot *sl = lg_plan_slot(p, w);
-        in.in_flight += __atomic_load_n(&sl->in_flight, __ATOMIC_RELAXED);
-        uint64_t l = __atomic_load_n(&sl->lag_p99_ns, __ATOMIC_RELAXED);
-        if (l > lag) lag = l;
-        int cs = __atomic_load_n(&sl->cur_stage, __ATOMIC_RELAXED);
-        if (cs > in.stage && cs < p->n_stages) in.stage = cs;
-        for (int s = 0; s < p->n_stages; s++) {
-            lg_stage_stats *ss = lg_plan_stats(p, w, s);
-            in.dispatched += lg_stats_live_load(&ss->dispatched);
-            in.failed += lg_stats_live_load(&ss->failed);
-            done += lg_stats_live_load(&ss->done);
-        }
-    }
-    for (int w = 0; w < p->k; w++)
-        in.stage_dispatched += lg_stats_live_load(&lg_plan_stats(p, w, in.stage)->dispatched);
-    in.completed = done - in.failed;
-    in.elapsed_s = (double)(now - lg_plan_shared(p)->t0_ns) / 1e9;
-    in.stage_elapsed_s = (double)(now - stage_start_abs(c, in.stage)) / 1e9;
-    in.stage_rate = p->closed || p->n_trace ? NAN : p->spec.stages[in.stage].rate_per_s;
-    in.lag_p99_ms = (double)lag / 1e6;
-    for (int s = 0; s < p->n_stages && !p->n_trace; s++) {
-        if (p->spec.stages[s].duration_ns <= 0) {
-            in.total_s = 0;
-            break;
-        }
-        in.total_s += (double)(p->spec.stages[s].duration_ns + (s ? p->spec.pause_ns : 0)) / 1e9;
-    }
-    char line[320];
-    lg_progress_format(&in, line, sizeof line);
-    fprintf(stderr, "\r%s   ", line);
+    lg_progress_print(c->p, c->stage_clock, now);
 }
 
 static void coord_tick(void *ctx)
