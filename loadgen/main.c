@@ -22,8 +22,15 @@ static void warn_plan(const lg_opts *o)
     int64_t pool = o->dataset == LG_DS_PREFIX
                        ? (int64_t)o->prefix_groups * o->prefix_prompts_per_group
                        : o->prompt_pool_size;
-    if (o->dataset == LG_DS_TRACE || o->dataset == LG_DS_SHAREGPT || o->planned_arrivals <= pool)
+    if (o->dataset == LG_DS_TRACE || o->dataset == LG_DS_SHAREGPT) return;
+    if (o->planned_arrivals < 0 && o->dataset == LG_DS_RANDOM && !o->prompt_pool_given) {
+        fprintf(stderr,
+                "loadgen: note: the run's number of requests is not known in advance; the pool "
+                "holds %lld prompts and the report counts any repeats (prompts_repeated)\n",
+                (long long)pool);
         return;
+    }
+    if (o->planned_arrivals <= pool) return;
     if (o->dataset == LG_DS_PREFIX || o->prompt_pool_given)
         fprintf(stderr,
                 "loadgen: note: about %lld requests over %lld distinct prompts: prompts will "
