@@ -92,6 +92,8 @@ void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, in
     num(obj, "total_token_throughput", (double)(s->input_tokens + s->output_tokens) / dur);
     num(obj, "achieved_rate", window_s > 0 ? (double)s->dispatched / window_s : NAN);
     num(obj, "send_window", window_s);
+    num(obj, "duration_s", duration_s); /* the two above, with their unit in the key */
+    num(obj, "send_window_s", window_s);
     /* What the server's prefix cache answered (null: it reported nothing). */
     num(obj, "cached_prompt_tokens_share",
         s->cached_of_tokens ? (double)s->cached_tokens / (double)s->cached_of_tokens : NAN);

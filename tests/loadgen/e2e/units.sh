@@ -11,6 +11,8 @@ start_sim sim
 # constant gaps of 20 ms from t=0 over 2 s: 100 arrivals spanning 1.98 s
 in_range "$(jnum "$WORK/d2.json" .intended_span_s)" 1.9 2.0 "--duration 2: intended span (s)"
 in_range "$(jnum "$WORK/d2.json" .dispatched)" 99 101 "--duration 2: dispatched"
+jq -e '.duration_s == .duration and .send_window_s == .send_window and .send_window_s >= 2' "$WORK/d2.json" >/dev/null ||
+  fail "durations without their unit in the key: $(jq -c '{duration, duration_s, send_window, send_window_s}' "$WORK/d2.json")"
 # a stage's plain duration, and a config's, are seconds too
 "$LOADGEN" --base-url "$SIM_URL" --num-workers 1 --burstiness inf --stage 40:1 --stage 20:1 \
   --random-input-len 8 --random-output-len 4 --quiet --no-progress --save-result --result-dir "$WORK" \
