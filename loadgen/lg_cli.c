@@ -614,6 +614,12 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         val = "with a trace";
         return BAD("a trace is replayed open loop; a cap needs --request-rate too");
     }
+    if (o->prompt_pool_given && (o->dataset == LG_DS_PREFIX || o->dataset == LG_DS_TRACE)) {
+        flag = "--prompt-pool-size";
+        val = o->dataset == LG_DS_PREFIX ? "with shared-prefix" : "with a trace";
+        return BAD("sizes the random and sharegpt pools only (shared-prefix: --prefix-groups x "
+                   "--prefix-prompts-per-group; a trace has no pool)");
+    }
     if (o->sweep_until_saturation && o->max_concurrency) {
         flag = "--sweep-until-saturation";
         val = "with --max-concurrency";

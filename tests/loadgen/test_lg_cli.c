@@ -149,6 +149,11 @@ static void test_prompt_pool_covers_the_plan(void **state)
     assert_int_equal(o.prompt_pool_size, 16);
     assert_int_equal(o.prompt_pool_given, 1);
     refuses("--prompt-pool-size", "0", "0");
+    assert_int_equal(parse(&o, err, sizeof err, "--dataset-name", "shared-prefix",
+                           "--prompt-pool-size", "16", NULL),
+                     -EINVAL);
+    assert_non_null(strstr(err, "--prompt-pool-size"));
+    assert_non_null(strstr(err, "--prefix-groups"));
 }
 
 static void test_loopback_rule(void **state)
