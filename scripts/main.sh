@@ -76,7 +76,7 @@ echo "== 5/5 plots" >&2
 "$here/scripts/plot_run.sh" "$out/report.json" "$out/plots"
 
 r="$out/report.json"
-knee=$(jq -r --argjson top "$top" 'if .knee then "The server saturates at \(.knee.rate | . * 10 | round / 10) req/s (the sweep's stage \(.knee.stage), counted from 0; saturated by the \(.knee.cause): \(.knee.criterion))."
+knee=$(jq -r --argjson top "$top" 'if .knee then "The server saturates at \(.knee.rate | . * 10 | round / 10) req/s (stage \(.knee.stage) of the sweep, counted from 0; saturated by the \(.knee.cause): \(.knee.criterion))."
   else "No stage saturated up to \($top) req/s: the sweep stayed below every knee." end' "$r")
 verdict=$(jq -r '"The client'"'"'s own verdict is \(.client_bias.verdict): \(.client_bias.reason)."' "$r")
 echo
