@@ -310,6 +310,9 @@ void lg_knee_watch_tick(lg_knee_watch *w, int64_t now)
         if (now < sh->t0_ns + w->end_ns[s] + 20000000LL) return;
         take_snap(p, s, now, &w->snaps[s]);
         w->n_snapped++;
+        /* Judging live (two histogram merges, a millisecond of the
+         * coordinator's CPU beside the workers) only serves a stop. */
+        if (!p->o->sweep_until_saturation) continue;
         lg_knee_obs *o = &w->obs[s];
         *o = (lg_knee_obs){.rate_per_s = p->spec.stages[s].rate_per_s,
                            .scheduled = w->scheduled[s],
@@ -319,8 +322,7 @@ void lg_knee_watch_tick(lg_knee_watch *w, int64_t now)
                            .e2el_p50_ms = live_p50_ms(p, s, LG_H_E2EL_I)};
         window_obs(w, s, o);
         lg_knee_judge(&w->rules, w->obs, w->live, s, &w->live[s]);
-        if (!p->o->sweep_until_saturation || w->live[s].by != LG_SAT_SERVER ||
-            __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
+        if (w->live[s].by != LG_SAT_SERVER || __atomic_load_n(&sh->stop, __ATOMIC_RELAXED))
             continue;
         w->stopped_stage = s;
         __atomic_store_n(&sh->saturated_stage, s, __ATOMIC_RELAXED);
