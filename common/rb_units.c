@@ -33,7 +33,8 @@ int rb_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
     return 0;
 }
 
-int rb_parse_duration_ns(const char *s, int64_t *out_ns)
+/* plain_scale: the ns of one unit of a plain number. */
+static int parse_duration(const char *s, double plain_scale, int64_t *out_ns)
 {
     if (!s || !*s) return -EINVAL;
     char *end = NULL;
@@ -42,7 +43,9 @@ int rb_parse_duration_ns(const char *s, int64_t *out_ns)
     if (end == s || errno == ERANGE || !isfinite(v)) return -EINVAL;
     if (v < 0) return -ERANGE;
     double scale;
-    if (*end == '\0' || strcmp(end, "ms") == 0)
+    if (*end == '\0')
+        scale = plain_scale;
+    else if (strcmp(end, "ms") == 0)
         scale = 1e6;
     else if (strcmp(end, "ns") == 0)
         scale = 1.0;
@@ -60,6 +63,16 @@ int rb_parse_duration_ns(const char *s, int64_t *out_ns)
     if (ns > 9.2e18) return -ERANGE;
     *out_ns = (int64_t)llround(ns);
     return 0;
+}
+
+int rb_parse_duration_ns(const char *s, int64_t *out_ns)
+{
+    return parse_duration(s, 1e6, out_ns);
+}
+
+int rb_parse_seconds_ns(const char *s, int64_t *out_ns)
+{
+    return parse_duration(s, 1e9, out_ns);
 }
 
 int rb_parse_size(const char *s, uint64_t *out_bytes)

@@ -7,9 +7,15 @@
 
 #include <stdint.h>
 
-/* A duration: "<number>[ns|us|ms|s|m|h]". A plain number is milliseconds.
- * Fractions are accepted ("1.5ms"). Negative values are rejected. */
+/* A duration: "<number>[ns|us|ms|s|m|min|h]". A plain number is milliseconds
+ * (simserver's latency flags, after llm-d-inference-sim). Fractions are
+ * accepted ("1.5ms"). Negative values are rejected. */
 int rb_parse_duration_ns(const char *s, int64_t *out_ns);
+
+/* The same, but a plain number is seconds: the rule of every run length
+ * (a run's duration, stage lengths, pauses, timeouts), as in wrk and
+ * Inference Perf. "10" is 10 s; "500ms" is still 500 ms. */
+int rb_parse_seconds_ns(const char *s, int64_t *out_ns);
 
 /* A byte size: "<integer>[k|K|m|M|g|G]" (powers of 1024). Plain = bytes. */
 int rb_parse_size(const char *s, uint64_t *out_bytes);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 static int is_space(char c)
 {
@@ -578,4 +579,26 @@ int lg_chunk_comment(const char *text, size_t len, int64_t *stamp_ns, lg_truth *
     }
     cJSON_Delete(root);
     return ret;
+}
+
+int lg_chunk_truth_header(const char *line, size_t len, lg_truth *truth)
+{
+    static const char *const names[] = {"x-sim-queue-ns", "x-sim-prefill-ns", "x-sim-decode-ns",
+                                        "x-sim-cached-tokens"};
+    const char *colon = memchr(line, ':', len);
+    if (!colon) return 0;
+    size_t nlen = (size_t)(colon - line);
+    const char *v = colon + 1;
+    size_t vlen = len - nlen - 1;
+    trim(&v, &vlen);
+    for (int i = 0; i < 4; i++) {
+        int64_t x;
+        if (strlen(names[i]) != nlen || strncasecmp(line, names[i], nlen) != 0) continue;
+        if (!parse_u63(v, vlen, &x)) return 0;
+        int64_t *f[] = {&truth->queue_ns, &truth->prefill_ns, &truth->decode_ns,
+                        &truth->cached_tokens};
+        *f[i] = x;
+        return 1;
+    }
+    return 0;
 }

@@ -41,5 +41,9 @@ typedef struct lg_truth {
     int64_t queue_ns, prefill_ns, decode_ns, cached_tokens;
 } lg_truth;
 int lg_chunk_comment(const char *text, size_t len, int64_t *stamp_ns, lg_truth *truth);
+/* The same truth from a non-streamed response's header line
+ * ("X-Sim-Queue-Ns: 123\r\n", -Prefill-Ns, -Decode-Ns, -Cached-Tokens; names
+ * case-insensitive): sets that field and returns 1, else 0. */
+int lg_chunk_truth_header(const char *line, size_t len, lg_truth *truth);
 
 #endif

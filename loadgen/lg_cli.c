@@ -147,8 +147,8 @@ static int parse_stage(lg_opts *o, const char *flag, const char *val, char *err,
     lg_stage st = {0};
     if (rb_parse_double(rate, 0.0, INFINITY, &st.rate_per_s) || !(st.rate_per_s > 0.0))
         return BAD("the rate must be > 0 (or inf)");
-    if (rb_parse_duration_ns(colon + 1, &st.duration_ns) || st.duration_ns <= 0)
-        return BAD("the duration must be > 0 (e.g. 10s)");
+    if (rb_parse_seconds_ns(colon + 1, &st.duration_ns) || st.duration_ns <= 0)
+        return BAD("the duration must be > 0 (seconds, or with a unit: 10s, 500ms)");
     o->stages[o->n_stages++] = st;
     return 0;
 }
@@ -227,12 +227,31 @@ static int parse_dur(const char *flag, const char *val, int allow_zero, int64_t 
                      size_t errlen)
 {
     int64_t v;
-    if (rb_parse_duration_ns(val, &v) || (!allow_zero && v <= 0)) {
-        if (allow_zero) return BAD("must be a duration >= 0 (e.g. 500ms, 2s)");
-        return BAD("must be a duration > 0 (e.g. 500ms, 2s)");
+    if (rb_parse_seconds_ns(val, &v) || (!allow_zero && v <= 0)) {
+        if (allow_zero) return BAD("must be seconds >= 0, or a duration with a unit (500ms, 2s)");
+        return BAD("must be seconds > 0, or a duration with a unit (500ms, 2s)");
     }
     *out = v;
     return 0;
+}
+
+/* A flag last on the line without its value: "needs a value" if the flag is
+ * known, "unknown flag" if not (found by parsing it with a dummy value). */
+static int missing_value(const lg_opts *o, const char *flag, char *err, size_t errlen)
+{
+    lg_opts *scratch = malloc(sizeof *scratch);
+    char e2[256] = "";
+    char *probe[2] = {(char *)flag, "1"};
+    if (scratch) {
+        *scratch = *o;
+        lg_cli_parse(scratch, 2, probe, e2, sizeof e2);
+        free(scratch);
+    }
+    if (strncmp(e2, "unknown flag", 12) == 0) {
+        snprintf(err, errlen, "%s", e2);
+        return -EINVAL;
+    }
+    return fail(err, errlen, "%s: needs a value%s", flag, "");
 }
 
 int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
@@ -253,7 +272,7 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
 #define NEXT()                                                                                     \
     do {                                                                                           \
         if (!val) {                                                                                \
-            if (i + 1 >= argc) return fail(err, errlen, "%s: needs a value%s", flag, "");          \
+            if (i + 1 >= argc) return missing_value(o, flag, err, errlen);                         \
             val = argv[++i];                                                                       \
         }                                                                                          \
     } while (0)
@@ -359,6 +378,12 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
             if (rb_parse_i64(val, 1, INT64_MAX / 4, &v)) return BAD("must be a whole number >= 1");
             o->num_prompts = v;
             o->num_prompts_given = 1;
+        } else if (IS("--prompt-pool-size") || IS("--num-dataset-entries")) {
+            int64_t v;
+            if (rb_parse_i64(val, 1, LG_POOL_MAX, &v))
+                return BAD("must be a whole number in [1, 10000000]");
+            o->prompt_pool_size = v;
+            o->prompt_pool_given = 1;
         } else if (IS("--duration"))
             CHECK(parse_dur(flag, val, 0, &o->duration_ns, err, errlen));
         else if (IS("--stage"))
@@ -456,9 +481,11 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
                 return BAD("must be kernel or user");
         } else if (IS("--bias-budget"))
             CHECK(parse_budget(o, flag, val, err, errlen));
-        else if (IS("--request-timeout"))
+        else if (IS("--request-timeout")) {
             CHECK(parse_dur(flag, val, 0, &o->request_timeout_ns, err, errlen));
-        else if (IS("--drain-timeout"))
+            /* curl counts whole milliseconds, and reads 0 as "no timeout". */
+            if (o->request_timeout_ns < 1000000) return BAD("must be at least 1ms");
+        } else if (IS("--drain-timeout"))
             CHECK(parse_dur(flag, val, 1, &o->drain_timeout_ns, err, errlen));
         else if (IS("--metric-percentiles"))
             CHECK(parse_percentiles(o, flag, val, err, errlen));
@@ -522,6 +549,8 @@ int lg_url_is_loopback(const char *url)
         return 1;
     return 0;
 }
+
+static void size_pool(lg_opts *o);
 
 int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
 {
@@ -628,6 +657,12 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         val = "with a trace";
         return BAD("a trace is replayed open loop; a cap needs --request-rate too");
     }
+    if (o->prompt_pool_given && (o->dataset == LG_DS_PREFIX || o->dataset == LG_DS_TRACE)) {
+        flag = "--prompt-pool-size";
+        val = o->dataset == LG_DS_PREFIX ? "with shared-prefix" : "with a trace";
+        return BAD("sizes the random and sharegpt pools only (shared-prefix: --prefix-groups x "
+                   "--prefix-prompts-per-group; a trace has no pool)");
+    }
     if (o->sweep_until_saturation && o->max_concurrency) {
         flag = "--sweep-until-saturation";
         val = "with --max-concurrency";
@@ -641,7 +676,37 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         /* Closed loop: no arrival times; the stage keeps only its bounds. */
         o->stages[0].rate_per_s = INFINITY;
     }
+    size_pool(o);
     return 0;
+}
+
+int64_t lg_cli_planned_arrivals(const lg_opts *o)
+{
+    if (o->dataset == LG_DS_TRACE) return -1;
+    double total = 0;
+    for (int i = 0; i < o->n_stages; i++) {
+        const lg_stage *st = &o->stages[i];
+        if (st->max_requests > 0) {
+            total += (double)st->max_requests;
+            continue;
+        }
+        if (isinf(st->rate_per_s) || st->duration_ns <= 0) return -1;
+        double n = st->rate_per_s * (double)st->duration_ns / 1e9;
+        /* A gamma renewal process of shape b has a count variance near n / b. */
+        double shape = o->burstiness < 1.0 ? o->burstiness : 1.0;
+        total += n + 6.0 * sqrt(n / shape) + 16.0;
+    }
+    return total > 9e18 ? -1 : (int64_t)ceil(total);
+}
+
+/* The default pool: one fresh prompt per planned request, within memory. */
+static void size_pool(lg_opts *o)
+{
+    o->planned_arrivals = lg_cli_planned_arrivals(o);
+    if (o->prompt_pool_given) return;
+    double words = (double)o->random_input_len * (1.0 + o->random_range_ratio);
+    size_t per = lg_pool_bytes_per_prompt((int64_t)words);
+    o->prompt_pool_size = (int64_t)lg_pool_size_for(o->planned_arrivals, per, LG_POOL_BUDGET_BYTES);
 }
 
 const char *lg_cli_usage(void)
@@ -670,14 +735,17 @@ const char *lg_cli_usage(void)
            "  --realtime-priority P           run the workers SCHED_FIFO at priority 1..99 (needs\n"
            "                                  privileges): wake-ups on a shared host are then not\n"
            "                                  delayed by other processes (default 0: off)\n"
+           "Durations (D): a plain number is seconds (10 = 10 s); a unit may be given:\n"
+           "  250us, 500ms, 2s, 1.5m, 1h.\n"
            "Load (open loop by default):\n"
            "  --request-rate R                requests/s over all workers (default inf: all at "
            "once)\n"
            "  --burstiness B                  gamma shape of the gaps: 1 Poisson (default), inf "
            "constant\n"
            "  --num-prompts N                 requests to send (default 1000)\n"
-           "  --duration D                    send for this long instead (e.g. 30s)\n"
-           "  --stage RATE:DURATION           a stage of the run (repeatable; e.g. 100:10s)\n"
+           "  --duration D                    send for D seconds instead (e.g. 30, or 30s)\n"
+           "  --stage RATE:D                  a stage of the run (repeatable; e.g. 100:10 or "
+           "100:10s)\n"
            "  --stage-pause D                 idle time between stages (default 0)\n"
            "  --sweep linear|geometric        stages up to --sweep-max-rate\n"
            "  --sweep-stages N                number of sweep stages (default 5; 10 until "
@@ -685,9 +753,11 @@ const char *lg_cli_usage(void)
            "  --sweep-max-rate R              the sweep's last rate\n"
            "  --sweep-min-rate R              geometric sweep's first rate (default max/2^(N-1))\n"
            "  --stage-duration D              duration of each sweep stage\n"
-           "  --sweep-until-saturation        stop after the first saturated stage (achieved < 95% "
-           "of\n"
-           "                                  target, or schedule lag p99 > --saturation-lag-ms)\n"
+           "  --sweep-until-saturation        stop after the first saturated stage: by the client\n"
+           "                                  (dispatched < 95% of scheduled, or > 1% later than\n"
+           "                                  --saturation-lag-ms) or by the server (completed <\n"
+           "                                  95% of offered with a growing backlog, or TTFT p50\n"
+           "                                  past its knee); the report's \"knee\" says which\n"
            "  --saturation-lag-ms MS          lag bound of saturation (default 10)\n"
            "  --max-concurrency C             alone: closed loop with C in flight; with a rate: a "
            "cap\n"
@@ -699,6 +769,9 @@ const char *lg_cli_usage(void)
            "  --dataset-name NAME             random (default), shared-prefix, sharegpt, trace\n"
            "  --dataset-path FILE             ShareGPT JSON, or an Azure-style trace CSV\n"
            "  --trace-speedup X               replay a trace X times faster (default 1)\n"
+           "  --prompt-pool-size N            distinct prompts; request i uses prompt i mod N\n"
+           "                                  (default: one per planned request, within 512 MiB;\n"
+           "                                  a smaller N repeats prompts on purpose)\n"
            "  --random-input-len N            prompt words (default 1024)\n"
            "  --random-output-len N           max_tokens (default 128)\n"
            "  --random-range-ratio R          spread of the lengths, in [0, 1) (default 0)\n"
@@ -719,7 +792,7 @@ const char *lg_cli_usage(void)
            "  --bias-budget mean:D,p99:D      the client's own delay per token the verdict\n"
            "                                  accepts (default mean:100us,p99:2ms)\n"
            "Limits:\n"
-           "  --request-timeout D             bound on each request (default 60s)\n"
+           "  --request-timeout D             bound on each request, at least 1ms (default 60s)\n"
            "  --drain-timeout D               wait for in-flight requests at the end or on SIGINT\n"
            "                                  (default 5s)\n"
            "Report:\n"

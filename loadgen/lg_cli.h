@@ -72,6 +72,9 @@ typedef struct lg_opts {
     double random_range_ratio;
     lg_len_dist random_len_dist;
     int32_t prefix_groups, prefix_prompts_per_group, prefix_system_len, prefix_question_len;
+    int64_t prompt_pool_size; /* prompts in the pool; 0 until lg_cli_finish sizes it */
+    int prompt_pool_given;    /* --prompt-pool-size: the user chose (repeats are asked for) */
+    int64_t planned_arrivals; /* lg_cli_finish's estimate of the run's requests (-1: unknown) */
     int ignore_eos;
     int stream;
     int chat; /* endpoint is chat/completions */
@@ -112,6 +115,12 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen);
 /* Checks the options as a whole after all flags are in (conflicts, the
  * sweep built into stages, the base URL's host). Returns 0 or -EINVAL. */
 int lg_cli_finish(lg_opts *o, char *err, size_t errlen);
+
+/* An upper estimate of the requests the stages will make: a stage's
+ * --num-prompts bound, else rate x duration plus six standard deviations of
+ * the count of a gamma process of that shape; -1 when unbounded or unknown
+ * (closed loop bounded by time, a trace). */
+int64_t lg_cli_planned_arrivals(const lg_opts *o);
 
 /* 1 if the URL's host is a loopback address (127.0.0.0/8, ::1, localhost). */
 int lg_url_is_loopback(const char *url);

@@ -164,13 +164,11 @@ static int duration(conv *c, const cJSON *v, const char *path, int allow_zero, c
         return 0;
     }
     int64_t ns;
-    if (!cJSON_IsString(v) || rb_parse_duration_ns(v->valuestring, &ns) || (!allow_zero && ns == 0))
+    /* A bare number in a string is seconds too, as it is to the CLI. */
+    if (!cJSON_IsString(v) || rb_parse_seconds_ns(v->valuestring, &ns) || (!allow_zero && ns == 0))
         return bad(c, path, v, what);
     size_t n = strlen(v->valuestring);
-    /* A bare number in a string would mean ms to the CLI but s here. */
-    if (n == 0 || n >= cap || (v->valuestring[n - 1] >= '0' && v->valuestring[n - 1] <= '9') ||
-        v->valuestring[n - 1] == '.')
-        return bad(c, path, v, what);
+    if (n >= cap) return bad(c, path, v, what);
     memcpy(buf, v->valuestring, n + 1);
     return 0;
 }
@@ -240,9 +238,22 @@ static int conv_load(conv *c, const cJSON *load)
     }
     const cJSON *sweep = member(load, "load", "sweep", p, sizeof p);
     if (sweep) {
-        static const char *const wkeys[] = {"type", "num_stages", "max_rate", "stage_duration",
-                                            NULL};
+        static const char *const wkeys[] = {
+            "type", "num_stages", "max_rate", "stage_duration", "timeout", "saturation_percentile",
+            NULL};
         TRY(check_object(c, sweep, "load.sweep", wkeys));
+        /* Inference Perf probes for `timeout` s and takes the
+         * `saturation_percentile` of the rates it sampled as the saturation
+         * point; loadgen finds the knee by sweeping instead. */
+        static const char *const probe[] = {"timeout", "saturation_percentile"};
+        for (int i = 0; i < 2; i++) {
+            v = member(sweep, "load.sweep", probe[i], p, sizeof p);
+            if (v)
+                return bad(c, p, v,
+                           "Inference Perf's saturation probe has no equivalent here: give "
+                           "load.sweep.max_rate and run with --sweep-until-saturation, which "
+                           "stops at the knee (the report's \"knee\")");
+        }
         v = member(sweep, "load.sweep", "type", p, sizeof p);
         if (v) {
             static const char *const types[] = {"linear", "geometric", NULL};

@@ -16,6 +16,9 @@
  *   load.sweep.num_stages N           --sweep-stages N
  *   load.sweep.max_rate R             --sweep-max-rate R
  *   load.sweep.stage_duration D       --stage-duration D
+ *   load.sweep.timeout, load.sweep.saturation_percentile
+ *                                     refused with a message: Inference Perf's saturation
+ *                                     probe; here --sweep-until-saturation finds the knee
  *   load.num_workers N                --num-workers N
  *   load.seed N                       --seed N
  *   data.type "random" | "shared_prefix" | "sharegpt" | "trace"
@@ -30,8 +33,9 @@
  *                                     --metric-percentiles 50,90,99
  *   report.goodput.constraints {"ttft": 200, "tpot": 50} (ms; ttft, tpot, itl,
  *     e2el, ntpot, and e2e = e2el)    --goodput ttft:200 --goodput tpot:50
- * Durations (D) are numbers of seconds, as in Inference Perf, or strings with
- * a unit ("500ms"); they are passed on with a unit ("10s"). Flags come out in
+ * Durations (D) are numbers of seconds, as in Inference Perf, or strings
+ * ("500ms", "2s"; a string without a unit is seconds too, as on the command
+ * line); numbers are passed on with a unit ("10s"). Flags come out in
  * a fixed order: server, api, load, data, report. Unknown keys, keys given
  * twice, and values of the wrong type are errors (a typo must not pass
  * silently). */

@@ -18,7 +18,7 @@
 
 /* Bounds that keep a pool's memory sane whatever the spec says. */
 #define LG_MAX_PROMPT_TOKENS 1000000
-#define LG_MAX_POOL 10000000
+#define LG_MAX_POOL LG_POOL_MAX
 #define LG_MAX_FILE_BYTES ((size_t)4 << 30)
 
 int32_t lg_count_tokens(const char *text, size_t len)
@@ -75,6 +75,32 @@ static const char *const WORDS[] = {
     "sea",      "began",     "grow",    "took",   "river",  "four",      "carry",     "state",
 };
 #define N_WORDS (sizeof WORDS / sizeof WORDS[0])
+
+size_t lg_pool_bytes_per_prompt(int64_t tokens)
+{
+    static size_t avg_word_x100; /* mean word length x 100, computed once */
+    if (!avg_word_x100) {
+        size_t sum = 0;
+        for (size_t i = 0; i < N_WORDS; i++)
+            sum += strlen(WORDS[i]);
+        avg_word_x100 = sum * 100 / N_WORDS;
+    }
+    if (tokens < 1) tokens = 1;
+    if (tokens > LG_MAX_PROMPT_TOKENS) tokens = LG_MAX_PROMPT_TOKENS;
+    /* Text plus one space a word, twice (the text and the body), the body's
+     * JSON around it, and the pool's own bookkeeping. */
+    size_t text = (size_t)tokens * (avg_word_x100 + 100) / 100;
+    return 2 * text + 256 + sizeof(lg_prompt) + 2 * sizeof(void *);
+}
+
+size_t lg_pool_size_for(int64_t arrivals, size_t bytes_per_prompt, size_t budget_bytes)
+{
+    size_t cap = bytes_per_prompt ? budget_bytes / bytes_per_prompt : LG_POOL_MAX;
+    if (cap > LG_POOL_MAX) cap = LG_POOL_MAX;
+    if (cap < 1) cap = 1;
+    if (arrivals >= 0 && (uint64_t)arrivals < cap) cap = arrivals > 0 ? (size_t)arrivals : 1;
+    return cap;
+}
 
 /* A growable string. */
 typedef struct sbuf {

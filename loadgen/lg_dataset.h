@@ -1,6 +1,7 @@
 /* lg_dataset: where the prompts come from. A dataset is a bounded pool of
  * prompts built before the run (memory stays bounded however long the run):
- * request with global index i uses pool entry i % n. Pure apart from reading
+ * request with global index i uses pool entry i % n, so prompts repeat only
+ * once the run has made more than n requests (see lg_pool_size_for). Pure apart from reading
  * the dataset file in lg_dataset_load_*; GSL draws the random lengths from
  * the seed, so every worker builds the identical pool. */
 #ifndef LG_DATASET_H
@@ -52,6 +53,18 @@ int lg_dataset_sharegpt_parse(const char *json, size_t len, size_t max_n, lg_dat
 int lg_dataset_load_sharegpt(const char *path, size_t max_n, lg_dataset *out, char *err,
                              size_t errlen);
 void lg_dataset_free(lg_dataset *d);
+
+/* Sizing the pool. A pool that is smaller than the run repeats prompts, and
+ * a server's prefix cache then answers the repeats faster than fresh ones.
+ * The default pool therefore holds one prompt per planned arrival, bounded
+ * by memory: lg_pool_bytes_per_prompt is what one prompt of about `tokens`
+ * synthetic words costs (its text and its rendered request body);
+ * lg_pool_size_for is min(arrivals, budget / bytes_per_prompt, LG_POOL_MAX),
+ * at least 1; arrivals < 0 means unknown (then the memory bound). */
+#define LG_POOL_MAX 10000000
+#define LG_POOL_BUDGET_BYTES ((size_t)512 << 20)
+size_t lg_pool_bytes_per_prompt(int64_t tokens);
+size_t lg_pool_size_for(int64_t arrivals, size_t bytes_per_prompt, size_t budget_bytes);
 
 /* The prompt-token counting rule shared with simserver: the number of
  * maximal runs of non-space bytes (whitespace-separated words). */

@@ -15,6 +15,13 @@ static const int hist_i[LG_N_METRICS] = {LG_H_TTFT_I, LG_H_TPOT_I, LG_H_ITL, LG_
                                          LG_H_NTPOT_I};
 static const int hist_d[LG_N_METRICS] = {LG_H_TTFT_D, LG_H_TPOT_D, -1, LG_H_E2EL_D, LG_H_NTPOT_D};
 
+/* Without streaming there are no token times: TPOT and ITL are not measured
+ * (null, n/a), rather than the 0 that a whole response would give. */
+static int token_timed(const lg_opts *o, int m)
+{
+    return o->stream || (m != LG_M_TPOT && m != LG_M_ITL);
+}
+
 static void num(cJSON *o, const char *k, double v)
 {
     if (isnan(v))
@@ -38,22 +45,29 @@ static double ms(double ns)
     return ns / 1e6;
 }
 
+/* h == NULL: not measured (every key null). */
 static void hist_keys(cJSON *obj, const mdl_hist *h, const char *name, const char *suffix,
                       const lg_opts *o, int with_pct)
 {
     char key[96], pw[32];
     snprintf(key, sizeof key, "mean_%s%s_ms", name, suffix);
-    num(obj, key, ms(mdl_hist_mean(h)));
+    num(obj, key, h ? ms(mdl_hist_mean(h)) : NAN);
     snprintf(key, sizeof key, "median_%s%s_ms", name, suffix);
-    num(obj, key, ms((double)mdl_hist_percentile(h, 50.0)));
+    num(obj, key, h ? ms((double)mdl_hist_percentile(h, 50.0)) : NAN);
     snprintf(key, sizeof key, "std_%s%s_ms", name, suffix);
-    num(obj, key, ms(mdl_hist_stddev(h)));
+    num(obj, key, h ? ms(mdl_hist_stddev(h)) : NAN);
     if (!with_pct) return;
     for (int i = 0; i < o->n_percentiles; i++) {
         lg_report_pword(o->percentiles[i], pw, sizeof pw);
         snprintf(key, sizeof key, "p%s_%s%s_ms", pw, name, suffix);
-        num(obj, key, ms((double)mdl_hist_percentile(h, o->percentiles[i])));
+        num(obj, key, h ? ms((double)mdl_hist_percentile(h, o->percentiles[i])) : NAN);
     }
+}
+
+/* A percentile in ms, NaN when not measured. */
+static double pct_ms(const mdl_hist *h, double p)
+{
+    return h ? ms((double)mdl_hist_percentile(h, p)) : NAN;
 }
 
 void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, int64_t start_ns,
@@ -78,14 +92,24 @@ void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, in
     num(obj, "total_token_throughput", (double)(s->input_tokens + s->output_tokens) / dur);
     num(obj, "achieved_rate", window_s > 0 ? (double)s->dispatched / window_s : NAN);
     num(obj, "send_window", window_s);
+    num(obj, "duration_s", duration_s); /* the two above, with their unit in the key */
+    num(obj, "send_window_s", window_s);
+    /* What the server's prefix cache answered (null: it reported nothing). */
+    num(obj, "cached_prompt_tokens_share",
+        s->cached_of_tokens ? (double)s->cached_tokens / (double)s->cached_of_tokens : NAN);
+    /* The schedule's own span, first to last intended send: host-independent. */
+    num(obj, "intended_span_s",
+        s->dispatched ? (double)(s->last_intended_ns - s->first_intended_ns) / 1e9 : NAN);
     for (int m = 0; m < LG_N_METRICS; m++) {
         int pct = (o->percentile_metrics >> m) & 1u;
-        hist_keys(obj, lg_stats_hist_c(s, hist_i[m]), lg_metric_names[m], "", o, pct);
+        hist_keys(obj, token_timed(o, m) ? lg_stats_hist_c(s, hist_i[m]) : NULL, lg_metric_names[m],
+                  "", o, pct);
     }
     for (int m = 0; m < LG_N_METRICS; m++) {
         if (hist_d[m] < 0) continue;
         int pct = (o->percentile_metrics >> m) & 1u;
-        hist_keys(obj, lg_stats_hist_c(s, hist_d[m]), lg_metric_names[m], "_dispatch", o, pct);
+        hist_keys(obj, token_timed(o, m) ? lg_stats_hist_c(s, hist_d[m]) : NULL, lg_metric_names[m],
+                  "_dispatch", o, pct);
     }
     const mdl_hist *lag = lg_stats_hist_c(s, LG_H_LAG);
     num(obj, "mean_schedule_lag_ms", ms(mdl_hist_mean(lag)));
@@ -112,14 +136,17 @@ void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, in
         num(b, "client", ms(s->truth_client_ns / n));
         num(b, "requests", n);
         /* TTFT inflation in the study's sense: what was measured from the
-         * intended start minus the server's true time to first token. */
-        cJSON *t = cJSON_AddObjectToObject(obj, "ttft_truth_ms");
-        num(t, "server_mean", ms(s->truth_ttft_ns / n));
-        num(t, "measured_mean", ms(s->truth_measured_ttft_ns / n));
-        num(t, "inflation_mean", ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n));
-        num(t, "user_timed_mean", ms(s->truth_measured_ttft_u_ns / n));
-        num(t, "user_timed_inflation_mean",
-            ms((s->truth_measured_ttft_u_ns - s->truth_ttft_ns) / n));
+         * intended start minus the server's true time to first token.
+         * Without streaming the first token comes with the last. */
+        cJSON *t = o->stream ? cJSON_AddObjectToObject(obj, "ttft_truth_ms") : NULL;
+        if (t) {
+            num(t, "server_mean", ms(s->truth_ttft_ns / n));
+            num(t, "measured_mean", ms(s->truth_measured_ttft_ns / n));
+            num(t, "inflation_mean", ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n));
+            num(t, "user_timed_mean", ms(s->truth_measured_ttft_u_ns / n));
+            num(t, "user_timed_inflation_mean",
+                ms((s->truth_measured_ttft_u_ns - s->truth_ttft_ns) / n));
+        }
     }
 }
 
@@ -262,7 +289,8 @@ static void user_timed_json(cJSON *parent, const lg_stage_stats *s, const lg_opt
     cJSON *u = cJSON_AddObjectToObject(parent, "user_timed");
     for (int m = 0; m < LG_N_METRICS; m++) {
         int pct = (o->percentile_metrics >> m) & 1u;
-        hist_keys(u, lg_stats_hist_c(s, hist_u[m]), lg_metric_names[m], "", o, pct);
+        hist_keys(u, token_timed(o, m) ? lg_stats_hist_c(s, hist_u[m]) : NULL, lg_metric_names[m],
+                  "", o, pct);
     }
 }
 
@@ -277,6 +305,13 @@ static void failed_json(cJSON *parent, const lg_stage_stats *s)
     num(f, "max_ms", h->total ? ms((double)h->max) : NAN);
 }
 
+uint64_t lg_report_repeats(const lg_report *r)
+{
+    /* Request i uses prompt i mod n: every request past the n-th repeats one. */
+    uint64_t d = r->total->dispatched;
+    return r->prompt_pool_size && d > r->prompt_pool_size ? d - r->prompt_pool_size : 0;
+}
+
 cJSON *lg_report_json(const lg_report *r)
 {
     const lg_opts *o = r->o;
@@ -286,7 +321,8 @@ cJSON *lg_report_json(const lg_report *r)
     cJSON_AddStringToObject(j, "endpoint", o->endpoint);
     cJSON_AddStringToObject(j, "load_mode", r->load_mode);
     num(j, "num_workers", r->num_workers);
-    num(j, "burstiness", o->burstiness);
+    /* A closed loop has no arrival process, so no burstiness. */
+    num(j, "burstiness", strcmp(r->load_mode, "closed") == 0 ? NAN : o->burstiness);
     if (o->max_concurrency)
         num(j, "max_concurrency", o->max_concurrency);
     else
@@ -295,6 +331,13 @@ cJSON *lg_report_json(const lg_report *r)
     num(j, "nice", o->nice);
     num(j, "realtime_priority", o->rt_priority);
     cJSON_AddBoolToObject(j, "interrupted", r->interrupted);
+    if (r->prompt_pool_size) {
+        num(j, "prompt_pool_size", (double)r->prompt_pool_size);
+        num(j, "prompts_repeated", (double)lg_report_repeats(r));
+    } else {
+        cJSON_AddNullToObject(j, "prompt_pool_size");
+        cJSON_AddNullToObject(j, "prompts_repeated");
+    }
     lg_report_metrics(j, r->total, o, r->t0_ns, r->total_duration_ns, r->request_rate);
     cJSON_AddStringToObject(j, "receive_clock", receive_clock_name(r));
     {
@@ -312,7 +355,10 @@ cJSON *lg_report_json(const lg_report *r)
         cJSON *so = cJSON_CreateObject();
         num(so, "stage", i);
         lg_report_metrics(so, v->stats, o, v->start_ns, v->duration_ns, v->rate_per_s);
-        cJSON_AddBoolToObject(so, "saturated", r->saturated_stage == i);
+        if (r->sat)
+            lg_knee_stage_json(so, &r->sat[i]);
+        else
+            cJSON_AddBoolToObject(so, "saturated", r->saturated_stage == i);
         user_timed_json(so, v->stats, o);
         failed_json(so, v->stats);
         num(so, "not_dispatched", (double)v->stats->not_dispatched);
@@ -326,6 +372,7 @@ cJSON *lg_report_json(const lg_report *r)
         num(j, "saturated_stage", r->saturated_stage);
     else
         cJSON_AddNullToObject(j, "saturated_stage");
+    lg_knee_json(j, &r->knee);
     cJSON_AddBoolToObject(j, "sim_stamps", r->stamps_seen);
     num(j, "achieved_ratio", r->achieved_ratio);
     cJSON_AddItemToObject(j, "client_bias", bias_json(r));
@@ -382,6 +429,14 @@ void lg_report_summary(const lg_report *r, FILE *f)
     line_f(f, "Benchmark duration (s):", dur, 2);
     line_f(f, "Total input tokens:", (double)s->input_tokens, 0);
     line_f(f, "Total generated tokens:", (double)s->output_tokens, 0);
+    if (s->cached_of_tokens)
+        line_f(f, "Cached prompt tokens (%):",
+               100.0 * (double)s->cached_tokens / (double)s->cached_of_tokens, 1);
+    if (lg_report_repeats(r)) {
+        snprintf(k, sizeof k, "%llu (pool of %zu)", (unsigned long long)lg_report_repeats(r),
+                 r->prompt_pool_size);
+        line_s(f, "Requests that repeated a prompt:", k);
+    }
     if (isinf(r->request_rate))
         line_s(f, "Requested rate (req/s):", "inf");
     else
@@ -395,22 +450,23 @@ void lg_report_summary(const lg_report *r, FILE *f)
            2);
     for (int m = 0; m < LG_N_METRICS; m++) {
         if (!((o->percentile_metrics >> m) & 1u)) continue;
-        const mdl_hist *h = lg_stats_hist_c(s, hist_i[m]);
+        const mdl_hist *h = token_timed(o, m) ? lg_stats_hist_c(s, hist_i[m]) : NULL;
         rule(f, metric_title[m]);
         snprintf(k, sizeof k, "Mean %s (ms):", metric_abbr[m]);
-        line_f(f, k, ms(mdl_hist_mean(h)), 2);
+        line_f(f, k, h ? ms(mdl_hist_mean(h)) : NAN, 2);
         snprintf(k, sizeof k, "Median %s (ms):", metric_abbr[m]);
-        line_f(f, k, ms((double)mdl_hist_percentile(h, 50)), 2);
+        line_f(f, k, pct_ms(h, 50), 2);
         for (int i = 0; i < o->n_percentiles; i++) {
             char pw[32];
+            if (o->percentiles[i] == 50.0) continue; /* the Median row above */
             lg_report_pword(o->percentiles[i], pw, sizeof pw);
             snprintf(k, sizeof k, "P%s %s (ms):", pw, metric_abbr[m]);
-            line_f(f, k, ms((double)mdl_hist_percentile(h, o->percentiles[i])), 2);
+            line_f(f, k, pct_ms(h, o->percentiles[i]), 2);
         }
         if (hist_d[m] >= 0) {
-            const mdl_hist *d = lg_stats_hist_c(s, hist_d[m]);
+            const mdl_hist *d = token_timed(o, m) ? lg_stats_hist_c(s, hist_d[m]) : NULL;
             snprintf(k, sizeof k, "Mean %s from dispatch (ms):", metric_abbr[m]);
-            line_f(f, k, ms(mdl_hist_mean(d)), 2);
+            line_f(f, k, d ? ms(mdl_hist_mean(d)) : NAN, 2);
         }
     }
     const mdl_hist *lag = lg_stats_hist_c(s, LG_H_LAG);
@@ -439,9 +495,16 @@ void lg_report_summary(const lg_report *r, FILE *f)
             if (w < v->duration_ns) w = v->duration_ns;
             snprintf(k, sizeof k, "Stage %d rate -> achieved (req/s):", i);
             char val[96];
-            snprintf(val, sizeof val, "%.1f -> %.1f%s", v->rate_per_s,
+            if (r->saturated_stage >= 0 && i > r->saturated_stage) {
+                snprintf(val, sizeof val, "%.1f -> (cut short: the sweep stopped)", v->rate_per_s);
+                line_s(f, k, val);
+                continue;
+            }
+            snprintf(val, sizeof val, "%.1f -> %.1f%s%s%s", v->rate_per_s,
                      w > 0 ? (double)ss->dispatched / ((double)w / 1e9) : 0.0,
-                     r->saturated_stage == i ? " (saturated)" : "");
+                     r->sat && r->sat[i].saturated ? " (saturated by the " : "",
+                     r->sat && r->sat[i].saturated ? lg_sat_name(r->sat[i].by) : "",
+                     r->sat && r->sat[i].saturated ? ")" : "");
             line_s(f, k, val);
         }
     }
@@ -452,12 +515,13 @@ void lg_report_summary(const lg_report *r, FILE *f)
         line_f(f, "Server prefill (ms/token):", ms(s->truth_prefill_ns / n), 3);
         line_f(f, "Server decode (ms/token):", ms(s->truth_decode_ns / n), 3);
         line_f(f, "Client and network (ms/token):", ms(s->truth_client_ns / n), 3);
-        line_f(f, "Server's true TTFT, mean (ms):", ms(s->truth_ttft_ns / n), 3);
-        line_f(f,
-               "TTFT inflation, mean (ms):", ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n),
-               3);
-        line_f(f, "TTFT inflation user-timed, mean (ms):",
-               ms((s->truth_measured_ttft_u_ns - s->truth_ttft_ns) / n), 3);
+        if (o->stream) {
+            line_f(f, "Server's true TTFT, mean (ms):", ms(s->truth_ttft_ns / n), 3);
+            line_f(f, "TTFT inflation, mean (ms):",
+                   ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n), 3);
+            line_f(f, "TTFT inflation user-timed, mean (ms):",
+                   ms((s->truth_measured_ttft_u_ns - s->truth_ttft_ns) / n), 3);
+        }
     }
     rule(f, "Client bias");
     for (int i = 0; i < r->n_workers; i++) {
@@ -495,6 +559,12 @@ void lg_report_summary(const lg_report *r, FILE *f)
                  rb->arrival.resolution_ms, rb->arrival.statistic, rb->arrival.p_value);
         line_s(f, "Arrival test:", val);
     }
+    if (lg_report_repeats(r))
+        fprintf(f,
+                "warning: %llu requests repeated a prompt (pool of %zu): a server's prefix "
+                "cache answers a repeat faster than a fresh prompt (see --prompt-pool-size)\n",
+                (unsigned long long)lg_report_repeats(r), r->prompt_pool_size);
+    lg_knee_summary(&r->knee, f);
     line_s(f, "Verdict:", mdl_verdict_name(r->verdict.level));
     fprintf(f, "  %s\n", r->verdict.reason);
     if (r->lost_note) fprintf(f, "  lost: %s\n", r->lost_note);

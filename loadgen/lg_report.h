@@ -9,6 +9,7 @@
 
 #include "lg_bias.h"
 #include "lg_cli.h"
+#include "lg_knee.h"
 #include "lg_stats.h"
 #include "mdl_verdict.h"
 #include "rb_host.h"
@@ -57,7 +58,10 @@ typedef struct lg_report {
     uint64_t clock_steps, rx_enable_failed;
     rb_host host;
     char certificate_note[512];
-    const char *lost_note; /* "worker 1 killed by signal 9; ..." or NULL */
+    const char *lost_note;      /* "worker 1 killed by signal 9; ..." or NULL */
+    size_t prompt_pool_size;    /* distinct prompts (0: a trace, no pool) */
+    const lg_knee_verdict *sat; /* per stage (NULL: not judged, closed loop or trace) */
+    lg_knee knee;
 } lg_report;
 
 /* The metric keys of one block (vLLM's plus ours) added to obj. start_ns is
@@ -65,6 +69,8 @@ typedef struct lg_report {
 void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, int64_t start_ns,
                        int64_t window_min_ns, double request_rate);
 cJSON *lg_report_json(const lg_report *r);
+/* Requests that reused a prompt of the pool (request i uses prompt i mod n). */
+uint64_t lg_report_repeats(const lg_report *r);
 void lg_report_summary(const lg_report *r, FILE *out);
 /* vLLM's percentile key word: 99 -> "99", 99.9 -> "99.9". */
 void lg_report_pword(double p, char *buf, size_t cap);

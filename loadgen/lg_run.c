@@ -20,6 +20,8 @@
 
 #include "lg_bias.h"
 #include "lg_cert.h"
+#include "lg_knee.h"
+#include "lg_progress.h"
 #include "lg_report.h"
 #include "mdl_queue.h"
 #include "mdl_stats.h"
@@ -30,7 +32,6 @@
 
 #define PAGE 4096
 #define ALIGN_UP(x) (((x) + PAGE - 1) & ~(size_t)(PAGE - 1))
-#define POOL_MAX 1024
 
 static volatile sig_atomic_t g_signals;
 static volatile sig_atomic_t g_last_signal;
@@ -94,8 +95,7 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
 {
     const lg_opts *o = p->o;
     int rc = -EINVAL;
-    size_t pool = POOL_MAX;
-    if (o->num_prompts > 0 && (size_t)o->num_prompts < pool) pool = (size_t)o->num_prompts;
+    size_t pool = o->prompt_pool_size > 0 ? (size_t)o->prompt_pool_size : 1; /* lg_cli_finish */
     switch (o->dataset) {
     case LG_DS_RANDOM: {
         lg_random_spec rs = {.seed = o->seed,
@@ -119,9 +119,7 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
         break;
     }
     case LG_DS_SHAREGPT:
-        rc = lg_dataset_load_sharegpt(o->dataset_path,
-                                      o->num_prompts > 0 ? (size_t)o->num_prompts : 100000, &p->ds,
-                                      err, errlen);
+        rc = lg_dataset_load_sharegpt(o->dataset_path, pool, &p->ds, err, errlen);
         break;
     case LG_DS_TRACE:
         rc = lg_trace_load(o->dataset_path, &p->trace, &p->n_trace, err, errlen);
@@ -177,6 +175,7 @@ typedef struct lg_coord {
     int64_t *stage_expected; /* scheduled arrivals per stage (sweep-until-saturation) */
     int judged;              /* stages judged so far */
     lg_sched *stage_clock;   /* for stage start times */
+    lg_knee_watch *knee;     /* saturation by the server, and the knee */
 } lg_coord;
 
 static int64_t stage_start_abs(const lg_coord *c, int s)
@@ -223,24 +222,7 @@ static void watch_saturation(lg_coord *c, int64_t now)
 
 static void show_progress(lg_coord *c, int64_t now)
 {
-    lg_plan *p = c->p;
-    uint64_t disp = 0, fail = 0, inflight = 0, lag = 0;
-    for (int w = 0; w < p->k; w++) {
-        lg_slot *sl = lg_plan_slot(p, w);
-        inflight += __atomic_load_n(&sl->in_flight, __ATOMIC_RELAXED);
-        uint64_t l = __atomic_load_n(&sl->lag_p99_ns, __ATOMIC_RELAXED);
-        if (l > lag) lag = l;
-        for (int s = 0; s < p->n_stages; s++) {
-            lg_stage_stats *ss = lg_plan_stats(p, w, s);
-            disp += lg_stats_live_load(&ss->dispatched);
-            fail += lg_stats_live_load(&ss->failed);
-        }
-    }
-    double el = (double)(now - lg_plan_shared(p)->t0_ns) / 1e9;
-    fprintf(stderr,
-            "\r[loadgen] %6.1fs sent %llu (%.1f/s) in flight %llu lag p99 %.3f ms errors %llu   ",
-            el, (unsigned long long)disp, el > 0 ? (double)disp / el : 0.0,
-            (unsigned long long)inflight, (double)lag / 1e6, (unsigned long long)fail);
+    lg_progress_print(c->p, c->stage_clock, now);
 }
 
 static void coord_tick(void *ctx)
@@ -265,6 +247,7 @@ static void coord_tick(void *ctx)
     }
     int64_t now = rb_now_ns();
     watch_saturation(c, now);
+    lg_knee_watch_tick(c->knee, now);
     if (c->progress && now - c->last_progress_ns >= 250000000LL && now >= sh->t0_ns) {
         c->last_progress_ns = now;
         show_progress(c, now);
@@ -559,6 +542,7 @@ int lg_run(lg_opts *o)
             lg_stats_init(lg_plan_stats(p, w, s), 1);
 
     coord.progress = o->progress >= 0 ? o->progress : isatty(STDERR_FILENO);
+    coord.knee = lg_knee_watch_new(p, coord.progress);
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -601,6 +585,7 @@ int lg_run(lg_opts *o)
                 int rc = lg_worker_run(p, w);
                 lg_sched_free(coord.stage_clock);
                 free(coord.stage_expected);
+                lg_knee_watch_free(coord.knee);
                 free(pids);
                 free(lost);
                 free(lost_sig);
@@ -728,8 +713,15 @@ int lg_run(lg_opts *o)
             .max_rho = max_rho,
             .host = host,
             .lost_note = lost_note[0] ? lost_note : NULL,
+            .prompt_pool_size = p->ds.n,
         };
         if (p->closed) rep.request_rate = NAN;
+        lg_knee_verdict *sat = calloc((size_t)p->n_stages, sizeof *sat);
+        if (sat && coord.knee) {
+            lg_knee_watch_finish(coord.knee, (const lg_stage_stats *const *)stages, n_views,
+                                 sh->saturated_stage, sat, &rep.knee);
+            rep.sat = sat;
+        }
         snprintf(rep.certificate_note, sizeof rep.certificate_note, "%s", cert_note);
         /* The client's bias, stage by stage; the run's verdict is the worst
          * stage's. */
@@ -836,6 +828,7 @@ int lg_run(lg_opts *o)
         free(views);
         free(bias);
         free(total);
+        free(sat);
     }
 cleanup:
     free(pids);
@@ -843,6 +836,7 @@ cleanup:
     free(lost_sig);
     lg_sched_free(coord.stage_clock);
     free(coord.stage_expected);
+    lg_knee_watch_free(coord.knee);
     free_plan(p);
     return exit_code;
 }

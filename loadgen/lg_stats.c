@@ -87,6 +87,8 @@ void lg_stats_merge(lg_stage_stats *dst, const lg_stage_stats *src)
         dst->fail_http[i] += src->fail_http[i];
     dst->input_tokens += src->input_tokens;
     dst->output_tokens += src->output_tokens;
+    dst->cached_tokens += src->cached_tokens;
+    dst->cached_of_tokens += src->cached_of_tokens;
     dst->events += src->events;
     min_nonzero(&dst->first_dispatch_ns, src->first_dispatch_ns);
     min_nonzero(&dst->first_intended_ns, src->first_intended_ns);
@@ -175,6 +177,10 @@ void lg_stats_record_request(lg_stage_stats *s, const lg_req_result *r, const lg
     s->completed++;
     s->input_tokens += r->input_tokens > 0 ? (uint64_t)r->input_tokens : 0;
     s->output_tokens += r->output_tokens > 0 ? (uint64_t)r->output_tokens : 0;
+    if (r->has_cached && r->input_tokens > 0) {
+        s->cached_tokens += r->cached_tokens > 0 ? (uint64_t)r->cached_tokens : 0;
+        s->cached_of_tokens += (uint64_t)r->input_tokens;
+    }
     if (lg_goodput_ok(g, r)) s->good++;
     int64_t n = r->output_tokens;
     const int64_t starts[2] = {r->intended_ns, r->dispatch_ns};

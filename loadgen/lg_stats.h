@@ -72,6 +72,7 @@ typedef struct lg_stage_stats {
     uint64_t fail_class[LG_N_CLASSES];
     uint64_t fail_http[LG_HTTP_CODES];
     uint64_t input_tokens, output_tokens;        /* of completed requests */
+    uint64_t cached_tokens, cached_of_tokens;    /* usage's cached prompt tokens, of how many */
     uint64_t events;                             /* SSE events (or whole responses) received */
     int64_t first_dispatch_ns, last_dispatch_ns; /* absolute; 0 when none */
     int64_t first_intended_ns, last_intended_ns;
@@ -124,6 +125,8 @@ typedef struct lg_req_result {
     int64_t first_token_u_ns; /* the same two as delivered (user time); 0: same */
     int64_t end_u_ns;
     int64_t input_tokens, output_tokens;
+    int has_cached; /* the server reported usage.prompt_tokens_details.cached_tokens */
+    int64_t cached_tokens;
     int64_t max_itl_ns; /* largest gap between content chunks (0: none) */
     lg_class cls;
     int http_status;

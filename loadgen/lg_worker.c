@@ -49,7 +49,7 @@ typedef struct lg_req {
     lg_rx_kind cb_kind;
     int64_t max_itl_ns;
     int64_t content_chunks;
-    int64_t usage_prompt, usage_completion;
+    int64_t usage_prompt, usage_completion, usage_cached;
     int64_t stamp_ns; /* the server's send time of the next event (0: none) */
     lg_truth truth;
     int has_truth;
@@ -337,6 +337,7 @@ static void on_sse_event(void *user, const char *data, size_t len)
     if (c.flags & LG_CHUNK_USAGE) {
         if (c.prompt_tokens >= 0) r->usage_prompt = c.prompt_tokens;
         if (c.completion_tokens >= 0) r->usage_completion = c.completion_tokens;
+        if (c.cached_tokens >= 0) r->usage_cached = c.cached_tokens;
     }
     r->stamp_ns = 0;
     client_cost(w);
@@ -396,6 +397,14 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
         r->resp_len += n;
     }
     return n;
+}
+
+/* Non-streamed: simserver's truth comes in X-Sim-* response headers. */
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+    lg_req *r = userdata;
+    if (lg_chunk_truth_header(ptr, size * nmemb, &r->truth)) r->has_truth = 1;
+    return size * nmemb;
 }
 
 /* curl silently re-sends a request whose reused connection died before any
@@ -534,6 +543,10 @@ static lg_req *req_new(lg_worker *w)
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+    if (!o->stream) {
+        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+    }
     curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
     curl_easy_setopt(e, CURLOPT_PREREQDATA, r);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -565,9 +578,10 @@ static lg_req *req_get(lg_worker *w)
     r->first_token_u_ns = r->last_token_u_ns = r->last_byte_u_ns = r->cb_u_ns = 0;
     r->max_itl_ns = 0;
     r->content_chunks = 0;
-    r->usage_prompt = r->usage_completion = -1;
+    r->usage_prompt = r->usage_completion = r->usage_cached = -1;
     r->stamp_ns = 0;
     r->has_truth = 0;
+    r->truth = (lg_truth){0};
     r->done_seen = r->malformed = r->error_event = 0;
     r->attempts = 0;
     r->resp_len = 0;
@@ -617,6 +631,8 @@ static void write_detailed(lg_worker *w, const lg_req *r, const lg_req_result *r
 {
     if (!w->detailed) return;
     int64_t t0 = w->t0_ns;
+    char http_cls[24]; /* the report's name for the class: http_429 */
+    snprintf(http_cls, sizeof http_cls, "http_%d", res->http_status);
 #define REL(x) ((x) ? (long long)((x)-t0) : -1LL)
     fprintf(w->detailed,
             "{\"index\":%" PRId64 ",\"worker\":%d,\"stage\":%d,\"intended_ns\":%lld,"
@@ -626,7 +642,7 @@ static void write_detailed(lg_worker *w, const lg_req *r, const lg_req_result *r
             r->index, w->id, r->stage, REL(res->intended_ns), REL(res->dispatch_ns),
             REL(r->first_byte_ns), REL(res->first_token_ns), REL(res->end_ns), res->input_tokens,
             res->output_tokens, res->http_status,
-            res->cls == LG_FAIL_HTTP ? "http" : lg_class_names[res->cls]);
+            res->cls == LG_FAIL_HTTP ? http_cls : lg_class_names[res->cls]);
     if (res->has_truth)
         fprintf(w->detailed,
                 ",\"queue_ns\":%" PRId64 ",\"prefill_ns\":%" PRId64 ",\"decode_ns\":%" PRId64,
@@ -654,6 +670,7 @@ static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
             if (c.flags & LG_CHUNK_USAGE) {
                 r->usage_prompt = c.prompt_tokens;
                 r->usage_completion = c.completion_tokens;
+                r->usage_cached = c.cached_tokens;
             }
             if (c.flags & LG_CHUNK_CONTENT) r->content_chunks = 1;
             r->first_token_ns = r->last_byte_ns; /* TTFT = E2E without streaming */
@@ -672,6 +689,8 @@ static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
         .end_u_ns = r->last_byte_u_ns,
         .input_tokens = r->usage_prompt >= 0 ? r->usage_prompt : r->ds_input_tokens,
         .output_tokens = r->usage_completion >= 0 ? r->usage_completion : r->content_chunks,
+        .has_cached = r->usage_cached >= 0,
+        .cached_tokens = r->usage_cached,
         .max_itl_ns = r->max_itl_ns,
         .cls = cancelled ? LG_FAIL_CANCELLED : classify(r, res, http, stream),
         .http_status = (int)http,

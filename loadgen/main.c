@@ -13,6 +13,37 @@
 #include "lg_run.h"
 #include "rb_file.h"
 
+/* What the plan will do that a user may not expect, said before the run. */
+static void warn_plan(const lg_opts *o)
+{
+    if (o->quiet && !o->save_result)
+        fprintf(stderr, "loadgen: warning: --quiet without --save-result: the results will be "
+                        "neither shown nor saved (add --save-result)\n");
+    int64_t pool = o->dataset == LG_DS_PREFIX
+                       ? (int64_t)o->prefix_groups * o->prefix_prompts_per_group
+                       : o->prompt_pool_size;
+    if (o->dataset == LG_DS_TRACE || o->dataset == LG_DS_SHAREGPT) return;
+    if (o->planned_arrivals < 0 && o->dataset == LG_DS_RANDOM && !o->prompt_pool_given) {
+        fprintf(stderr,
+                "loadgen: note: the run's number of requests is not known in advance; the pool "
+                "holds %lld prompts and the report counts any repeats (prompts_repeated)\n",
+                (long long)pool);
+        return;
+    }
+    if (o->planned_arrivals <= pool) return;
+    if (o->dataset == LG_DS_PREFIX || o->prompt_pool_given)
+        fprintf(stderr,
+                "loadgen: note: about %lld requests over %lld distinct prompts: prompts will "
+                "repeat, as asked\n",
+                (long long)o->planned_arrivals, (long long)pool);
+    else
+        fprintf(stderr,
+                "loadgen: warning: about %lld requests, but memory bounds the prompt pool to "
+                "%lld prompts of this length: prompts will repeat, and a server's prefix cache "
+                "will answer the repeats faster (shorter prompts or a shorter run avoid it)\n",
+                (long long)o->planned_arrivals, (long long)pool);
+}
+
 int main(int argc, char **argv)
 {
     lg_opts o;
@@ -66,6 +97,7 @@ int main(int argc, char **argv)
         lg_args_free(&cfg);
         return 2;
     }
+    warn_plan(&o);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         fprintf(stderr, "loadgen: curl_global_init failed\n");
         lg_args_free(&cfg);

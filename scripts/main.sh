@@ -3,10 +3,14 @@
 #   1. installs what is missing and builds;
 #   2. certifies this host (calibrate --quick: the client's own delay against
 #      offered load, the PK fit, the safe per-process rate);
-#   3. starts simserver with a realistic latency model;
-#   4. runs a benchmark sweep up to a certified rate, refusing any stage
-#      beyond the certificate;
-#   5. writes the report and the plots into one folder, and prints a summary.
+#   3. starts simserver with a realistic latency model whose capacity sits in
+#      the middle of the sweep (its slots sized from the sweep's top rate);
+#   4. sweeps up to a certified rate (refusing any stage beyond the
+#      certificate) until a stage saturates: the server's knee, while the
+#      client's verdict says whether the client stayed unbiased;
+#   5. writes the report and the plots into one folder, and ends with one
+#      sentence each on the knee, the client's verdict and the report.
+# Needs root only to install missing packages (scripts/setup.sh).
 #   scripts/main.sh [--out DIR] [--max-rate R] [--stage-duration S]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -39,9 +43,16 @@ cert_rate=$(jq --argjson k "$k" '[.per_k[] | select(.workers == $k) | .safe_tota
 top=$(jq -n --argjson c "$cert_rate" --argjson m "$max_rate" '[($c * 0.8 | floor), $m] | min')
 [ "$top" -ge 4 ] || { echo "main: the certified rate ($cert_rate/s) is too low to benchmark" >&2; exit 1; }
 
-echo "== 3/5 start simserver (TTFT from prefill, 5 ms ± 1 ms per token, 256 slots)" >&2
+# A request takes about 2 ms + 256 x 20 us of prefill and 32 x 5 ms of decode
+# (167 ms), up to 1.5 times that with every slot busy (250 ms): slots = rate x
+# time. Sized for a capacity near 55% of the top rate, the knee falls in the
+# middle of a linear sweep of 6 stages (top/6 ... top).
+slots=$(( (top * 55 / 100 * 250 + 999) / 1000 ))
+[ "$slots" -ge 2 ] || slots=2
+cap_lo=$(( slots * 1000 / 250 )) cap_hi=$(( slots * 1000 / 167 ))
+echo "== 3/5 start simserver (prefill 2 ms + 20 us/token, 5 ms ± 1 ms per token, $slots slots: capacity $cap_lo-$cap_hi req/s)" >&2
 sim_args=(--port 0 --workers 1 --prefill-overhead 2ms --prefill-time-per-token 20us
-          --inter-token-latency 5ms --inter-token-latency-std-dev 1ms --max-num-seqs 256
+          --inter-token-latency 5ms --inter-token-latency-std-dev 1ms --max-num-seqs "$slots"
           --time-factor-under-load 1.5 --seed 7)
 sim_pid=""
 cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null; true; }
@@ -53,9 +64,10 @@ for _ in $(seq 100); do grep -q '^listening ' "$out/simserver.log" 2>/dev/null &
 url=$(sed -n 's/^listening //p' "$out/simserver.log" | head -n 1)
 [ -n "$url" ] || { echo "main: simserver did not start" >&2; exit 1; }
 
-echo "== 4/5 benchmark: geometric sweep of 5 stages up to $top req/s (certified: $cert_rate req/s with k=$k)" >&2
+echo "== 4/5 benchmark: linear sweep of 6 stages up to $top req/s until a stage saturates (certified: $cert_rate req/s with k=$k)" >&2
 "$lg" --base-url "$url" --num-workers "$k" --certificate "$out/certificate.json" \
-  --sweep geometric --sweep-stages 5 --sweep-max-rate "$top" --stage-duration "${stage_s}s" \
+  --sweep linear --sweep-stages 6 --sweep-max-rate "$top" --stage-duration "$stage_s" \
+  --sweep-until-saturation --drain-timeout 3 \
   --random-input-len 256 --random-output-len 32 --random-range-ratio 0.5 --seed 11 \
   --goodput ttft:50 ntpot:10 --save-result --save-detailed --result-dir "$out" \
   --result-filename report.json --no-progress | tee "$out/summary.txt"
@@ -63,11 +75,17 @@ echo "== 4/5 benchmark: geometric sweep of 5 stages up to $top req/s (certified:
 echo "== 5/5 plots" >&2
 "$here/scripts/plot_run.sh" "$out/report.json" "$out/plots"
 
+r="$out/report.json"
+knee=$(jq -r --argjson top "$top" 'if .knee then "The server saturates at \(.knee.rate | . * 10 | round / 10) req/s (stage \(.knee.stage) of the sweep, counted from 0; saturated by the \(.knee.cause): \(.knee.criterion))."
+  else "No stage saturated up to \($top) req/s: the sweep stayed below every knee." end' "$r")
+verdict=$(jq -r '"The client'"'"'s own verdict is \(.client_bias.verdict): \(.client_bias.reason)."' "$r")
 echo
 echo "rhobench: done."
 echo "  certificate      $out/certificate.json  (safe total rate with k=$k: $cert_rate req/s)"
 echo "  calibration plot $out/calibration/calibration.png"
-echo "  report           $out/report.json  (verdict: $(jq -r '.client_bias.verdict + " - " + .client_bias.reason' "$out/report.json"))"
 echo "  per request      $out/report.jsonl"
 echo "  plots            $out/plots/latency_profile.png throughput.png schedule_lag.png"
 echo "  summary          $out/summary.txt"
+echo "$knee"
+echo "$verdict"
+echo "The report is $r."

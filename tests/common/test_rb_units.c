@@ -29,6 +29,23 @@ static void durations_take_units_and_default_to_ms(void **state)
     assert_int_equal(ns, 0);
 }
 
+static void run_lengths_default_to_seconds(void **state)
+{
+    int64_t ns = -1;
+    assert_int_equal(rb_parse_seconds_ns("10", &ns), 0);
+    assert_int_equal(ns, 10000000000LL);
+    assert_int_equal(rb_parse_seconds_ns("0.25", &ns), 0);
+    assert_int_equal(ns, 250000000);
+    assert_int_equal(rb_parse_seconds_ns("500ms", &ns), 0);
+    assert_int_equal(ns, 500000000);
+    assert_int_equal(rb_parse_seconds_ns("1m", &ns), 0);
+    assert_int_equal(ns, 60000000000LL);
+    ns = 42;
+    assert_int_equal(rb_parse_seconds_ns("10 s", &ns), -EINVAL);
+    assert_int_equal(rb_parse_seconds_ns("-1", &ns), -ERANGE);
+    assert_int_equal(ns, 42);
+}
+
 static void bad_durations_are_refused_and_leave_out_alone(void **state)
 {
     int64_t ns = 42;
@@ -79,6 +96,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(durations_take_units_and_default_to_ms),
+        cmocka_unit_test(run_lengths_default_to_seconds),
         cmocka_unit_test(bad_durations_are_refused_and_leave_out_alone),
         cmocka_unit_test(sizes_are_powers_of_1024),
         cmocka_unit_test(numbers_check_their_range),

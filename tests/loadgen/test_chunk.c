@@ -303,6 +303,27 @@ static void truth_comment(void **state)
     assert_int_equal(tr.queue_ns, 77);
 }
 
+static void truth_headers_of_a_whole_response(void **state)
+{
+    (void)state;
+    lg_truth t = {0};
+    const char *q = "X-Sim-Queue-Ns: 1200\r\n", *pf = "x-sim-prefill-ns:34\r\n",
+               *d = "X-SIM-DECODE-NS: 560\r\n", *c = "x-sim-cached-tokens: 16\r\n";
+    assert_int_equal(lg_chunk_truth_header(q, strlen(q), &t), 1);
+    assert_int_equal(lg_chunk_truth_header(pf, strlen(pf), &t), 1);
+    assert_int_equal(lg_chunk_truth_header(d, strlen(d), &t), 1);
+    assert_int_equal(lg_chunk_truth_header(c, strlen(c), &t), 1);
+    assert_true(t.queue_ns == 1200 && t.prefill_ns == 34 && t.decode_ns == 560 &&
+                t.cached_tokens == 16);
+    const char *other = "Content-Type: application/json\r\n", *bad = "X-Sim-Queue-Ns: -5\r\n",
+               *status = "HTTP/1.1 200 OK\r\n", *longer = "X-Sim-Queue-Ns-2: 7\r\n";
+    assert_int_equal(lg_chunk_truth_header(other, strlen(other), &t), 0);
+    assert_int_equal(lg_chunk_truth_header(bad, strlen(bad), &t), 0);
+    assert_int_equal(lg_chunk_truth_header(status, strlen(status), &t), 0);
+    assert_int_equal(lg_chunk_truth_header(longer, strlen(longer), &t), 0);
+    assert_true(t.queue_ns == 1200);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +341,7 @@ int main(void)
         cmocka_unit_test(fast_path_agrees_with_cjson),
         cmocka_unit_test(stamp_comments),
         cmocka_unit_test(truth_comment),
+        cmocka_unit_test(truth_headers_of_a_whole_response),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

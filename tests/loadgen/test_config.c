@@ -159,8 +159,6 @@ static void load_errors(void **state)
                  "load.stages[0].duration: must be seconds > 0");
     expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":1e-10}]}}",
                  "load.stages[0].duration: must be seconds > 0");
-    expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":\"10\"}]}}",
-                 "load.stages[0].duration: must be seconds > 0 or a duration with a unit");
     expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":\"soon\"}]}}", "got \"soon\"");
     expect_error("{\"load\":{\"stages\":[{\"rate\":1,\"duration\":1,\"ramp\":2}]}}",
                  "config: load.stages[0].ramp: unknown key (known here: rate, duration)");
@@ -172,6 +170,10 @@ static void load_errors(void **state)
                  "config: load.sweep.num_stages: must be a whole number >= 1 and <= 64, got 2.5");
     expect_error("{\"load\":{\"sweep\":{\"max_rate\":0}}}",
                  "load.sweep.max_rate: must be a number > 0");
+    expect_error("{\"load\":{\"sweep\":{\"timeout\":60}}}",
+                 "config: load.sweep.timeout: Inference Perf's saturation probe");
+    expect_error("{\"load\":{\"sweep\":{\"saturation_percentile\":95}}}",
+                 "load.sweep.saturation_percentile: Inference Perf's saturation probe");
     expect_error("{\"load\":{\"sweep\":{\"stage_duration\":true}}}",
                  "load.sweep.stage_duration: must be seconds > 0");
     expect_error("{\"load\":{\"num_workers\":\"4\"}}",
@@ -296,6 +298,17 @@ static void the_cli_takes_every_flag(void **state)
     assert_string_equal(o.endpoint, "/v1/completions");
     assert_int_equal(o.stream, 1);
     assert_int_equal(o.dataset, LG_DS_SHAREGPT);
+    lg_args_free(&a);
+
+    /* A duration string without a unit is seconds, as on the command line. */
+    const char *bare = "{\"load\":{\"stages\":[{\"rate\":1,\"duration\":\"10\"}],"
+                       "\"interval\":\"0.5\"}}";
+    assert_int_equal(lg_config_to_args(bare, strlen(bare), &a, err, sizeof err), 0);
+    lg_opts_defaults(&o, 2);
+    if (lg_cli_parse(&o, a.argc, a.argv, err, sizeof err) != 0)
+        fail_msg("lg_cli_parse refused the config's flags: %s", err);
+    assert_int_equal(o.stages[0].duration_ns, 10000000000LL);
+    assert_int_equal(o.stage_pause_ns, 500000000LL);
     lg_args_free(&a);
 }
 

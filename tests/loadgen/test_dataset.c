@@ -459,6 +459,28 @@ static void trace_errors_name_line_and_field(void **state)
     assert_non_null(strstr(err, "line 2: TIMESTAMP"));
 }
 
+static void pool_is_sized_to_the_run_within_memory(void **state)
+{
+    /* The estimate is at least what a real prompt and its body take. */
+    lg_random_spec rs = {.seed = 1, .n = 4, .input_len = 1024, .output_len = 8};
+    lg_dataset d;
+    char err[128];
+    assert_int_equal(lg_dataset_random(&rs, &d, err, sizeof err), 0);
+    size_t per = lg_pool_bytes_per_prompt(1024);
+    for (size_t i = 0; i < d.n; i++)
+        assert_true(2 * strlen(d.items[i].text) < per);
+    assert_true(per < 4 * strlen(d.items[0].text) + 1024);
+    lg_dataset_free(&d);
+    /* One prompt per arrival while memory allows, the memory bound beyond. */
+    assert_int_equal(lg_pool_size_for(2325, per, LG_POOL_BUDGET_BYTES), 2325);
+    assert_int_equal(lg_pool_size_for(0, per, LG_POOL_BUDGET_BYTES), 1);
+    size_t cap = LG_POOL_BUDGET_BYTES / per;
+    assert_int_equal(lg_pool_size_for(100000000, per, LG_POOL_BUDGET_BYTES), cap);
+    assert_int_equal(lg_pool_size_for(-1, per, LG_POOL_BUDGET_BYTES), cap);
+    assert_int_equal(lg_pool_size_for(-1, 1, LG_POOL_BUDGET_BYTES), LG_POOL_MAX);
+    assert_int_equal(lg_pool_size_for(5, per, 10), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +496,7 @@ int main(void)
         cmocka_unit_test(azure_trace_is_sorted_and_relative),
         cmocka_unit_test(numeric_trace_lowercase_header),
         cmocka_unit_test(trace_errors_name_line_and_field),
+        cmocka_unit_test(pool_is_sized_to_the_run_within_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

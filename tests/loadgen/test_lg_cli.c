@@ -82,7 +82,78 @@ static void test_unknown_flag_and_missing_value(void **state)
     assert_non_null(strstr(err, "--frobnicate"));
     assert_int_equal(parse(&o, err, sizeof err, "--request-rate", NULL), -EINVAL);
     assert_non_null(strstr(err, "--request-rate"));
+    assert_non_null(strstr(err, "needs a value"));
+    /* An unknown flag given last is unknown, not short of a value. */
+    assert_int_equal(parse(&o, err, sizeof err, "--request-rate", "5", "--frobnicate", NULL),
+                     -EINVAL);
+    assert_non_null(strstr(err, "unknown flag '--frobnicate'"));
+    assert_null(strstr(err, "needs a value"));
     assert_int_equal(parse(&o, err, sizeof err, "--help", NULL), 1);
+}
+
+static void test_plain_durations_are_seconds(void **state)
+{
+    (void)state;
+    lg_opts o;
+    char err[512] = "";
+    assert_int_equal(parse(&o, err, sizeof err, "--request-rate", "10", "--duration", "2",
+                           "--drain-timeout", "3", "--request-timeout", "0.5", NULL),
+                     0);
+    assert_int_equal(o.duration_ns, 2000000000LL);
+    assert_int_equal(o.stages[0].duration_ns, 2000000000LL);
+    assert_int_equal(o.drain_timeout_ns, 3000000000LL);
+    assert_int_equal(o.request_timeout_ns, 500000000LL);
+    assert_int_equal(parse(&o, err, sizeof err, "--stage", "100:10", "--stage", "50:250ms",
+                           "--stage-pause", "1", NULL),
+                     0);
+    assert_int_equal(o.stages[0].duration_ns, 10000000000LL);
+    assert_int_equal(o.stages[1].duration_ns, 250000000LL);
+    assert_int_equal(o.stage_pause_ns, 1000000000LL);
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--sweep-max-rate", "100", "--stage-duration", "4", NULL), 0);
+    assert_int_equal(o.stage_duration_ns, 4000000000LL);
+    /* Under 1 ms, curl would have no timeout at all. */
+    refuses("--request-timeout", "500us", "at least 1ms");
+    refuses("--request-timeout", "0.0005", "at least 1ms");
+    refuses("--request-timeout", "999999ns", "at least 1ms");
+    assert_int_equal(parse(&o, err, sizeof err, "--request-timeout", "1ms", NULL), 0);
+    assert_int_equal(o.request_timeout_ns, 1000000LL);
+}
+
+static void test_prompt_pool_covers_the_plan(void **state)
+{
+    (void)state;
+    lg_opts o;
+    char err[512] = "";
+    /* The old pool of 1,024 repeated from request 1,025 on. */
+    assert_int_equal(parse(&o, err, sizeof err, "--sweep", "geometric", "--sweep-max-rate", "400",
+                           "--stage-duration", "10", "--random-input-len", "256", NULL),
+                     0);
+    int64_t expect = 0;
+    for (int i = 0; i < 5; i++)
+        expect += (int64_t)(o.stages[i].rate_per_s * 10);
+    assert_true(o.planned_arrivals >= expect);
+    assert_true(o.planned_arrivals < expect + 6 * 5 * 70 + 5 * 17);
+    assert_int_equal(o.prompt_pool_size, o.planned_arrivals);
+    assert_int_equal(parse(&o, err, sizeof err, "--num-prompts", "3000", NULL), 0);
+    assert_int_equal(o.planned_arrivals, 3000);
+    assert_int_equal(o.prompt_pool_size, 3000);
+    /* Unknown length (closed loop bounded by time): the memory bound. */
+    assert_int_equal(parse(&o, err, sizeof err, "--max-concurrency", "4", "--duration", "5", NULL),
+                     0);
+    assert_int_equal(o.planned_arrivals, -1);
+    assert_true(o.prompt_pool_size > 1000);
+    /* Asked for: kept, even below the plan. */
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--num-prompts", "3000", "--prompt-pool-size", "16", NULL), 0);
+    assert_int_equal(o.prompt_pool_size, 16);
+    assert_int_equal(o.prompt_pool_given, 1);
+    refuses("--prompt-pool-size", "0", "0");
+    assert_int_equal(parse(&o, err, sizeof err, "--dataset-name", "shared-prefix",
+                           "--prompt-pool-size", "16", NULL),
+                     -EINVAL);
+    assert_non_null(strstr(err, "--prompt-pool-size"));
+    assert_non_null(strstr(err, "--prefix-groups"));
 }
 
 static void test_loopback_rule(void **state)
@@ -197,6 +268,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_values_name_flag_and_value),
         cmocka_unit_test(test_unknown_flag_and_missing_value),
+        cmocka_unit_test(test_plain_durations_are_seconds),
+        cmocka_unit_test(test_prompt_pool_covers_the_plan),
         cmocka_unit_test(test_loopback_rule),
         cmocka_unit_test(test_defaults_and_modes),
         cmocka_unit_test(test_sweep_builds_stages),
