@@ -795,6 +795,8 @@ const char *lg_cli_usage(void)
            "  --request-timeout D             bound on each request, at least 1ms (default 60s)\n"
            "  --drain-timeout D               wait for in-flight requests at the end or on SIGINT\n"
            "                                  (default 5s)\n"
+           "  (fixed)                         a non-streamed response body is kept up to 1 MiB;\n"
+           "                                  a longer one fails as body_too_large\n"
            "Report:\n"
            "  --metric-percentiles LIST       percentiles (default 50,90,99)\n"
            "  --percentile-metrics LIST       of ttft,tpot,itl,e2el,ntpot (default all)\n"
@@ -813,5 +815,6 @@ const char *lg_cli_usage(void)
            "it\n"
            "  --help                          this text (--version: the version)\n"
            "\n"
-           "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130 interrupted (SIGINT).\n";
+           "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143/129 interrupted\n"
+           "(SIGINT/SIGTERM/SIGHUP).\n";
 }

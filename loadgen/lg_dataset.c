@@ -19,7 +19,7 @@
 /* Bounds that keep a pool's memory sane whatever the spec says. */
 #define LG_MAX_PROMPT_TOKENS 1000000
 #define LG_MAX_POOL LG_POOL_MAX
-#define LG_MAX_FILE_BYTES ((size_t)4 << 30)
+#define LG_MAX_FILE_BYTES ((size_t)1 << 30) /* ShareGPT V3 is 0.65 GB */
 
 int32_t lg_count_tokens(const char *text, size_t len)
 {
@@ -463,7 +463,7 @@ static int read_whole(const char *kind, const char *path, char **buf, size_t *le
                       size_t errlen)
 {
     int rc = rb_read_file(path, LG_MAX_FILE_BYTES, buf, len);
-    if (rc) rb_set_err(err, errlen, "%s %s: cannot read: %s", kind, path, strerror(-rc));
+    if (rc) rb_set_err(err, errlen, "%s %s: cannot read: %s", kind, path, rb_file_strerror(rc));
     return rc;
 }
 

@@ -11,8 +11,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -75,11 +77,6 @@ lg_dispatch_sample *lg_plan_sample(const lg_plan *p, int w)
 {
     return (lg_dispatch_sample *)((char *)lg_plan_slot(p, w) + slot_header_bytes() +
                                   (size_t)p->n_stages * lg_stats_block_bytes());
-}
-
-void lg_plan_detailed_part(const lg_plan *p, int w, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%s/.%s.w%d.part", p->detailed_dir, p->detailed_base, w);
 }
 
 int lg_plan_worker_cap(const lg_plan *p, int w)
@@ -239,7 +236,9 @@ static void coord_tick(void *ctx)
             fprintf(stderr,
                     "loadgen: %s: stopping, draining in-flight requests (up to %.1f s; "
                     "again to cancel them)\n",
-                    g_last_signal == SIGINT ? "SIGINT" : "SIGTERM",
+                    g_last_signal == SIGINT   ? "SIGINT"
+                    : g_last_signal == SIGHUP ? "SIGHUP"
+                                              : "SIGTERM",
                     (double)c->o->drain_timeout_ns / 1e9);
         } else {
             __atomic_store_n(&sh->stop, 2, __ATOMIC_RELAXED);
@@ -361,24 +360,214 @@ static void default_result_name(const lg_opts *o, char *buf, size_t cap)
     snprintf(buf, cap, "loadgen-%sqps%s-%s-%s.json", rate, conc, model, when);
 }
 
-static int concat_detailed(const lg_plan *p, const char *out_path)
+/* ---- the result files ------------------------------------------------ */
+
+/* The run's output files, all derived from the result name. */
+typedef struct lg_outputs {
+    char json[2048];    /* the result */
+    char jsonl[2100];   /* the per-request records, when complete */
+    char partial[2200]; /* ... when some were lost */
+    int lock_fd;        /* rb_lock_take on json (-1: none) */
+    /* the workers' parts: "<dir>/.<name>.w<N>.<pid>.part", unique per run */
+    char (*part)[2200];
+    int *part_fd;
+    int k;
+} lg_outputs;
+
+/* How the per-request records fared. */
+typedef struct lg_record_count {
+    uint64_t written;  /* in the committed JSONL */
+    uint64_t lost;     /* write failures (workers' parts or the JSONL) */
+    uint64_t left_out; /* a lost worker's records: its requests are not in the report */
+    int err;           /* the first write error */
+    const char *path;  /* the committed file (NULL: none) */
+} lg_record_count;
+
+static void outputs_init(lg_outputs *out, const char *result_path)
 {
-    rb_afile f;
-    int rc = rb_afile_open(&f, out_path);
-    if (rc) return rc;
-    char buf[65536];
-    for (int w = 0; w < p->k; w++) {
-        char part[2048];
-        lg_plan_detailed_part(p, w, part, sizeof part);
-        FILE *in = fopen(part, "r");
-        if (!in) continue;
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-            fwrite(buf, 1, n, f.fp);
-        fclose(in);
-        unlink(part);
+    memset(out, 0, sizeof *out);
+    out->lock_fd = -1;
+    snprintf(out->json, sizeof out->json, "%s", result_path);
+    size_t n = strlen(result_path);
+    int stem = n > 5 && strcmp(result_path + n - 5, ".json") == 0 ? (int)(n - 5) : (int)n;
+    snprintf(out->jsonl, sizeof out->jsonl, "%.*s.jsonl", stem, result_path);
+    snprintf(out->partial, sizeof out->partial, "%.*s.partial.jsonl", stem, result_path);
+}
+
+/* Removes the parts still there (a run that stops early) and frees. */
+static void outputs_free(lg_outputs *out)
+{
+    for (int w = 0; w < out->k; w++) {
+        if (out->part_fd && out->part_fd[w] >= 0) close(out->part_fd[w]);
+        if (out->part && out->part[w][0]) unlink(out->part[w]);
     }
-    return rb_afile_commit(&f);
+    free(out->part);
+    free(out->part_fd);
+    out->part = NULL;
+    out->part_fd = NULL;
+    rb_lock_release(out->json, out->lock_fd);
+    out->lock_fd = -1;
+}
+
+/* Refuses, before the first request, a result name the run could not write
+ * at its end: '.', '..', a path, an existing directory, a name too long for
+ * the file system once the temporary suffix is added. Returns 0 or 2. */
+static int check_outputs(const lg_opts *o, const char *name, const lg_outputs *out)
+{
+    if (!strcmp(name, ".") || !strcmp(name, "..") || strchr(name, '/')) {
+        fprintf(stderr,
+                "loadgen: --result-filename '%s': must be a file name (not '.' or '..', no '/'; "
+                "the folder is --result-dir)\n",
+                name);
+        return 2;
+    }
+    const char *paths[3] = {out->json, out->jsonl, out->partial};
+    int n = o->save_detailed ? 3 : 1;
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) == 0 && !S_ISREG(st.st_mode)) {
+            fprintf(stderr, "loadgen: --result-filename: '%s' exists and is %s\n", paths[i],
+                    S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+            return 2;
+        }
+        /* The temporary it is written under is the longest name. */
+        rb_afile f;
+        int rc = rb_afile_open(&f, paths[i]);
+        if (rc) {
+            fprintf(stderr, "loadgen: --result-filename: cannot create '%s': %s\n", f.tmp,
+                    rb_file_strerror(rc));
+            return 2;
+        }
+        rb_afile_abort(&f);
+    }
+    return 0;
+}
+
+/* Takes the result's lock and creates the workers' parts. Returns 0 or 2. */
+static int open_outputs(const lg_opts *o, int k, const char *dir, const char *name, lg_outputs *out)
+{
+    long holder = 0;
+    out->lock_fd = rb_lock_take(out->json, &holder);
+    if (out->lock_fd < 0) {
+        if (out->lock_fd == -EWOULDBLOCK)
+            fprintf(stderr,
+                    "loadgen: --result-filename: another run (pid %ld) is writing '%s'; refused "
+                    "(give each concurrent run its own name)\n",
+                    holder, out->json);
+        else
+            fprintf(stderr, "loadgen: --result-filename: cannot lock '%s.lock': %s\n", out->json,
+                    rb_file_strerror(out->lock_fd));
+        return 2;
+    }
+    if (!o->save_detailed) return 0;
+    out->k = k;
+    out->part = calloc((size_t)k, sizeof *out->part);
+    out->part_fd = malloc((size_t)k * sizeof *out->part_fd);
+    if (!out->part || !out->part_fd) {
+        fprintf(stderr, "loadgen: out of memory\n");
+        return 2;
+    }
+    for (int w = 0; w < k; w++)
+        out->part_fd[w] = -1;
+    for (int w = 0; w < k; w++) {
+        snprintf(out->part[w], sizeof out->part[w], "%s/.%s.w%d.%ld.part", dir, name, w,
+                 (long)getpid());
+        out->part_fd[w] =
+            open(out->part[w], O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (out->part_fd[w] < 0) {
+            int e = errno;
+            fprintf(stderr, "loadgen: --save-detailed: cannot create '%s': %s\n", out->part[w],
+                    strerror(e));
+            out->part[w][0] = '\0';
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* Copies the whole records of one part into the JSONL (or, for a lost
+ * worker, only counts them). */
+static void copy_part(int fd, int lost, rb_recfile *dst, lg_record_count *c)
+{
+    static char buf[1 << 16];
+    char line[2048];
+    size_t ll = 0;
+    int64_t off = 0;
+    for (;;) {
+        ssize_t n = pread(fd, buf, sizeof buf, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        off += n;
+        for (ssize_t i = 0; i < n; i++) {
+            if (ll < sizeof line) line[ll] = buf[i];
+            ll++;
+            if (buf[i] != '\n') continue;
+            if (ll > sizeof line)
+                c->lost++; /* no record is this long: a torn write */
+            else if (lost)
+                c->left_out++;
+            else
+                rb_rec_add(dst, line, ll);
+            ll = 0;
+        }
+    }
+    /* A half record at the end: a worker killed inside its write. */
+    if (ll && !lost) c->lost++;
+}
+
+/* Joins the parts into the JSONL: under its own name only when no record
+ * was lost; else what survived goes to the ".partial" name and the loss is
+ * counted. A lost worker's records are left out (its requests are left out
+ * of the report) and counted. The parts are removed as they are read. */
+static void commit_records(lg_outputs *out, const lg_plan *p, const int *lost, lg_record_count *c)
+{
+    memset(c, 0, sizeof *c);
+    for (int w = 0; w < p->k; w++) {
+        const lg_slot *sl = lg_plan_slot(p, w);
+        if (lost[w]) continue;
+        c->lost += sl->detailed_lost;
+        if (!c->err) c->err = sl->detailed_err;
+    }
+    rb_afile f;
+    int rc = rb_afile_open(&f, out->jsonl);
+    rb_recfile r;
+    int have = rc == 0 && rb_rec_init(&r, fileno(f.fp), 1 << 20) == 0;
+    if (!have && rc == 0) rb_afile_abort(&f);
+    if (!have && !c->err) c->err = rc ? rc : -ENOMEM;
+    for (int w = 0; w < out->k; w++) {
+        if (have) copy_part(out->part_fd[w], lost[w], &r, c);
+        close(out->part_fd[w]);
+        out->part_fd[w] = -1;
+        unlink(out->part[w]); /* frees its space before the next is copied */
+        out->part[w][0] = '\0';
+    }
+    if (!have) return;
+    rb_rec_flush(&r);
+    c->written = r.written;
+    c->lost += r.lost;
+    if (!c->err) c->err = r.err;
+    rb_rec_free(&r);
+    if (c->lost == 0) {
+        rc = rb_afile_commit(&f);
+        if (rc == 0) {
+            c->path = out->jsonl;
+            unlink(out->partial); /* a previous run's */
+            return;
+        }
+        c->err = rc;
+        c->lost += c->written; /* all of it: the file is not there */
+        c->written = 0;
+        return;
+    }
+    /* The complete name must not pair an old run's records with this report. */
+    unlink(out->jsonl);
+    if (c->written && rb_afile_commit_to(&f, out->partial) == 0) {
+        c->path = out->partial;
+        return;
+    }
+    if (f.fp) rb_afile_abort(&f);
+    c->lost += c->written;
+    c->written = 0;
 }
 
 /* ---- the run ---------------------------------------------------------- */
@@ -392,7 +581,7 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
     int rc = rb_read_file(o->certificate, 1 << 22, &txt, &len);
     if (rc) {
         fprintf(stderr, "loadgen: --certificate: cannot read '%s': %s\n", o->certificate,
-                strerror(-rc));
+                rb_file_strerror(rc));
         return 2;
     }
     lg_cert cert;
@@ -457,6 +646,9 @@ int lg_run(lg_opts *o)
             default_result_name(o, result_name, sizeof result_name);
         snprintf(result_path, sizeof result_path, "%s/%s", o->result_dir, result_name);
     }
+    lg_outputs out;
+    outputs_init(&out, result_path);
+    if (o->save_result && check_outputs(o, result_name, &out)) return 2;
 
     lg_plan plan = {.o = o, .k = k, .forked = o->num_workers > 0};
     lg_plan *p = &plan;
@@ -517,10 +709,14 @@ int lg_run(lg_opts *o)
         total_dur = (int64_t)((double)p->trace[p->n_trace - 1].t_ns / o->trace_speedup);
         bounded_by_time = 1;
     }
-    if (o->save_result && o->save_detailed) {
-        snprintf(p->detailed_dir, sizeof p->detailed_dir, "%s", o->result_dir);
-        snprintf(p->detailed_base, sizeof p->detailed_base, "%s", result_name);
+    if (o->save_result && open_outputs(o, k, o->result_dir, result_name, &out)) {
+        outputs_free(&out);
+        lg_sched_free(coord.stage_clock);
+        free(coord.stage_expected);
+        free_plan(p);
+        return 2;
     }
+    p->detailed_fd = out.part_fd;
 
     p->slot_bytes = slot_bytes(p->n_stages);
     p->shm_bytes = PAGE + (size_t)k * p->slot_bytes;
@@ -533,6 +729,7 @@ int lg_run(lg_opts *o)
         lg_sched_free(coord.stage_clock);
         free(coord.stage_expected);
         free_plan(p);
+        outputs_free(&out);
         return 1;
     }
     lg_shared *sh = lg_plan_shared(p);
@@ -546,9 +743,12 @@ int lg_run(lg_opts *o)
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    struct sigaction old_int, old_term;
+    /* A hang-up (the terminal or the ssh session gone) ends the run like
+     * SIGTERM: drain, then a partial report marked interrupted. */
+    struct sigaction old_int, old_term, old_hup;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup);
 
     int64_t margin = p->forked ? 30000000LL + 5000000LL * k : 5000000LL;
     sh->t0_ns = rb_now_ns() + margin;
@@ -580,6 +780,7 @@ int lg_run(lg_opts *o)
                  * outlive it. */
                 signal(SIGINT, SIG_IGN);
                 signal(SIGTERM, SIG_IGN);
+                signal(SIGHUP, SIG_IGN);
                 prctl(PR_SET_PDEATHSIG, SIGKILL);
                 if (getppid() != parent) _exit(1);
                 int rc = lg_worker_run(p, w);
@@ -590,6 +791,9 @@ int lg_run(lg_opts *o)
                 free(lost);
                 free(lost_sig);
                 free_plan(p);
+                /* the coordinator's to remove (a worker must not) */
+                free(out.part);
+                free(out.part_fd);
                 curl_global_cleanup();
                 exit(rc);
             }
@@ -638,6 +842,7 @@ int lg_run(lg_opts *o)
     if (coord.progress) fputc('\n', stderr);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
 
     /* Merge: per stage across workers, and the total across stages. */
     {
@@ -792,32 +997,48 @@ int lg_run(lg_opts *o)
         if (!o->quiet) lg_report_summary(&rep, stdout);
         fflush(stdout);
         if (o->save_result) {
+            /* The records first: the report says how they fared. */
+            lg_record_count rc_ = {0};
+            if (o->save_detailed) {
+                commit_records(&out, p, lost, &rc_);
+                if (rc_.lost) {
+                    fprintf(stderr, "loadgen: %llu of %llu per-request records lost (%s); %s%s\n",
+                            (unsigned long long)rc_.lost,
+                            (unsigned long long)(rc_.lost + rc_.written),
+                            rb_file_strerror(rc_.err ? rc_.err : -EIO),
+                            rc_.path ? "the rest are in " : "no JSONL written",
+                            rc_.path ? rc_.path : "");
+                    exit_code = 1;
+                }
+                if (rc_.left_out)
+                    fprintf(stderr,
+                            "loadgen: %llu records of lost workers left out of the JSONL, as "
+                            "their requests are of the report\n",
+                            (unsigned long long)rc_.left_out);
+            }
             cJSON *j = lg_report_json(&rep);
+            if (j && o->save_detailed) {
+                const char *base = rc_.path ? strrchr(rc_.path, '/') : NULL;
+                if (rc_.path)
+                    cJSON_AddStringToObject(j, "detailed_file", base ? base + 1 : rc_.path);
+                else
+                    cJSON_AddNullToObject(j, "detailed_file");
+                cJSON_AddNumberToObject(j, "detailed_records", (double)rc_.written);
+                cJSON_AddNumberToObject(j, "detailed_records_lost", (double)rc_.lost);
+                cJSON_AddNumberToObject(j, "detailed_records_left_out", (double)rc_.left_out);
+            }
             char *txt = j ? cJSON_Print(j) : NULL;
-            int rc = txt ? rb_write_file_atomic(result_path, txt, strlen(txt)) : -ENOMEM;
+            int rc = txt ? rb_write_file_atomic(out.json, txt, strlen(txt)) : -ENOMEM;
             if (rc) {
-                fprintf(stderr, "loadgen: cannot write %s: %s\n", result_path, strerror(-rc));
+                fprintf(stderr, "loadgen: cannot write %s: %s\n", out.json, rb_file_strerror(rc));
                 exit_code = 1;
             } else {
-                fprintf(stderr, "loadgen: wrote %s\n", result_path);
+                fprintf(stderr, "loadgen: wrote %s\n", out.json);
             }
             free(txt);
             cJSON_Delete(j);
-            if (o->save_detailed) {
-                char dpath[2100];
-                size_t n = strlen(result_path);
-                if (n > 5 && strcmp(result_path + n - 5, ".json") == 0)
-                    snprintf(dpath, sizeof dpath, "%.*s.jsonl", (int)(n - 5), result_path);
-                else
-                    snprintf(dpath, sizeof dpath, "%s.jsonl", result_path);
-                rc = concat_detailed(p, dpath);
-                if (rc) {
-                    fprintf(stderr, "loadgen: cannot write %s: %s\n", dpath, strerror(-rc));
-                    exit_code = 1;
-                }
-            }
         }
-        if (sh->interrupted && exit_code == 0) exit_code = g_last_signal == SIGTERM ? 143 : 130;
+        if (sh->interrupted && exit_code == 0) exit_code = 128 + (int)g_last_signal;
         free(sb);
         free(blocks);
         free(run_b);
@@ -831,6 +1052,7 @@ int lg_run(lg_opts *o)
         free(sat);
     }
 cleanup:
+    outputs_free(&out);
     free(pids);
     free(lost);
     free(lost_sig);

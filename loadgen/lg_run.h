@@ -51,6 +51,9 @@ typedef struct lg_slot {
     int64_t clock_spread_ns;   /* realtime-monotonic offset: largest spread between steps */
     int64_t clock_width_ns;    /* narrowest paired reading */
     uint64_t clock_steps;      /* realtime steps seen */
+    /* the per-request records (--save-detailed), as of the last flush */
+    uint64_t detailed_written, detailed_lost;
+    int32_t detailed_err; /* the first write error (-errno); 0: none */
     int32_t exit_code;
     char error[256];
 } lg_slot;
@@ -58,7 +61,7 @@ typedef struct lg_slot {
 /* The header of the shared region. */
 typedef struct lg_shared {
     int32_t stop;            /* 1: stop issuing and drain; 2: cancel in-flight now */
-    int32_t interrupted;     /* the stop came from SIGINT/SIGTERM */
+    int32_t interrupted;     /* the stop came from SIGINT, SIGTERM or SIGHUP */
     int32_t saturated_stage; /* -1 or the stage after which a sweep stopped */
     int32_t pad_;
     int64_t t0_ns; /* the run's start: intended times are t0 + offsets */
@@ -82,8 +85,9 @@ typedef struct lg_plan {
     int stamps; /* send X-Sim-Stamp: 1 */
     int64_t lag_bound_ns;
     int64_t end_deadline_ns; /* absolute: cancel whatever is left (0: none) */
-    char detailed_dir[1024]; /* per-worker JSONL parts go here ("" = off) */
-    char detailed_base[600];
+    /* per worker: its JSONL part, opened by the coordinator before the fork
+     * (NULL or -1: no records) */
+    const int *detailed_fd;
     /* the shared region */
     void *shm;
     size_t shm_bytes;
@@ -98,9 +102,6 @@ lg_shared *lg_plan_shared(const lg_plan *p);
 lg_slot *lg_plan_slot(const lg_plan *p, int w);
 lg_stage_stats *lg_plan_stats(const lg_plan *p, int w, int stage);
 lg_dispatch_sample *lg_plan_sample(const lg_plan *p, int w);
-
-/* Path of worker w's JSONL part. */
-void lg_plan_detailed_part(const lg_plan *p, int w, char *buf, size_t cap);
 
 /* Runs worker w of the plan to its end; returns its exit code (0 ok). */
 int lg_worker_run(const lg_plan *p, int w);

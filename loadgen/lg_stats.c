@@ -6,7 +6,8 @@
 #include <string.h>
 
 const char *const lg_class_names[LG_N_CLASSES] = {
-    "ok", "connect", "timeout", "reset", "midstream", "malformed", "cancelled", "other", "http",
+    "ok",        "connect",        "timeout",   "reset", "midstream",
+    "malformed", "body_too_large", "cancelled", "other", "http",
 };
 
 size_t lg_stats_hist_bytes(void)
@@ -167,9 +168,13 @@ void lg_stats_record_request(lg_stage_stats *s, const lg_req_result *r, const lg
     if (r->end_ns > s->last_end_ns) s->last_end_ns = r->end_ns;
     if (r->cls != LG_OK) {
         rec(s, LG_H_FAILED, r->end_ns - r->intended_ns);
-        s->fail_class[r->cls]++;
-        if (r->cls == LG_FAIL_HTTP && r->http_status > 0 && r->http_status < LG_HTTP_CODES)
-            s->fail_http[r->http_status]++;
+        lg_class c = r->cls;
+        /* An HTTP failure without a code the table holds would be in no
+         * class: counted as other, so the classes always sum to failed. */
+        if (c == LG_FAIL_HTTP && (r->http_status <= 0 || r->http_status >= LG_HTTP_CODES))
+            c = LG_FAIL_OTHER;
+        s->fail_class[c]++;
+        if (c == LG_FAIL_HTTP) s->fail_http[r->http_status]++;
         lg_stats_live_add(&s->failed, 1);
         lg_stats_live_add(&s->done, 1);
         return;

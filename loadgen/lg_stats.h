@@ -43,14 +43,16 @@ enum {
     LG_N_HISTS
 };
 
-/* Failure classes. HTTP errors are counted by status code separately. */
+/* Failure classes. HTTP errors are counted by status code separately; the
+ * classes other than LG_FAIL_HTTP and the codes together sum to `failed`. */
 typedef enum {
     LG_OK = 0,
     LG_FAIL_CONNECT,
     LG_FAIL_TIMEOUT,
     LG_FAIL_RESET,
     LG_FAIL_MIDSTREAM,
-    LG_FAIL_MALFORMED,
+    LG_FAIL_MALFORMED, /* not a completion: bad JSON or SSE, a non-JSON Content-Type */
+    LG_FAIL_TOO_LARGE, /* a non-streamed body past loadgen's 1 MiB limit */
     LG_FAIL_CANCELLED, /* still in flight when the drain timeout ran out */
     LG_FAIL_OTHER,
     LG_FAIL_HTTP,
@@ -58,7 +60,7 @@ typedef enum {
 } lg_class;
 extern const char *const lg_class_names[LG_N_CLASSES];
 
-#define LG_HTTP_CODES 600
+#define LG_HTTP_CODES 1000 /* every three-digit status curl accepts */
 
 typedef struct lg_stage_stats {
     /* live (relaxed atomics; written by the owner, read by the coordinator) */

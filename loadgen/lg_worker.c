@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sched.h>
 #include <netinet/in.h>
 #include <sys/prctl.h>
@@ -26,10 +27,11 @@
 #include "lg_rxclock.h"
 #include "lg_sse.h"
 #include "rb_clock.h"
+#include "rb_file.h"
 #include "rb_timer.h"
 
 #define LG_BATCH 64           /* dispatches per timer callback before yielding */
-#define LG_BODY_MAX (1 << 20) /* non-streamed response bodies kept up to this */
+#define LG_BODY_MAX (1 << 20) /* non-streamed response bodies up to this (body_too_large) */
 #define LG_TICK_MS 20
 
 typedef struct lg_worker lg_worker;
@@ -53,7 +55,7 @@ typedef struct lg_req {
     int64_t stamp_ns; /* the server's send time of the next event (0: none) */
     lg_truth truth;
     int has_truth;
-    int done_seen, malformed, error_event;
+    int done_seen, malformed, error_event, too_large;
     int attempts;   /* times curl was about to send this request */
     int local_port; /* its connection's, from curl's pre-request callback */
     int32_t ds_input_tokens;
@@ -103,9 +105,10 @@ struct lg_worker {
     double svc_sum, svc_sumsq;
     /* client cost */
     uint64_t rng;
-    /* detailed records */
-    FILE *detailed;
-    char *detailed_buf;
+    /* detailed records (rb_file's checked record writer) */
+    rb_recfile rec;
+    int have_rec;
+    int rec_warned; /* the first lost record has been told on stderr */
     int64_t last_flush_ns;
     int64_t last_lag_ns;
     int pending_kick;
@@ -378,7 +381,7 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
         }
     } else {
         if (r->resp_len + n > LG_BODY_MAX) {
-            r->malformed = 1;
+            r->too_large = 1;
             return n;
         }
         if (r->resp_len + n + 1 > r->resp_cap) {
@@ -582,7 +585,7 @@ static lg_req *req_get(lg_worker *w)
     r->stamp_ns = 0;
     r->has_truth = 0;
     r->truth = (lg_truth){0};
-    r->done_seen = r->malformed = r->error_event = 0;
+    r->done_seen = r->malformed = r->error_event = r->too_large = 0;
     r->attempts = 0;
     r->resp_len = 0;
     return r;
@@ -599,16 +602,39 @@ static void req_put(lg_worker *w, lg_req *r)
 
 /* ---- the end of a request --------------------------------------------- */
 
+/* Whether a 2xx response's Content-Type is one a completion comes in: an
+ * SSE stream or JSON (application/json or application/...+json). A missing
+ * header is let through; a text/html page (a proxy's or a portal's) is not. */
+static int content_type_ok(const char *ct)
+{
+    if (!ct) return 1;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    size_t n = strcspn(ct, "; \t");
+    if (n == 17 && strncasecmp(ct, "text/event-stream", n) == 0) return 1;
+    if (n == 16 && strncasecmp(ct, "application/json", n) == 0) return 1;
+    return n > 17 && strncasecmp(ct, "application/", 12) == 0 &&
+           strncasecmp(ct + n - 5, "+json", 5) == 0;
+}
+
 static lg_class classify(lg_req *r, CURLcode res, long http, int stream)
 {
     if (r->attempts > 1) return LG_FAIL_RESET;
     switch (res) {
-    case CURLE_OK:
+    case CURLE_OK: {
+        /* curl takes any three digits; 600-999 are counted by code like the
+         * rest (a status outside the table would be in no class) */
+        if (http < 100 || http >= LG_HTTP_CODES) return LG_FAIL_MALFORMED;
         if (http < 200 || http >= 300) return LG_FAIL_HTTP;
+        const char *ct = NULL;
+        curl_easy_getinfo(r->easy, CURLINFO_CONTENT_TYPE, &ct);
+        if (!content_type_ok(ct)) return LG_FAIL_MALFORMED;
+        if (r->too_large) return LG_FAIL_TOO_LARGE;
         if (r->malformed) return LG_FAIL_MALFORMED;
         if (stream && !r->done_seen) return LG_FAIL_MIDSTREAM;
         if (r->error_event) return LG_FAIL_MIDSTREAM;
         return LG_OK;
+    }
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
         return LG_FAIL_CONNECT;
@@ -627,28 +653,61 @@ static lg_class classify(lg_req *r, CURLcode res, long http, int stream)
     }
 }
 
-static void write_detailed(lg_worker *w, const lg_req *r, const lg_req_result *res)
+/* Tells the coordinator (through the slot) how the records fare, and the
+ * user once when they start being lost. */
+static void rec_account(lg_worker *w)
 {
-    if (!w->detailed) return;
+    lg_slot *s = w->slot;
+    s->detailed_written = w->rec.written;
+    s->detailed_lost = w->rec.lost;
+    s->detailed_err = w->rec.err;
+    if (w->rec.lost && !w->rec_warned) {
+        w->rec_warned = 1;
+        fprintf(stderr,
+                "loadgen: worker %d: writing the per-request records: %s; records are "
+                "being lost (counted in the report)\n",
+                w->id, rb_file_strerror(w->rec.err));
+    }
+}
+
+/* One JSON line per finished request; index -1 with no request object (a
+ * dispatch that failed before it had one). */
+static void write_record(lg_worker *w, int64_t index, int stage, int64_t first_byte_ns,
+                         const lg_req_result *res)
+{
+    if (!w->have_rec) return;
     int64_t t0 = w->t0_ns;
+    char line[1024];
     char http_cls[24]; /* the report's name for the class: http_429 */
     snprintf(http_cls, sizeof http_cls, "http_%d", res->http_status);
 #define REL(x) ((x) ? (long long)((x)-t0) : -1LL)
-    fprintf(w->detailed,
-            "{\"index\":%" PRId64 ",\"worker\":%d,\"stage\":%d,\"intended_ns\":%lld,"
-            "\"dispatch_ns\":%lld,\"first_byte_ns\":%lld,\"first_token_ns\":%lld,\"end_ns\":%lld,"
-            "\"input_tokens\":%" PRId64 ",\"output_tokens\":%" PRId64 ",\"status\":%d,"
-            "\"class\":\"%s\"",
-            r->index, w->id, r->stage, REL(res->intended_ns), REL(res->dispatch_ns),
-            REL(r->first_byte_ns), REL(res->first_token_ns), REL(res->end_ns), res->input_tokens,
-            res->output_tokens, res->http_status,
-            res->cls == LG_FAIL_HTTP ? http_cls : lg_class_names[res->cls]);
-    if (res->has_truth)
-        fprintf(w->detailed,
-                ",\"queue_ns\":%" PRId64 ",\"prefill_ns\":%" PRId64 ",\"decode_ns\":%" PRId64,
-                res->truth_queue_ns, res->truth_prefill_ns, res->truth_decode_ns);
-    fputs("}\n", w->detailed);
+    int n = snprintf(
+        line, sizeof line,
+        "{\"index\":%" PRId64 ",\"worker\":%d,\"stage\":%d,\"intended_ns\":%lld,"
+        "\"dispatch_ns\":%lld,\"first_byte_ns\":%lld,\"first_token_ns\":%lld,\"end_ns\":%lld,"
+        "\"input_tokens\":%" PRId64 ",\"output_tokens\":%" PRId64 ",\"status\":%d,"
+        "\"class\":\"%s\"",
+        index, w->id, stage, REL(res->intended_ns), REL(res->dispatch_ns), REL(first_byte_ns),
+        REL(res->first_token_ns), REL(res->end_ns), res->input_tokens, res->output_tokens,
+        res->http_status, res->cls == LG_FAIL_HTTP ? http_cls : lg_class_names[res->cls]);
 #undef REL
+    if (n > 0 && (size_t)n < sizeof line && res->has_truth)
+        n += snprintf(line + n, sizeof line - (size_t)n,
+                      ",\"queue_ns\":%" PRId64 ",\"prefill_ns\":%" PRId64 ",\"decode_ns\":%" PRId64,
+                      res->truth_queue_ns, res->truth_prefill_ns, res->truth_decode_ns);
+    if (n > 0 && (size_t)n + 2 < sizeof line) {
+        line[n++] = '}';
+        line[n++] = '\n';
+        if (rb_rec_add(&w->rec, line, (size_t)n) != 0) rec_account(w);
+    } else {
+        w->rec.lost++; /* cannot happen with these fields; counted if it does */
+        rec_account(w);
+    }
+}
+
+static void write_detailed(lg_worker *w, const lg_req *r, const lg_req_result *res)
+{
+    write_record(w, r->index, r->stage, r->first_byte_ns, res);
 }
 
 static void maybe_finish(lg_worker *w);
@@ -844,6 +903,7 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
         lg_req_result rr = {
             .intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now, .cls = LG_FAIL_OTHER};
         lg_stats_record_request(st, &rr, &w->o->goodput);
+        write_record(w, a->index, a->stage, 0, &rr);
         return -1;
     }
     r->index = a->index;
@@ -864,6 +924,7 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
         lg_req_result rr = {
             .intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now, .cls = LG_FAIL_OTHER};
         lg_stats_record_request(st, &rr, &w->o->goodput);
+        write_detailed(w, r, &rr);
         req_put(w, r);
         return -1;
     }
@@ -875,6 +936,7 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
         lg_req_result rr = {
             .intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now, .cls = LG_FAIL_OTHER};
         lg_stats_record_request(st, &rr, &w->o->goodput);
+        write_detailed(w, r, &rr);
         w->in_flight--;
         req_put(w, r);
         return -1;
@@ -1003,7 +1065,9 @@ static void maybe_finish(lg_worker *w)
 
 static void flush_detailed(lg_worker *w)
 {
-    if (w->detailed) fflush(w->detailed);
+    if (!w->have_rec) return;
+    rb_rec_flush(&w->rec);
+    rec_account(w);
 }
 
 static void on_tick(uv_timer_t *t)
@@ -1045,40 +1109,62 @@ static void on_tick(uv_timer_t *t)
     maybe_finish(w);
 }
 
+/* Appends "<name>: <value>" (any length: JWT keys run to kilobytes). */
+static struct curl_slist *add_header(struct curl_slist *h, const char *name, size_t name_len,
+                                     const char *value, int *ok)
+{
+    size_t n = name_len + 2 + strlen(value) + 1;
+    char *buf = malloc(n);
+    struct curl_slist *r = NULL;
+    if (buf) {
+        snprintf(buf, n, "%.*s: %s", (int)name_len, name, value);
+        r = curl_slist_append(h, buf);
+        free(buf); /* curl_slist_append copies */
+    }
+    if (!r) *ok = 0;
+    return r ? r : h;
+}
+
 static struct curl_slist *build_headers(const lg_worker *w)
 {
     const lg_opts *o = w->o;
-    struct curl_slist *h = NULL, *n;
-#define ADD(s)                                                                                     \
-    do {                                                                                           \
-        n = curl_slist_append(h, s);                                                               \
-        if (!n) goto fail;                                                                         \
-        h = n;                                                                                     \
-    } while (0)
-    ADD("Content-Type: application/json");
-    ADD("Expect:"); /* no 100-continue round trip before large bodies */
-    if (w->p->stamps) ADD("X-Sim-Stamp: 1");
+    struct curl_slist *h = NULL;
+    int ok = 1;
+    const char *fixed[3] = {"Content-Type: application/json",
+                            "Expect:", /* no 100-continue round trip before large bodies */
+                            w->p->stamps ? "X-Sim-Stamp: 1" : NULL};
+    for (int i = 0; i < 3 && ok; i++) {
+        struct curl_slist *n = fixed[i] ? curl_slist_append(h, fixed[i]) : h;
+        if (n)
+            h = n;
+        else
+            ok = 0;
+    }
     const char *key = getenv("OPENAI_API_KEY");
     if (key && *key) {
-        char buf[1024];
-        snprintf(buf, sizeof buf, "Authorization: Bearer %s", key);
-        ADD(buf);
+        size_t n = 7 + strlen(key) + 1;
+        char *bearer = malloc(n);
+        if (bearer) {
+            snprintf(bearer, n, "Bearer %s", key);
+            h = add_header(h, "Authorization", 13, bearer, &ok);
+            free(bearer);
+        } else {
+            ok = 0;
+        }
     }
     for (int i = 0; i < o->n_headers; i++) {
-        /* "K:V" -> "K: V" */
-        char buf[1024];
+        /* "K:V" -> "K: V" (lg_cli checked the colon) */
         const char *c = strchr(o->headers[i], ':');
         const char *v = c + 1;
         while (*v == ' ')
             v++;
-        snprintf(buf, sizeof buf, "%.*s: %s", (int)(c - o->headers[i]), o->headers[i], v);
-        ADD(buf);
+        h = add_header(h, o->headers[i], (size_t)(c - o->headers[i]), v, &ok);
     }
-#undef ADD
+    if (!ok) {
+        curl_slist_free_all(h);
+        return NULL;
+    }
     return h;
-fail:
-    curl_slist_free_all(h);
-    return NULL;
 }
 
 static void on_walk_close(uv_handle_t *h, void *arg)
@@ -1122,7 +1208,8 @@ int lg_worker_run(const lg_plan *p, int id)
     if (!p->closed) {
         w->sched = lg_sched_new(&p->spec, err, sizeof err);
         if (!w->sched) {
-            snprintf(w->slot->error, sizeof w->slot->error, "schedule: %s", err);
+            snprintf(w->slot->error, sizeof w->slot->error, "schedule: %.*s",
+                     (int)(sizeof w->slot->error - 16), err);
             free(w);
             return 2;
         }
@@ -1161,14 +1248,12 @@ int lg_worker_run(const lg_plan *p, int id)
     if (rb_timer_init(&w->loop, &w->dispatch) != 0) goto out_handles;
     have_timer = 1;
     w->dispatch.data = w;
-    if (p->detailed_dir[0]) {
-        char path[2048];
-        lg_plan_detailed_part(p, id, path, sizeof path);
-        w->detailed = fopen(path, "w");
-        if (w->detailed) {
-            w->detailed_buf = malloc(1 << 20);
-            if (w->detailed_buf) setvbuf(w->detailed, w->detailed_buf, _IOFBF, 1 << 20);
+    if (p->detailed_fd && p->detailed_fd[id] >= 0) {
+        if (rb_rec_init(&w->rec, p->detailed_fd[id], 1 << 20) != 0) {
+            snprintf(w->slot->error, sizeof w->slot->error, "no memory for the record buffer");
+            goto out_handles;
         }
+        w->have_rec = 1;
     }
     w->t0_ns = w->sh->t0_ns;
     __atomic_store_n(&w->slot->state, LG_W_RUNNING, __ATOMIC_RELAXED);
@@ -1221,8 +1306,10 @@ out_loop:
     uv_loop_close(&w->loop);
 out_sched:
     lg_sched_free(w->sched);
-    if (w->detailed) fclose(w->detailed);
-    free(w->detailed_buf);
+    if (w->have_rec) {
+        flush_detailed(w); /* (a no-op after the run's own flush) */
+        rb_rec_free(&w->rec);
+    }
     if (w->rx_keeper >= 0) close(w->rx_keeper);
     lg_rx_set_hook(NULL, NULL);
     free(w->conn_rx);

@@ -74,7 +74,7 @@ int main(int argc, char **argv)
         rc = rb_read_file(probe.config, 1 << 24, &txt, &len);
         if (rc) {
             fprintf(stderr, "loadgen: --config: cannot read '%s': %s\n", probe.config,
-                    strerror(-rc));
+                    rb_file_strerror(rc));
             return 2;
         }
         rc = lg_config_to_args(txt, len, &cfg, err, sizeof err);

@@ -275,6 +275,41 @@ static void test_percentile_key_words(void **state)
     assert_string_equal(b, "50");
 }
 
+/* Every failure lands in exactly one place: a class, or an HTTP code. Codes
+ * 600-999 (curl takes any three digits) are kept by code; a code outside
+ * the table goes to "other". The classes and codes sum to failed. */
+static void test_failure_classes_sum_to_failed(void **state)
+{
+    (void)state;
+    lg_stage_stats *s = lg_stats_new();
+    assert_non_null(s);
+    lg_goodput g = {0};
+    const int codes[] = {429, 500, 600, 999, 1000, 0, -1};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++) {
+        lg_req_result r = {.intended_ns = 1,
+                           .dispatch_ns = 1,
+                           .end_ns = 2,
+                           .cls = LG_FAIL_HTTP,
+                           .http_status = codes[i]};
+        record(s, &r, &g);
+    }
+    lg_req_result big = {.intended_ns = 1, .dispatch_ns = 1, .end_ns = 2, .cls = LG_FAIL_TOO_LARGE};
+    record(s, &big, &g);
+    uint64_t sum = 0;
+    for (int c = 1; c < LG_N_CLASSES; c++)
+        if (c != LG_FAIL_HTTP) sum += s->fail_class[c];
+    for (int code = 0; code < LG_HTTP_CODES; code++)
+        sum += s->fail_http[code];
+    assert_int_equal(s->failed, 8);
+    assert_int_equal(sum, s->failed);
+    assert_int_equal(s->fail_http[600], 1);
+    assert_int_equal(s->fail_http[999], 1);
+    assert_int_equal(s->fail_class[LG_FAIL_OTHER], 3); /* 1000, 0, -1 */
+    assert_int_equal(s->fail_class[LG_FAIL_TOO_LARGE], 1);
+    assert_string_equal(lg_class_names[LG_FAIL_TOO_LARGE], "body_too_large");
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -283,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_zeroed_init_equals_full_init),
         cmocka_unit_test(test_goodput),
         cmocka_unit_test(test_percentile_key_words),
+        cmocka_unit_test(test_failure_classes_sum_to_failed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
