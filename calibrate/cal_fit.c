@@ -219,9 +219,28 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double cal_baseline_service_us(const cal_step *steps, int n, int k, double ci[2])
+{
+    double lam[CAL_FIT_MAX_POINTS], rho[CAL_FIT_MAX_POINTS];
+    int m = 0;
+    for (int i = 0; i < n && m < CAL_FIT_MAX_POINTS; i++)
+        if (usable(&steps[i], k) && isfinite(steps[i].rho_mean)) {
+            lam[m] = steps[i].event_rate_per_worker;
+            rho[m++] = steps[i].rho_mean;
+        }
+    mdl_fit_param b;
+    if (ci) ci[0] = ci[1] = NAN;
+    if (m < 2 || mdl_fit_through_origin(lam, rho, (size_t)m, 0.95, &b) != 0) return NAN;
+    if (ci) {
+        ci[0] = b.lo * 1e6;
+        ci[1] = b.hi * 1e6;
+    }
+    return b.value * 1e6;
+}
+
 int cal_selftest_eval(const cal_step *steps, int n, const cal_per_k *pk, int npk,
-                      double injected_us, double es_tol, double pred_tol, double rho_lo,
-                      double rho_hi, cal_check *out, int max, int *n_out)
+                      double injected_us, const double *baseline_us, double es_tol, double pred_tol,
+                      double rho_lo, double rho_hi, cal_check *out, int max, int *n_out)
 {
     int fails = 0;
     *n_out = 0;
@@ -229,10 +248,13 @@ int cal_selftest_eval(const cal_step *steps, int n, const cal_per_k *pk, int npk
         cal_check *c = add_check(out, max, n_out);
         if (!c) break;
         int fitted = !strncmp(pk[j].method, "fit", 3);
-        snprintf(c->name, sizeof c->name, "k=%d fitted E[S] (us) vs injected cost%s", pk[j].workers,
-                 fitted ? "" : " [no fit]");
-        judge(c, pk[j].mean_service_us, injected_us, es_tol);
-        if (!fitted) c->pass = 0;
+        snprintf(c->name, sizeof c->name, "k=%d E[S] - baseline E[S] (us) vs injected%s",
+                 pk[j].workers,
+                 !fitted                 ? " [no fit]"
+                 : isnan(baseline_us[j]) ? " [no baseline]"
+                                         : "");
+        judge(c, pk[j].mean_service_us - baseline_us[j], injected_us, es_tol);
+        if (!fitted || isnan(baseline_us[j])) c->pass = 0;
         c->counted = !c->pass;
         fails += c->counted;
 

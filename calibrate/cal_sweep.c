@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void cal_sweep_defaults(cal_sweep_cfg *c, int mode)
@@ -111,4 +112,41 @@ double cal_sweep_fill_rate(const cal_step *steps, int n)
     if (!(good > 0)) return sat / 4.0; /* saturated from the start: step back */
     if (sat < 1.08 * good) return 0;
     return sqrt(good * sat);
+}
+
+static int cmp_rate(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int cal_sweep_baseline_rates(const cal_step *steps, int n, int k, double rho_lo, double rho_hi,
+                             double *out, int max)
+{
+    int m = 0;
+    for (int i = 0; i < n && m < max; i++) {
+        const cal_step *s = &steps[i];
+        if (s->workers == k && !s->saturated && s->request_rate > 0 && s->rho_mean >= rho_lo &&
+            s->rho_mean <= rho_hi)
+            out[m++] = s->request_rate;
+    }
+    if (m < 2) {
+        /* the fastest unsaturated steps of k, whatever their rho */
+        m = 0;
+        double below = INFINITY;
+        while (m < 2 && m < max) {
+            double best = 0;
+            for (int i = 0; i < n; i++) {
+                const cal_step *s = &steps[i];
+                if (s->workers == k && !s->saturated && s->request_rate < below &&
+                    s->request_rate > best)
+                    best = s->request_rate;
+            }
+            if (!(best > 0)) break;
+            out[m++] = best;
+            below = best;
+        }
+    }
+    qsort(out, (size_t)m, sizeof *out, cmp_rate);
+    return m;
 }

@@ -52,6 +52,17 @@ int cal_sweep_saturated(const cal_sweep_cfg *c, const cal_step *s, char *why, si
  * other processes on the CPUs explains a stall better. */
 int cal_sweep_retry(const cal_sweep_cfg *c, const cal_step *s);
 
+/* The offered rates (requests/s) of the self-test's baseline steps, which
+ * repeat steps of worker count k without the injected cost: the rates of the
+ * unsaturated steps of k whose mean rho lies in [rho_lo, rho_hi] (the ones
+ * the self-test judges), or, when fewer than two qualify, of the fastest
+ * unsaturated ones. The same rates give the same per-request work (dispatch,
+ * connection, parsing) in both runs, so the difference of their busy times
+ * per event is the injected cost alone. At most max, ascending. Returns the
+ * count. */
+int cal_sweep_baseline_rates(const cal_step *steps, int n, int k, double rho_lo, double rho_hi,
+                             double *out, int max);
+
 /* After the sweep ended on a saturated step: the rate halfway (geometric
  * mean) between the fastest unsaturated step and the slowest saturated one
  * above it, where PK's curve bends hardest and a point helps the fit most;

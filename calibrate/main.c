@@ -43,6 +43,12 @@
 #define MAX_STEPS 256
 #define CAL_MIN_STEPS 4 /* a fit of three parameters needs four */
 #define SIM_START_TIMEOUT_NS 10000000000LL
+#define CAL_MAX_BASELINE 8
+#define SELFTEST_RHO_LO 0.2 /* the self-test judges PK's curve over this range */
+#define SELFTEST_RHO_HI 0.85
+#define CAL_BASELINE_STEP_NS                                                                       \
+    2000000000LL /* the utilisation is exact after a few thousand events                           \
+                  */
 
 typedef struct cal_run {
     cal_opts o;
@@ -53,6 +59,10 @@ typedef struct cal_run {
     int port;
     cal_step steps[MAX_STEPS];
     int n_steps;
+    cal_step base[CAL_MAX_BASELINE]; /* self-test: the same rates without the injected cost */
+    int n_base;
+    double base_us[CAL_MAX_K], base_us_ci[CAL_MAX_K][2]; /* the client's own busy time per event */
+    int base_n[CAL_MAX_K];
     cal_per_k pk[CAL_MAX_K];
     int npk;
     cal_sweep_cfg sweep;
@@ -127,23 +137,25 @@ static int start_simserver(cal_run *r)
     return 0;
 }
 
-/* One loadgen run. Returns 0 with *s filled, or -1 (the reason printed). */
-static int run_step(cal_run *r, int k, int index, double rate, cal_step *s)
+/* One loadgen run, with the injected client cost when inject is set; tag
+ * names its files ("s": a sweep step, "b": a self-test baseline step).
+ * Returns 0 with *s filled, or -1 (the reason printed). */
+static int run_step(cal_run *r, int k, int index, double rate, int inject, const char *tag,
+                    int64_t step_ns, cal_step *s)
 {
     char url[64], kbuf[16], rbuf[32], dbuf[32], seed[32], in_len[16], out_len[16], cost[48];
     char fname[64], json_path[1200], log_path[1200];
     snprintf(url, sizeof url, "http://127.0.0.1:%d", r->port);
     snprintf(kbuf, sizeof kbuf, "%d", k);
     snprintf(rbuf, sizeof rbuf, "%.3f", rate);
-    int64_t step_ns = cal_opts_step_ns(&r->o);
     snprintf(dbuf, sizeof dbuf, "%lldms", (long long)(step_ns / 1000000));
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)(r->o.seed + (uint64_t)index));
     snprintf(in_len, sizeof in_len, "%d", r->o.input_len);
     snprintf(out_len, sizeof out_len, "%d", r->o.output_len);
     snprintf(cost, sizeof cost, "%s:%g", r->o.cost_kind, r->o.cost_us);
-    snprintf(fname, sizeof fname, "k%d_s%02d.json", k, index);
+    snprintf(fname, sizeof fname, "k%d_%s%02d.json", k, tag, index);
     snprintf(json_path, sizeof json_path, "%s/%s", r->steps_dir, fname);
-    snprintf(log_path, sizeof log_path, "%s/k%d_s%02d.log", r->steps_dir, k, index);
+    snprintf(log_path, sizeof log_path, "%s/k%d_%s%02d.log", r->steps_dir, k, tag, index);
     unlink(json_path);
     char *argv[48];
     int a = 0;
@@ -166,7 +178,7 @@ static int run_step(cal_run *r, int k, int index, double rate, cal_step *s)
     argv[a++] = in_len;
     argv[a++] = "--random-output-len";
     argv[a++] = out_len;
-    if (r->o.self_test) {
+    if (inject) {
         argv[a++] = "--client-cost";
         argv[a++] = cost;
     }
@@ -251,7 +263,8 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
         if (!(rate > 0)) break;
         cal_step *s = &r->steps[r->n_steps];
         cal_step_clear(s);
-        if (run_step(r, k, made + 1, rate, s) != 0) break;
+        if (run_step(r, k, made + 1, rate, r->o.self_test, "s", cal_opts_step_ns(&r->o), s) != 0)
+            break;
         s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
         if (s->saturated && cal_sweep_retry(&r->sweep, s) && !cal_proc_interrupted()) {
             /* Saturation at low utilisation is more likely another process
@@ -259,7 +272,9 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
             progress(r, "calibrate: k=%d step %2d: saturated at rho %.2f (%s); once more\n", k,
                      made + 1, s->rho_mean, s->why);
             cal_step_clear(s);
-            if (run_step(r, k, made + 1, rate, s) != 0) break;
+            if (run_step(r, k, made + 1, rate, r->o.self_test, "s", cal_opts_step_ns(&r->o), s) !=
+                0)
+                break;
             s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
         }
         r->n_steps++;
@@ -273,6 +288,34 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
                  s->saturated ? s->why : "");
     }
     return made;
+}
+
+/* The self-test's baseline: the judged steps of worker count k once more,
+ * at the same offered rates, without the injected cost. Their busy time per
+ * event is the client's own, which the injected run pays too. */
+static void baseline_k(cal_run *r, int j)
+{
+    int k = r->o.workers[j], first = r->n_base;
+    double rates[CAL_MAX_BASELINE];
+    int n = cal_sweep_baseline_rates(r->steps, r->n_steps, k, SELFTEST_RHO_LO, SELFTEST_RHO_HI,
+                                     rates, CAL_MAX_BASELINE);
+    int64_t step_ns = cal_opts_step_ns(&r->o);
+    if (step_ns > CAL_BASELINE_STEP_NS) step_ns = CAL_BASELINE_STEP_NS;
+    for (int i = 0; i < n && r->n_base < CAL_MAX_BASELINE && !cal_proc_interrupted(); i++) {
+        cal_step *s = &r->base[r->n_base];
+        cal_step_clear(s);
+        if (run_step(r, k, i + 1, rates[i], 0, "b", step_ns, s) != 0) break;
+        s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
+        r->n_base++;
+        progress(r,
+                 "calibrate: k=%d baseline %d: offered %8.1f/s rho %.3f busy/event %6.1f us "
+                 "(no injected cost)%s%s\n",
+                 k, i + 1, s->request_rate, s->rho_mean, s->service_per_event_us,
+                 s->saturated ? "  saturated: " : "", s->saturated ? s->why : "");
+    }
+    r->base_n[j] = r->n_base - first;
+    r->base_us[j] =
+        cal_baseline_service_us(r->base + first, r->n_base - first, k, r->base_us_ci[j]);
 }
 
 /* The 1-minute load average, or NAN. */
@@ -394,10 +437,15 @@ static int self_test(const cal_run *r)
 {
     cal_check checks[128];
     int n = 0;
-    int fails = cal_selftest_eval(r->steps, r->n_steps, r->pk, r->npk, r->o.cost_us, 0.10, 0.20,
-                                  0.2, 0.85, checks, 128, &n);
+    int fails = cal_selftest_eval(r->steps, r->n_steps, r->pk, r->npk, r->o.cost_us, r->base_us,
+                                  0.10, 0.20, SELFTEST_RHO_LO, SELFTEST_RHO_HI, checks, 128, &n);
     printf("\nself-test: injected client cost %s:%g us per SSE event\n", r->o.cost_kind,
            r->o.cost_us);
+    for (int j = 0; j < r->o.n_workers; j++)
+        printf("k=%d baseline (same rates, no injected cost): the client's own busy time %.1f us "
+               "per event [%.1f, %.1f] over %d steps\n",
+               r->o.workers[j], r->base_us[j], r->base_us_ci[j][0], r->base_us_ci[j][1],
+               r->base_n[j]);
     printf("%-52s %10s %10s %7s %6s  %s\n", "check", "measured", "expected", "error", "tol",
            "result");
     for (int i = 0; i < n; i++) {
@@ -481,8 +529,12 @@ int main(int argc, char **argv)
     /* Each k gets an equal share of the time budget; what one leaves over
      * goes to the next. */
     int64_t budget_ns = cal_opts_budget_ns(&r->o);
+    for (int i = 0; i < CAL_MAX_K; i++)
+        r->base_us[i] = r->base_us_ci[i][0] = r->base_us_ci[i][1] = NAN;
     for (int i = 0; i < r->o.n_workers && !cal_proc_interrupted(); i++)
         sweep_k(r, r->o.workers[i], t0 + budget_ns * (i + 1) / r->o.n_workers);
+    for (int i = 0; r->o.self_test && i < r->o.n_workers && !cal_proc_interrupted(); i++)
+        baseline_k(r, i);
     cal_proc_stop(r->sim_pid, 3000000000LL);
     r->sim_pid = 0;
     if (cal_proc_interrupted()) {

@@ -179,21 +179,36 @@ static void test_selftest_checks(void **state)
     assert_int_equal(cal_fit_per_k(s, n, 1, 100, MDL_FIT_PK, &p), 0);
     cal_check c[32];
     int nc;
+    const double zero[1] = {0};
     /* injected 20 us: every check passes; 6 steps have rho in [0.2, 0.85] */
-    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 0);
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, zero, 0.10, 0.20, 0.2, 0.85, c, 32, &nc),
+                     0);
     assert_int_equal(nc, 1 + 6 + 1); /* E[S], six steps, the median */
     for (int i = 0; i < nc; i++)
         assert_true(c[i].pass);
     /* injected 25 us: E[S] is 20% off */
-    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 25, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 25, zero, 0.10, 0.20, 0.2, 0.85, c, 32, &nc),
+                     1);
     assert_false(c[0].pass);
     NEAR(c[0].rel_err, 0.2, 0.06);
+    /* the client's own 5 us per event, measured without injection, is taken
+     * off: 20 - 5 matches an injected 15 (and not 20: 25% off) */
+    const double own[1] = {5}, none[1] = {NAN};
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 15, own, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 0);
+    NEAR(c[0].measured, 15, 1e-6);
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, own, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
+    assert_false(c[0].pass);
+    /* no baseline: the E[S] row cannot pass */
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, none, 0.10, 0.20, 0.2, 0.85, c, 32, &nc),
+                     1);
+    assert_non_null(strstr(c[0].name, "[no baseline]"));
     /* a prediction off by 30% at one step: shown failed, not counted (the
      * median of the six errors stays within 20%) */
     cal_step keep[8];
     memcpy(keep, s, sizeof keep);
     s[4].overhead_mean_us *= 1.3;
-    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 0);
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, zero, 0.10, 0.20, 0.2, 0.85, c, 32, &nc),
+                     0);
     int shown_failed = 0;
     for (int i = 0; i < nc; i++) {
         if (!c[i].pass) shown_failed++;
@@ -203,7 +218,8 @@ static void test_selftest_checks(void **state)
     /* off by 70% at one step: a gross miss counts on its own */
     memcpy(s, keep, sizeof keep);
     s[4].overhead_mean_us *= 3.5;
-    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, zero, 0.10, 0.20, 0.2, 0.85, c, 32, &nc),
+                     1);
     /* off by 30% at four of the six steps: the median fails */
     memcpy(s, keep, sizeof keep);
     int bent = 0;
@@ -213,13 +229,35 @@ static void test_selftest_checks(void **state)
             bent++;
         }
     assert_int_equal(bent, 4);
-    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, zero, 0.10, 0.20, 0.2, 0.85, c, 32, &nc),
+                     1);
     assert_non_null(strstr(c[nc - 1].name, "median PK error"));
     assert_false(c[nc - 1].pass);
     memcpy(s, keep, sizeof keep);
     /* no steps in the window: a failed row says so */
-    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.95, 0.99, c, 32, &nc), 1);
+    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, zero, 0.10, 0.20, 0.95, 0.99, c, 32, &nc),
+                     1);
     assert_non_null(strstr(c[nc - 1].name, "fitted steps with rho in"));
+}
+
+/* The baseline's E[S] is the utilisation's slope against the event rate;
+ * saturated steps and steps of other k do not count. */
+static void test_baseline_service(void **state)
+{
+    (void)state;
+    cal_step s[4] = {law_step(1, 0.01, 0), law_step(1, 0.03, 0), law_step(2, 0.5, 0),
+                     law_step(1, 0.2, 0)};
+    /* the own cost 8 us: rho = lambda 8e-6 at the first two steps */
+    s[0].rho_mean = s[0].event_rate_per_worker * 8e-6;
+    s[1].rho_mean = s[1].event_rate_per_worker * 8e-6 * 1.02;
+    s[3].saturated = 1;
+    double ci[2];
+    double es = cal_baseline_service_us(s, 4, 1, ci);
+    assert_true(es > 8.0 && es < 8.0 * 1.02);
+    assert_true(ci[0] < es && es < ci[1]);
+    s[1].saturated = 1; /* one step left: no slope with an interval */
+    assert_true(isnan(cal_baseline_service_us(s, 4, 1, ci)));
+    assert_true(isnan(ci[0]));
 }
 
 int main(void)
@@ -232,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_fallback_to_moments),
         cmocka_unit_test(test_no_data),
         cmocka_unit_test(test_selftest_checks),
+        cmocka_unit_test(test_baseline_service),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

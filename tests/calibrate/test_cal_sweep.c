@@ -175,12 +175,38 @@ static void test_modes(void **state)
         assert_true(t.rho_targets[i] > t.rho_targets[i - 1]);
 }
 
+/* The baseline repeats the judged steps (rho in the window, not saturated,
+ * this k), ascending; with fewer than two of them, the two fastest. */
+static void test_baseline_rates(void **state)
+{
+    (void)state;
+    cal_step s[6];
+    const double rate[] = {20, 90, 150, 240, 200, 60};
+    const double rho[] = {0.07, 0.36, 0.54, 0.86, 0.7, 0.3};
+    for (int i = 0; i < 6; i++) {
+        cal_step_clear(&s[i]);
+        s[i].workers = i == 5 ? 2 : 1;
+        s[i].request_rate = rate[i];
+        s[i].rho_mean = rho[i];
+    }
+    s[3].saturated = 1;
+    double out[8];
+    assert_int_equal(cal_sweep_baseline_rates(s, 6, 1, 0.2, 0.85, out, 8), 3);
+    assert_true(out[0] == 90 && out[1] == 150 && out[2] == 200);
+    assert_int_equal(cal_sweep_baseline_rates(s, 6, 1, 0.2, 0.85, out, 2), 2);
+    /* nothing in the window: the two fastest unsaturated */
+    assert_int_equal(cal_sweep_baseline_rates(s, 6, 1, 0.9, 0.95, out, 8), 2);
+    assert_true(out[0] == 150 && out[1] == 200);
+    assert_int_equal(cal_sweep_baseline_rates(s, 6, 3, 0.2, 0.85, out, 8), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_saturation_rule), cmocka_unit_test(test_next_rate),
         cmocka_unit_test(test_stops),           cmocka_unit_test(test_retry_rule),
-        cmocka_unit_test(test_fill_rate),       cmocka_unit_test(test_modes),
+        cmocka_unit_test(test_fill_rate),       cmocka_unit_test(test_baseline_rates),
+        cmocka_unit_test(test_modes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
