@@ -3,8 +3,9 @@
 # flags and writes a result JSON whose figures follow a known M/G/1 client
 # exactly (plus 1% deterministic noise), so calibrate's whole pipeline can be
 # checked against known parameters. Per worker: 18 SSE events per request,
-# E[S] = the --client-cost (20 us without one) times FAKE_LOADGEN_ES_FACTOR,
-# E[S^2] = E[S]^2 (fixed) or 2 E[S]^2 (exp or none), transport 40 us.
+# the client's own cost 20 us per event (sd 20 us), plus the --client-cost
+# when given, all times FAKE_LOADGEN_ES_FACTOR: E[S] = (20 + cost) f, E[S^2] =
+# E[S]^2 + (20 f)^2 (+ (cost f)^2 for exp), transport 40 us.
 # FAKE_LOADGEN_PIDFILE: write the pid there; FAKE_LOADGEN_SLEEP: sleep first;
 # FAKE_LOADGEN_CRASH_ABOVE: crash above that rate.
 set -euo pipefail
@@ -31,11 +32,11 @@ if [ -n "${FAKE_LOADGEN_CRASH_ABOVE:-}" ] &&
    awk -v r="$rate" -v c="$FAKE_LOADGEN_CRASH_ABOVE" 'BEGIN { exit !(r > c) }'; then
   kill -SEGV $$
 fi
-kind=exp us=20
+kind=none us=0
 if [ -n "$cost" ]; then kind=${cost%%:*}; us=${cost#*:}; fi
 awk -v rate="$rate" -v k="$k" -v us="$us" -v kind="$kind" -v seed="$seed" -v dur="$dur" \
     -v f="${FAKE_LOADGEN_ES_FACTOR:-1}" 'BEGIN {
-  E = 18; m1 = us * f; m2 = (kind == "fixed") ? m1 * m1 : 2 * m1 * m1; c = 40
+  E = 18; m1 = (20 + us) * f; m2 = m1 * m1 + (20 * f) ^ 2 + (kind == "exp" ? (us * f) ^ 2 : 0); c = 40
   lam = rate * E / k          # events per second per worker
   rho = lam * m1 * 1e-6
   achieved = rate; lag = 0.05
