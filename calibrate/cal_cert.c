@@ -52,6 +52,8 @@ static void put_step(cJSON *rows, const cal_step *s)
     cJSON_AddBoolToObject(r, "saturated", s->saturated);
     if (s->saturated) cJSON_AddStringToObject(r, "saturated_by", s->why);
     cJSON_AddBoolToObject(r, "used_in_fit", s->used_in_fit);
+    if (s->outlier) cJSON_AddBoolToObject(r, "outlier", 1);
+    if (s->confirmed) cJSON_AddBoolToObject(r, "confirmed", 1);
     if (s->verdict[0]) cJSON_AddStringToObject(r, "verdict", s->verdict);
 }
 
@@ -113,6 +115,10 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
         put_num(o, "conservative_safe_total_rate", p->conservative_safe_total_rate);
         put_num(o, "model_safe_total_rate", p->model_safe_total_rate);
         cJSON_AddStringToObject(o, "limited_by", p->limited_by);
+        cJSON_AddStringToObject(o, "certified_note", p->cert_note);
+        put_num(o, "model_rho", p->model_rho);
+        put_num(o, "measured_rho", p->measured_rho);
+        cJSON_AddBoolToObject(o, "fit_ok", p->fit_ok);
         put_num(o, "max_measured_rate", p->max_measured_rate);
     }
     cJSON *rows = cJSON_AddArrayToObject(root, "table");
@@ -236,6 +242,10 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
             p->max_measured_rate = get_num(o, "max_measured_rate");
             p->model_safe_total_rate = get_num(o, "model_safe_total_rate");
             get_str(o, "limited_by", p->limited_by, sizeof p->limited_by);
+            get_str(o, "certified_note", p->cert_note, sizeof p->cert_note);
+            p->model_rho = get_num(o, "model_rho");
+            p->measured_rho = get_num(o, "measured_rho");
+            p->fit_ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "fit_ok"));
             *npk = i + 1;
         }
         i++;

@@ -9,13 +9,14 @@
 
 #include <gsl/gsl_cdf.h>
 
+#include "cal_rule.h"
 #include "mdl_queue.h"
 
 #define CAL_FIT_MAX_POINTS 256
 
 static int usable(const cal_step *s, int k)
 {
-    return s->workers == k && !s->saturated && s->event_rate_per_worker > 0 &&
+    return s->workers == k && !s->saturated && !s->outlier && s->event_rate_per_worker > 0 &&
            isfinite(s->event_rate_per_worker) && isfinite(s->overhead_mean_us);
 }
 
@@ -42,7 +43,7 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, mdl_fit_model
     out->events_per_request = out->safe_event_rate_per_worker = out->safe_rho = NAN;
     out->safe_rate_per_worker = out->safe_total_rate = out->conservative_safe_total_rate = NAN;
     out->util_service_us = NAN;
-    out->model_safe_total_rate = NAN;
+    out->model_safe_total_rate = out->model_rho = out->measured_rho = NAN;
     memcpy(out->util_service_us_ci, nan2, sizeof nan2);
 
     double lambda[CAL_FIT_MAX_POINTS], d[CAL_FIT_MAX_POINTS];
@@ -175,24 +176,47 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, mdl_fit_model
     if (!(m1_s > 0) || !isfinite(m1_s))
         return 0; /* nothing sound to certify; the safe figures stay NAN */
     double b_s = budget_us * 1e-6;
-    double lam = safe_lambda(model, m1_s, m2_s2, b_s);
-    out->model_safe_total_rate = k * lam / out->events_per_request;
-    /* A certificate claims what was measured: not beyond the fastest step
-     * that kept up, whatever the model would allow past it. */
-    snprintf(out->limited_by, sizeof out->limited_by, "model");
-    if (out->max_measured_rate > 0 && out->model_safe_total_rate > out->max_measured_rate) {
-        lam = out->max_measured_rate * out->events_per_request / k;
-        snprintf(out->limited_by, sizeof out->limited_by, "measured range");
+    out->model_safe_total_rate = k * safe_lambda(model, m1_s, m2_s2, b_s) / out->events_per_request;
+    /* The fit's conservative bound: the utilisation at which the predicted
+     * queueing delay with the upper ends of E[S] and E[S^2] reaches the budget. */
+    double m1c = m1_hi > 0 && isfinite(m1_hi) ? m1_hi : m1_s;
+    double m2c = isfinite(m2_hi) ? fmax(m2_hi, m1c * m1c) : m2_s2;
+    out->model_rho = safe_lambda(model, m1c, m2c, b_s) * m1c;
+    out->fit_ok = ok && isfinite(out->r2) && out->r2 >= CAL_FIT_MIN_R2;
+
+    /* The rule (cal_rule.h) over the measured levels of this k. The
+     * client's queueing delay at a level is its mean delay minus the fitted
+     * transport term, which is at least 0 and at most the lowest delay. */
+    double c_us = out->transport_us, lowest = INFINITY;
+    for (int i = 0; i < m; i++)
+        lowest = fmin(lowest, d[i] * 1e6);
+    if (!(c_us >= 0)) c_us = 0;
+    if (c_us > lowest) c_us = lowest;
+    cal_point pts[CAL_FIT_MAX_POINTS];
+    int np = 0;
+    for (int i = 0; i < n && np < CAL_FIT_MAX_POINTS; i++) {
+        const cal_step *s = &steps[i];
+        if (s->workers != k || s->outlier) continue;
+        pts[np++] = (cal_point){.rho = s->rho_mean,
+                                .delay_us = s->overhead_mean_us - c_us,
+                                .err_us = 0,
+                                .saturated = s->saturated,
+                                .confirmed = s->confirmed};
     }
+    cal_rule_result rule;
+    cal_rule_certify(pts, np, budget_us, out->model_rho, out->fit_ok, &rule);
+    out->measured_rho = rule.measured_rho;
+    snprintf(out->limited_by, sizeof out->limited_by, "%s", cal_limit_name(rule.limit));
+    snprintf(out->cert_note, sizeof out->cert_note, "%s", rule.note);
+    if (!isfinite(rule.safe_rho)) return 0;
+    /* The certified utilisation in rates, with the upper end of E[S]: the
+     * conservative figure is the one certified. */
+    double lam = rule.safe_rho / m1c;
     out->safe_event_rate_per_worker = lam;
-    out->safe_rho = lam * m1_s;
+    out->safe_rho = rule.safe_rho;
     out->safe_rate_per_worker = lam / out->events_per_request;
     out->safe_total_rate = k * out->safe_rate_per_worker;
-    if (m1_hi > 0 && isfinite(m1_hi) && isfinite(m2_hi))
-        out->conservative_safe_total_rate =
-            fmin(k * safe_lambda(model, m1_hi, fmax(m2_hi, m1_hi * m1_hi), b_s) /
-                     out->events_per_request,
-                 out->safe_total_rate);
+    out->conservative_safe_total_rate = out->safe_total_rate;
     return 0;
 }
 

@@ -7,19 +7,20 @@
  * that were not saturated. d(lambda) = c + lambda E[S^2] / (2 (1 - lambda E[S]))
  * with E[S] the loop's busy time per event.
  *
- * Safe: the client's predicted queueing delay W_q (PK, without the constant
- * transport c, which the client does not cause and cannot avoid) stays within
- * the budget. lambda* = 2 b / (E[S^2] + 2 b E[S]) events/s per worker;
- * safe_rho = lambda* E[S]; safe_rate_per_worker = lambda* / events_per_request
- * (requests/s, what a user plans with; events_per_request is the mean measured
- * over the fitted steps, so it holds for responses of the calibrated length);
- * safe_total_rate = k safe_rate_per_worker. The same from the upper ends of
- * the intervals of E[S] and E[S^2] gives the conservative figures. The safe
- * figures never exceed the fastest usable step's offered rate (max_measured_
- * rate): a certificate states what was measured, and beyond it the host (the
- * simulator on the same CPUs, the kernel) may give out before the client's
- * queue does. limited_by says which bound applied; model_safe_total_rate keeps
- * the model's own figure.
+ * Safe (cal_rule.h): the certified utilisation safe_rho is the lower of the
+ * highest level measured within budget (below any level confirmed over it)
+ * and the fit's conservative bound model_rho: the utilisation at which PK's
+ * queueing delay W_q (without the constant transport c, which the client
+ * does not cause), computed with the upper ends of the intervals of E[S] and
+ * E[S^2], reaches the budget. A fit with R^2 below CAL_FIT_MIN_R2 (or none)
+ * gives the measured range only. The rates follow from safe_rho with the
+ * upper end of E[S]: safe_event_rate_per_worker = safe_rho / E[S]_hi,
+ * safe_rate_per_worker = that / events_per_request (requests/s of the
+ * calibration's workload), safe_total_rate = k times it;
+ * conservative_safe_total_rate equals safe_total_rate (the conservative
+ * figure is the one enforced). model_safe_total_rate keeps the point
+ * estimate of the model alone; limited_by and cert_note say which bound
+ * applied. Steps marked outlier (their repeat was fine) count nowhere.
  *
  * The fit weighs each step by 1/d^2 (the delay's noise grows with the delay,
  * roughly in proportion; the self-test judges relative errors too).
@@ -44,6 +45,7 @@
 #define CAL_FIT_MAX_CI_RATIO 1.5
 #define CAL_FIT_MAX_UTIL_RATIO 2.0
 #define CAL_FIT_F_TEST_ALPHA 0.05
+#define CAL_FIT_MIN_R2 0.5 /* goodness of fit: below it, the measured range only */
 
 #include "cal_step.h"
 #include "mdl_fit.h"
@@ -66,8 +68,12 @@ typedef struct cal_per_k {
     double safe_rate_per_worker;
     double safe_total_rate;
     double conservative_safe_total_rate;
-    double model_safe_total_rate; /* the model's, before the measured-range cap */
-    char limited_by[16];          /* "model" or "measured range" */
+    double model_safe_total_rate; /* the model's point estimate, before the rule */
+    double model_rho;             /* the fit's conservative bound (cal_rule.h) */
+    double measured_rho;          /* highest level measured within budget, below any bad one */
+    int fit_ok;                   /* the fit passed its goodness-of-fit test */
+    char limited_by[20];          /* cal_limit_name: which bound the certificate has */
+    char cert_note[200];          /* the same in words */
     double max_measured_rate;     /* largest offered rate of a usable step */
 } cal_per_k;
 

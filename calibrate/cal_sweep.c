@@ -95,19 +95,23 @@ double cal_sweep_next_rate(const cal_sweep_cfg *c, const cal_step *steps, int n,
     return next < c->max_rate ? next : c->max_rate;
 }
 
-int cal_sweep_retry(const cal_sweep_cfg *c, const cal_step *s)
+int cal_sweep_looks_bad(const cal_step *s, double transport_us, double budget_us)
 {
-    return s->saturated && s->rho_mean < c->retry_below_rho;
+    if (s->saturated) return 1;
+    double c = isfinite(transport_us) ? transport_us : 0;
+    return !(s->overhead_mean_us - c <= budget_us);
 }
 
 double cal_sweep_fill_rate(const cal_step *steps, int n)
 {
     double sat = INFINITY, good = 0;
     for (int i = 0; i < n; i++)
-        if (steps[i].saturated && steps[i].request_rate < sat) sat = steps[i].request_rate;
+        if (!steps[i].outlier && steps[i].saturated && steps[i].request_rate < sat)
+            sat = steps[i].request_rate;
     if (!isfinite(sat)) return 0;
     for (int i = 0; i < n; i++)
-        if (!steps[i].saturated && steps[i].request_rate < sat && steps[i].request_rate > good)
+        if (!steps[i].outlier && !steps[i].saturated && steps[i].request_rate < sat &&
+            steps[i].request_rate > good)
             good = steps[i].request_rate;
     if (!(good > 0)) return sat / 4.0; /* saturated from the start: step back */
     if (sat < 1.08 * good) return 0;
@@ -126,8 +130,8 @@ int cal_sweep_baseline_rates(const cal_step *steps, int n, int k, double rho_lo,
     int m = 0;
     for (int i = 0; i < n && m < max; i++) {
         const cal_step *s = &steps[i];
-        if (s->workers == k && !s->saturated && s->request_rate > 0 && s->rho_mean >= rho_lo &&
-            s->rho_mean <= rho_hi)
+        if (s->workers == k && !s->saturated && !s->outlier && s->request_rate > 0 &&
+            s->rho_mean >= rho_lo && s->rho_mean <= rho_hi)
             out[m++] = s->request_rate;
     }
     if (m < 2) {
@@ -138,7 +142,7 @@ int cal_sweep_baseline_rates(const cal_step *steps, int n, int k, double rho_lo,
             double best = 0;
             for (int i = 0; i < n; i++) {
                 const cal_step *s = &steps[i];
-                if (s->workers == k && !s->saturated && s->request_rate < below &&
+                if (s->workers == k && !s->saturated && !s->outlier && s->request_rate < below &&
                     s->request_rate > best)
                     best = s->request_rate;
             }

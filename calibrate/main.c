@@ -242,6 +242,35 @@ static int run_step(cal_run *r, int k, int index, double rate, int inject, const
     return 0;
 }
 
+/* One sweep step: runs it into *s (which becomes r->steps[r->n_steps++]),
+ * judges saturation, prints the progress line. 0, or -1 (reason printed). */
+static int measure(cal_run *r, int k, int index, double rate, cal_step *s)
+{
+    cal_step_clear(s);
+    if (run_step(r, k, index, rate, r->o.self_test, "s", cal_opts_step_ns(&r->o), s) != 0)
+        return -1;
+    s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
+    r->n_steps++;
+    progress(r,
+             "calibrate: k=%d step %2d: offered %8.1f/s achieved %8.1f/s rho %.2f "
+             "busy/event %6.1f us delay %7.1f us lag p99 %.2f ms%s%s\n",
+             k, index, s->request_rate, s->achieved_rate, s->rho_mean, s->service_per_event_us,
+             s->overhead_mean_us, s->lag_p99_ms, s->saturated ? "  saturated: " : "",
+             s->saturated ? s->why : "");
+    return 0;
+}
+
+/* The lowest mean delay of the counted steps from first on: the transport
+ * term's stand-in while the sweep runs. */
+static double lowest_delay(const cal_run *r, int first)
+{
+    double lo = INFINITY;
+    for (int i = first; i < r->n_steps; i++)
+        if (!r->steps[i].outlier && !r->steps[i].saturated && r->steps[i].overhead_mean_us < lo)
+            lo = r->steps[i].overhead_mean_us;
+    return isfinite(lo) ? lo : NAN;
+}
+
 /* The sweep of one worker count, until deadline_ns (after at least
  * CAL_MIN_STEPS steps). Returns the number of steps made. */
 static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
@@ -257,40 +286,33 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
             break;
         }
         int64_t t_step = rb_now_ns();
-        /* Up until the first saturated step; after it, only fill-ins below it. */
-        int saturated = 0;
-        for (int i = first; i < r->n_steps; i++)
-            saturated |= r->steps[i].saturated;
+        /* Up until the first saturated step; after it, only fill-ins below it.
+         * A level that looked bad is measured again before it counts, until
+         * one is confirmed: one host hiccup never decides. */
+        int saturated = 0, confirmed = 0;
+        for (int i = first; i < r->n_steps; i++) {
+            saturated |= r->steps[i].saturated && !r->steps[i].outlier;
+            confirmed |= r->steps[i].confirmed;
+        }
         double rate =
             saturated
                 ? (made < r->sweep.max_steps ? cal_sweep_fill_rate(&r->steps[first], made) : 0)
                 : cal_sweep_next_rate(&r->sweep, &r->steps[first], made, r->o.start_rate * k);
         if (!(rate > 0)) break;
         cal_step *s = &r->steps[r->n_steps];
-        cal_step_clear(s);
-        if (run_step(r, k, made + 1, rate, r->o.self_test, "s", cal_opts_step_ns(&r->o), s) != 0)
-            break;
-        s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
-        if (s->saturated && cal_sweep_retry(&r->sweep, s) && !cal_proc_interrupted()) {
-            /* Saturation at low utilisation is more likely another process
-             * stealing the CPUs for a moment: the step is run once more. */
-            progress(r, "calibrate: k=%d step %2d: saturated at rho %.2f (%s); once more\n", k,
-                     made + 1, s->rho_mean, s->why);
-            cal_step_clear(s);
-            if (run_step(r, k, made + 1, rate, r->o.self_test, "s", cal_opts_step_ns(&r->o), s) !=
-                0)
-                break;
-            s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
+        if (measure(r, k, ++made, rate, s) != 0) break;
+        if (!confirmed && cal_sweep_looks_bad(s, lowest_delay(r, first), r->o.budget_us) &&
+            !cal_proc_interrupted() && r->n_steps < MAX_STEPS) {
+            progress(r, "calibrate: k=%d step %2d looks %s at rho %.2f; measured again\n", k, made,
+                     s->saturated ? "saturated" : "over budget", s->rho_mean);
+            cal_step *again = &r->steps[r->n_steps];
+            if (measure(r, k, ++made, rate, again) != 0) break;
+            if (cal_sweep_looks_bad(again, lowest_delay(r, first), r->o.budget_us))
+                again->confirmed = 1;
+            else
+                s->outlier = 1;
         }
-        r->n_steps++;
-        made++;
         spent_ns += rb_now_ns() - t_step;
-        progress(r,
-                 "calibrate: k=%d step %2d: offered %8.1f/s achieved %8.1f/s rho %.2f "
-                 "busy/event %6.1f us delay %7.1f us lag p99 %.2f ms%s%s\n",
-                 k, made, s->request_rate, s->achieved_rate, s->rho_mean, s->service_per_event_us,
-                 s->overhead_mean_us, s->lag_p99_ms, s->saturated ? "  saturated: " : "",
-                 s->saturated ? s->why : "");
     }
     return made;
 }
@@ -416,7 +438,11 @@ static void print_summary(const cal_run *r, const cal_cert_info *info)
         printf("%3d %10.1f %10.1f %5.2f %9.0f %10.1f %10.1f %10.1f %9.3f %8.3f  %s\n", s->workers,
                s->request_rate, s->achieved_rate, s->rho_mean, s->event_rate_per_worker,
                s->service_per_event_us, s->overhead_mean_us, s->fit_pred_us, s->lag_p99_ms,
-               s->arrival_p_value, s->saturated ? s->why : (s->used_in_fit ? "fit" : ""));
+               s->arrival_p_value,
+               s->outlier       ? "outlier (its repeat was fine)"
+               : s->saturated   ? s->why
+               : s->used_in_fit ? (s->confirmed ? "fit, confirmed over budget" : "fit")
+                                : "");
     }
     printf("\ncertificate (per worker count; rates in requests/s; E[S] per SSE event)\n");
     printf("%3s %-8s %5s %-22s %-26s %-22s %6s %8s %12s %12s\n", "k", "method", "steps",
@@ -433,9 +459,11 @@ static void print_summary(const cal_run *r, const cal_cert_info *info)
                  p->transport_us_ci[1]);
         printf("%3d %-8s %2d/%-2d %-22s %-26s %-22s %6.3f %8.3f %12.1f %12.1f%s\n", p->workers,
                p->method, p->n_fit, p->n_steps, es, es2, c, p->r2, p->safe_rho,
-               p->safe_rate_per_worker, p->safe_total_rate,
-               strcmp(p->limited_by, "model") ? "  (capped at the measured range)" : "");
+               p->safe_rate_per_worker, p->safe_total_rate, "");
     }
+    for (int j = 0; j < r->npk; j++)
+        printf("k=%d: certified safe rho %.3f, limited by %s: %s\n", r->pk[j].workers,
+               r->pk[j].safe_rho, r->pk[j].limited_by, r->pk[j].cert_note);
 }
 
 static int self_test(const cal_run *r)

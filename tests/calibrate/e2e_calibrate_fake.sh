@@ -27,8 +27,11 @@ gone() { ! kill -0 "$1" 2>/dev/null; }
 
 export FAKE_SIM_PIDFILE=$tmp/sim.pid
 
-# 1. A calibration of k = 1, 2 recovers the law and certifies its safe rate:
-# lambda* = 2b / (E[S^2] + 2b E[S]) = 41667 events/s = 2315 requests/s/worker.
+# 1. A calibration of k = 1, 2 recovers the law. Its safe utilisation is
+# lambda* E[S] = 2b E[S] / (E[S^2] + 2b E[S]) = 0.833 (the model's bound), but
+# the certificate never goes beyond the highest level measured within budget:
+# quick mode's level at rho 0.8 (W_q 80 us; the one at 0.88, 147 us, repeated: over), so
+# 0.8 / 20 us / 18 events = 2222 requests/s per worker.
 "$cal" --quick --quiet --workers 1,2 --simserver "$fsim" --loadgen "$flg" \
   --out-dir "$tmp/a" > "$tmp/a.out" || fail "calibrate exited $?"
 cert=$tmp/a/certificate.json
@@ -38,12 +41,15 @@ cert=$tmp/a/certificate.json
 for i in 0 1; do
   near "$(jq ".per_k[$i].mean_service_us" "$cert")" 20 0.05 || fail "E[S] of per_k[$i]"
   near "$(jq ".per_k[$i].transport_us" "$cert")" 40 0.05 || fail "transport of per_k[$i]"
-  near "$(jq ".per_k[$i].safe_rate_per_worker" "$cert")" 2315 0.05 || fail "safe rate of per_k[$i]"
-  near "$(jq ".per_k[$i].safe_rho" "$cert")" 0.833 0.05 || fail "safe rho of per_k[$i]"
+  near "$(jq ".per_k[$i].safe_rate_per_worker" "$cert")" 2222 0.01 || fail "safe rate of per_k[$i]"
+  near "$(jq ".per_k[$i].safe_rho" "$cert")" 0.8 0.01 || fail "safe rho of per_k[$i]"
+  jq -e ".per_k[$i].model_rho <= 0.834 and .per_k[$i].model_rho > 0.8 and
+         .per_k[$i].limited_by == \"over budget\"" "$cert" > /dev/null \
+    || fail "per_k[$i]: the model's bound 0.833 is not what limits: $(jq -c ".per_k[$i]" "$cert")"
   jq -e ".per_k[$i].mean_service_us_ci[0] <= 20.01 and .per_k[$i].mean_service_us_ci[1] >= 19.99" \
     "$cert" > /dev/null || fail "E[S] interval of per_k[$i] misses 20"
 done
-near "$(jq '.per_k[1].safe_total_rate' "$cert")" 4630 0.05 || fail "safe total rate k=2"
+near "$(jq '.per_k[1].safe_total_rate' "$cert")" 4444 0.01 || fail "safe total rate k=2"
 jq -e '.host.cpu_model and .host.cores_online >= 1 and .budget_us == 100 and
        .versions.libcurl and .versions.libuv and (.table | length) >= 8' "$cert" > /dev/null \
   || fail "certificate keys"

@@ -67,18 +67,24 @@ static void test_fit_and_safe_region(void **state)
     assert_true(p.mean_service_us_ci[0] <= 20 && 20 <= p.mean_service_us_ci[1]);
     assert_true(p.r2 > 0.99);
     NEAR(p.events_per_request, 18, 1e-12);
-    NEAR(p.safe_rho, 0.8333, 0.03);
-    NEAR(p.safe_rate_per_worker, 2314.8, 0.05);
-    NEAR(p.safe_total_rate, 2314.8, 0.05);
-    assert_string_equal(p.limited_by, "model");
-    assert_true(p.conservative_safe_total_rate <= p.safe_total_rate);
+    /* the model allows 0.833, but the level at 0.85 is over budget (W_q 113
+     * us, not yet confirmed) and the one at 0.8 (80 us) is the highest
+     * within it: the certificate stops there */
+    NEAR(p.model_rho, 0.8333, 0.03);
+    assert_true(p.model_rho <= 0.8334);
+    NEAR(p.model_safe_total_rate, 2314.8, 0.05);
+    NEAR(p.safe_rho, 0.8, 1e-12);
+    assert_string_equal(p.limited_by, "measured range");
+    NEAR(p.safe_rate_per_worker, 0.8 / 20e-6 / 18, 0.01);
+    NEAR(p.safe_total_rate, p.safe_rate_per_worker, 1e-12);
+    assert_true(p.conservative_safe_total_rate == p.safe_total_rate);
     assert_false(s[n - 1].used_in_fit);
     assert_true(s[0].used_in_fit);
     NEAR(s[3].fit_pred_us, s[3].overhead_mean_us, 0.03);
 
     cal_per_k p2;
     assert_int_equal(cal_fit_per_k(s, n, 2, 100, MDL_FIT_PK, &p2), 0);
-    NEAR(p2.safe_rate_per_worker, 2314.8, 0.05);
+    NEAR(p2.safe_rate_per_worker, p.safe_rate_per_worker, 0.01);
     NEAR(p2.safe_total_rate, 2 * p2.safe_rate_per_worker, 1e-12);
     /* a larger budget allows more */
     cal_per_k p3;
@@ -103,7 +109,10 @@ static void test_free_fit_when_significantly_better(void **state)
     NEAR(p.util_service_us, 26, 1e-6);
     NEAR(p.mean_service_us, 20, 0.05);
     assert_true(p.mean_service_us_ci[0] <= 20 && 20 <= p.mean_service_us_ci[1]);
-    NEAR(p.safe_rate_per_worker, 2314.8, 0.06);
+    NEAR(p.model_safe_total_rate, 2314.8, 0.06);
+    /* the levels measured rho up to 1.04 here: the fit's own bound limits */
+    NEAR(p.safe_rho, 0.8333, 0.03);
+    assert_string_equal(p.limited_by, "model");
 }
 
 /* Three usable steps: too few for three parameters, so E[S] is pinned at the

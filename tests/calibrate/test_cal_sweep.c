@@ -132,19 +132,19 @@ static void test_stops(void **state)
     NEAR(cal_sweep_next_rate(&c, s, 0, 1000), 150);
 }
 
-static void test_retry_rule(void **state)
+static void test_looks_bad(void **state)
 {
     (void)state;
-    cal_sweep_cfg c;
-    cal_sweep_defaults(&c, 1);
     cal_step s = step(100, 100, 0.3);
-    assert_false(cal_sweep_retry(&c, &s)); /* not saturated */
+    s.overhead_mean_us = 140; /* 100 of it queueing over a transport of 40 */
+    assert_false(cal_sweep_looks_bad(&s, 40, 100));
+    assert_true(cal_sweep_looks_bad(&s, 39, 100));
+    assert_true(cal_sweep_looks_bad(&s, NAN, 100)); /* no transport known: all of it counts */
+    s.overhead_mean_us = NAN;                       /* no delay measured: not within budget */
+    assert_true(cal_sweep_looks_bad(&s, 40, 100));
+    s.overhead_mean_us = 50;
     s.saturated = 1;
-    assert_true(cal_sweep_retry(&c, &s));
-    s.rho_mean = 0.5;
-    assert_false(cal_sweep_retry(&c, &s));
-    s.rho_mean = NAN; /* unknown utilisation: no second chance */
-    assert_false(cal_sweep_retry(&c, &s));
+    assert_true(cal_sweep_looks_bad(&s, 40, 100));
 }
 
 static void test_fill_rate(void **state)
@@ -155,6 +155,9 @@ static void test_fill_rate(void **state)
     s[2].saturated = 1;
     /* between 400 (the fastest good below) and 900: sqrt(400 * 900) = 600 */
     assert_true(fabs(cal_sweep_fill_rate(s, 4) - 600) < 1e-9);
+    s[2].outlier = 1; /* its repeat kept up: nothing to fill */
+    assert_true(cal_sweep_fill_rate(s, 4) == 0);
+    s[2].outlier = 0;
     s[1].request_rate = 850; /* within 8% of 900: nothing left to fill */
     assert_true(cal_sweep_fill_rate(s, 4) == 0);
     s[2].saturated = 0; /* no saturated step: no fill */
@@ -204,7 +207,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_saturation_rule), cmocka_unit_test(test_next_rate),
-        cmocka_unit_test(test_stops),           cmocka_unit_test(test_retry_rule),
+        cmocka_unit_test(test_stops),           cmocka_unit_test(test_looks_bad),
         cmocka_unit_test(test_fill_rate),       cmocka_unit_test(test_baseline_rates),
         cmocka_unit_test(test_modes),
     };
