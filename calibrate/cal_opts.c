@@ -44,24 +44,30 @@ int64_t cal_opts_step_ns(const cal_opts *o)
     /* The self-test holds each step against the curve on its own, so its
      * steps average over more busy periods. */
     if (o->self_test)
-        return o->mode == CAL_MODE_QUICK      ? 3500000000LL
-               : o->mode == CAL_MODE_THOROUGH ? 6000000000LL
-                                              : 3000000000LL;
-    return o->mode == CAL_MODE_QUICK      ? 1500000000LL
-           : o->mode == CAL_MODE_THOROUGH ? 5000000000LL
-                                          : 2000000000LL;
+        return o->mode == CAL_MODE_QUICK      ? 1500000000LL
+               : o->mode == CAL_MODE_THOROUGH ? 3000000000LL
+                                              : 2000000000LL;
+    return o->mode == CAL_MODE_QUICK      ? 1000000000LL
+           : o->mode == CAL_MODE_THOROUGH ? 3000000000LL
+                                          : 1500000000LL;
+}
+
+int cal_opts_batches(const cal_opts *o)
+{
+    if (o->batches > 0) return o->batches;
+    return o->mode == CAL_MODE_QUICK ? 3 : o->mode == CAL_MODE_THOROUGH ? 5 : 4;
 }
 
 int64_t cal_opts_budget_ns(const cal_opts *o)
 {
     if (o->budget_ns > 0) return o->budget_ns;
-    /* The self-test needs steps up to rho ~0.85, each long enough that its
-     * mean wait is not one stall: 3.5 s steps measured 4 of 4 passes on the
-     * idle development host where 2.5 s steps in 18 s passed 4 of 6. */
+    /* Quick: five levels of three 1 s batches for each of two worker counts
+     * (~4.5 s a level), the whole run within a minute; the self-test, one
+     * worker count with 1.5 s batches, and its baseline after it. */
     if (o->self_test && o->mode == CAL_MODE_QUICK) return 40000000000LL;
-    return o->mode == CAL_MODE_QUICK      ? 18000000000LL
-           : o->mode == CAL_MODE_THOROUGH ? 240000000000LL
-                                          : 55000000000LL;
+    return o->mode == CAL_MODE_QUICK      ? 46000000000LL
+           : o->mode == CAL_MODE_THOROUGH ? 480000000000LL
+                                          : 150000000000LL;
 }
 
 int cal_parse_int_list(const char *s, int *out, int max, int *n)
@@ -87,8 +93,11 @@ int cal_parse_int_list(const char *s, int *out, int max, int *n)
 const char *cal_usage(void)
 {
     return "usage: calibrate [options]\n"
-           "Measures the load generator's own delay against offered load on this host, fits\n"
-           "the M/G/1 (Pollaczek-Khinchine) curve, and writes a host certificate.\n"
+           "Measures the load generator's own delay against its utilisation on this host in\n"
+           "levels of repeated batches, fits d = c + R rho/(1 - rho) (M/G/1, Pollaczek-\n"
+           "Khinchine) with bootstrap intervals, and certifies a safe utilisation per\n"
+           "worker count, the client's cost model and a safe rate for the reference\n"
+           "workload (the calibration's own).\n"
            "\n"
            "  --workers LIST        worker counts to calibrate, e.g. 1,2 (default: 1 and the\n"
            "                        online CPUs; --self-test: 1)\n"
@@ -96,16 +105,18 @@ const char *cal_usage(void)
            "  --out FILE            certificate path (default OUT_DIR/certificate.json;\n"
            "                        --self-test: OUT_DIR/selftest-certificate.json)\n"
            "  --out-dir DIR         where results go (default ./calibration)\n"
-           "  --quick | --thorough  ~20 s (~40 s with --self-test), or a slower and more\n"
-           "                        precise run (default ~60 s)\n"
+           "  --quick | --thorough  ~1 min (self-test ~45 s), or a slower and more precise\n"
+           "                        run (default ~3 min)\n"
            "  --self-test           inject a known client cost and check the fit recovers it\n"
            "  --self-test-cost K:US the injected cost per event, fixed:US or exp:US\n"
            "                        (default fixed:200)\n"
-           "  --step-duration DUR   length of one sweep step (default 2s; quick 1.5s;\n"
-           "                        thorough 5s; with --self-test 3s, 2.5s, 6s)\n"
-           "  --max-steps N         steps per worker count at most\n"
-           "  --time-budget DUR     time for all sweeps together (default 55s; quick 18s;\n"
-           "                        thorough 4m); each k gets an equal share, 4 steps at least\n"
+           "  --step-duration DUR   length of one batch (default 1.5s; quick 1s; thorough 3s;\n"
+           "                        with --self-test 2s, 1.5s, 3s)\n"
+           "  --batches N           batches per load level (default 4; quick 3; thorough 5)\n"
+           "  --max-steps N         load levels per worker count at most\n"
+           "  --time-budget DUR     time for all sweeps together (default 150s; quick 46s;\n"
+           "                        thorough 8m; quick self-test 40s); each k gets an equal\n"
+           "                        share, 3 levels at least\n"
            "  --start-rate R        first offered rate, requests/s per worker (default 20)\n"
            "  --max-rate R          highest offered rate, requests/s in all (default 200000)\n"
            "  --lag-bound DUR       a step whose schedule lag p99 passes this is saturated\n"
@@ -218,6 +229,10 @@ int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
             if (rb_parse_duration_ns(v, &n) || n < 1000000000LL || n > 86400000000000LL)
                 FAIL("--time-budget: want a duration from 1s to 24h, got '%s'", v);
             o->budget_ns = n;
+        } else if (!strcmp(name, "--batches")) {
+            if (rb_parse_i64(v, 1, 20, &n))
+                FAIL("--batches: want a whole number 1..20, got '%s'", v);
+            o->batches = (int)n;
         } else if (!strcmp(name, "--max-steps")) {
             if (rb_parse_i64(v, 1, 100, &n))
                 FAIL("--max-steps: want a whole number 1..100, got '%s'", v);

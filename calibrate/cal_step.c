@@ -22,6 +22,8 @@ void cal_step_clear(cal_step *s)
     s->overhead_mean_us = s->overhead_median_us = s->overhead_p99_us = NAN;
     s->predicted_wq_us = s->arrival_p_value = NAN;
     s->fit_pred_us = NAN;
+    s->level = -1;
+    s->host_busy = NAN;
 }
 
 static double num(const cJSON *o, const char *key)

@@ -8,8 +8,8 @@
 
 void cal_sweep_defaults(cal_sweep_cfg *c, int mode)
 {
-    static const double quick[] = {0.15, 0.35, 0.55, 0.7, 0.8, 0.88};
-    static const double normal[] = {0.1, 0.25, 0.4, 0.55, 0.65, 0.75, 0.82, 0.88, 0.92};
+    static const double quick[] = {0.1, 0.3, 0.5, 0.7, 0.85};
+    static const double normal[] = {0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.8, 0.87, 0.92};
     static const double thorough[] = {0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.62,
                                       0.7,  0.76, 0.82, 0.86, 0.9,  0.93, 0.95};
     const double *t = mode == 0 ? quick : mode == 2 ? thorough : normal;
@@ -25,7 +25,7 @@ void cal_sweep_defaults(cal_sweep_cfg *c, int mode)
         .max_steps = (int)n + 3,
         .max_rate = 1e6,
         .min_growth = 1.05,
-        .max_growth = 4.0,
+        .max_growth = 30.0,
     };
     memcpy(c->rho_targets, t, n * sizeof *t);
     c->n_targets = (int)n;
@@ -130,8 +130,11 @@ int cal_sweep_baseline_rates(const cal_step *steps, int n, int k, double rho_lo,
     int m = 0;
     for (int i = 0; i < n && m < max; i++) {
         const cal_step *s = &steps[i];
+        int seen = 0; /* the batches of a level share their rate: once each */
+        for (int j = 0; j < m; j++)
+            seen |= out[j] == s->request_rate;
         if (s->workers == k && !s->saturated && !s->outlier && s->request_rate > 0 &&
-            s->rho_mean >= rho_lo && s->rho_mean <= rho_hi)
+            s->rho_mean >= rho_lo && s->rho_mean <= rho_hi && !seen)
             out[m++] = s->request_rate;
     }
     if (m < 2) {

@@ -4,9 +4,9 @@
 # the judged steps without it (the baseline, same invocation, same rates),
 # and must recover the injected cost: fitted E[S] minus the baseline's E[S]
 # (the loop's own work, paid with or without injection) within 10% of it,
-# and PK's curve within 20% of the measured delay (median over the steps with
-# rho in [0.2, 0.85], none off by more than 60%). It must then write a
-# certificate with the keys loadgen reads. One run decides: no second try.
+# and the fitted curve d = c + R rho/(1 - rho) within 20% of the measured mean
+# delay (the median over the levels with rho in [0.2, 0.85]). It must then
+# write a certificate with the keys loadgen reads. One run decides: no second try.
 # Runs alone (RUN_SERIAL): the check is about CPU time. As root the self-test
 # runs loadgen's worker at real-time priority, so other processes' time does
 # not land in the client's queue. Under sanitizers the client's CPU time is

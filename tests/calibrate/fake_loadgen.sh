@@ -7,7 +7,8 @@
 # when given, all times FAKE_LOADGEN_ES_FACTOR: E[S] = (20 + cost) f, E[S^2] =
 # E[S]^2 + (20 f)^2 (+ (cost f)^2 for exp), transport 40 us.
 # FAKE_LOADGEN_PIDFILE: write the pid there; FAKE_LOADGEN_SLEEP: sleep first;
-# FAKE_LOADGEN_CRASH_ABOVE: crash above that rate.
+# FAKE_LOADGEN_CRASH_ABOVE: crash above that rate; FAKE_LOADGEN_KILL_SIM_ABOVE:
+# kill the simulator above that rate.
 set -euo pipefail
 rate=1 k=1 dir=. file=result.json cost="" seed=1 dur=1
 while [ $# -gt 0 ]; do
@@ -27,6 +28,12 @@ while [ $# -gt 0 ]; do
 done
 [ -n "${FAKE_LOADGEN_PIDFILE:-}" ] && echo $$ > "$FAKE_LOADGEN_PIDFILE"
 [ -n "${FAKE_LOADGEN_SLEEP:-}" ] && sleep "$FAKE_LOADGEN_SLEEP"
+# FAKE_LOADGEN_KILL_SIM_ABOVE: above this rate, kill the simulator (its pid in
+# FAKE_SIM_PIDFILE) and report every request failed, as a dead server does.
+if [ -n "${FAKE_LOADGEN_KILL_SIM_ABOVE:-}" ] &&
+   awk -v r="$rate" -v c="$FAKE_LOADGEN_KILL_SIM_ABOVE" 'BEGIN { exit !(r > c) }'; then
+  kill "$(cat "$FAKE_SIM_PIDFILE")" 2>/dev/null || true
+fi
 # FAKE_LOADGEN_CRASH_ABOVE: die of SIGSEGV when asked for more than this rate.
 if [ -n "${FAKE_LOADGEN_CRASH_ABOVE:-}" ] &&
    awk -v r="$rate" -v c="$FAKE_LOADGEN_CRASH_ABOVE" 'BEGIN { exit !(r > c) }'; then

@@ -33,16 +33,20 @@ static void test_defaults(void **state)
     assert_true(o.budget_us == 100);
     assert_true(o.lag_bound_ms == 1.0);
     assert_int_equal(o.mode, CAL_MODE_DEFAULT);
-    assert_true(cal_opts_step_ns(&o) == 2000000000LL);
-    assert_true(cal_opts_budget_ns(&o) == 55000000000LL);
-    /* the quick self-test gets longer steps and the time to reach rho ~0.85 */
+    assert_true(cal_opts_step_ns(&o) == 1500000000LL);
+    assert_int_equal(cal_opts_batches(&o), 4);
+    assert_true(cal_opts_budget_ns(&o) == 150000000000LL);
+    /* quick: three 1 s batches a level, the sweeps within 46 s; the
+     * self-test's batches are longer */
     cal_opts q;
     cal_opts_defaults(&q, 2);
     q.mode = CAL_MODE_QUICK;
-    assert_true(cal_opts_budget_ns(&q) == 18000000000LL);
+    assert_true(cal_opts_budget_ns(&q) == 46000000000LL);
+    assert_true(cal_opts_step_ns(&q) == 1000000000LL);
+    assert_int_equal(cal_opts_batches(&q), 3);
     q.self_test = 1;
     assert_true(cal_opts_budget_ns(&q) == 40000000000LL);
-    assert_true(cal_opts_step_ns(&q) == 3500000000LL);
+    assert_true(cal_opts_step_ns(&q) == 1500000000LL);
     cal_opts_defaults(&o, 1);
     assert_int_equal(o.n_workers, 1);
 }
@@ -66,7 +70,9 @@ static void test_flags(void **state)
     assert_true(o.cost_us == 300);
     assert_int_equal(o.n_workers, 1);
     assert_true(fabs(o.lag_bound_ms - 7.5) < 1e-12);
-    assert_true(cal_opts_step_ns(&o) == 3000000000LL); /* self-test steps are longer */
+    assert_true(cal_opts_step_ns(&o) == 2000000000LL); /* self-test batches are longer */
+    assert_int_equal(parse(&o, err, "--batches", "6", NULL, NULL), 0);
+    assert_int_equal(cal_opts_batches(&o), 6);
     assert_int_equal(parse(&o, err, "--self-test", "--workers", "2", "--lag-bound=2ms"), 0);
     assert_int_equal(o.workers[0], 2);
     assert_true(o.lag_bound_ms == 2.0);

@@ -77,34 +77,37 @@ static void test_next_rate(void **state)
 {
     (void)state;
     cal_sweep_cfg c;
-    cal_sweep_defaults(&c, 1); /* targets 0.1, 0.25, 0.4, 0.55, ... growth [1.05, 4] */
+    cal_sweep_defaults(&c, 1); /* targets 0.05, 0.15, 0.3, 0.45, 0.6, ... growth [1.05, 30] */
     cal_step s[4];
     NEAR(cal_sweep_next_rate(&c, s, 0, 20), 20);
-    /* rho 0.1 at 100/s: 1 ms busy per request; target 0.25 -> 250/s (growth 2.5) */
+    /* rho 0.1 at 100/s: 1 ms busy per request; target 0.15 -> 150/s */
     s[0] = step(100, 100, 0.1);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 250);
-    /* rho 0.2 at 100/s: target 0.25 -> 125/s */
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 150);
+    /* rho 0.2 at 100/s: target 0.3 -> 150/s */
     s[0] = step(100, 100, 0.2);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 125);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 150);
     /* a tiny rho: the geometric ceiling */
     s[0] = step(100, 100, 0.001);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 400);
-    /* rho 0.5 at 100/s: target 0.55 (> 0.53) -> 110/s */
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 3000);
+    /* rho 0.004 at 20/s: target 0.05 -> 250/s */
+    s[0] = step(20, 20, 0.004);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 250);
+    /* rho 0.5 at 100/s: target 0.6 (> 0.53) -> 120/s */
     s[0] = step(100, 100, 0.5);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 110);
-    /* rho 0.54: 0.55 is within 0.03, so 0.65 -> 120.37/s */
-    s[0] = step(100, 100, 0.54);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 100 * 0.65 / 0.54);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 120);
+    /* rho 0.58: 0.6 is within 0.03, so 0.7 -> 120.69/s */
+    s[0] = step(100, 100, 0.58);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 100 * 0.7 / 0.58);
     /* two workers: busy per request = rho k / achieved */
     s[0] = step(200, 200, 0.1);
     s[0].workers = 2;
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 500);
-    /* rho 0.8: 0.82 is within 0.03, so 0.88 -> 110/s */
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 300);
+    /* rho 0.8: 0.87 is the next target -> 108.75/s */
     s[0] = step(100, 100, 0.8);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 110);
-    /* the floor of growth: 1.1 wanted, 1.2 the least */
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 108.75);
+    /* the floor of growth: 1.09 wanted, 1.2 the least */
     c.min_growth = 1.2;
-    s[0] = step(100, 100, 0.5);
+    s[0] = step(100, 100, 0.55);
     NEAR(cal_sweep_next_rate(&c, s, 1, 20), 120);
 }
 
@@ -197,6 +200,12 @@ static void test_baseline_rates(void **state)
     assert_int_equal(cal_sweep_baseline_rates(s, 6, 1, 0.2, 0.85, out, 8), 3);
     assert_true(out[0] == 90 && out[1] == 150 && out[2] == 200);
     assert_int_equal(cal_sweep_baseline_rates(s, 6, 1, 0.2, 0.85, out, 2), 2);
+    /* two batches of one level: its rate once */
+    s[0].request_rate = 150;
+    s[0].rho_mean = 0.5;
+    assert_int_equal(cal_sweep_baseline_rates(s, 6, 1, 0.2, 0.85, out, 8), 3);
+    s[0].request_rate = 20;
+    s[0].rho_mean = 0.07;
     /* nothing in the window: the two fastest unsaturated */
     assert_int_equal(cal_sweep_baseline_rates(s, 6, 1, 0.9, 0.95, out, 8), 2);
     assert_true(out[0] == 150 && out[1] == 200);
