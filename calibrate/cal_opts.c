@@ -27,7 +27,6 @@ void cal_opts_defaults(cal_opts *o, int online_cpus)
         .seed = 1,
         .plot = 1,
     };
-    snprintf(o->out_dir, sizeof o->out_dir, "calibration");
     o->workers[0] = 1;
     o->n_workers = 1;
     if (online_cpus > 1 && online_cpus <= 64) o->workers[o->n_workers++] = online_cpus;
@@ -104,7 +103,8 @@ const char *cal_usage(void)
            "  --budget-us US        client-delay budget that defines 'safe' (default 100)\n"
            "  --out FILE            certificate path (default OUT_DIR/certificate.json;\n"
            "                        --self-test: OUT_DIR/selftest-certificate.json)\n"
-           "  --out-dir DIR         where results go (default ./calibration)\n"
+           "  --out-dir DIR         where the run's files go (default: beside --out; one of\n"
+           "                        the two is needed)\n"
            "  --quick | --thorough  ~1 min (self-test ~45 s), or a slower and more precise\n"
            "                        run (default ~3 min)\n"
            "  --self-test           inject a known client cost and check the fit recovers it\n"
@@ -210,6 +210,7 @@ int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
         } else if (!strcmp(name, "--out-dir")) {
             if (!*v || copy_str(o->out_dir, sizeof o->out_dir, v))
                 FAIL("--out-dir: want a directory, got '%s'", v);
+            o->out_dir_given = 1;
         } else if (!strcmp(name, "--self-test-cost")) {
             const char *colon = strchr(v, ':');
             size_t kl = colon ? (size_t)(colon - v) : 0;
@@ -289,6 +290,20 @@ int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
         } else {
             FAIL("%s: unknown option (see --help)", name);
         }
+    }
+    /* Nothing goes into the current directory unless asked: the run's files
+     * go into --out-dir, or beside the certificate --out names. */
+    if (!o->out_dir_given) {
+        if (!o->out[0])
+            FAIL("say where the results go: --out-dir DIR, or --out FILE (the other files "
+                 "then go beside it)");
+        const char *slash = strrchr(o->out, '/');
+        if (!slash)
+            snprintf(o->out_dir, sizeof o->out_dir, ".");
+        else if (slash == o->out)
+            snprintf(o->out_dir, sizeof o->out_dir, "/");
+        else
+            snprintf(o->out_dir, sizeof o->out_dir, "%.*s", (int)(slash - o->out), o->out);
     }
     if (o->lag_bound_ms == 0) {
         /* The dispatch timer waits in the same queue as the events, so its lag

@@ -17,7 +17,8 @@ typedef struct cal_opts {
     int n_workers;
     int workers_given;
     double budget_us;
-    char out_dir[1024];
+    char out_dir[1024]; /* --out-dir, or the directory of --out */
+    int out_dir_given;
     char out[1024]; /* certificate path; "" = <out_dir>/certificate.json */
     cal_mode mode;
     int self_test;

@@ -19,7 +19,7 @@ void cal_sweep_defaults(cal_sweep_cfg *c, int mode)
     *c = (cal_sweep_cfg){
         .min_achieved_ratio = 0.95,
         .lag_bound_ms = 1.0,
-        .max_failed_ratio = 0.01,
+        .max_failed_ratio = 0.0, /* a batch with failures is no measurement */
         .stop_rho = 0.93,
         .retry_below_rho = 0.5,
         .max_steps = (int)n + 3,

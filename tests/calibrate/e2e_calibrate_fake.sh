@@ -92,6 +92,30 @@ done
 [ "$("$cal" --simserver "$fsim" --loadgen "$flg" --out /proc/nope/c.json --out-dir "$tmp/d" \
       > /dev/null 2>&1; echo $?)" = 2 ] || fail "an unwritable --out should exit 2 before the run"
 
+# 3b. Nothing lands in the current directory: with --out alone the run's files
+# go beside the certificate; with neither --out nor --out-dir, exit 2.
+mkdir -p "$tmp/cwd"
+(cd "$tmp/cwd" && "$cal" --quiet --quick --workers 1 --simserver "$fsim" --loadgen "$flg" \
+  --out "$tmp/o/host.json" > /dev/null) || fail "--out alone exited $?"
+[ -z "$(ls -A "$tmp/cwd")" ] || fail "calibrate wrote into the current directory: $(ls -A "$tmp/cwd")"
+[ -f "$tmp/o/host.json" ] && [ -d "$tmp/o/steps" ] && [ -f "$tmp/o/calibration.gp" ] \
+  || fail "the run's files are not beside --out: $(ls -A "$tmp/o")"
+set +e
+msg=$(cd "$tmp/cwd" && "$cal" --quick --simserver "$fsim" --loadgen "$flg" 2>&1 > /dev/null)
+rc=$?
+set -e
+[ $rc = 2 ] || fail "neither --out nor --out-dir gave exit $rc, want 2"
+case "$msg" in *"--out-dir DIR, or --out FILE"*) ;; *) fail "message: $msg" ;; esac
+[ -z "$(ls -A "$tmp/cwd")" ] || fail "a refused run wrote into the current directory"
+
+# 3c. A directory with a quote in its name still plots (every path is quoted
+# for gnuplot).
+if command -v gnuplot > /dev/null; then
+  "$cal" --quiet --quick --workers 1 --simserver "$fsim" --loadgen "$flg" \
+    --out-dir "$tmp/o'brien" > /dev/null || fail "--out-dir o'brien exited $?"
+  [ -s "$tmp/o'brien/calibration.png" ] || fail "no plot in a directory named o'brien: $(cat "$tmp/o'brien/gnuplot.log")"
+fi
+
 # 4. The time budget: batches of 0.3 s against a budget of 1 s stop each k at
 # the minimum of three levels (the first of one batch, then 4 batches each).
 FAKE_LOADGEN_SLEEP=0.3 "$cal" --quiet --time-budget 1s --workers 1,2 --simserver "$fsim" \

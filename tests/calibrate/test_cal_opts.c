@@ -12,13 +12,43 @@
 #include "cal_opts.h"
 #include "cal_proc.h"
 
+/* --out-dir out, then a0..a3 (NULL ends them) */
 static int parse(cal_opts *o, char *err, const char *a0, const char *a1, const char *a2,
                  const char *a3)
 {
-    char *argv[4] = {(char *)a0, (char *)a1, (char *)a2, (char *)a3};
     int argc = a0 ? (a1 ? (a2 ? (a3 ? 4 : 3) : 2) : 1) : 0;
+    char *argv[6] = {"--out-dir", "out", (char *)a0, (char *)a1, (char *)a2, (char *)a3};
     cal_opts_defaults(o, 8);
-    return cal_opts_parse(o, argc, argv, err, 256);
+    return cal_opts_parse(o, argc + 2, argv, err, 256);
+}
+
+/* The run's files go into --out-dir or beside --out, never into the current
+ * directory unasked: with neither, calibrate refuses. */
+static void test_where_files_go(void **state)
+{
+    (void)state;
+    cal_opts o;
+    char err[256];
+    char *beside[] = {"--out", "/tmp/certs/host.json"};
+    cal_opts_defaults(&o, 2);
+    assert_int_equal(cal_opts_parse(&o, 2, beside, err, sizeof err), 0);
+    assert_string_equal(o.out_dir, "/tmp/certs");
+    char *top[] = {"--out", "/host.json"};
+    cal_opts_defaults(&o, 2);
+    assert_int_equal(cal_opts_parse(&o, 2, top, err, sizeof err), 0);
+    assert_string_equal(o.out_dir, "/");
+    char *here[] = {"--out", "host.json"}; /* asked for: here */
+    cal_opts_defaults(&o, 2);
+    assert_int_equal(cal_opts_parse(&o, 2, here, err, sizeof err), 0);
+    assert_string_equal(o.out_dir, ".");
+    char *both[] = {"--out", "/a/host.json", "--out-dir", "/b"};
+    cal_opts_defaults(&o, 2);
+    assert_int_equal(cal_opts_parse(&o, 4, both, err, sizeof err), 0);
+    assert_string_equal(o.out_dir, "/b");
+    char *none[] = {"--quick"};
+    cal_opts_defaults(&o, 2);
+    assert_int_equal(cal_opts_parse(&o, 1, none, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "--out-dir DIR, or --out FILE"));
 }
 
 static void test_defaults(void **state)
@@ -138,11 +168,9 @@ static void test_listening_line(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_bad_values_name_flag_and_value),
-        cmocka_unit_test(test_int_list),
-        cmocka_unit_test(test_listening_line),
+        cmocka_unit_test(test_defaults), cmocka_unit_test(test_where_files_go),
+        cmocka_unit_test(test_flags),    cmocka_unit_test(test_bad_values_name_flag_and_value),
+        cmocka_unit_test(test_int_list), cmocka_unit_test(test_listening_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

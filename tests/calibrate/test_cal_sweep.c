@@ -56,10 +56,11 @@ static void test_saturation_rule(void **state)
     s.lag_p50_ms = 0.2;
     assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
     s = step(1000, 1000, 0.5);
-    s.failed = 10; /* 10 of 1010: under 1% */
+    s.failed = 0;
     assert_false(cal_sweep_saturated(&c, &s, why, sizeof why));
-    s.failed = 11;
+    s.failed = 1; /* a batch with a failed request is no measurement */
     assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
+    assert_non_null(strstr(why, "1 of 1001 requests failed"));
     s = step(1000, 1000, 0.5);
     s.completed = 0;
     assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
