@@ -9,6 +9,8 @@
 # shared host varies: this is a benchmark with a pass rate, not a test.
 # Usage: results/calibrate/run.sh [--build DIR] [--quick N] [--selftest N]
 #                                 [--tag NAME] [--default N]
+# (--build: a folder with calibrate/, loadgen/, simserver/ binaries; a copy
+# of the build lets the tree change while the benchmark runs.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$here/../../build
@@ -55,6 +57,7 @@ one() { # kind seed args...
   tail -1 "$tsv"
 }
 start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+commit="$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD -- ../../calibrate ../../loadgen 2>/dev/null || echo ' (with uncommitted changes)')"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 for i in $(seq "$nq"); do one quick "$i" --quick; done
 for i in $(seq "$ns"); do one selftest "$((40 + i))" --quick --self-test; done
@@ -83,7 +86,7 @@ summary=$(awk -F'\t' 'function isort(a, c,   i, j, t) { for (i = 2; i <= c; i++)
   echo "# calibrate benchmark $tag"
   echo
   echo "- command: \`$cmdline\` (calibrate at $cal)"
-  echo "- commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "- commit: $commit (at the start)"
   echo "- host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs online, $(uname -sr), $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "- from $start to $(date -u +%Y-%m-%dT%H:%M:%SZ); load average at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
