@@ -158,10 +158,15 @@ void lg_cert_check(const lg_cert *c, const rb_host *h, int k, double rate, lg_ce
     }
     if (isnan(rate)) {
         d->ok = 1;
-        snprintf(
-            d->message, sizeof d->message,
-            "closed loop: no planned rate to compare with the certified %.1f requests/s per worker",
-            best->safe_rate_per_worker);
+        if (isnan(best->safe_rate_per_worker))
+            snprintf(d->message, sizeof d->message,
+                     "closed loop: no planned rate to compare with the certified safe rho %.3f",
+                     best->safe_rho);
+        else
+            snprintf(d->message, sizeof d->message,
+                     "closed loop: no planned rate to compare with the certified %.1f requests/s "
+                     "per worker",
+                     best->safe_rate_per_worker);
         return;
     }
     double per = rate / k;

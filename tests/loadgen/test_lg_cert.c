@@ -205,6 +205,10 @@ static void test_rule_v2(void **state)
     lg_cert_check_plan(&c, &h, 2, 100, NAN, &d);
     assert_false(d.ok);
     assert_non_null(strstr(d.message, "no cost model"));
+    /* closed loop: nothing to compare, and the message names safe_rho */
+    lg_cert_check_plan(&c, &h, 2, NAN, 16, &d);
+    assert_true(d.ok);
+    assert_non_null(strstr(d.message, "certified safe rho 0.200"));
     /* k=2 by prediction: 1000/s of 16 tokens = 0.072 per worker <= 0.2 */
     lg_cert_check_plan(&c, &h, 2, 1000, 16, &d);
     assert_true(d.ok);
