@@ -132,21 +132,29 @@ double cal_baseline_service_us(const cal_step *steps, int n, int k, double ci[2]
 
 /* The delay fit over the counted levels of out (idx[0..L)), with its
  * bootstrap over the batches of steps. */
-static void fit_levels(const cal_step *steps, int n, int k, const int *idx, int L, cal_per_k *out)
+/* The pooled relative spread (squared) of a batch's mean delay over the
+ * counted levels idx[0..L) with two batches or more, and its degrees of
+ * freedom sum(n - 1); NAN and 0 when there is none. */
+static double pooled_cv2(const cal_per_k *out, const int *idx, int L, int *dof)
 {
-    double x[CAL_MAX_LEVELS], y[CAL_MAX_LEVELS], w[CAL_MAX_LEVELS];
-    /* the pooled relative spread of a batch's mean delay */
     double cv2 = 0;
-    int pure_dof = 0;
+    *dof = 0;
     for (int j = 0; j < L; j++) {
         const cal_level *l = &out->levels[idx[j]];
         if (l->n >= 2 && l->delay_us > 0 && isfinite(l->delay_sd_us)) {
             double rel = l->delay_sd_us / l->delay_us;
             cv2 += (l->n - 1) * rel * rel;
-            pure_dof += l->n - 1;
+            *dof += l->n - 1;
         }
     }
-    cv2 = pure_dof > 0 ? cv2 / pure_dof : NAN;
+    return *dof > 0 ? cv2 / *dof : NAN;
+}
+
+static void fit_levels(const cal_step *steps, int n, int k, const int *idx, int L, cal_per_k *out)
+{
+    double x[CAL_MAX_LEVELS], y[CAL_MAX_LEVELS], w[CAL_MAX_LEVELS];
+    int pure_dof;
+    double cv2 = pooled_cv2(out, idx, L, &pure_dof);
     double cvw = isfinite(cv2) && cv2 > 1e-8 ? cv2 : 1e-4; /* weights need a scale only */
     for (int j = 0; j < L; j++) {
         const cal_level *l = &out->levels[idx[j]];
@@ -282,6 +290,17 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
             idx[L++] = j;
     }
     if (L == 0) return -ENODATA;
+    /* Each level's error bar from the pooled spread: a level's own two or
+     * three batches say little about their spread (with 2 degrees of freedom
+     * the t factor alone is 4.3), the pool of all levels' batches far more.
+     * A level of one batch gets one too. */
+    int pdof;
+    double pcv2 = pooled_cv2(out, idx, L, &pdof);
+    if (pdof >= 1 && isfinite(pcv2))
+        for (int j = 0; j < out->n_levels; j++) {
+            cal_level *l = &out->levels[j];
+            l->delay_err_us = cal_t95(pdof) * sqrt(pcv2) * l->delay_us / sqrt((double)l->n);
+        }
     snprintf(out->method, sizeof out->method, "measured");
     if (L >= 2) fit_levels(steps, n, k, idx, L, out);
     int fitted = !strcmp(out->method, "wls-bootstrap");

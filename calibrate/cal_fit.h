@@ -22,7 +22,9 @@
  *
  * Safe (cal_rule.h): the certified utilisation safe_rho is the lower of the
  * highest level measured within budget (its mean delay minus c, plus its
- * error bar; below any level confirmed bad) and the fit's bound model_rho =
+ * error bar; below any level confirmed bad; the error bar is the 95% t
+ * interval of its mean with the pooled relative spread cv and its degrees of
+ * freedom, t cv d / sqrt(n), so a level of one batch has one too) and the fit's bound model_rho =
  * b / (b + R_hi), where the upper 95% bound of the predicted queueing delay
  * R rho / (1 - rho) reaches the budget b. A fit that fails its test gives
  * the measured range only, and says so. The rates, for the calibration's

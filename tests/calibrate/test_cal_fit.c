@@ -221,6 +221,34 @@ static void test_outlier_and_confirmed(void **state)
     NEAR(p.safe_rho, 0.3, 1e-12);
 }
 
+/* The error bars come from the pooled spread of all levels' batches: a
+ * level of one batch has one too, and a noisy pool widens every level's. */
+static void test_pooled_error_bars(void **state)
+{
+    (void)state;
+    static cal_step s[40];
+    int n = levels(s, 1, 0, SMALL);
+    s[n++] = batch(1, 9, 0.05, truth(0.05)); /* one batch */
+    static cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    const cal_level *one = &p.levels[NLV];
+    assert_int_equal(one->n, 1);
+    assert_true(isfinite(one->delay_err_us) && one->delay_err_us > 0);
+    /* 5 levels x 2 degrees of freedom: t(10) = 2.228; the one-batch level's
+     * bar is sqrt(3) times a three-batch level's relative one */
+    const cal_level *three = &p.levels[0];
+    NEAR(one->delay_err_us / one->delay_us, sqrt(3.0) * three->delay_err_us / three->delay_us,
+         1e-9);
+    /* 30% noise per batch: the bars grow, and the level at 0.7 (W_q 47 us)
+     * is no longer within budget with its bar */
+    static const double BIG[NLV][3] = {
+        {0.3, -0.3, 0}, {-0.3, 0.3, 0}, {0.3, -0.3, 0}, {-0.3, 0.3, 0}, {0.3, -0.3, 0}};
+    n = levels(s, 1, 0, BIG);
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    assert_true(p.levels[3].delay_err_us > 0.3 * p.levels[3].delay_us);
+    assert_true(p.safe_rho < 0.7);
+}
+
 static void test_no_data(void **state)
 {
     (void)state;
@@ -342,13 +370,10 @@ static void test_selftest_checks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fit_and_safe_region),
-        cmocka_unit_test(test_interval_coverage),
-        cmocka_unit_test(test_goodness_of_fit),
-        cmocka_unit_test(test_outlier_and_confirmed),
-        cmocka_unit_test(test_no_data),
-        cmocka_unit_test(test_cost_model),
-        cmocka_unit_test(test_baseline_service),
+        cmocka_unit_test(test_fit_and_safe_region), cmocka_unit_test(test_interval_coverage),
+        cmocka_unit_test(test_goodness_of_fit),     cmocka_unit_test(test_outlier_and_confirmed),
+        cmocka_unit_test(test_pooled_error_bars),   cmocka_unit_test(test_no_data),
+        cmocka_unit_test(test_cost_model),          cmocka_unit_test(test_baseline_service),
         cmocka_unit_test(test_selftest_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
