@@ -18,11 +18,18 @@ static int find(const cal_level *lv, int n, int k, int level)
     return -1;
 }
 
+/* Whether batch s of level l counts in its means: a saturated batch is no
+ * measurement, unless the whole level saturated (it keeps its figures). */
+static int counts(const cal_level *l, const cal_step *s, const int *total, int j)
+{
+    return !s->saturated || l->n_saturated == total[j];
+}
+
 int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int max)
 {
     int m = 0;
-    /* sums first, then means and spreads */
-    double s_rho2[CAL_MAX_LEVELS], s_d2[CAL_MAX_LEVELS], s_busy_n[CAL_MAX_LEVELS];
+    int total[CAL_MAX_LEVELS];
+    /* the levels and their batch counts first */
     for (int i = 0; i < n; i++) {
         const cal_step *s = &steps[i];
         if (s->workers != k || s->level < 0) continue;
@@ -34,13 +41,22 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
             out[j].workers = k;
             out[j].level = s->level;
             out[j].request_rate = s->request_rate;
-            s_rho2[j] = s_d2[j] = s_busy_n[j] = 0;
+            total[j] = 0;
         }
+        total[j]++;
+        out[j].n_saturated += s->saturated != 0;
+        out[j].outlier |= s->outlier;
+        out[j].confirmed |= s->confirmed;
+    }
+    /* then the sums over the batches that count */
+    double s_rho2[CAL_MAX_LEVELS] = {0}, s_d2[CAL_MAX_LEVELS] = {0}, s_busy_n[CAL_MAX_LEVELS] = {0};
+    for (int i = 0; i < n; i++) {
+        const cal_step *s = &steps[i];
+        if (s->workers != k || s->level < 0) continue;
+        int j = find(out, m, k, s->level);
+        if (j < 0 || !counts(&out[j], s, total, j)) continue;
         cal_level *l = &out[j];
         l->n++;
-        l->n_saturated += s->saturated != 0;
-        l->outlier |= s->outlier;
-        l->confirmed |= s->confirmed;
         l->rho += s->rho_mean;
         s_rho2[j] += s->rho_mean * s->rho_mean;
         l->delay_us += s->overhead_mean_us;
@@ -62,7 +78,7 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
         l->callback_rate_per_worker /= nn;
         l->events_per_request /= nn;
         l->host_busy = s_busy_n[j] > 0 ? l->host_busy / s_busy_n[j] : NAN;
-        l->saturated = 2 * l->n_saturated > l->n;
+        l->saturated = 2 * l->n_saturated > total[j];
         if (l->n >= 2) {
             l->rho_sd = sqrt(fmax(0, (s_rho2[j] - nn * l->rho * l->rho) / (nn - 1)));
             l->delay_sd_us = sqrt(fmax(0, (s_d2[j] - nn * l->delay_us * l->delay_us) / (nn - 1)));

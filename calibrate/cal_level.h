@@ -2,10 +2,13 @@
  * measured in a few short batches (one loadgen run each, cal_step.level
  * naming the level), so each level has its own error bar. Pure. No I/O.
  *
- * A level's figures are the means over its batches; delay_err_us is the
- * half-width of the 95% t interval of the mean delay over the batches
- * (NAN with one batch). A level is saturated when more than half of its
- * batches were. outlier / confirmed come from the batches (the sweep marks
+ * A level's figures are the means over its batches that did not saturate
+ * (a saturated batch is no measurement: one stall of the host in one batch
+ * does not move its level), or over all of them when every batch saturated;
+ * n counts the batches in the means. delay_err_us is the half-width of the
+ * 95% t interval of the mean delay over those batches (NAN with one; cal_fit
+ * replaces it by the pooled one). A level is saturated when more than half
+ * of its batches were. outlier / confirmed come from the batches (the sweep marks
  * every batch of a level that its repeat overruled, or that its repeat
  * confirmed). */
 #ifndef CAL_LEVEL_H
@@ -17,7 +20,7 @@
 
 typedef struct cal_level {
     int workers, level;
-    int n, n_saturated; /* batches, and how many of them saturated */
+    int n, n_saturated; /* batches in the means, and how many of all saturated */
     double request_rate;
     double rho, rho_sd;
     double delay_us, delay_sd_us, delay_err_us;

@@ -23,7 +23,8 @@ rc=$?
 set -e
 cat "$tmp/stdout"
 cert=$out/selftest-certificate.json
-jq -e '.rhobench_certificate >= 1 and (.per_k[0].safe_total_rate > 0) and .self_test' "$cert" \
+jq -e '.rhobench_certificate == 2 and .self_test and (.per_k[0] | has("safe_rho") and has("safe_total_rate"))
+       and (.cost_model | has("per_event_us")) and .reference_workload.rate_unit == "requests/s"' "$cert" \
   > /dev/null || { cat "$tmp/stderr" >&2; echo "FAIL: no valid certificate (exit $rc)" >&2; exit 1; }
 grep -Eq "^k=1 baseline \(same rates, no injected cost\): the client's own busy time [0-9.]+ us" \
   "$tmp/stdout" || { cat "$tmp/stderr" >&2; echo "FAIL: no baseline measured" >&2; exit 1; }
