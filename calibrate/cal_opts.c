@@ -60,13 +60,24 @@ int cal_opts_batches(const cal_opts *o)
 int64_t cal_opts_budget_ns(const cal_opts *o)
 {
     if (o->budget_ns > 0) return o->budget_ns;
-    /* Quick: five levels of three 1 s batches for each of two worker counts
-     * (~4.5 s a level), the whole run within a minute; the self-test, one
-     * worker count with 1.5 s batches, and its baseline after it. */
+    /* Quick: five levels of three 1 s batches (~4.5 s a level) and a repeat
+     * or two for one worker, fewer for the others, the whole run within a
+     * minute; the self-test, one worker count with 1.5 s batches, and its
+     * baseline after it. */
     if (o->self_test && o->mode == CAL_MODE_QUICK) return 40000000000LL;
-    return o->mode == CAL_MODE_QUICK      ? 46000000000LL
+    return o->mode == CAL_MODE_QUICK      ? 50000000000LL
            : o->mode == CAL_MODE_THOROUGH ? 480000000000LL
                                           : 150000000000LL;
+}
+
+double cal_opts_budget_share(const cal_opts *o, int i)
+{
+    int n = o->n_workers;
+    if (n <= 1) return 1.0;
+    if (i >= n - 1) return 1.0;
+    if (o->workers[0] != 1) return (double)(i + 1) / n;
+    /* one worker first, with 60%: it must reach the knee (rho >= 0.7) */
+    return 0.6 + 0.4 * (double)i / (n - 1);
 }
 
 int cal_parse_int_list(const char *s, int *out, int max, int *n)
@@ -114,9 +125,9 @@ const char *cal_usage(void)
            "                        with --self-test 2s, 1.5s, 3s)\n"
            "  --batches N           batches per load level (default 4; quick 3; thorough 5)\n"
            "  --max-steps N         load levels per worker count at most\n"
-           "  --time-budget DUR     time for all sweeps together (default 150s; quick 46s;\n"
-           "                        thorough 8m; quick self-test 40s); each k gets an equal\n"
-           "                        share, 3 levels at least\n"
+           "  --time-budget DUR     time for all sweeps together (default 150s; quick 50s;\n"
+           "                        thorough 8m; quick self-test 40s); one worker first gets\n"
+           "                        60%, the others share the rest; 3 levels each at least\n"
            "  --start-rate R        first offered rate, requests/s per worker (default 20)\n"
            "  --max-rate R          highest offered rate, requests/s in all (default 200000)\n"
            "  --lag-bound DUR       a step whose schedule lag p99 passes this is saturated\n"

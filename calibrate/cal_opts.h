@@ -58,7 +58,12 @@ int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
 int64_t cal_opts_step_ns(const cal_opts *o);
 /* Batches per load level: quick 3, default 4, thorough 5, or --batches. */
 int cal_opts_batches(const cal_opts *o);
-/* The time budget of all sweeps together: quick 46 s (with --self-test
+/* The end of the i-th worker count's sweep, as a fraction of the time budget
+ * from the start: a first count of 1 ends at 0.6 (one worker must reach the
+ * knee; the others share the rest equally), otherwise equal shares; the last
+ * ends at 1. */
+double cal_opts_budget_share(const cal_opts *o, int i);
+/* The time budget of all sweeps together: quick 50 s (with --self-test
  * 40 s), default 150 s, thorough 480 s (the whole run adds the simulator's
  * start, the probe, the fit and the plot, a few seconds). */
 int64_t cal_opts_budget_ns(const cal_opts *o);

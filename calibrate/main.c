@@ -743,13 +743,14 @@ int main(int argc, char **argv)
                 "for the CPUs, and their time is measured as the client's\n",
                 load_start, cpus);
     if (start_simserver(r) != 0) return 1;
-    /* Each k gets an equal share of the time budget; what one leaves over
-     * goes to the next. */
+    /* Each k gets its share of the time budget (cal_opts_budget_share); what
+     * one leaves over goes to the next. */
     int64_t budget_ns = cal_opts_budget_ns(&r->o);
     for (int i = 0; i < CAL_MAX_K; i++)
         r->base_us[i] = r->base_us_ci[i][0] = r->base_us_ci[i][1] = NAN;
     for (int i = 0; i < r->o.n_workers && !cal_proc_interrupted(); i++)
-        sweep_k(r, r->o.workers[i], t0 + budget_ns * (i + 1) / r->o.n_workers);
+        sweep_k(r, r->o.workers[i],
+                t0 + (int64_t)((double)budget_ns * cal_opts_budget_share(&r->o, i)));
     for (int i = 0; r->o.self_test && i < r->o.n_workers && !cal_proc_interrupted() && !r->dead;
          i++)
         baseline_k(r, i);

@@ -71,7 +71,19 @@ static void test_defaults(void **state)
     cal_opts q;
     cal_opts_defaults(&q, 2);
     q.mode = CAL_MODE_QUICK;
-    assert_true(cal_opts_budget_ns(&q) == 46000000000LL);
+    assert_true(cal_opts_budget_ns(&q) == 50000000000LL);
+    /* k = 1 first gets 60% of the time, the others share the rest */
+    q.n_workers = 3;
+    q.workers[0] = 1, q.workers[1] = 2, q.workers[2] = 4;
+    assert_true(fabs(cal_opts_budget_share(&q, 0) - 0.6) < 1e-12);
+    assert_true(fabs(cal_opts_budget_share(&q, 1) - 0.8) < 1e-12);
+    assert_true(cal_opts_budget_share(&q, 2) == 1.0);
+    q.workers[0] = 3; /* no single worker: equal shares */
+    assert_true(fabs(cal_opts_budget_share(&q, 0) - 1.0 / 3) < 1e-12);
+    q.n_workers = 1;
+    assert_true(cal_opts_budget_share(&q, 0) == 1.0);
+    cal_opts_defaults(&q, 2);
+    q.mode = CAL_MODE_QUICK;
     assert_true(cal_opts_step_ns(&q) == 1000000000LL);
     assert_int_equal(cal_opts_batches(&q), 3);
     q.self_test = 1;
