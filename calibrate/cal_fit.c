@@ -344,11 +344,15 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
 
     /* Did the host give out first? The busiest level tried, on a host whose
      * CPUs were all but fully busy, that did not keep up or reach rho 0.7. */
-    int top = -1;
-    for (int j = 0; j < out->n_levels; j++)
-        if (!out->levels[j].outlier &&
-            (top < 0 || out->levels[j].request_rate > out->levels[top].request_rate))
+    int top = -1; /* the fastest level; of its repeats, the one on the busiest host */
+    for (int j = 0; j < out->n_levels; j++) {
+        const cal_level *l = &out->levels[j];
+        if (l->outlier) continue;
+        if (top < 0 || l->request_rate > out->levels[top].request_rate ||
+            (l->request_rate == out->levels[top].request_rate &&
+             l->host_busy > out->levels[top].host_busy))
             top = j;
+    }
     if (top >= 0 && rule.limit != CAL_LIMIT_MODEL) {
         const cal_level *t = &out->levels[top];
         if (t->host_busy >= CAL_HOST_BUSY_LIMIT && (t->saturated || t->rho < 0.7)) {

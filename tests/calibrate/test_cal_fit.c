@@ -249,6 +249,30 @@ static void test_pooled_error_bars(void **state)
     assert_true(p.safe_rho < 0.7);
 }
 
+/* The host ran out first: the fastest level saturated on a host whose CPUs
+ * were all but fully busy; of two levels at that rate, the busier counts. */
+static void test_host_limit(void **state)
+{
+    (void)state;
+    static cal_step s[40];
+    int n = levels(s, 1, 0, SMALL);
+    for (int i = 0; i < n; i++)
+        s[i].host_busy = 0.5;
+    static cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    assert_false(p.host_limited);
+    for (int lv = 5; lv <= 6; lv++)
+        for (int b = 0; b < 3; b++) {
+            s[n] = batch(1, lv, 0.6, 5000);
+            s[n].request_rate = 1e5;
+            s[n].saturated = 1;
+            s[n++].host_busy = lv == 5 ? 0.8 : 0.96;
+        }
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    assert_true(p.host_limited);
+    assert_non_null(strstr(p.host_note, "96% busy"));
+}
+
 static void test_no_data(void **state)
 {
     (void)state;
@@ -374,7 +398,7 @@ int main(void)
         cmocka_unit_test(test_goodness_of_fit),     cmocka_unit_test(test_outlier_and_confirmed),
         cmocka_unit_test(test_pooled_error_bars),   cmocka_unit_test(test_no_data),
         cmocka_unit_test(test_cost_model),          cmocka_unit_test(test_baseline_service),
-        cmocka_unit_test(test_selftest_checks),
+        cmocka_unit_test(test_selftest_checks),     cmocka_unit_test(test_host_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
