@@ -6,7 +6,7 @@
 # wrong one, bad flags exit 2, and no child outlives calibrate, even when it is
 # stopped by a signal. Needs: RB_BUILD_DIR, RB_SOURCE_DIR, jq.
 set -euo pipefail
-build=${RB_BUILD_DIR:?}
+build=$(cd "${RB_BUILD_DIR:?}" && pwd) # absolute: some runs start in another directory
 src=${RB_SOURCE_DIR:?}
 cal=$build/calibrate/calibrate
 fsim=$src/tests/calibrate/fake_simserver.sh
