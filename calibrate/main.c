@@ -31,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
@@ -321,7 +323,8 @@ static int run_level(cal_run *r, int k, int lv, double rate, int nb, cal_level *
     for (int b = 0; b < nb && r->n_steps < MAX_STEPS && !cal_proc_interrupted(); b++) {
         cal_step *s = &r->steps[r->n_steps];
         cal_step_clear(s);
-        if (run_step(r, k, lv * 10 + b, rate, r->o.self_test, "s", cal_opts_step_ns(&r->o), s))
+        /* file k<k>_s<level><batch>: at most 20 batches, so no two share a name */
+        if (run_step(r, k, lv * 100 + b, rate, r->o.self_test, "s", cal_opts_step_ns(&r->o), s))
             return -1;
         s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
         s->level = lv;
@@ -698,6 +701,18 @@ int main(int argc, char **argv)
     if ((rc = rb_dir_check_writable(r->steps_dir)) != 0) {
         fprintf(stderr, "calibrate: --out-dir: cannot write in '%s': %s\n", r->o.out_dir,
                 strerror(-rc));
+        return 2;
+    }
+    /* Two calibrates in one folder would share their batch files: the second
+     * is refused while the first holds the folder's lock (released at exit). */
+    char lock_path[1100];
+    snprintf(lock_path, sizeof lock_path, "%.1000s/.calibrate.lock", r->o.out_dir);
+    int lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        fprintf(stderr,
+                "calibrate: --out-dir: '%s' is in use by another calibrate (%s); give "
+                "each run its own folder\n",
+                r->o.out_dir, lock_fd < 0 ? strerror(errno) : "its lock is held");
         return 2;
     }
     if (r->o.out[0])

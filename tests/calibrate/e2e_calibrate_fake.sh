@@ -150,6 +150,13 @@ export FAKE_LOADGEN_PIDFILE=$tmp/lg.pid FAKE_LOADGEN_SLEEP=30
 calpid=$!
 for _ in $(seq 100); do [ -s "$tmp/lg.pid" ] && break; sleep 0.1; done
 [ -s "$tmp/lg.pid" ] || fail "the fake loadgen did not start"
+# ... and while it runs, a second calibrate in the same folder is refused
+set +e
+msg=$("$cal" --quick --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/e" 2>&1 > /dev/null)
+rc=$?
+set -e
+[ $rc = 2 ] || fail "a second calibrate in a folder in use gave exit $rc, want 2"
+case "$msg" in *"is in use by another calibrate"*) ;; *) fail "message: $msg" ;; esac
 kill -TERM "$calpid"
 set +e
 wait "$calpid"
