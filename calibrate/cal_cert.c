@@ -49,9 +49,15 @@ static void put_step(cJSON *rows, const cal_step *s)
     put_num(r, "arrival_p_value", s->arrival_p_value);
     put_num(r, "predicted_wq_us", s->predicted_wq_us);
     put_num(r, "fit_pred_us", s->fit_pred_us);
+    cJSON_AddNumberToObject(r, "level", s->level);
+    if (s->probe) cJSON_AddBoolToObject(r, "probe", 1);
+    put_num(r, "host_busy", s->host_busy);
+    cJSON_AddStringToObject(r, "delay_source", s->delay_source);
     cJSON_AddBoolToObject(r, "saturated", s->saturated);
     if (s->saturated) cJSON_AddStringToObject(r, "saturated_by", s->why);
     cJSON_AddBoolToObject(r, "used_in_fit", s->used_in_fit);
+    if (s->outlier) cJSON_AddBoolToObject(r, "outlier", 1);
+    if (s->confirmed) cJSON_AddBoolToObject(r, "confirmed", 1);
     if (s->verdict[0]) cJSON_AddStringToObject(r, "verdict", s->verdict);
 }
 
@@ -60,7 +66,7 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
 {
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
-    cJSON_AddNumberToObject(root, "rhobench_certificate", 1);
+    cJSON_AddNumberToObject(root, "rhobench_certificate", CAL_CERT_VERSION);
     cJSON_AddStringToObject(root, "created", info->created);
     cJSON *host = cJSON_AddObjectToObject(root, "host");
     cJSON_AddStringToObject(host, "cpu_model", info->host.cpu_model);
@@ -84,7 +90,24 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
     cJSON_AddNumberToObject(srv, "random_input_len", info->input_len);
     cJSON_AddNumberToObject(srv, "random_output_len", info->output_len);
     put_num(srv, "step_duration_s", info->step_duration_s);
-    cJSON_AddStringToObject(srv, "rate_unit_of_fit", "SSE events per second per worker");
+    /* the workload the requests/s figures hold for */
+    cJSON *ref = cJSON_AddObjectToObject(root, "reference_workload");
+    cJSON_AddStringToObject(ref, "name", "calibration");
+    cJSON_AddNumberToObject(ref, "random_input_len", info->input_len);
+    cJSON_AddNumberToObject(ref, "random_output_len", info->output_len);
+    put_num(ref, "server_inter_token_latency_us", info->server_itl_us);
+    put_num(ref, "events_per_request", info->ref_events_per_request);
+    cJSON_AddNumberToObject(ref, "events_per_delivery", 1);
+    cJSON_AddStringToObject(ref, "rate_unit", "requests/s");
+    cJSON *cm = cJSON_AddObjectToObject(root, "cost_model");
+    cJSON_AddStringToObject(cm, "form",
+                            "rho = deliveries/s * per_delivery_us + events/s * per_event_us");
+    put_num(cm, "per_delivery_us", info->cost.per_delivery_us);
+    put_pair(cm, "per_delivery_us_ci", info->cost.per_delivery_us_ci);
+    put_num(cm, "per_event_us", info->cost.per_event_us);
+    put_pair(cm, "per_event_us_ci", info->cost.per_event_us_ci);
+    cJSON_AddNumberToObject(cm, "n_batches", info->cost.n);
+    cJSON_AddBoolToObject(cm, "identified", info->cost.identified);
 
     cJSON *arr = cJSON_AddArrayToObject(root, "per_k");
     for (int i = 0; i < npk; i++) {
@@ -92,28 +115,56 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToArray(arr, o);
         cJSON_AddNumberToObject(o, "workers", p->workers);
-        cJSON_AddStringToObject(o, "method", p->method);
-        cJSON_AddNumberToObject(o, "n_steps", p->n_steps);
-        cJSON_AddNumberToObject(o, "n_fit", p->n_fit);
-        put_num(o, "mean_service_us", p->mean_service_us);
-        put_pair(o, "mean_service_us_ci", p->mean_service_us_ci);
-        put_num(o, "second_moment_us2", p->second_moment_us2);
-        put_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
-        put_num(o, "transport_us", p->transport_us);
-        put_pair(o, "transport_us_ci", p->transport_us_ci);
-        put_num(o, "r2", p->r2);
-        put_num(o, "util_service_us", p->util_service_us);
-        put_num(o, "f_test_p", p->f_test_p);
-        put_pair(o, "util_service_us_ci", p->util_service_us_ci);
-        put_num(o, "events_per_request", p->events_per_request);
-        put_num(o, "safe_event_rate_per_worker", p->safe_event_rate_per_worker);
         put_num(o, "safe_rho", p->safe_rho);
+        cJSON_AddStringToObject(o, "limited_by", p->limited_by);
+        cJSON_AddStringToObject(o, "certified_note", p->cert_note);
+        cJSON_AddBoolToObject(o, "host_limited", p->host_limited);
+        if (p->host_limited) cJSON_AddStringToObject(o, "host_note", p->host_note);
+        put_num(o, "measured_rho", p->measured_rho);
+        put_num(o, "model_rho", p->model_rho);
         put_num(o, "safe_rate_per_worker", p->safe_rate_per_worker);
         put_num(o, "safe_total_rate", p->safe_total_rate);
         put_num(o, "conservative_safe_total_rate", p->conservative_safe_total_rate);
         put_num(o, "model_safe_total_rate", p->model_safe_total_rate);
-        cJSON_AddStringToObject(o, "limited_by", p->limited_by);
+        cJSON_AddStringToObject(o, "method", p->method);
+        cJSON_AddNumberToObject(o, "n_steps", p->n_steps);
+        cJSON_AddNumberToObject(o, "n_levels", p->n_levels);
+        cJSON_AddNumberToObject(o, "n_fit", p->n_fit);
+        put_num(o, "transport_us", p->transport_us);
+        put_pair(o, "transport_us_ci", p->transport_us_ci);
+        put_num(o, "r_us", p->r_us);
+        put_pair(o, "r_us_ci", p->r_us_ci);
+        put_num(o, "gof_f", p->f_gof);
+        put_num(o, "gof_p", p->gof_p);
+        cJSON_AddBoolToObject(o, "fit_ok", p->fit_ok);
+        put_num(o, "r2", p->r2);
+        put_num(o, "mean_service_us", p->mean_service_us);
+        put_pair(o, "mean_service_us_ci", p->mean_service_us_ci);
+        put_num(o, "second_moment_us2", p->second_moment_us2);
+        put_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
+        put_num(o, "busy_per_request_us", p->busy_per_request_us);
+        put_pair(o, "busy_per_request_us_ci", p->busy_per_request_us_ci);
+        put_num(o, "events_per_request", p->events_per_request);
+        put_num(o, "safe_event_rate_per_worker", p->safe_event_rate_per_worker);
         put_num(o, "max_measured_rate", p->max_measured_rate);
+        cJSON *lv = cJSON_AddArrayToObject(o, "levels");
+        for (int j = 0; j < p->n_levels; j++) {
+            const cal_level *l = &p->levels[j];
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddItemToArray(lv, e);
+            cJSON_AddNumberToObject(e, "level", l->level);
+            put_num(e, "request_rate", l->request_rate);
+            cJSON_AddNumberToObject(e, "batches", l->n);
+            put_num(e, "rho", l->rho);
+            put_num(e, "rho_sd", l->rho_sd);
+            put_num(e, "delay_us", l->delay_us);
+            put_num(e, "delay_err_us", l->delay_err_us);
+            put_num(e, "fit_us", p->level_pred_us[j]);
+            put_num(e, "host_busy", l->host_busy);
+            cJSON_AddBoolToObject(e, "saturated", l->saturated);
+            cJSON_AddBoolToObject(e, "outlier", l->outlier);
+            cJSON_AddBoolToObject(e, "confirmed", l->confirmed);
+        }
     }
     cJSON *rows = cJSON_AddArrayToObject(root, "table");
     for (int i = 0; steps && i < nsteps; i++)
@@ -164,10 +215,21 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
         snprintf(err, errlen, "certificate: not a JSON object");
         goto done;
     }
-    if (get_num(root, "rhobench_certificate") != 1) {
-        snprintf(err, errlen, "certificate: rhobench_certificate: missing or not 1");
+    double version = get_num(root, "rhobench_certificate");
+    if (version != 1 && version != CAL_CERT_VERSION) {
+        snprintf(err, errlen, "certificate: rhobench_certificate: missing or not 1 or %d",
+                 CAL_CERT_VERSION);
         goto done;
     }
+    info->version = (int)version;
+    const cJSON *cm = cJSON_GetObjectItemCaseSensitive(root, "cost_model");
+    info->cost.per_delivery_us = get_num(cm, "per_delivery_us");
+    info->cost.per_event_us = get_num(cm, "per_event_us");
+    get_pair(cm, "per_delivery_us_ci", info->cost.per_delivery_us_ci);
+    get_pair(cm, "per_event_us_ci", info->cost.per_event_us_ci);
+    info->cost.identified = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cm, "identified"));
+    info->ref_events_per_request =
+        get_num(cJSON_GetObjectItemCaseSensitive(root, "reference_workload"), "events_per_request");
     const cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
     if (need(host, "cpu_model", "host.", err, errlen) ||
         need(host, "cores_online", "host.", err, errlen) ||
@@ -224,9 +286,11 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
             get_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
             p->transport_us = get_num(o, "transport_us");
             get_pair(o, "transport_us_ci", p->transport_us_ci);
+            p->r_us = get_num(o, "r_us");
+            get_pair(o, "r_us_ci", p->r_us_ci);
+            p->gof_p = get_num(o, "gof_p");
+            p->fit_ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "fit_ok"));
             p->r2 = get_num(o, "r2");
-            p->util_service_us = get_num(o, "util_service_us");
-            get_pair(o, "util_service_us_ci", p->util_service_us_ci);
             p->events_per_request = get_num(o, "events_per_request");
             p->safe_event_rate_per_worker = get_num(o, "safe_event_rate_per_worker");
             p->safe_rho = get_num(o, "safe_rho");
@@ -236,6 +300,11 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
             p->max_measured_rate = get_num(o, "max_measured_rate");
             p->model_safe_total_rate = get_num(o, "model_safe_total_rate");
             get_str(o, "limited_by", p->limited_by, sizeof p->limited_by);
+            get_str(o, "certified_note", p->cert_note, sizeof p->cert_note);
+            p->model_rho = get_num(o, "model_rho");
+            p->measured_rho = get_num(o, "measured_rho");
+            p->host_limited = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "host_limited"));
+            get_str(o, "host_note", p->host_note, sizeof p->host_note);
             *npk = i + 1;
         }
         i++;

@@ -1,13 +1,20 @@
 /* cal_cert: the host certificate as JSON, both ways. Pure (cJSON, no I/O):
  * the caller writes the text atomically and reads files itself.
  *
- * The keys loadgen --certificate relies on, which must not change:
- * rhobench_certificate (1), host.cpu_model, host.cores_online, budget_us,
- * per_k[].workers, per_k[].safe_rate_per_worker (REQUESTS/s per worker),
- * per_k[].safe_total_rate (requests/s), per_k[].safe_rho. Beside them: created,
- * host.kernel, host.hostname, versions, model, the fitted parameters with
- * their 95% intervals, r2, the method, and the measured table. Figures that
- * were not measured are written as null. */
+ * Format version 2 (rhobench_certificate: 2). The keys loadgen --certificate
+ * relies on: host.cpu_model, host.cores_online, budget_us; per_k[].workers
+ * and per_k[].safe_rho, the primary figure: the per-worker utilisation up
+ * to which the client's own delay stays within budget, whatever the
+ * workload; cost_model.per_delivery_us and cost_model.per_event_us, with
+ * which loadgen predicts a plan's utilisation; reference_workload (tokens,
+ * pacing, events per request, the rate unit) with per_k[].safe_total_rate
+ * and per_k[].safe_rate_per_worker in requests/s of that workload only.
+ * Beside them: created, host facts and load average, versions, the model,
+ * the fitted curve (transport_us, r_us with their bootstrap intervals, the
+ * goodness of fit), which bound limits the certificate and why
+ * (limited_by, certified_note, host_limited, host_note), the measured
+ * levels and the batch table. Figures that were not measured are null.
+ * Version 1 (requests/s of the calibration's workload only) is read too. */
 #ifndef CAL_CERT_H
 #define CAL_CERT_H
 
@@ -32,7 +39,12 @@ typedef struct cal_cert_info {
     int output_len, input_len;
     double step_duration_s;
     double loadavg_start, loadavg_end; /* 1-minute load average around the run */
+    cal_cost cost;                     /* the client's cost model */
+    double ref_events_per_request;     /* of the reference workload, as measured */
+    int version;                       /* read back: the certificate's format version */
 } cal_cert_info;
+
+#define CAL_CERT_VERSION 2
 
 /* The certificate's text (malloc'd, caller frees), or NULL on no memory.
  * steps may be NULL (no table). */

@@ -1,81 +1,119 @@
-/* cal_fit: from a sweep's steps to what the certificate states for one worker
- * count k: the fitted PK parameters, the safe utilisation and the safe rates;
- * and the self-test's checks. Pure (mdl_fit underneath). Single-threaded.
+/* cal_fit: from a sweep's batches to what the certificate states for one
+ * worker count k: the fitted delay curve, the safe utilisation and the safe
+ * rates; the client's cost model; and the self-test's checks. Pure (GSL
+ * underneath). Single-threaded.
  *
- * The fit: lambda = SSE events per second per worker, d = the mean client
- * overhead per token (receive time - server stamp), over the steps of this k
- * that were not saturated. d(lambda) = c + lambda E[S^2] / (2 (1 - lambda E[S]))
- * with E[S] the loop's busy time per event.
+ * The delay curve, per level (cal_level.h): the measured mean client delay
+ * d against the measured mean utilisation rho,
+ *     d = c + R rho / (1 - rho),
+ * which is M/G/1 (Pollaczek-Khinchine) with R = E[S^2] / (2 E[S]) and c the
+ * constant transport term that the client does not cause. It is linear in
+ * (c, R), so it is fitted by weighted least squares, each level weighted by
+ * 1 / se^2 with se = cv d / sqrt(n): the noise of a mean delay grows with
+ * the delay, and its relative size cv is pooled over the levels' batches
+ * (a level's own 2-3 batches say little about it alone). Intervals: a
+ * bootstrap over batches, stratified by level (each level's batches
+ * resampled, their deviations scaled by sqrt(n / (n - 1)) so the resampled
+ * spread is not biased low at n = 3), CAL_FIT_BOOT resamples, percentile
+ * 95% intervals of c, R and of the predicted delay (the band). Goodness of
+ * fit: the lack-of-fit F test, the levels' weighted residuals against the
+ * batches' pure error (F with L - 2 and sum(n - 1) degrees of freedom); the
+ * fit passes when p >= CAL_FIT_GOF_ALPHA and R > 0.
  *
- * Safe: the client's predicted queueing delay W_q (PK, without the constant
- * transport c, which the client does not cause and cannot avoid) stays within
- * the budget. lambda* = 2 b / (E[S^2] + 2 b E[S]) events/s per worker;
- * safe_rho = lambda* E[S]; safe_rate_per_worker = lambda* / events_per_request
- * (requests/s, what a user plans with; events_per_request is the mean measured
- * over the fitted steps, so it holds for responses of the calibrated length);
- * safe_total_rate = k safe_rate_per_worker. The same from the upper ends of
- * the intervals of E[S] and E[S^2] gives the conservative figures. The safe
- * figures never exceed the fastest usable step's offered rate (max_measured_
- * rate): a certificate states what was measured, and beyond it the host (the
- * simulator on the same CPUs, the kernel) may give out before the client's
- * queue does. limited_by says which bound applied; model_safe_total_rate keeps
- * the model's own figure.
- *
- * The fit weighs each step by 1/d^2 (the delay's noise grows with the delay,
- * roughly in proportion; the self-test judges relative errors too).
- * method says how the figures were obtained. Two nested fits are made:
- * E[S] free (c, E[S], E[S^2] from the delay curve alone; needs >= 4 steps),
- * and E[S] pinned at the slope of the measured utilisation against lambda
- * (rho = lambda E[S], from libuv's idle time, with that regression's interval;
- * c and E[S^2] fitted to the curve by the same solver; needs >= 3 steps).
- *   "fit"       the free fit: taken when E[S]'s 95% interval is within a factor
- *               CAL_FIT_MAX_CI_RATIO, E[S] is within a factor
- *               CAL_FIT_MAX_UTIL_RATIO of the utilisation's (a curve with no
- *               visible knee drives E[S] to 0, a pole at infinity, which is no
- *               measurement), and it fits significantly better than the pinned
- *               one (F test at CAL_FIT_F_TEST_ALPHA, f_test_p);
- *   "fit-util"  the pinned fit otherwise: the pole is then not something the
- *               curve can tell on this host, and the loop's own measure of its
- *               busy time is the better estimate;
- *   "moments"   no fit possible: the busiest usable step's measured moments. */
+ * Safe (cal_rule.h): the certified utilisation safe_rho is the lower of the
+ * highest level measured within budget (its mean delay minus c, plus its
+ * error bar; below any level confirmed bad; the error bar is the 95% t
+ * interval of its mean with the pooled relative spread cv and its degrees of
+ * freedom, t cv d / sqrt(n), so a level of one batch has one too) and the fit's bound model_rho =
+ * b / (b + R_hi), where the upper 95% bound of the predicted queueing delay
+ * R rho / (1 - rho) reaches the budget b. A fit that fails its test gives
+ * the measured range only, and says so. The rates, for the calibration's
+ * own workload (the reference workload): the busy time per request is the
+ * slope of rho against the achieved request rate per worker (through the
+ * origin, with its t interval), safe_rate_per_worker = safe_rho / its upper
+ * end, safe_total_rate = k times it (conservative_safe_total_rate equals it:
+ * the conservative figure is the one enforced); model_safe_total_rate is the
+ * point estimate of the model alone. E[S], the busy time per event, is the
+ * slope of rho against the event rate; second_moment_us2 = 2 R E[S], the
+ * effective E[S^2] that makes PK follow the measured curve. */
 #ifndef CAL_FIT_H
 #define CAL_FIT_H
 
-#define CAL_FIT_MAX_CI_RATIO 1.5
-#define CAL_FIT_MAX_UTIL_RATIO 2.0
-#define CAL_FIT_F_TEST_ALPHA 0.05
-
+#include "cal_level.h"
 #include "cal_step.h"
-#include "mdl_fit.h"
+
+#define CAL_FIT_BOOT 2000
+#define CAL_FIT_GOF_ALPHA 0.01
+#define CAL_BAND_N 40
+#define CAL_HOST_BUSY_LIMIT                                                                        \
+    0.9 /* the host's CPUs this busy: the host, not the client, gives out                          \
+         */
 
 typedef struct cal_per_k {
     int workers;
-    int n_steps;     /* of this k */
-    int n_fit;       /* used in the fit */
-    char method[16]; /* "fit" or "moments" or "none" */
-    mdl_fit_result fit;
-    double mean_service_us, mean_service_us_ci[2];
-    double second_moment_us2, second_moment_us2_ci[2];
+    int n_steps;     /* batches of this k */
+    int n_fit;       /* levels in the fit */
+    char method[24]; /* "wls-bootstrap", "measured" (too few levels to fit) or "none" */
     double transport_us, transport_us_ci[2];
+    double r_us, r_us_ci[2]; /* R = E[S^2] / (2 E[S]) */
+    double f_gof, gof_p;     /* lack-of-fit F and its p (NAN: not made) */
+    int gof_dof1, gof_dof2;
+    int fit_ok;
     double r2;
-    double util_service_us, util_service_us_ci[2]; /* E[S] as rho / lambda (slope) */
-    double f_test_p; /* free E[S] against pinned: p of the F test (NAN: not made) */
+    double mean_service_us, mean_service_us_ci[2]; /* E[S] per event, from the utilisation */
+    double second_moment_us2, second_moment_us2_ci[2];
+    double busy_per_request_us, busy_per_request_us_ci[2];
     double events_per_request;
     double safe_event_rate_per_worker;
     double safe_rho;
     double safe_rate_per_worker;
     double safe_total_rate;
     double conservative_safe_total_rate;
-    double model_safe_total_rate; /* the model's, before the measured-range cap */
-    char limited_by[16];          /* "model" or "measured range" */
-    double max_measured_rate;     /* largest offered rate of a usable step */
+    double model_safe_total_rate;
+    double model_rho;    /* the fit's conservative bound */
+    double measured_rho; /* highest level measured within budget, below any bad one */
+    char limited_by[20]; /* cal_limit_name */
+    char cert_note[200];
+    int host_limited; /* the host's CPUs gave out before the client reached its limit */
+    char host_note[200];
+    double max_measured_rate;
+    int n_levels;
+    cal_level levels[CAL_MAX_LEVELS];
+    double level_pred_us[CAL_MAX_LEVELS]; /* the fitted curve at each level's rho */
+    double band_rho[CAL_BAND_N], band_lo_us[CAL_BAND_N], band_hi_us[CAL_BAND_N];
 } cal_per_k;
 
 /* Computes the figures for worker count k from steps[0..n) (steps of other
- * k are skipped), marks used_in_fit and fit_pred_us on them. budget_us > 0.
- * Returns 0, or -ENODATA when no usable step exists (method "none"). */
-int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, mdl_fit_model model,
-                  cal_per_k *out);
+ * k are skipped; the fit uses the steps with a level), marks used_in_fit and
+ * fit_pred_us on them. budget_us > 0. Returns 0, or -ENODATA when no usable
+ * level exists (method "none"). */
+int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *out);
+
+/* The fitted curve c + R rho / (1 - rho) (us); INFINITY at rho >= 1. */
+double cal_fit_predict_us(const cal_per_k *p, double rho);
+
+/* The client's cost model: the loop's utilisation is
+ *     rho = lambda_delivery a + lambda_event b
+ * (a per delivery, i.e. per read callback, b per SSE event in it), fitted by
+ * least squares through the origin over the unsaturated batches of one
+ * worker (the sweep's, one event per delivery, and the probe's, many), with
+ * t intervals. identified is 0 when the deliveries carried too few
+ * different event counts to tell a from b (then a = 0 and b is the busy
+ * time per event). */
+typedef struct cal_cost {
+    double per_delivery_us, per_delivery_us_ci[2];
+    double per_event_us, per_event_us_ci[2];
+    int n, identified;
+} cal_cost;
+
+int cal_cost_fit(const cal_step *steps, int n, cal_cost *out);
+
+/* The client's own busy time per event (us) of worker count k from steps
+ * made without an injected cost: the slope of the measured utilisation
+ * against the event rate through the origin (rho = lambda E[S]), over the
+ * steps of k that were not saturated, with its 95% interval in ci (may be
+ * NULL). NAN when fewer than two such steps exist. Pure. */
+double cal_baseline_service_us(const cal_step *steps, int n, int k, double ci[2]);
 
 /* The self-test's checks, one row each. */
 typedef struct cal_check {
@@ -86,20 +124,25 @@ typedef struct cal_check {
     int counted; /* a failed row that counts against the self-test */
 } cal_check;
 
-/* Checks that each k's fitted E[S] is within es_tol (0.10) of injected_us,
- * and that the fitted curve follows the measured delay at the fitted steps
- * whose mean rho lies in [rho_lo, rho_hi]: the MEDIAN of the per-step
- * relative errors must be within pred_tol (0.20), no single step may be off
- * by more than 3 x pred_tol, and at least two such steps must exist. Each
- * step's row is listed; one off by more than pred_tol but less than 3 x is
- * shown as failed but not counted. Why the median: a step's mean wait is
- * heavy-tailed, its sampling error grows like 1/(1 - rho)^2, and on a small
- * shared host one preemption during a step can move its mean by tens of
- * percent, so a single step's miss says less about the model than the run
- * as a whole. Fills out[0..*n_out) (at most max rows). Returns the number of
- * counted failures. */
-int cal_selftest_eval(const cal_step *steps, int n, const cal_per_k *pk, int npk,
-                      double injected_us, double es_tol, double pred_tol, double rho_lo,
-                      double rho_hi, cal_check *out, int max, int *n_out);
+/* Checks that each k's E[S] minus baseline_us[j] (for pk[j]), the client's
+ * own busy time per event measured in the same invocation without the
+ * injected cost (cal_baseline_service_us), is within es_tol (0.10) of
+ * injected_us: the loop's own cost (libcurl, parsing, the dispatch timer;
+ * 10-25 us per event on a small host) is part of the busy time with or
+ * without injection, and does not count against the injected cost. A NAN
+ * baseline fails that row. Then that the fitted curve follows the measured
+ * mean delay of the fitted levels whose rho lies in [rho_lo, rho_hi]: the
+ * MEDIAN of the per-level relative errors must be within pred_tol (0.20),
+ * and at least two such levels must exist. Each level's row is listed; one
+ * off by more than pred_tol is shown as failed but not counted. Why the
+ * median: a level's mean wait is heavy-tailed, its sampling error grows like
+ * 1/(1 - rho)^2, and on a small shared host one preemption can move a mean
+ * by tens of percent, so one level's miss says less about the model than the
+ * run as a whole: one host hiccup never decides, a model that is wrong
+ * misses at most levels. Fills out[0..*n_out) (at most max rows). Returns the
+ * number of counted failures. */
+int cal_selftest_eval(const cal_per_k *pk, int npk, double injected_us, const double *baseline_us,
+                      double es_tol, double pred_tol, double rho_lo, double rho_hi, cal_check *out,
+                      int max, int *n_out);
 
 #endif

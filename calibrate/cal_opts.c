@@ -27,7 +27,6 @@ void cal_opts_defaults(cal_opts *o, int online_cpus)
         .seed = 1,
         .plot = 1,
     };
-    snprintf(o->out_dir, sizeof o->out_dir, "calibration");
     o->workers[0] = 1;
     o->n_workers = 1;
     if (online_cpus > 1 && online_cpus <= 64) o->workers[o->n_workers++] = online_cpus;
@@ -44,24 +43,41 @@ int64_t cal_opts_step_ns(const cal_opts *o)
     /* The self-test holds each step against the curve on its own, so its
      * steps average over more busy periods. */
     if (o->self_test)
-        return o->mode == CAL_MODE_QUICK      ? 3500000000LL
-               : o->mode == CAL_MODE_THOROUGH ? 6000000000LL
-                                              : 3000000000LL;
-    return o->mode == CAL_MODE_QUICK      ? 1500000000LL
-           : o->mode == CAL_MODE_THOROUGH ? 5000000000LL
-                                          : 2000000000LL;
+        return o->mode == CAL_MODE_QUICK      ? 1500000000LL
+               : o->mode == CAL_MODE_THOROUGH ? 3000000000LL
+                                              : 2000000000LL;
+    return o->mode == CAL_MODE_QUICK      ? 1000000000LL
+           : o->mode == CAL_MODE_THOROUGH ? 3000000000LL
+                                          : 1500000000LL;
+}
+
+int cal_opts_batches(const cal_opts *o)
+{
+    if (o->batches > 0) return o->batches;
+    return o->mode == CAL_MODE_QUICK ? 3 : o->mode == CAL_MODE_THOROUGH ? 5 : 4;
 }
 
 int64_t cal_opts_budget_ns(const cal_opts *o)
 {
     if (o->budget_ns > 0) return o->budget_ns;
-    /* The self-test needs steps up to rho ~0.85, each long enough that its
-     * mean wait is not one stall: 3.5 s steps measured 4 of 4 passes on the
-     * idle development host where 2.5 s steps in 18 s passed 4 of 6. */
+    /* Quick: five levels of three 1 s batches (~4.5 s a level) and a repeat
+     * or two for one worker, fewer for the others, the whole run within a
+     * minute; the self-test, one worker count with 1.5 s batches, and its
+     * baseline after it. */
     if (o->self_test && o->mode == CAL_MODE_QUICK) return 40000000000LL;
-    return o->mode == CAL_MODE_QUICK      ? 18000000000LL
-           : o->mode == CAL_MODE_THOROUGH ? 240000000000LL
-                                          : 55000000000LL;
+    return o->mode == CAL_MODE_QUICK      ? 50000000000LL
+           : o->mode == CAL_MODE_THOROUGH ? 480000000000LL
+                                          : 150000000000LL;
+}
+
+double cal_opts_budget_share(const cal_opts *o, int i)
+{
+    int n = o->n_workers;
+    if (n <= 1) return 1.0;
+    if (i >= n - 1) return 1.0;
+    if (o->workers[0] != 1) return (double)(i + 1) / n;
+    /* one worker first, with 60%: it must reach the knee (rho >= 0.7) */
+    return 0.6 + 0.4 * (double)i / (n - 1);
 }
 
 int cal_parse_int_list(const char *s, int *out, int max, int *n)
@@ -87,25 +103,31 @@ int cal_parse_int_list(const char *s, int *out, int max, int *n)
 const char *cal_usage(void)
 {
     return "usage: calibrate [options]\n"
-           "Measures the load generator's own delay against offered load on this host, fits\n"
-           "the M/G/1 (Pollaczek-Khinchine) curve, and writes a host certificate.\n"
+           "Measures the load generator's own delay against its utilisation on this host in\n"
+           "levels of repeated batches, fits d = c + R rho/(1 - rho) (M/G/1, Pollaczek-\n"
+           "Khinchine) with bootstrap intervals, and certifies a safe utilisation per\n"
+           "worker count, the client's cost model and a safe rate for the reference\n"
+           "workload (the calibration's own).\n"
            "\n"
            "  --workers LIST        worker counts to calibrate, e.g. 1,2 (default: 1 and the\n"
            "                        online CPUs; --self-test: 1)\n"
            "  --budget-us US        client-delay budget that defines 'safe' (default 100)\n"
            "  --out FILE            certificate path (default OUT_DIR/certificate.json;\n"
            "                        --self-test: OUT_DIR/selftest-certificate.json)\n"
-           "  --out-dir DIR         where results go (default ./calibration)\n"
-           "  --quick | --thorough  ~20 s (~40 s with --self-test), or a slower and more\n"
-           "                        precise run (default ~60 s)\n"
+           "  --out-dir DIR         where the run's files go (default: beside --out; one of\n"
+           "                        the two is needed)\n"
+           "  --quick | --thorough  ~1 min (self-test ~45 s), or a slower and more precise\n"
+           "                        run (default ~3 min)\n"
            "  --self-test           inject a known client cost and check the fit recovers it\n"
            "  --self-test-cost K:US the injected cost per event, fixed:US or exp:US\n"
            "                        (default fixed:200)\n"
-           "  --step-duration DUR   length of one sweep step (default 2s; quick 1.5s;\n"
-           "                        thorough 5s; with --self-test 3s, 2.5s, 6s)\n"
-           "  --max-steps N         steps per worker count at most\n"
-           "  --time-budget DUR     time for all sweeps together (default 55s; quick 18s;\n"
-           "                        thorough 4m); each k gets an equal share, 4 steps at least\n"
+           "  --step-duration DUR   length of one batch (default 1.5s; quick 1s; thorough 3s;\n"
+           "                        with --self-test 2s, 1.5s, 3s)\n"
+           "  --batches N           batches per load level (default 4; quick 3; thorough 5)\n"
+           "  --max-steps N         load levels per worker count at most\n"
+           "  --time-budget DUR     time for all sweeps together (default 150s; quick 50s;\n"
+           "                        thorough 8m; quick self-test 40s); one worker first gets\n"
+           "                        60%, the others share the rest; 3 levels each at least\n"
            "  --start-rate R        first offered rate, requests/s per worker (default 20)\n"
            "  --max-rate R          highest offered rate, requests/s in all (default 200000)\n"
            "  --lag-bound DUR       a step whose schedule lag p99 passes this is saturated\n"
@@ -199,6 +221,7 @@ int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
         } else if (!strcmp(name, "--out-dir")) {
             if (!*v || copy_str(o->out_dir, sizeof o->out_dir, v))
                 FAIL("--out-dir: want a directory, got '%s'", v);
+            o->out_dir_given = 1;
         } else if (!strcmp(name, "--self-test-cost")) {
             const char *colon = strchr(v, ':');
             size_t kl = colon ? (size_t)(colon - v) : 0;
@@ -218,6 +241,10 @@ int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
             if (rb_parse_duration_ns(v, &n) || n < 1000000000LL || n > 86400000000000LL)
                 FAIL("--time-budget: want a duration from 1s to 24h, got '%s'", v);
             o->budget_ns = n;
+        } else if (!strcmp(name, "--batches")) {
+            if (rb_parse_i64(v, 1, 20, &n))
+                FAIL("--batches: want a whole number 1..20, got '%s'", v);
+            o->batches = (int)n;
         } else if (!strcmp(name, "--max-steps")) {
             if (rb_parse_i64(v, 1, 100, &n))
                 FAIL("--max-steps: want a whole number 1..100, got '%s'", v);
@@ -274,6 +301,20 @@ int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
         } else {
             FAIL("%s: unknown option (see --help)", name);
         }
+    }
+    /* Nothing goes into the current directory unless asked: the run's files
+     * go into --out-dir, or beside the certificate --out names. */
+    if (!o->out_dir_given) {
+        if (!o->out[0])
+            FAIL("say where the results go: --out-dir DIR, or --out FILE (the other files "
+                 "then go beside it)");
+        const char *slash = strrchr(o->out, '/');
+        if (!slash)
+            snprintf(o->out_dir, sizeof o->out_dir, ".");
+        else if (slash == o->out)
+            snprintf(o->out_dir, sizeof o->out_dir, "/");
+        else
+            snprintf(o->out_dir, sizeof o->out_dir, "%.*s", (int)(slash - o->out), o->out);
     }
     if (o->lag_bound_ms == 0) {
         /* The dispatch timer waits in the same queue as the events, so its lag

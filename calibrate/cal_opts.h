@@ -17,7 +17,8 @@ typedef struct cal_opts {
     int n_workers;
     int workers_given;
     double budget_us;
-    char out_dir[1024];
+    char out_dir[1024]; /* --out-dir, or the directory of --out */
+    int out_dir_given;
     char out[1024]; /* certificate path; "" = <out_dir>/certificate.json */
     cal_mode mode;
     int self_test;
@@ -25,7 +26,8 @@ typedef struct cal_opts {
     double cost_us;
     int64_t step_ns;     /* 0: the mode's default */
     int64_t budget_ns;   /* 0: the mode's default time budget of the sweeps */
-    int max_steps;       /* 0: the mode's default */
+    int max_steps;       /* load levels per k; 0: the mode's default */
+    int batches;         /* batches per level; 0: the mode's default */
     double start_rate;   /* requests/s per worker at the first step */
     double max_rate;     /* requests/s, all workers */
     double lag_bound_ms; /* 0: 1 ms, or with --self-test max(1 ms, 25 x the cost) */
@@ -52,11 +54,18 @@ void cal_opts_defaults(cal_opts *o, int online_cpus);
  * ("--budget-us: must be > 0, got -5"). argv must outlive *o. */
 int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen);
 
-/* The step duration and step cap the mode and flags give. */
+/* The batch duration the mode and flags give. */
 int64_t cal_opts_step_ns(const cal_opts *o);
-/* The time budget of all sweeps together: quick 18 s (with --self-test
- * 40 s), default 55 s, thorough 240 s (the whole run adds the fit and the
- * plot, about a second). */
+/* Batches per load level: quick 3, default 4, thorough 5, or --batches. */
+int cal_opts_batches(const cal_opts *o);
+/* The end of the i-th worker count's sweep, as a fraction of the time budget
+ * from the start: a first count of 1 ends at 0.6 (one worker must reach the
+ * knee; the others share the rest equally), otherwise equal shares; the last
+ * ends at 1. */
+double cal_opts_budget_share(const cal_opts *o, int i);
+/* The time budget of all sweeps together: quick 50 s (with --self-test
+ * 40 s), default 150 s, thorough 480 s (the whole run adds the simulator's
+ * start, the probe, the fit and the plot, a few seconds). */
 int64_t cal_opts_budget_ns(const cal_opts *o);
 const char *cal_mode_name(cal_mode m);
 

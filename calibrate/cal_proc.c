@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,12 @@ int cal_proc_interrupted(void)
 
 int cal_proc_spawn(char *const argv[], const char *log_path, pid_t *pid)
 {
+    return cal_proc_spawn_on(argv, log_path, -1, 0, pid);
+}
+
+int cal_proc_spawn_on(char *const argv[], const char *log_path, int cpu, int rt_priority,
+                      pid_t *pid)
+{
     int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return -errno;
     pid_t parent = getpid();
@@ -118,6 +125,16 @@ int cal_proc_spawn(char *const argv[], const char *log_path, pid_t *pid)
         signal(SIGHUP, SIG_DFL);
         signal(SIGPIPE, SIG_DFL);
         sigprocmask(SIG_SETMASK, &old, NULL);
+        if (cpu >= 0 && cpu < CPU_SETSIZE) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpu, &set);
+            (void)sched_setaffinity(0, sizeof set, &set); /* best effort: the run goes on */
+        }
+        if (rt_priority > 0) {
+            struct sched_param sp = {.sched_priority = rt_priority};
+            (void)sched_setscheduler(0, SCHED_FIFO, &sp); /* kept across exec; best effort */
+        }
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0) dup2(devnull, 0);
         dup2(fd, 1);
@@ -251,5 +268,19 @@ int cal_proc_sibling(const char *rel, char *out, size_t n)
     char *slash = strrchr(self, '/');
     if (slash) *slash = '\0';
     if ((size_t)snprintf(out, n, "%s/%s", self, rel) >= n) return -ENAMETOOLONG;
+    return 0;
+}
+
+int cal_proc_pick_cpus(int *client, int *server)
+{
+    *client = *server = -1;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2) return -1;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set)) {
+            if (*client < 0) *client = c;
+            *server = c;
+        }
     return 0;
 }

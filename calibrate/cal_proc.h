@@ -21,6 +21,16 @@ int cal_proc_interrupted(void);
  * Returns 0 and *pid, or -errno. */
 int cal_proc_spawn(char *const argv[], const char *log_path, pid_t *pid);
 
+/* The same, with the child (and what it starts) bound to CPU cpu when
+ * cpu >= 0, and scheduled SCHED_FIFO at rt_priority when > 0 (both best
+ * effort: a refusal is ignored). */
+int cal_proc_spawn_on(char *const argv[], const char *log_path, int cpu, int rt_priority,
+                      pid_t *pid);
+
+/* Two distinct CPUs this process may run on, the first and the last of its
+ * affinity set: 0, or -1 (fewer than two; both set to -1). */
+int cal_proc_pick_cpus(int *client, int *server);
+
 /* Waits for pid up to timeout_ns; on timeout or interruption stops it
  * (SIGTERM to its group, SIGKILL 3 s later). Returns the exit status
  * (0..255), 128 + signal when killed by one, or -ETIMEDOUT / -EINTR. */

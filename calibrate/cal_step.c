@@ -22,6 +22,8 @@ void cal_step_clear(cal_step *s)
     s->overhead_mean_us = s->overhead_median_us = s->overhead_p99_us = NAN;
     s->predicted_wq_us = s->arrival_p_value = NAN;
     s->fit_pred_us = NAN;
+    s->level = -1;
+    s->host_busy = NAN;
 }
 
 static double num(const cJSON *o, const char *key)
@@ -128,10 +130,26 @@ int cal_step_parse(const char *json, size_t len, cal_step *s, char *err, size_t 
         if (isnan(m->callback_rate_per_s)) m->callback_rate_per_s = 0;
         s->n_meas++;
     }
-    const cJSON *ov = cJSON_GetObjectItemCaseSensitive(cbias, "overhead_per_token_us");
-    s->overhead_mean_us = num(ov, "mean");
-    s->overhead_median_us = num(ov, "median");
-    s->overhead_p99_us = num(ov, "p99");
+    /* The client's own delay per token: from the kernel's receive time to
+     * delivery when loadgen measures it (client_delay_us), else from the
+     * simulator's send stamp to delivery (overhead_per_token_us). */
+    const cJSON *cd = cJSON_GetObjectItemCaseSensitive(cbias, "client_delay_us");
+    if (cJSON_IsObject(cd) && !isnan(num(cd, "mean"))) {
+        s->overhead_mean_us = num(cd, "mean");
+        s->overhead_median_us = num(cd, "p50");
+        s->overhead_p99_us = num(cd, "p99");
+        snprintf(s->delay_source, sizeof s->delay_source, "client_delay_us");
+    } else {
+        const cJSON *ov = cJSON_GetObjectItemCaseSensitive(cbias, "overhead_per_token_us");
+        s->overhead_mean_us = num(ov, "mean");
+        s->overhead_median_us = num(ov, "median");
+        s->overhead_p99_us = num(ov, "p99");
+        snprintf(s->delay_source, sizeof s->delay_source, "overhead_per_token_us");
+    }
+    const cJSON *clock = cJSON_GetObjectItemCaseSensitive(root, "receive_clock");
+    if (!cJSON_IsString(clock)) clock = cJSON_GetObjectItemCaseSensitive(cbias, "receive_clock");
+    if (cJSON_IsString(clock))
+        snprintf(s->receive_clock, sizeof s->receive_clock, "%s", clock->valuestring);
     s->predicted_wq_us = num(cbias, "predicted_wq_us");
     s->arrival_p_value = arrival_p(cJSON_GetObjectItemCaseSensitive(cbias, "arrival_test"));
     const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(cbias, "verdict");

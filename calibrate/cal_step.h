@@ -49,14 +49,23 @@ typedef struct cal_step {
     double service_per_event_us;
     double mean_service_us, second_moment_us2; /* per callback, callback-weighted */
     double events_per_request;
-    /* client overhead per token: receive time - server stamp */
+    /* the client's own delay per token: client_bias.client_delay_us (delivery
+     * minus the kernel's receive time) when the result has it, else
+     * client_bias.overhead_per_token_us (delivery minus the server's stamp) */
     double overhead_mean_us, overhead_median_us, overhead_p99_us;
+    char delay_source[24];  /* which of the two: "client_delay_us" or "overhead_per_token_us" */
+    char receive_clock[12]; /* "kernel", "mixed", "user", or "" (not said) */
     double predicted_wq_us; /* loadgen's own PK prediction (NAN: absent) */
     double arrival_p_value; /* NAN: absent */
     char verdict[16];
     /* filled by the sweep and the fit */
     int saturated;
     char why[160];
+    int level;        /* the load level this batch belongs to (-1: none; see cal_level.h) */
+    int probe;        /* a batch of the cost model's probe (unpaced tokens): not in the curve */
+    double host_busy; /* all CPUs of the host, busy fraction during the batch (NAN: unknown) */
+    int outlier;      /* looked bad, and its repeat at the same rate did not: not counted */
+    int confirmed;    /* a repeat of a step that looked bad, and bad again */
     int used_in_fit;
     double fit_pred_us; /* the fitted curve at this step's lambda (NAN: none) */
 } cal_step;

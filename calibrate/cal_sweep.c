@@ -3,12 +3,13 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void cal_sweep_defaults(cal_sweep_cfg *c, int mode)
 {
-    static const double quick[] = {0.15, 0.35, 0.55, 0.7, 0.8, 0.88};
-    static const double normal[] = {0.1, 0.25, 0.4, 0.55, 0.65, 0.75, 0.82, 0.88, 0.92};
+    static const double quick[] = {0.1, 0.3, 0.5, 0.7, 0.85};
+    static const double normal[] = {0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.8, 0.87, 0.92};
     static const double thorough[] = {0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.62,
                                       0.7,  0.76, 0.82, 0.86, 0.9,  0.93, 0.95};
     const double *t = mode == 0 ? quick : mode == 2 ? thorough : normal;
@@ -18,13 +19,13 @@ void cal_sweep_defaults(cal_sweep_cfg *c, int mode)
     *c = (cal_sweep_cfg){
         .min_achieved_ratio = 0.95,
         .lag_bound_ms = 1.0,
-        .max_failed_ratio = 0.01,
+        .max_failed_ratio = 0.0, /* a batch with failures is no measurement */
         .stop_rho = 0.93,
         .retry_below_rho = 0.5,
         .max_steps = (int)n + 3,
         .max_rate = 1e6,
         .min_growth = 1.05,
-        .max_growth = 4.0,
+        .max_growth = 30.0,
     };
     memcpy(c->rho_targets, t, n * sizeof *t);
     c->n_targets = (int)n;
@@ -94,21 +95,65 @@ double cal_sweep_next_rate(const cal_sweep_cfg *c, const cal_step *steps, int n,
     return next < c->max_rate ? next : c->max_rate;
 }
 
-int cal_sweep_retry(const cal_sweep_cfg *c, const cal_step *s)
+int cal_sweep_looks_bad(const cal_step *s, double transport_us, double budget_us)
 {
-    return s->saturated && s->rho_mean < c->retry_below_rho;
+    if (s->saturated) return 1;
+    double c = isfinite(transport_us) ? transport_us : 0;
+    return !(s->overhead_mean_us - c <= budget_us);
 }
 
 double cal_sweep_fill_rate(const cal_step *steps, int n)
 {
     double sat = INFINITY, good = 0;
     for (int i = 0; i < n; i++)
-        if (steps[i].saturated && steps[i].request_rate < sat) sat = steps[i].request_rate;
+        if (!steps[i].outlier && steps[i].saturated && steps[i].request_rate < sat)
+            sat = steps[i].request_rate;
     if (!isfinite(sat)) return 0;
     for (int i = 0; i < n; i++)
-        if (!steps[i].saturated && steps[i].request_rate < sat && steps[i].request_rate > good)
+        if (!steps[i].outlier && !steps[i].saturated && steps[i].request_rate < sat &&
+            steps[i].request_rate > good)
             good = steps[i].request_rate;
     if (!(good > 0)) return sat / 4.0; /* saturated from the start: step back */
     if (sat < 1.08 * good) return 0;
     return sqrt(good * sat);
+}
+
+static int cmp_rate(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int cal_sweep_baseline_rates(const cal_step *steps, int n, int k, double rho_lo, double rho_hi,
+                             double *out, int max)
+{
+    int m = 0;
+    for (int i = 0; i < n && m < max; i++) {
+        const cal_step *s = &steps[i];
+        int seen = 0; /* the batches of a level share their rate: once each */
+        for (int j = 0; j < m; j++)
+            seen |= out[j] == s->request_rate;
+        if (s->workers == k && !s->saturated && !s->outlier && s->request_rate > 0 &&
+            s->rho_mean >= rho_lo && s->rho_mean <= rho_hi && !seen)
+            out[m++] = s->request_rate;
+    }
+    if (m < 2) {
+        /* the fastest unsaturated steps of k, whatever their rho */
+        m = 0;
+        double below = INFINITY;
+        while (m < 2 && m < max) {
+            double best = 0;
+            for (int i = 0; i < n; i++) {
+                const cal_step *s = &steps[i];
+                if (s->workers == k && !s->saturated && !s->outlier && s->request_rate < below &&
+                    s->request_rate > best)
+                    best = s->request_rate;
+            }
+            if (!(best > 0)) break;
+            out[m++] = best;
+            below = best;
+        }
+    }
+    qsort(out, (size_t)m, sizeof *out, cmp_rate);
+    return m;
 }

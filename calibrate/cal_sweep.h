@@ -23,7 +23,7 @@ typedef struct cal_sweep_cfg {
     double lag_bound_ms;       /* saturated when schedule lag p99 passes it */
     double max_failed_ratio;   /* saturated when failed/(completed+failed) passes it */
     double stop_rho;           /* no step after one at or above this mean rho */
-    double retry_below_rho;    /* a step saturated below this rho is run again once */
+    double retry_below_rho;    /* below this rho, lag alone is not a backlog of the client */
     int max_steps;
     double max_rate;                     /* requests/s, all workers */
     double min_growth;                   /* rate ratio between steps, at least */
@@ -47,12 +47,26 @@ void cal_sweep_defaults(cal_sweep_cfg *c, int mode);
  * step p99 is the maximum, and one late request moves the mean). */
 int cal_sweep_saturated(const cal_sweep_cfg *c, const cal_step *s, char *why, size_t whylen);
 
-/* 1 if a saturated step deserves one more run: its mean rho is below
- * retry_below_rho, where the client is far from its own limit and a burst of
- * other processes on the CPUs explains a stall better. */
-int cal_sweep_retry(const cal_sweep_cfg *c, const cal_step *s);
+/* 1 if the step looks bad and must be measured again before it counts (a
+ * single bad step is more likely another process stealing the CPUs for a
+ * moment than the client's own limit): it is saturated, or its mean delay
+ * minus transport_us (the constant the client does not cause; the lowest
+ * delay measured so far serves during the sweep) is over budget_us. */
+int cal_sweep_looks_bad(const cal_step *s, double transport_us, double budget_us);
 
-/* After the sweep ended on a saturated step: the rate halfway (geometric
+/* The offered rates (requests/s) of the self-test's baseline steps, which
+ * repeat steps of worker count k without the injected cost: the rates of the
+ * unsaturated steps of k whose mean rho lies in [rho_lo, rho_hi] (the ones
+ * the self-test judges), or, when fewer than two qualify, of the fastest
+ * unsaturated ones. The same rates give the same per-request work (dispatch,
+ * connection, parsing) in both runs, so the difference of their busy times
+ * per event is the injected cost alone. At most max, ascending. Returns the
+ * count. */
+int cal_sweep_baseline_rates(const cal_step *steps, int n, int k, double rho_lo, double rho_hi,
+                             double *out, int max);
+
+/* After the sweep ended on a saturated step (steps marked outlier do not
+ * count): the rate halfway (geometric
  * mean) between the fastest unsaturated step and the slowest saturated one
  * above it, where PK's curve bends hardest and a point helps the fit most;
  * 0 when there is no saturated step or the two are within 8% of each other;

@@ -29,6 +29,22 @@ int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t 
         return -EINVAL;
     }
     int rc = -EINVAL;
+    out->per_delivery_us = out->per_event_us = out->ref_events_per_request = NAN;
+    out->ref_output_len = NAN;
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "rhobench_certificate");
+    out->version = 1; /* absent: the first format, which had no version key */
+    if (ver) {
+        if (!cJSON_IsNumber(ver) || (ver->valuedouble != 1 && ver->valuedouble != 2)) {
+            char v[32] = "?";
+            if (cJSON_IsNumber(ver)) snprintf(v, sizeof v, "%g", ver->valuedouble);
+            snprintf(err, errlen,
+                     "certificate: rhobench_certificate: format version %s is not one this "
+                     "loadgen reads (1 or 2); run this build's calibrate again",
+                     v);
+            goto out;
+        }
+        out->version = (int)ver->valuedouble;
+    }
     const cJSON *host = cJSON_GetObjectItemCaseSensitive(j, "host");
     const cJSON *cpu = host ? cJSON_GetObjectItemCaseSensitive(host, "cpu_model") : NULL;
     double cores;
@@ -44,6 +60,15 @@ int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t 
     snprintf(out->cpu_model, sizeof out->cpu_model, "%s", cpu->valuestring);
     out->cores_online = (int)cores;
     get_num(j, "budget_us", &out->budget_us);
+    if (out->version == 2) {
+        const cJSON *cm = cJSON_GetObjectItemCaseSensitive(j, "cost_model");
+        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(j, "reference_workload");
+        if (get_num(cm, "per_delivery_us", &out->per_delivery_us)) out->per_delivery_us = NAN;
+        if (get_num(cm, "per_event_us", &out->per_event_us)) out->per_event_us = NAN;
+        if (get_num(ref, "events_per_request", &out->ref_events_per_request))
+            out->ref_events_per_request = NAN;
+        if (get_num(ref, "random_output_len", &out->ref_output_len)) out->ref_output_len = NAN;
+    }
     const cJSON *pk = cJSON_GetObjectItemCaseSensitive(j, "per_k");
     int n = cJSON_GetArraySize(pk);
     if (!cJSON_IsArray(pk) || n == 0) {
@@ -66,12 +91,25 @@ int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t 
             goto out;
         }
         c->workers = (int)k;
-        if (get_num(e, "safe_rate_per_worker", &c->safe_rate_per_worker) ||
-            !(c->safe_rate_per_worker >= 0)) {
-            snprintf(err, errlen, "certificate: per_k[%d].safe_rate_per_worker: missing or < 0", i);
-            goto out;
+        if (out->version == 2) {
+            /* safe_rho is the figure; null means nothing was certified */
+            const cJSON *sr = cJSON_GetObjectItemCaseSensitive(e, "safe_rho");
+            if (!cJSON_IsNumber(sr) && !cJSON_IsNull(sr)) {
+                snprintf(err, errlen, "certificate: per_k[%d].safe_rho: missing", i);
+                goto out;
+            }
+            c->safe_rho = cJSON_IsNumber(sr) ? sr->valuedouble : NAN;
+            if (get_num(e, "safe_rate_per_worker", &c->safe_rate_per_worker))
+                c->safe_rate_per_worker = NAN;
+        } else {
+            if (get_num(e, "safe_rate_per_worker", &c->safe_rate_per_worker) ||
+                !(c->safe_rate_per_worker >= 0)) {
+                snprintf(err, errlen, "certificate: per_k[%d].safe_rate_per_worker: missing or < 0",
+                         i);
+                goto out;
+            }
+            if (get_num(e, "safe_rho", &c->safe_rho)) c->safe_rho = NAN;
         }
-        if (get_num(e, "safe_rho", &c->safe_rho)) c->safe_rho = NAN;
         if (get_num(e, "transport_us", &c->transport_us)) c->transport_us = NAN;
         if (get_num(e, "safe_total_rate", &c->safe_total_rate))
             c->safe_total_rate = c->safe_rate_per_worker * c->workers;
@@ -123,10 +161,15 @@ void lg_cert_check(const lg_cert *c, const rb_host *h, int k, double rate, lg_ce
     }
     if (isnan(rate)) {
         d->ok = 1;
-        snprintf(
-            d->message, sizeof d->message,
-            "closed loop: no planned rate to compare with the certified %.1f requests/s per worker",
-            best->safe_rate_per_worker);
+        if (isnan(best->safe_rate_per_worker))
+            snprintf(d->message, sizeof d->message,
+                     "closed loop: no planned rate to compare with the certified safe rho %.3f",
+                     best->safe_rho);
+        else
+            snprintf(d->message, sizeof d->message,
+                     "closed loop: no planned rate to compare with the certified %.1f requests/s "
+                     "per worker",
+                     best->safe_rate_per_worker);
         return;
     }
     double per = rate / k;
@@ -136,4 +179,48 @@ void lg_cert_check(const lg_cert *c, const rb_host *h, int k, double rate, lg_ce
              "requests/s per worker for %d workers (safe rho %.3g)",
              per, rate, k, d->ok ? "is within" : "exceeds", best->safe_rate_per_worker,
              best->workers, best->safe_rho);
+}
+
+double lg_cert_predict_rho(const lg_cert *c, int k, double rate, double output_tokens,
+                           double events_per_delivery)
+{
+    if (k < 1 || !(rate >= 0) || !isfinite(rate) || !(output_tokens > 0) ||
+        !isfinite(output_tokens) || !(events_per_delivery >= 1) || !isfinite(events_per_delivery))
+        return NAN;
+    if (!isfinite(c->per_delivery_us) || !isfinite(c->per_event_us)) return NAN;
+    double extra = isfinite(c->ref_events_per_request) && isfinite(c->ref_output_len)
+                       ? fmax(0.0, c->ref_events_per_request - c->ref_output_len)
+                       : 0.0;
+    double events = output_tokens + extra;
+    double busy_us = events / events_per_delivery * c->per_delivery_us + events * c->per_event_us;
+    return rate / k * busy_us * 1e-6;
+}
+
+void lg_cert_check_plan(const lg_cert *c, const rb_host *h, int k, double rate,
+                        double output_tokens, lg_cert_decision *d)
+{
+    lg_cert_check(c, h, k, rate, d);
+    d->predicted_rho = NAN;
+    if (c->version < 2 || !d->entry) return;
+    if (k < 1) k = 1;
+    double rho = lg_cert_predict_rho(c, k, rate, output_tokens, 1.0);
+    const lg_cert_entry *e = d->entry;
+    if (isnan(rate)) return; /* closed loop: lg_cert_check said so */
+    if (isnan(rho)) {
+        if (!isnan(e->safe_rate_per_worker)) return; /* the reference workload's rate decided */
+        d->ok = 0;
+        snprintf(d->message, sizeof d->message,
+                 "the certificate has no cost model to predict this plan's utilisation with, and "
+                 "no request rate for %d workers",
+                 e->workers);
+        return;
+    }
+    d->predicted_rho = rho;
+    d->ok = rho <= e->safe_rho; /* a NAN safe_rho (nothing certified) refuses */
+    snprintf(d->message, sizeof d->message,
+             "planned %.1f requests/s over %d workers (%.0f tokens each) is predicted at rho %.3f "
+             "per worker (%.2f us per delivery + %.2f us per event), %s the certified safe rho "
+             "%.3f for %d workers",
+             rate, k, output_tokens, rho, c->per_delivery_us, c->per_event_us,
+             d->ok ? "within" : "beyond", e->safe_rho, e->workers);
 }

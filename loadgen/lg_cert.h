@@ -1,5 +1,16 @@
 /* lg_cert: the host certificate written by calibrate, and the rule that
- * refuses a plan beyond it. Pure: parses JSON text and compares numbers. */
+ * refuses a plan beyond it. Pure: parses JSON text and compares numbers.
+ *
+ * Two format versions are read (rhobench_certificate: 1 or absent, or 2):
+ *   1: the certified figure is a request rate per worker of calibrate's own
+ *      workload, and a plan is compared by its request rate per worker;
+ *   2: the certified figure is safe_rho, a per-worker utilisation, with the
+ *      client's cost model (rho = deliveries/s x per_delivery_us + events/s
+ *      x per_event_us) and the reference workload the request rates hold
+ *      for. A plan is compared by its PREDICTED rho (lg_cert_predict_rho)
+ *      when its token count is known, else by its request rate against the
+ *      reference workload's.
+ * Any other version is refused with a message naming it. */
 #ifndef LG_CERT_H
 #define LG_CERT_H
 
@@ -10,35 +21,60 @@
 typedef struct lg_cert_entry {
     int workers;
     double safe_rho;
-    double safe_rate_per_worker; /* requests/s per worker */
+    double safe_rate_per_worker; /* requests/s per worker (v2: of the reference workload; NAN) */
     double safe_total_rate;
     double transport_us; /* the fitted constant term (NAN when absent) */
 } lg_cert_entry;
 
 typedef struct lg_cert {
+    int version; /* 1 or 2 */
     char cpu_model[160];
     int cores_online;
     double budget_us;     /* NAN when absent */
     lg_cert_entry *per_k; /* malloc'd; lg_cert_free */
     size_t n;
+    /* v2: the cost model and the reference workload (NAN when absent) */
+    double per_delivery_us, per_event_us;
+    double ref_events_per_request; /* events per request of the reference workload */
+    double ref_output_len;         /* its content tokens per request */
 } lg_cert;
 
-/* Returns 0, or -EINVAL with err naming the missing or bad key. */
+/* Returns 0, or -EINVAL with err naming the missing or bad key (or the
+ * version it does not read). */
 int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t errlen);
 void lg_cert_free(lg_cert *c);
+
+/* The utilisation per worker a plan is predicted to reach: rate requests/s
+ * in all over k workers, each request output_tokens content tokens plus the
+ * events the reference workload carried beyond its tokens (the usage chunk,
+ * [DONE]), delivered events_per_delivery at a time (1 for a server that
+ * spaces its tokens, the costliest case; more when they arrive in bursts):
+ *     rho = rate / k x (events / events_per_delivery x per_delivery_us
+ *                       + events x per_event_us) x 1e-6.
+ * NAN when the certificate has no cost model or an input is not finite or
+ * not positive. */
+double lg_cert_predict_rho(const lg_cert *c, int k, double rate, double output_tokens,
+                           double events_per_delivery);
 
 typedef struct lg_cert_decision {
     int ok;                     /* the plan is within the certificate */
     const lg_cert_entry *entry; /* the entry used */
     int exact_k;                /* the entry is for this k */
     int other_host;             /* CPU model or core count differ */
+    double predicted_rho;       /* the plan's predicted rho (NAN: compared by rate) */
     char message[512];          /* why it refuses, or what it used */
     char warning[512];          /* other host, closest k (may be "") */
 } lg_cert_decision;
 
 /* k = worker processes (>= 1); rate = planned total requests/s (the highest
  * stage's; INFINITY is beyond any certificate; NAN: closed loop, nothing to
- * compare). */
+ * compare). Compares request rates per worker (version 1's rule). */
 void lg_cert_check(const lg_cert *c, const rb_host *h, int k, double rate, lg_cert_decision *d);
+
+/* The same, with the plan's content tokens per request (NAN: not known):
+ * with a version 2 certificate and known tokens, the plan's predicted rho
+ * (one event per delivery) against safe_rho; otherwise lg_cert_check. */
+void lg_cert_check_plan(const lg_cert *c, const rb_host *h, int k, double rate,
+                        double output_tokens, lg_cert_decision *d);
 
 #endif

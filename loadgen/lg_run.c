@@ -598,7 +598,9 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
     if (o->dataset == LG_DS_TRACE) rate = NAN; /* rate unknown until replayed */
     if (closed) rate = NAN;
     lg_cert_decision d;
-    lg_cert_check(&cert, host, k, rate, &d);
+    /* a version 2 certificate predicts the plan's rho from its token count */
+    double tokens = o->dataset == LG_DS_RANDOM ? (double)o->random_output_len : NAN;
+    lg_cert_check_plan(&cert, host, k, rate, tokens, &d);
     if (d.warning[0]) fprintf(stderr, "loadgen: warning: %s\n", d.warning);
     if (d.entry) {
         *safe_rho = d.entry->safe_rho;

@@ -1,32 +1,101 @@
 #!/usr/bin/env bash
-# Reproduces the reference calibration of this folder on the current host:
-# a default calibration (k = 1 and the online CPUs) and a self-test, each
-# repeated N times (default 3) so that medians can be quoted. Writes
-# default-<i>/ and selftest-<i>/ (certificate, plot, per-step results) and
-# summary.txt here. Usage: results/calibrate/run.sh [BUILD_DIR] [N]
+# The calibration benchmark: N_QUICK runs of `calibrate --quick` (the spread
+# of safe_rho per k) and N_SELFTEST runs of `calibrate --quick --self-test`
+# (the pass count), one after the other, each with its own arrival seed.
+# Records, in results/calibrate/TAG/: each run's folder (certificate, plot
+# data) and printed output, runs.tsv (one line per run: kind, seed, exit,
+# verdict, elapsed, load average before and after, safe_rho per k), and
+# summary.md (machine facts, commit, command, the figures). Timing on a
+# shared host varies: this is a benchmark with a pass rate, not a test.
+# Usage: results/calibrate/run.sh [--build DIR] [--quick N] [--selftest N]
+#                                 [--tag NAME] [--default N]
+# (--build: a folder with calibrate/, loadgen/, simserver/ binaries; a copy
+# of the build lets the tree change while the benchmark runs.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=${1:-$here/../../build}
-n=${2:-3}
+build=$here/../../build
+nq=5
+ns=10
+nd=0
+tag=bench-$(date -u +%Y%m%dT%H%MZ)
+cmdline="results/calibrate/run.sh $*"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build) build=$2; shift 2 ;;
+    --quick) nq=$2; shift 2 ;;
+    --selftest) ns=$2; shift 2 ;;
+    --default) nd=$2; shift 2 ;;
+    --tag) tag=$2; shift 2 ;;
+    *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+for v in "$nq" "$ns" "$nd"; do
+  [[ $v =~ ^[0-9]+$ ]] || { echo "run.sh: counts must be whole numbers, got '$v'" >&2; exit 2; }
+done
 cal=$build/calibrate/calibrate
 [ -x "$cal" ] || { echo "run.sh: no calibrate at $cal (build first)" >&2; exit 2; }
+out=$here/$tag
+rm -rf "$out"
+mkdir -p "$out"
+tsv=$out/runs.tsv
+printf 'kind\tseed\texit\tverdict\telapsed_s\tload_before\tload_after\tsafe_rho_per_k\n' > "$tsv"
+
+one() { # kind seed args...
+  local kind=$1 seed=$2
+  shift 2
+  local dir=$out/$kind-$seed load0 t0 t1 rc=0 verdict cert rho
+  load0=$(cut -d' ' -f1 /proc/loadavg)
+  t0=$(date +%s.%N)
+  "$cal" "$@" --seed "$seed" --no-plot --quiet --out-dir "$dir" > "$out/$kind-$seed.txt" 2>&1 || rc=$?
+  t1=$(date +%s.%N)
+  verdict=$(grep -Eo '^self-test: (PASS|FAIL)' "$out/$kind-$seed.txt" | cut -d' ' -f2 || true)
+  [ -n "$verdict" ] || verdict=$([ $rc = 0 ] && echo ok || echo error)
+  cert=$(ls "$dir"/*certificate.json 2>/dev/null | head -1 || true)
+  rho=$( [ -n "$cert" ] && jq -r '[.per_k[] | "k\(.workers)=\(.safe_rho)"] | join(",")' "$cert" || echo none)
+  printf '%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\n' "$kind" "$seed" "$rc" "$verdict" \
+    "$(echo "$t1 - $t0" | bc)" "$load0" "$(cut -d' ' -f1 /proc/loadavg)" "$rho" >> "$tsv"
+  tail -1 "$tsv"
+}
+start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+commit="$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD -- ../../calibrate ../../loadgen 2>/dev/null || echo ' (with uncommitted changes)')"
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+for i in $(seq "$nq"); do one quick "$i" --quick; done
+for i in $(seq "$ns"); do one selftest "$((40 + i))" --quick --self-test; done
+for i in $(seq "$nd"); do one default "$i"; done
+
+# the figures, from runs.tsv alone
+summary=$(awk -F'\t' 'function isort(a, c,   i, j, t) { for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t } }
+  NR > 1 {
+    n[$1]++; el[$1] = el[$1] " " $5
+    if ($1 == "selftest" && $4 == "PASS") pass++
+    if ($1 == "quick" || $1 == "default") {
+      m = split($8, kv, ","); for (j = 1; j <= m; j++) { split(kv[j], p, "="); r[$1 " " p[1]] = r[$1 " " p[1]] " " p[2] }
+    }
+  }
+  END {
+    for (k in n) printf "- %s: %d runs, elapsed s:%s\n", k, n[k], el[k]
+    if (n["selftest"]) printf "- self-test: %d of %d PASS\n", pass, n["selftest"]
+    for (k in r) {
+      c = split(r[k], v, " "); isort(v, c)
+      med = (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
+      dev = 0; for (j = 1; j <= c; j++) { d = (v[j] - med) / med; if (d < 0) d = -d; if (d > dev) dev = d }
+      printf "- %s safe_rho:%s; median %.3f, largest deviation from it %.1f%%\n", k, r[k], med, 100 * dev
+    }
+  }' "$tsv")
 {
-  echo "host: $(lscpu | grep 'Model name' | sed 's/Model name: *//'), $(nproc) CPUs, $(uname -sr)"
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-} > "$here/summary.txt"
-for i in $(seq "$n"); do
-  rm -rf "$here/default-$i" "$here/selftest-$i"
-  "$cal" --quiet --seed "$i" --out-dir "$here/default-$i" > "$here/default-$i.txt" || true
-  "$cal" --quick --self-test --quiet --seed "$i" --out-dir "$here/selftest-$i" \
-    > "$here/selftest-$i.txt" || true
-  echo "load after run $i: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$here/summary.txt"
-done
-for i in $(seq "$n"); do
-  echo "--- default-$i"
-  jq -r '.per_k[] | "k=\(.workers) \(.method) E[S]=\(.mean_service_us) us [\(.mean_service_us_ci[0]), \(.mean_service_us_ci[1])] E[S^2]=\(.second_moment_us2) transport=\(.transport_us) safe_rho=\(.safe_rho) safe/worker=\(.safe_rate_per_worker) safe_total=\(.safe_total_rate) (\(.limited_by))"' \
-    "$here/default-$i/certificate.json" 2>/dev/null || echo "(no certificate)"
-  echo "--- selftest-$i"
-  grep -E "vs injected|vs measured|self-test:|utilisation" "$here/selftest-$i.txt" || true
-done >> "$here/summary.txt"
-cat "$here/summary.txt"
+  echo "# calibrate benchmark $tag"
+  echo
+  echo "- command: \`$cmdline\` (calibrate at $cal)"
+  echo "- commit: $commit (at the start)"
+  echo "- host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs online, $(uname -sr), $(. /etc/os-release && echo "$PRETTY_NAME")"
+  echo "- from $start to $(date -u +%Y-%m-%dT%H:%M:%SZ); load average at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo
+  echo "$summary"
+  echo
+  echo "Per run (runs.tsv):"
+  echo
+  echo '```'
+  column -t -s "$(printf '\t')" "$tsv"
+  echo '```'
+} > "$out/summary.md"
+cat "$out/summary.md"

@@ -3,10 +3,12 @@
 # flags and writes a result JSON whose figures follow a known M/G/1 client
 # exactly (plus 1% deterministic noise), so calibrate's whole pipeline can be
 # checked against known parameters. Per worker: 18 SSE events per request,
-# E[S] = the --client-cost (20 us without one) times FAKE_LOADGEN_ES_FACTOR,
-# E[S^2] = E[S]^2 (fixed) or 2 E[S]^2 (exp or none), transport 40 us.
+# the client's own cost 20 us per event (sd 20 us), plus the --client-cost
+# when given, all times FAKE_LOADGEN_ES_FACTOR: E[S] = (20 + cost) f, E[S^2] =
+# E[S]^2 + (20 f)^2 (+ (cost f)^2 for exp), transport 40 us.
 # FAKE_LOADGEN_PIDFILE: write the pid there; FAKE_LOADGEN_SLEEP: sleep first;
-# FAKE_LOADGEN_CRASH_ABOVE: crash above that rate.
+# FAKE_LOADGEN_CRASH_ABOVE: crash above that rate; FAKE_LOADGEN_KILL_SIM_ABOVE:
+# kill the simulator above that rate.
 set -euo pipefail
 rate=1 k=1 dir=. file=result.json cost="" seed=1 dur=1
 while [ $# -gt 0 ]; do
@@ -26,16 +28,22 @@ while [ $# -gt 0 ]; do
 done
 [ -n "${FAKE_LOADGEN_PIDFILE:-}" ] && echo $$ > "$FAKE_LOADGEN_PIDFILE"
 [ -n "${FAKE_LOADGEN_SLEEP:-}" ] && sleep "$FAKE_LOADGEN_SLEEP"
+# FAKE_LOADGEN_KILL_SIM_ABOVE: above this rate, kill the simulator (its pid in
+# FAKE_SIM_PIDFILE) and report every request failed, as a dead server does.
+if [ -n "${FAKE_LOADGEN_KILL_SIM_ABOVE:-}" ] &&
+   awk -v r="$rate" -v c="$FAKE_LOADGEN_KILL_SIM_ABOVE" 'BEGIN { exit !(r > c) }'; then
+  kill "$(cat "$FAKE_SIM_PIDFILE")" 2>/dev/null || true
+fi
 # FAKE_LOADGEN_CRASH_ABOVE: die of SIGSEGV when asked for more than this rate.
 if [ -n "${FAKE_LOADGEN_CRASH_ABOVE:-}" ] &&
    awk -v r="$rate" -v c="$FAKE_LOADGEN_CRASH_ABOVE" 'BEGIN { exit !(r > c) }'; then
   kill -SEGV $$
 fi
-kind=exp us=20
+kind=none us=0
 if [ -n "$cost" ]; then kind=${cost%%:*}; us=${cost#*:}; fi
 awk -v rate="$rate" -v k="$k" -v us="$us" -v kind="$kind" -v seed="$seed" -v dur="$dur" \
     -v f="${FAKE_LOADGEN_ES_FACTOR:-1}" 'BEGIN {
-  E = 18; m1 = us * f; m2 = (kind == "fixed") ? m1 * m1 : 2 * m1 * m1; c = 40
+  E = 18; m1 = (20 + us) * f; m2 = m1 * m1 + (20 * f) ^ 2 + (kind == "exp" ? (us * f) ^ 2 : 0); c = 40
   lam = rate * E / k          # events per second per worker
   rho = lam * m1 * 1e-6
   achieved = rate; lag = 0.05

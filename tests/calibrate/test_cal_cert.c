@@ -151,7 +151,7 @@ static void test_required_keys(void **state)
     assert_int_equal(cal_cert_parse(no_rho, strlen(no_rho), &info, pk, 2, &n, err, sizeof err),
                      -EINVAL);
     assert_non_null(strstr(err, "per_k[0].safe_rho"));
-    const char *wrong = "{\"rhobench_certificate\": 2}";
+    const char *wrong = "{\"rhobench_certificate\": 3}";
     assert_int_equal(cal_cert_parse(wrong, strlen(wrong), &info, pk, 2, &n, err, sizeof err),
                      -EINVAL);
     assert_non_null(strstr(err, "rhobench_certificate"));

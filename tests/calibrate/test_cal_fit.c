@@ -1,13 +1,16 @@
-/* Unit tests of cal_fit: the per-k figures from synthetic steps that follow
- * a known M/G/1 client (E[S] 20 us, E[S^2] 800 us^2, transport 40 us, 18
- * events per request), the safe rates worked out by hand, the fallback to
- * measured moments, and the self-test's checks. */
+/* Unit tests of cal_fit: the per-k figures from synthetic batches of a known
+ * M/G/1 client (E[S] 20 us per event, E[S^2] 800 us^2, so R = E[S^2] /
+ * (2 E[S]) = 20 us, transport 40 us, 18 events per request), the fit's
+ * intervals against the truth over many seeds with heavy-tailed noise, the
+ * goodness-of-fit test, the certification through cal_rule, the cost model
+ * and the self-test's checks. */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
-#include <math.h>
 
 #include <cmocka.h>
 
@@ -15,223 +18,387 @@
 
 #define NEAR(a, b, rel) assert_true(fabs((double)(a) - (double)(b)) <= (rel)*fabs((double)(b)))
 
-/* A step at utilisation rho for k workers, its delay off the law by `noise`. */
-static cal_step law_step(int k, double rho, double noise)
+static double truth(double rho)
+{
+    return 40 + 20 * rho / (1 - rho);
+}
+
+/* One batch of level lv at utilisation rho, its mean delay d. */
+static cal_step batch(int k, int lv, double rho, double d)
 {
     cal_step s;
     cal_step_clear(&s);
     s.workers = k;
+    s.level = lv;
     double lam = rho / 20e-6; /* events/s per worker */
-    s.event_rate_per_worker = lam;
+    s.event_rate_per_worker = s.callback_rate_per_worker = lam;
     s.request_rate = s.achieved_rate = lam * k / 18.0;
     s.completed = 1000;
     s.events_per_request = 18;
     s.rho_mean = rho;
-    s.service_per_event_us = 20;
-    s.second_moment_us2 = 800;
-    s.overhead_mean_us = (40 + lam * 800e-12 / (2 * (1 - rho)) * 1e6) * (1 + noise);
+    s.overhead_mean_us = d;
     return s;
 }
 
-static int law_steps(cal_step *s, int k, int first)
+static const double RHO[] = {0.1, 0.3, 0.5, 0.7, 0.85};
+#define NLV 5
+
+/* three batches per level, off the law by the given relative noise */
+static int levels(cal_step *s, int k, int first, const double noise[NLV][3])
 {
-    static const double rho[] = {0.05, 0.15, 0.3, 0.45, 0.6, 0.7, 0.8, 0.85};
-    static const double noise[] = {0.01, -0.01, 0.005, 0, -0.005, 0.01, -0.01, 0.005};
-    for (int i = 0; i < 8; i++)
-        s[first + i] = law_step(k, rho[i], noise[i]);
-    return first + 8;
+    int n = first;
+    for (int j = 0; j < NLV; j++)
+        for (int b = 0; b < 3; b++)
+            s[n++] = batch(k, j, RHO[j], truth(RHO[j]) * (1 + noise[j][b]));
+    return n;
 }
 
-/* lambda* = 2b / (E[S^2] + 2b E[S]) = 2e-4 / (8e-10 + 4e-9) = 41666.7 events/s;
- * per worker 41666.7 / 18 = 2314.8 requests/s; safe rho 0.8333. */
+static const double SMALL[NLV][3] = {{0.01, -0.01, 0.002},
+                                     {-0.005, 0.01, -0.004},
+                                     {0.008, -0.006, 0},
+                                     {-0.01, 0.004, 0.007},
+                                     {0.006, -0.009, 0.002}};
+
 static void test_fit_and_safe_region(void **state)
 {
     (void)state;
-    cal_step s[32];
-    int n = law_steps(s, 1, 0);
-    n = law_steps(s, 2, n);
-    s[n] = law_step(1, 0.99, 0); /* saturated: left out */
-    s[n].saturated = 1;
-    n++;
-    cal_per_k p;
-    assert_int_equal(cal_fit_per_k(s, n, 1, 100, MDL_FIT_PK, &p), 0);
-    /* the utilisation tells E[S] exactly, so a free E[S] fits no better */
-    assert_string_equal(p.method, "fit-util");
-    assert_true(p.f_test_p >= 0.05);
-    assert_int_equal(p.workers, 1);
-    assert_int_equal(p.n_steps, 9);
-    assert_int_equal(p.n_fit, 8);
-    NEAR(p.mean_service_us, 20, 0.05);
-    NEAR(p.second_moment_us2, 800, 0.15);
-    NEAR(p.transport_us, 40, 0.03);
-    assert_true(p.mean_service_us_ci[0] <= 20 && 20 <= p.mean_service_us_ci[1]);
-    assert_true(p.r2 > 0.99);
+    static cal_step s[64];
+    int n = levels(s, 1, 0, SMALL);
+    n = levels(s, 2, n, SMALL);
+    static cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    assert_string_equal(p.method, "wls-bootstrap");
+    assert_int_equal(p.n_levels, NLV);
+    assert_int_equal(p.n_fit, NLV);
+    assert_int_equal(p.n_steps, 15);
+    NEAR(p.transport_us, 40, 0.02);
+    NEAR(p.r_us, 20, 0.03);
+    assert_true(p.r_us_ci[0] < 20 && 20 < p.r_us_ci[1]);
+    assert_true(p.transport_us_ci[0] < 40 && 40 < p.transport_us_ci[1]);
+    assert_true(p.r_us_ci[1] < 21 && p.r_us_ci[0] > 19); /* 1% noise: a narrow interval */
+    assert_true(p.fit_ok);
+    assert_true(p.gof_p >= 0.01);
+    NEAR(p.mean_service_us, 20, 1e-9);
+    NEAR(p.busy_per_request_us, 360, 1e-9);
     NEAR(p.events_per_request, 18, 1e-12);
-    NEAR(p.safe_rho, 0.8333, 0.03);
-    NEAR(p.safe_rate_per_worker, 2314.8, 0.05);
-    NEAR(p.safe_total_rate, 2314.8, 0.05);
-    assert_string_equal(p.limited_by, "model");
-    assert_true(p.conservative_safe_total_rate <= p.safe_total_rate);
-    assert_false(s[n - 1].used_in_fit);
-    assert_true(s[0].used_in_fit);
-    NEAR(s[3].fit_pred_us, s[3].overhead_mean_us, 0.03);
-
-    cal_per_k p2;
-    assert_int_equal(cal_fit_per_k(s, n, 2, 100, MDL_FIT_PK, &p2), 0);
-    NEAR(p2.safe_rate_per_worker, 2314.8, 0.05);
+    /* the model allows b / (b + R_hi) ~ 0.833, but the level at 0.85 has
+     * W_q = 113 us > 100 (not confirmed): the certificate stops at the
+     * highest level measured within budget, 0.7 */
+    NEAR(p.model_rho, 100.0 / 120.0, 0.02);
+    NEAR(p.safe_rho, 0.7, 1e-12);
+    assert_string_equal(p.limited_by, "measured range");
+    NEAR(p.safe_rate_per_worker, 0.7 / 360e-6, 1e-6);
+    NEAR(p.safe_total_rate, p.safe_rate_per_worker, 1e-12);
+    assert_true(p.conservative_safe_total_rate == p.safe_total_rate);
+    NEAR(p.level_pred_us[2], truth(0.5), 0.02);
+    NEAR(s[7].fit_pred_us, truth(0.5), 0.02);
+    assert_true(s[7].used_in_fit);
+    /* two workers: the same per worker, twice the total */
+    static cal_per_k p2;
+    assert_int_equal(cal_fit_per_k(s, n, 2, 100, &p2), 0);
+    NEAR(p2.safe_rate_per_worker, 0.7 / 360e-6, 1e-6);
     NEAR(p2.safe_total_rate, 2 * p2.safe_rate_per_worker, 1e-12);
-    /* a larger budget allows more */
-    cal_per_k p3;
-    assert_int_equal(cal_fit_per_k(s, n, 1, 200, MDL_FIT_PK, &p3), 0);
+    /* a larger budget: the level at 0.85 is within it, the model limits */
+    static cal_per_k p3;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 200, &p3), 0);
+    NEAR(p3.safe_rho, 0.85, 1e-12);
     assert_true(p3.safe_total_rate > p.safe_total_rate);
 }
 
-/* A utilisation that overstates E[S] by 30% (another process's time counted
- * as the client's): pinned there the curve misfits, the free E[S] fits far
- * better (F test) and is taken, and it finds the law's 20 us. */
-static void test_free_fit_when_significantly_better(void **state)
+/* xorshift and a heavy-tailed noise: Student's t with 3 degrees of freedom */
+static uint64_t rng = 88172645463325252ULL;
+static double unif(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
+}
+static double gauss(void)
+{
+    return sqrt(-2 * log(unif())) * cos(2 * M_PI * unif());
+}
+static double t3(void)
+{
+    double z = gauss(), c = 0;
+    for (int i = 0; i < 3; i++) {
+        double g = gauss();
+        c += g * g;
+    }
+    return z / sqrt(c / 3);
+}
+
+/* Over many seeds the 95% intervals of R and c cover the truth at about
+ * their nominal rate, and miss on neither side more than a few percent:
+ * neither too narrow nor too wide. Noise: t3, 10% of the delay per batch. */
+static void test_interval_coverage(void **state)
 {
     (void)state;
-    cal_step s[8];
-    int n = law_steps(s, 1, 0);
+    enum { SEEDS = 400 };
+    int r_lo = 0, r_hi = 0, c_lo = 0, c_hi = 0, wide = 0;
+    static cal_step s[32];
+    static cal_per_k p;
+    for (int seed = 0; seed < SEEDS; seed++) {
+        double noise[NLV][3];
+        for (int j = 0; j < NLV; j++)
+            for (int b = 0; b < 3; b++)
+                noise[j][b] = 0.1 * t3() / sqrt(3.0); /* t3 has variance 3 */
+        int n = levels(s, 1, 0, (const double(*)[3])noise);
+        assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+        r_lo += p.r_us_ci[1] < 20;
+        r_hi += p.r_us_ci[0] > 20;
+        c_lo += p.transport_us_ci[1] < 40;
+        c_hi += p.transport_us_ci[0] > 40;
+        wide += p.r_us_ci[1] - p.r_us_ci[0] > 20; /* wider than R itself */
+    }
+    print_message("R misses low %d high %d, c misses low %d high %d, R wider than 20 us: %d "
+                  "(of %d)\n",
+                  r_lo, r_hi, c_lo, c_hi, wide, SEEDS);
+    /* nominal: 2.5% each side; allowed: up to 6% (24 of 400) each side,
+     * at most 10% (40) in all */
+    assert_true(r_lo <= 24 && r_hi <= 24 && r_lo + r_hi <= 40);
+    assert_true(c_lo <= 24 && c_hi <= 24 && c_lo + c_hi <= 40);
+    /* and not 4 times too wide: both sides are missed at times */
+    assert_true(r_lo + r_hi >= 4 && c_lo + c_hi >= 4);
+    assert_true(wide <= SEEDS / 10);
+}
+
+/* A curve that is not PK's shape (the delay linear in rho, steep) fails the
+ * lack-of-fit test, and the certificate is limited to the measured range. */
+static void test_goodness_of_fit(void **state)
+{
+    (void)state;
+    static cal_step s[32];
+    int n = 0;
+    for (int j = 0; j < NLV; j++)
+        for (int b = 0; b < 3; b++)
+            s[n++] = batch(1, j, RHO[j], (40 + 120 * RHO[j]) * (1 + SMALL[j][b]));
+    static cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    assert_true(p.gof_p < 0.01);
+    assert_false(p.fit_ok);
+    assert_string_equal(p.limited_by, "goodness of fit");
+    /* every level is within budget over the fitted transport (61 us: the
+     * wrong shape biases it), so the measured range is all of them */
+    NEAR(p.safe_rho, 0.85, 1e-12);
+    assert_non_null(strstr(p.cert_note, "measured range only"));
+}
+
+/* An outlier level (its repeat was fine) counts in neither the fit nor the
+ * certificate; a confirmed level over budget caps it. */
+static void test_outlier_and_confirmed(void **state)
+{
+    (void)state;
+    static cal_step s[40];
+    int n = levels(s, 1, 0, SMALL);
+    static cal_per_k base, p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &base), 0);
+    int m = n;
+    for (int b = 0; b < 3; b++) {
+        s[m] = batch(1, 7, 0.4, 5000);
+        s[m++].outlier = 1;
+    }
+    assert_int_equal(cal_fit_per_k(s, m, 1, 100, &p), 0);
+    assert_true(p.safe_rho == base.safe_rho);
+    NEAR(p.r_us, base.r_us, 1e-9);
+    assert_int_equal(p.n_fit, NLV);
+    /* the level at 0.85 (W_q 113 us) confirmed over budget by its repeat:
+     * certified up to the level below it, and the note says why */
     for (int i = 0; i < n; i++)
-        s[i].rho_mean *= 1.3;
-    cal_per_k p;
-    assert_int_equal(cal_fit_per_k(s, n, 1, 100, MDL_FIT_PK, &p), 0);
-    assert_string_equal(p.method, "fit");
-    assert_true(p.f_test_p < 0.05);
-    NEAR(p.util_service_us, 26, 1e-6);
-    NEAR(p.mean_service_us, 20, 0.05);
-    assert_true(p.mean_service_us_ci[0] <= 20 && 20 <= p.mean_service_us_ci[1]);
-    NEAR(p.safe_rate_per_worker, 2314.8, 0.06);
+        s[i].confirmed = s[i].level == 4;
+    assert_int_equal(cal_fit_per_k(s, m, 1, 100, &p), 0);
+    NEAR(p.safe_rho, 0.7, 1e-12);
+    assert_string_equal(p.limited_by, "over budget");
+    assert_non_null(strstr(p.cert_note, "rho 0.850 was over budget"));
+    /* and a level confirmed bad lower down caps the certificate there */
+    for (int i = 0; i < n; i++)
+        s[i].confirmed = 0;
+    for (int i = n; i < m; i++) {
+        s[i].outlier = 0;
+        s[i].confirmed = 1;
+    }
+    assert_int_equal(cal_fit_per_k(s, m, 1, 100, &p), 0);
+    NEAR(p.safe_rho, 0.3, 1e-12);
 }
 
-/* Three usable steps: too few for three parameters, so E[S] is pinned at the
- * utilisation's slope (20 us exactly here) and c, E[S^2] fitted: the law's. */
-static void test_pinned_at_utilisation(void **state)
+/* The error bars come from the pooled spread of all levels' batches: a
+ * level of one batch has one too, and a noisy pool widens every level's. */
+static void test_pooled_error_bars(void **state)
 {
     (void)state;
-    cal_step s[3] = {law_step(1, 0.1, 0), law_step(1, 0.5, 0), law_step(1, 0.3, 0)};
-    cal_per_k p;
-    assert_int_equal(cal_fit_per_k(s, 3, 1, 100, MDL_FIT_PK, &p), 0);
-    assert_string_equal(p.method, "fit-util");
-    NEAR(p.util_service_us, 20, 1e-9);
-    NEAR(p.mean_service_us, 20, 1e-9);
-    NEAR(p.second_moment_us2, 800, 1e-6);
-    NEAR(p.transport_us, 40, 1e-6);
-    /* the model allows 2314.8/s, but the steps went to rho 0.5 only, 1388.9/s */
-    NEAR(p.model_safe_total_rate, 2314.8, 0.001);
-    assert_string_equal(p.limited_by, "measured range");
-    NEAR(p.safe_rate_per_worker, 0.5 / 20e-6 / 18, 1e-9);
-    NEAR(p.safe_rho, 0.5, 1e-9);
+    static cal_step s[40];
+    int n = levels(s, 1, 0, SMALL);
+    s[n++] = batch(1, 9, 0.05, truth(0.05)); /* one batch */
+    static cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    const cal_level *one = &p.levels[NLV];
+    assert_int_equal(one->n, 1);
+    assert_true(isfinite(one->delay_err_us) && one->delay_err_us > 0);
+    /* 5 levels x 2 degrees of freedom: t(10) = 2.228; the one-batch level's
+     * bar is sqrt(3) times a three-batch level's relative one */
+    const cal_level *three = &p.levels[0];
+    NEAR(one->delay_err_us / one->delay_us, sqrt(3.0) * three->delay_err_us / three->delay_us,
+         1e-9);
+    /* 30% noise per batch: the bars grow, and the level at 0.7 (W_q 47 us)
+     * is no longer within budget with its bar */
+    static const double BIG[NLV][3] = {
+        {0.3, -0.3, 0}, {-0.3, 0.3, 0}, {0.3, -0.3, 0}, {-0.3, 0.3, 0}, {0.3, -0.3, 0}};
+    n = levels(s, 1, 0, BIG);
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    assert_true(p.levels[3].delay_err_us > 0.3 * p.levels[3].delay_us);
+    assert_true(p.safe_rho < 0.7);
 }
 
-/* A noisy curve whose pole the delays alone cannot place: pinned too. */
-static void test_ill_determined_curve_is_pinned(void **state)
+/* The host ran out first: the fastest level saturated on a host whose CPUs
+ * were all but fully busy; of two levels at that rate, the busier counts. */
+static void test_host_limit(void **state)
 {
     (void)state;
-    static const double rho[] = {0.05, 0.1, 0.15, 0.2, 0.25};
-    static const double noise[] = {0.1, -0.1, 0.12, -0.08, 0.1};
-    cal_step s[5];
-    for (int i = 0; i < 5; i++)
-        s[i] = law_step(1, rho[i], noise[i]);
-    cal_per_k p;
-    assert_int_equal(cal_fit_per_k(s, 5, 1, 100, MDL_FIT_PK, &p), 0);
-    assert_string_equal(p.method, "fit-util");
-    NEAR(p.mean_service_us, 20, 1e-9);
-}
-
-/* Two usable steps: no fit at all, the busiest step's measured moments. */
-static void test_fallback_to_moments(void **state)
-{
-    (void)state;
-    cal_step s[2] = {law_step(1, 0.1, 0), law_step(1, 0.5, 0)};
-    cal_per_k p;
-    assert_int_equal(cal_fit_per_k(s, 2, 1, 100, MDL_FIT_PK, &p), 0);
-    assert_string_equal(p.method, "moments");
-    NEAR(p.mean_service_us, 20, 1e-12);
-    NEAR(p.second_moment_us2, 800, 1e-12);
-    NEAR(p.transport_us, s[0].overhead_mean_us, 1e-12);
-    assert_true(isnan(p.mean_service_us_ci[0]));
-    NEAR(p.model_safe_total_rate, 2314.8, 0.001);
-    NEAR(p.safe_rate_per_worker, 0.5 / 20e-6 / 18, 1e-9);
+    static cal_step s[40];
+    int n = levels(s, 1, 0, SMALL);
+    for (int i = 0; i < n; i++)
+        s[i].host_busy = 0.5;
+    static cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    assert_false(p.host_limited);
+    for (int lv = 5; lv <= 6; lv++)
+        for (int b = 0; b < 3; b++) {
+            s[n] = batch(1, lv, 0.6, 5000);
+            s[n].request_rate = 1e5;
+            s[n].saturated = 1;
+            s[n++].host_busy = lv == 5 ? 0.8 : 0.96;
+        }
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    assert_true(p.host_limited);
+    assert_non_null(strstr(p.host_note, "96% busy"));
 }
 
 static void test_no_data(void **state)
 {
     (void)state;
-    cal_step s[2] = {law_step(1, 0.1, 0), law_step(1, 0.2, 0)};
+    cal_step s[2] = {batch(1, 0, 0.1, 50), batch(1, 0, 0.2, 60)};
     s[0].saturated = s[1].saturated = 1;
-    cal_per_k p;
-    assert_int_equal(cal_fit_per_k(s, 2, 1, 100, MDL_FIT_PK, &p), -ENODATA);
+    static cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, 2, 1, 100, &p), -ENODATA);
     assert_string_equal(p.method, "none");
     assert_true(isnan(p.safe_total_rate));
-    assert_int_equal(cal_fit_per_k(s, 2, 4, 100, MDL_FIT_PK, &p), -ENODATA);
+    assert_int_equal(cal_fit_per_k(s, 2, 4, 100, &p), -ENODATA);
     assert_int_equal(p.n_steps, 0);
+}
+
+/* rho = deliveries/s a + events/s b: with deliveries of 1 and of 12 events
+ * (the probe's), a and b are told apart; with one kind only they are not. */
+static void test_cost_model(void **state)
+{
+    (void)state;
+    const double a = 6e-6, b = 3e-6;
+    cal_step s[6];
+    const double ev[] = {5000, 10000, 20000, 30000, 8000, 16000};
+    const double epd[] = {1, 1, 1, 1, 12, 12};
+    const double wobble[] = {1.01, 0.99, 1.0, 1.005, 0.995, 1.0};
+    for (int i = 0; i < 6; i++) {
+        cal_step_clear(&s[i]);
+        s[i].workers = 1;
+        s[i].event_rate_per_worker = ev[i];
+        s[i].callback_rate_per_worker = ev[i] / epd[i];
+        s[i].rho_mean = (ev[i] / epd[i] * a + ev[i] * b) * wobble[i];
+        s[i].probe = epd[i] > 1;
+    }
+    cal_cost c;
+    assert_int_equal(cal_cost_fit(s, 6, &c), 0);
+    assert_true(c.identified);
+    NEAR(c.per_delivery_us, 6, 0.05);
+    NEAR(c.per_event_us, 3, 0.1);
+    assert_true(c.per_delivery_us_ci[0] < 6 && 6 < c.per_delivery_us_ci[1]);
+    assert_int_equal(c.n, 6);
+    /* without the probe: not identified, the busy time per event only */
+    assert_int_equal(cal_cost_fit(s, 4, &c), 0);
+    assert_false(c.identified);
+    assert_true(c.per_delivery_us == 0);
+    NEAR(c.per_event_us, 9, 0.02);
+    /* saturated batches do not count */
+    for (int i = 0; i < 6; i++)
+        s[i].saturated = 1;
+    assert_int_equal(cal_cost_fit(s, 6, &c), -ENODATA);
+}
+
+/* The baseline's E[S] is the utilisation's slope against the event rate;
+ * saturated steps and steps of other k do not count. */
+static void test_baseline_service(void **state)
+{
+    (void)state;
+    cal_step s[4] = {batch(1, -1, 0.01, 50), batch(1, -1, 0.03, 50), batch(2, -1, 0.5, 50),
+                     batch(1, -1, 0.2, 50)};
+    /* the own cost 8 us: rho = lambda 8e-6 at the first two steps */
+    s[0].rho_mean = s[0].event_rate_per_worker * 8e-6;
+    s[1].rho_mean = s[1].event_rate_per_worker * 8e-6 * 1.02;
+    s[3].saturated = 1;
+    double ci[2];
+    double es = cal_baseline_service_us(s, 4, 1, ci);
+    assert_true(es > 8.0 && es < 8.0 * 1.02);
+    assert_true(ci[0] < es && es < ci[1]);
+    s[1].saturated = 1; /* one step left: no slope with an interval */
+    assert_true(isnan(cal_baseline_service_us(s, 4, 1, ci)));
+    assert_true(isnan(ci[0]));
 }
 
 static void test_selftest_checks(void **state)
 {
     (void)state;
-    cal_step s[8];
-    int n = law_steps(s, 1, 0);
-    cal_per_k p;
-    assert_int_equal(cal_fit_per_k(s, n, 1, 100, MDL_FIT_PK, &p), 0);
+    static cal_step s[32];
+    int n = levels(s, 1, 0, SMALL);
+    static cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
     cal_check c[32];
     int nc;
-    /* injected 20 us: every check passes; 6 steps have rho in [0.2, 0.85] */
-    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 0);
-    assert_int_equal(nc, 1 + 6 + 1); /* E[S], six steps, the median */
+    const double zero[1] = {0}, own[1] = {5}, none[1] = {NAN};
+    /* injected 20 us: every check passes; 4 levels have rho in [0.2, 0.85] */
+    assert_int_equal(cal_selftest_eval(&p, 1, 20, zero, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 0);
+    assert_int_equal(nc, 1 + 4 + 1); /* E[S], four levels, the median */
     for (int i = 0; i < nc; i++)
         assert_true(c[i].pass);
     /* injected 25 us: E[S] is 20% off */
-    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 25, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
+    assert_int_equal(cal_selftest_eval(&p, 1, 25, zero, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
     assert_false(c[0].pass);
-    NEAR(c[0].rel_err, 0.2, 0.06);
-    /* a prediction off by 30% at one step: shown failed, not counted (the
-     * median of the six errors stays within 20%) */
-    cal_step keep[8];
-    memcpy(keep, s, sizeof keep);
-    s[4].overhead_mean_us *= 1.3;
-    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 0);
-    int shown_failed = 0;
-    for (int i = 0; i < nc; i++) {
-        if (!c[i].pass) shown_failed++;
-        assert_int_equal(c[i].counted, 0);
-    }
-    assert_int_equal(shown_failed, 1);
-    /* off by 70% at one step: a gross miss counts on its own */
-    memcpy(s, keep, sizeof keep);
-    s[4].overhead_mean_us *= 3.5;
-    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
-    /* off by 30% at four of the six steps: the median fails */
-    memcpy(s, keep, sizeof keep);
-    int bent = 0;
-    for (int i = 0; i < n && bent < 4; i++)
-        if (s[i].used_in_fit && s[i].rho_mean >= 0.2 && s[i].rho_mean <= 0.85) {
-            s[i].overhead_mean_us *= 1.3;
-            bent++;
-        }
-    assert_int_equal(bent, 4);
-    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
-    assert_non_null(strstr(c[nc - 1].name, "median PK error"));
-    assert_false(c[nc - 1].pass);
-    memcpy(s, keep, sizeof keep);
-    /* no steps in the window: a failed row says so */
-    assert_int_equal(cal_selftest_eval(s, n, &p, 1, 20, 0.10, 0.20, 0.95, 0.99, c, 32, &nc), 1);
-    assert_non_null(strstr(c[nc - 1].name, "fitted steps with rho in"));
+    NEAR(c[0].rel_err, 0.2, 0.01);
+    /* the client's own 5 us is taken off: 20 - 5 matches 15, not 20 */
+    assert_int_equal(cal_selftest_eval(&p, 1, 15, own, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 0);
+    NEAR(c[0].measured, 15, 1e-6);
+    assert_int_equal(cal_selftest_eval(&p, 1, 20, own, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
+    assert_int_equal(cal_selftest_eval(&p, 1, 20, none, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
+    assert_non_null(strstr(c[0].name, "[no baseline]"));
+    /* one level's measured delay 30% over the curve: shown failed, not counted */
+    static cal_per_k q;
+    q = p;
+    q.levels[2].delay_us *= 1.3;
+    assert_int_equal(cal_selftest_eval(&q, 1, 20, zero, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 0);
+    int shown = 0;
+    for (int i = 0; i < nc; i++)
+        shown += !c[i].pass;
+    assert_int_equal(shown, 1);
+    /* 10 times (a stall at one level): still one level, the median decides */
+    q = p;
+    q.levels[2].delay_us *= 10;
+    assert_int_equal(cal_selftest_eval(&q, 1, 20, zero, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 0);
+    /* 30% at three of the four: the median fails */
+    q = p;
+    for (int j = 1; j <= 3; j++)
+        q.levels[j].delay_us *= 1.3;
+    assert_int_equal(cal_selftest_eval(&q, 1, 20, zero, 0.10, 0.20, 0.2, 0.85, c, 32, &nc), 1);
+    assert_non_null(strstr(c[nc - 1].name, "median error"));
+    /* no level in the window */
+    assert_int_equal(cal_selftest_eval(&p, 1, 20, zero, 0.10, 0.20, 0.95, 0.99, c, 32, &nc), 1);
+    assert_non_null(strstr(c[nc - 1].name, "fitted levels with rho in"));
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fit_and_safe_region),
-        cmocka_unit_test(test_free_fit_when_significantly_better),
-        cmocka_unit_test(test_pinned_at_utilisation),
-        cmocka_unit_test(test_ill_determined_curve_is_pinned),
-        cmocka_unit_test(test_fallback_to_moments),
-        cmocka_unit_test(test_no_data),
-        cmocka_unit_test(test_selftest_checks),
+        cmocka_unit_test(test_fit_and_safe_region), cmocka_unit_test(test_interval_coverage),
+        cmocka_unit_test(test_goodness_of_fit),     cmocka_unit_test(test_outlier_and_confirmed),
+        cmocka_unit_test(test_pooled_error_bars),   cmocka_unit_test(test_no_data),
+        cmocka_unit_test(test_cost_model),          cmocka_unit_test(test_baseline_service),
+        cmocka_unit_test(test_selftest_checks),     cmocka_unit_test(test_host_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

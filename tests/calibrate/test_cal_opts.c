@@ -12,13 +12,43 @@
 #include "cal_opts.h"
 #include "cal_proc.h"
 
+/* --out-dir out, then a0..a3 (NULL ends them) */
 static int parse(cal_opts *o, char *err, const char *a0, const char *a1, const char *a2,
                  const char *a3)
 {
-    char *argv[4] = {(char *)a0, (char *)a1, (char *)a2, (char *)a3};
     int argc = a0 ? (a1 ? (a2 ? (a3 ? 4 : 3) : 2) : 1) : 0;
+    char *argv[6] = {"--out-dir", "out", (char *)a0, (char *)a1, (char *)a2, (char *)a3};
     cal_opts_defaults(o, 8);
-    return cal_opts_parse(o, argc, argv, err, 256);
+    return cal_opts_parse(o, argc + 2, argv, err, 256);
+}
+
+/* The run's files go into --out-dir or beside --out, never into the current
+ * directory unasked: with neither, calibrate refuses. */
+static void test_where_files_go(void **state)
+{
+    (void)state;
+    cal_opts o;
+    char err[256];
+    char *beside[] = {"--out", "/tmp/certs/host.json"};
+    cal_opts_defaults(&o, 2);
+    assert_int_equal(cal_opts_parse(&o, 2, beside, err, sizeof err), 0);
+    assert_string_equal(o.out_dir, "/tmp/certs");
+    char *top[] = {"--out", "/host.json"};
+    cal_opts_defaults(&o, 2);
+    assert_int_equal(cal_opts_parse(&o, 2, top, err, sizeof err), 0);
+    assert_string_equal(o.out_dir, "/");
+    char *here[] = {"--out", "host.json"}; /* asked for: here */
+    cal_opts_defaults(&o, 2);
+    assert_int_equal(cal_opts_parse(&o, 2, here, err, sizeof err), 0);
+    assert_string_equal(o.out_dir, ".");
+    char *both[] = {"--out", "/a/host.json", "--out-dir", "/b"};
+    cal_opts_defaults(&o, 2);
+    assert_int_equal(cal_opts_parse(&o, 4, both, err, sizeof err), 0);
+    assert_string_equal(o.out_dir, "/b");
+    char *none[] = {"--quick"};
+    cal_opts_defaults(&o, 2);
+    assert_int_equal(cal_opts_parse(&o, 1, none, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "--out-dir DIR, or --out FILE"));
 }
 
 static void test_defaults(void **state)
@@ -33,16 +63,32 @@ static void test_defaults(void **state)
     assert_true(o.budget_us == 100);
     assert_true(o.lag_bound_ms == 1.0);
     assert_int_equal(o.mode, CAL_MODE_DEFAULT);
-    assert_true(cal_opts_step_ns(&o) == 2000000000LL);
-    assert_true(cal_opts_budget_ns(&o) == 55000000000LL);
-    /* the quick self-test gets longer steps and the time to reach rho ~0.85 */
+    assert_true(cal_opts_step_ns(&o) == 1500000000LL);
+    assert_int_equal(cal_opts_batches(&o), 4);
+    assert_true(cal_opts_budget_ns(&o) == 150000000000LL);
+    /* quick: three 1 s batches a level, the sweeps within 46 s; the
+     * self-test's batches are longer */
     cal_opts q;
     cal_opts_defaults(&q, 2);
     q.mode = CAL_MODE_QUICK;
-    assert_true(cal_opts_budget_ns(&q) == 18000000000LL);
+    assert_true(cal_opts_budget_ns(&q) == 50000000000LL);
+    /* k = 1 first gets 60% of the time, the others share the rest */
+    q.n_workers = 3;
+    q.workers[0] = 1, q.workers[1] = 2, q.workers[2] = 4;
+    assert_true(fabs(cal_opts_budget_share(&q, 0) - 0.6) < 1e-12);
+    assert_true(fabs(cal_opts_budget_share(&q, 1) - 0.8) < 1e-12);
+    assert_true(cal_opts_budget_share(&q, 2) == 1.0);
+    q.workers[0] = 3; /* no single worker: equal shares */
+    assert_true(fabs(cal_opts_budget_share(&q, 0) - 1.0 / 3) < 1e-12);
+    q.n_workers = 1;
+    assert_true(cal_opts_budget_share(&q, 0) == 1.0);
+    cal_opts_defaults(&q, 2);
+    q.mode = CAL_MODE_QUICK;
+    assert_true(cal_opts_step_ns(&q) == 1000000000LL);
+    assert_int_equal(cal_opts_batches(&q), 3);
     q.self_test = 1;
     assert_true(cal_opts_budget_ns(&q) == 40000000000LL);
-    assert_true(cal_opts_step_ns(&q) == 3500000000LL);
+    assert_true(cal_opts_step_ns(&q) == 1500000000LL);
     cal_opts_defaults(&o, 1);
     assert_int_equal(o.n_workers, 1);
 }
@@ -66,7 +112,9 @@ static void test_flags(void **state)
     assert_true(o.cost_us == 300);
     assert_int_equal(o.n_workers, 1);
     assert_true(fabs(o.lag_bound_ms - 7.5) < 1e-12);
-    assert_true(cal_opts_step_ns(&o) == 3000000000LL); /* self-test steps are longer */
+    assert_true(cal_opts_step_ns(&o) == 2000000000LL); /* self-test batches are longer */
+    assert_int_equal(parse(&o, err, "--batches", "6", NULL, NULL), 0);
+    assert_int_equal(cal_opts_batches(&o), 6);
     assert_int_equal(parse(&o, err, "--self-test", "--workers", "2", "--lag-bound=2ms"), 0);
     assert_int_equal(o.workers[0], 2);
     assert_true(o.lag_bound_ms == 2.0);
@@ -132,11 +180,9 @@ static void test_listening_line(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_flags),
-        cmocka_unit_test(test_bad_values_name_flag_and_value),
-        cmocka_unit_test(test_int_list),
-        cmocka_unit_test(test_listening_line),
+        cmocka_unit_test(test_defaults), cmocka_unit_test(test_where_files_go),
+        cmocka_unit_test(test_flags),    cmocka_unit_test(test_bad_values_name_flag_and_value),
+        cmocka_unit_test(test_int_list), cmocka_unit_test(test_listening_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <math.h>
 
@@ -54,6 +55,8 @@ static void test_parse_and_derive(void **state)
     NEAR(s.events_per_request, 20);
     NEAR(s.overhead_mean_us, 61.5);
     NEAR(s.overhead_p99_us, 300);
+    assert_string_equal(s.delay_source, "overhead_per_token_us");
+    assert_string_equal(s.receive_clock, "");
     NEAR(s.predicted_wq_us, 12.5);
     NEAR(s.arrival_p_value, 0.31);
     assert_string_equal(s.verdict, "OK");
@@ -98,12 +101,43 @@ static void test_optional_figures(void **state)
     assert_true(isnan(s.request_rate));
 }
 
+/* With kernel receive times the result has client_bias.client_delay_us, the
+ * client's own delay per token, and the step reads it in preference to the
+ * stamp-based overhead. */
+static void test_prefers_client_delay(void **state)
+{
+    (void)state;
+    char json[4096];
+    const char *at = strstr(two_workers, "\"overhead_per_token_us\"");
+    assert_non_null(at);
+    snprintf(json, sizeof json,
+             "%.*s\"client_delay_us\": {\"mean\": 7.5, \"p50\": 5, \"p99\": 40, \"max\": 90, "
+             "\"n\": 3000}, \"receive_clock\": \"kernel\", %s",
+             (int)(at - two_workers), two_workers, at);
+    cal_step s;
+    char err[256];
+    s.workers = 2;
+    assert_int_equal(cal_step_parse(json, strlen(json), &s, err, sizeof err), 0);
+    NEAR(s.overhead_mean_us, 7.5);
+    NEAR(s.overhead_median_us, 5);
+    NEAR(s.overhead_p99_us, 40);
+    assert_string_equal(s.delay_source, "client_delay_us");
+    assert_string_equal(s.receive_clock, "kernel");
+    /* a null client_delay_us (no kernel times in this run): the fallback */
+    snprintf(json, sizeof json, "%.*s\"client_delay_us\": {\"mean\": null}, %s",
+             (int)(at - two_workers), two_workers, at);
+    assert_int_equal(cal_step_parse(json, strlen(json), &s, err, sizeof err), 0);
+    NEAR(s.overhead_mean_us, 61.5);
+    assert_string_equal(s.delay_source, "overhead_per_token_us");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_and_derive),
         cmocka_unit_test(test_errors_name_the_key),
         cmocka_unit_test(test_optional_figures),
+        cmocka_unit_test(test_prefers_client_delay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

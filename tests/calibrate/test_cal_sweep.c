@@ -56,10 +56,11 @@ static void test_saturation_rule(void **state)
     s.lag_p50_ms = 0.2;
     assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
     s = step(1000, 1000, 0.5);
-    s.failed = 10; /* 10 of 1010: under 1% */
+    s.failed = 0;
     assert_false(cal_sweep_saturated(&c, &s, why, sizeof why));
-    s.failed = 11;
+    s.failed = 1; /* a batch with a failed request is no measurement */
     assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
+    assert_non_null(strstr(why, "1 of 1001 requests failed"));
     s = step(1000, 1000, 0.5);
     s.completed = 0;
     assert_true(cal_sweep_saturated(&c, &s, why, sizeof why));
@@ -77,34 +78,37 @@ static void test_next_rate(void **state)
 {
     (void)state;
     cal_sweep_cfg c;
-    cal_sweep_defaults(&c, 1); /* targets 0.1, 0.25, 0.4, 0.55, ... growth [1.05, 4] */
+    cal_sweep_defaults(&c, 1); /* targets 0.05, 0.15, 0.3, 0.45, 0.6, ... growth [1.05, 30] */
     cal_step s[4];
     NEAR(cal_sweep_next_rate(&c, s, 0, 20), 20);
-    /* rho 0.1 at 100/s: 1 ms busy per request; target 0.25 -> 250/s (growth 2.5) */
+    /* rho 0.1 at 100/s: 1 ms busy per request; target 0.15 -> 150/s */
     s[0] = step(100, 100, 0.1);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 250);
-    /* rho 0.2 at 100/s: target 0.25 -> 125/s */
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 150);
+    /* rho 0.2 at 100/s: target 0.3 -> 150/s */
     s[0] = step(100, 100, 0.2);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 125);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 150);
     /* a tiny rho: the geometric ceiling */
     s[0] = step(100, 100, 0.001);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 400);
-    /* rho 0.5 at 100/s: target 0.55 (> 0.53) -> 110/s */
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 3000);
+    /* rho 0.004 at 20/s: target 0.05 -> 250/s */
+    s[0] = step(20, 20, 0.004);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 250);
+    /* rho 0.5 at 100/s: target 0.6 (> 0.53) -> 120/s */
     s[0] = step(100, 100, 0.5);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 110);
-    /* rho 0.54: 0.55 is within 0.03, so 0.65 -> 120.37/s */
-    s[0] = step(100, 100, 0.54);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 100 * 0.65 / 0.54);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 120);
+    /* rho 0.58: 0.6 is within 0.03, so 0.7 -> 120.69/s */
+    s[0] = step(100, 100, 0.58);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 100 * 0.7 / 0.58);
     /* two workers: busy per request = rho k / achieved */
     s[0] = step(200, 200, 0.1);
     s[0].workers = 2;
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 500);
-    /* rho 0.8: 0.82 is within 0.03, so 0.88 -> 110/s */
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 300);
+    /* rho 0.8: 0.87 is the next target -> 108.75/s */
     s[0] = step(100, 100, 0.8);
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 110);
-    /* the floor of growth: 1.1 wanted, 1.2 the least */
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 108.75);
+    /* the floor of growth: 1.09 wanted, 1.2 the least */
     c.min_growth = 1.2;
-    s[0] = step(100, 100, 0.5);
+    s[0] = step(100, 100, 0.55);
     NEAR(cal_sweep_next_rate(&c, s, 1, 20), 120);
 }
 
@@ -132,19 +136,19 @@ static void test_stops(void **state)
     NEAR(cal_sweep_next_rate(&c, s, 0, 1000), 150);
 }
 
-static void test_retry_rule(void **state)
+static void test_looks_bad(void **state)
 {
     (void)state;
-    cal_sweep_cfg c;
-    cal_sweep_defaults(&c, 1);
     cal_step s = step(100, 100, 0.3);
-    assert_false(cal_sweep_retry(&c, &s)); /* not saturated */
+    s.overhead_mean_us = 140; /* 100 of it queueing over a transport of 40 */
+    assert_false(cal_sweep_looks_bad(&s, 40, 100));
+    assert_true(cal_sweep_looks_bad(&s, 39, 100));
+    assert_true(cal_sweep_looks_bad(&s, NAN, 100)); /* no transport known: all of it counts */
+    s.overhead_mean_us = NAN;                       /* no delay measured: not within budget */
+    assert_true(cal_sweep_looks_bad(&s, 40, 100));
+    s.overhead_mean_us = 50;
     s.saturated = 1;
-    assert_true(cal_sweep_retry(&c, &s));
-    s.rho_mean = 0.5;
-    assert_false(cal_sweep_retry(&c, &s));
-    s.rho_mean = NAN; /* unknown utilisation: no second chance */
-    assert_false(cal_sweep_retry(&c, &s));
+    assert_true(cal_sweep_looks_bad(&s, 40, 100));
 }
 
 static void test_fill_rate(void **state)
@@ -155,6 +159,9 @@ static void test_fill_rate(void **state)
     s[2].saturated = 1;
     /* between 400 (the fastest good below) and 900: sqrt(400 * 900) = 600 */
     assert_true(fabs(cal_sweep_fill_rate(s, 4) - 600) < 1e-9);
+    s[2].outlier = 1; /* its repeat kept up: nothing to fill */
+    assert_true(cal_sweep_fill_rate(s, 4) == 0);
+    s[2].outlier = 0;
     s[1].request_rate = 850; /* within 8% of 900: nothing left to fill */
     assert_true(cal_sweep_fill_rate(s, 4) == 0);
     s[2].saturated = 0; /* no saturated step: no fill */
@@ -175,12 +182,44 @@ static void test_modes(void **state)
         assert_true(t.rho_targets[i] > t.rho_targets[i - 1]);
 }
 
+/* The baseline repeats the judged steps (rho in the window, not saturated,
+ * this k), ascending; with fewer than two of them, the two fastest. */
+static void test_baseline_rates(void **state)
+{
+    (void)state;
+    cal_step s[6];
+    const double rate[] = {20, 90, 150, 240, 200, 60};
+    const double rho[] = {0.07, 0.36, 0.54, 0.86, 0.7, 0.3};
+    for (int i = 0; i < 6; i++) {
+        cal_step_clear(&s[i]);
+        s[i].workers = i == 5 ? 2 : 1;
+        s[i].request_rate = rate[i];
+        s[i].rho_mean = rho[i];
+    }
+    s[3].saturated = 1;
+    double out[8];
+    assert_int_equal(cal_sweep_baseline_rates(s, 6, 1, 0.2, 0.85, out, 8), 3);
+    assert_true(out[0] == 90 && out[1] == 150 && out[2] == 200);
+    assert_int_equal(cal_sweep_baseline_rates(s, 6, 1, 0.2, 0.85, out, 2), 2);
+    /* two batches of one level: its rate once */
+    s[0].request_rate = 150;
+    s[0].rho_mean = 0.5;
+    assert_int_equal(cal_sweep_baseline_rates(s, 6, 1, 0.2, 0.85, out, 8), 3);
+    s[0].request_rate = 20;
+    s[0].rho_mean = 0.07;
+    /* nothing in the window: the two fastest unsaturated */
+    assert_int_equal(cal_sweep_baseline_rates(s, 6, 1, 0.9, 0.95, out, 8), 2);
+    assert_true(out[0] == 150 && out[1] == 200);
+    assert_int_equal(cal_sweep_baseline_rates(s, 6, 3, 0.2, 0.85, out, 8), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_saturation_rule), cmocka_unit_test(test_next_rate),
-        cmocka_unit_test(test_stops),           cmocka_unit_test(test_retry_rule),
-        cmocka_unit_test(test_fill_rate),       cmocka_unit_test(test_modes),
+        cmocka_unit_test(test_stops),           cmocka_unit_test(test_looks_bad),
+        cmocka_unit_test(test_fill_rate),       cmocka_unit_test(test_baseline_rates),
+        cmocka_unit_test(test_modes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

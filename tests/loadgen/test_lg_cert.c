@@ -105,12 +105,128 @@ static void test_rule(void **state)
     lg_cert_free(&c);
 }
 
+/* A version 2 certificate: safe_rho per k, the cost model (6 us per
+ * delivery, 2 us per event) and the reference workload (16 tokens, 18 events
+ * per request). */
+static const char *CERT2 =
+    "{\"rhobench_certificate\":2,\"host\":{\"cpu_model\":\"Test CPU\",\"cores_online\":2},"
+    "\"budget_us\":100,"
+    "\"cost_model\":{\"per_delivery_us\":6,\"per_event_us\":2},"
+    "\"reference_workload\":{\"random_output_len\":16,\"events_per_request\":18},"
+    "\"per_k\":[{\"workers\":1,\"safe_rho\":0.4,\"safe_rate_per_worker\":2500,"
+    "\"safe_total_rate\":2500,\"transport_us\":30},"
+    "{\"workers\":2,\"safe_rho\":0.2,\"safe_rate_per_worker\":null,\"safe_total_rate\":null}]}";
+
+static void test_parse_v2(void **state)
+{
+    (void)state;
+    lg_cert c;
+    char err[256];
+    assert_int_equal(lg_cert_parse(CERT2, strlen(CERT2), &c, err, sizeof err), 0);
+    assert_int_equal(c.version, 2);
+    assert_true(c.per_delivery_us == 6 && c.per_event_us == 2);
+    assert_true(c.ref_events_per_request == 18 && c.ref_output_len == 16);
+    assert_int_equal(c.n, 2);
+    assert_true(c.per_k[1].safe_rho == 0.2);
+    assert_true(isnan(c.per_k[1].safe_rate_per_worker));
+    lg_cert_free(&c);
+    /* the first format has no version key and reads as version 1 */
+    assert_int_equal(lg_cert_parse(CERT, strlen(CERT), &c, err, sizeof err), 0);
+    assert_int_equal(c.version, 1);
+    assert_true(isnan(c.per_delivery_us));
+    lg_cert_free(&c);
+    /* a version this loadgen does not know: refused, naming it */
+    const char *v9 = "{\"rhobench_certificate\":9,\"host\":{\"cpu_model\":\"x\","
+                     "\"cores_online\":2},\"per_k\":[{\"workers\":1,\"safe_rho\":0.3}]}";
+    assert_int_equal(lg_cert_parse(v9, strlen(v9), &c, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "format version 9 is not one this loadgen reads (1 or 2)"));
+    /* version 2 without safe_rho */
+    const char *no_rho = "{\"rhobench_certificate\":2,\"host\":{\"cpu_model\":\"x\","
+                         "\"cores_online\":2},\"per_k\":[{\"workers\":1}]}";
+    assert_int_equal(lg_cert_parse(no_rho, strlen(no_rho), &c, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "per_k[0].safe_rho"));
+}
+
+/* rho = rate / k x (events / per-delivery x 6 + events x 2) us, events =
+ * tokens + 2 (the reference workload's 18 - 16) */
+static void test_predict_rho(void **state)
+{
+    (void)state;
+    lg_cert c;
+    char err[256];
+    assert_int_equal(lg_cert_parse(CERT2, strlen(CERT2), &c, err, sizeof err), 0);
+    /* the reference workload: 18 events, one per delivery: 18 x 8 = 144 us
+     * a request; 1000/s on one worker is rho 0.144 */
+    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, 16, 1) - 0.144) < 1e-12);
+    /* twice the tokens: 34 events, 272 us: rho 0.272 */
+    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, 32, 1) - 0.272) < 1e-12);
+    /* the same load over two workers: half each */
+    assert_true(fabs(lg_cert_predict_rho(&c, 2, 1000, 32, 1) - 0.136) < 1e-12);
+    /* unpaced tokens, ~9 events a delivery: 18 / 9 x 6 + 18 x 2 = 48 us */
+    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, 16, 9) - 0.048) < 1e-12);
+    /* unknowns */
+    assert_true(isnan(lg_cert_predict_rho(&c, 1, 1000, NAN, 1)));
+    assert_true(isnan(lg_cert_predict_rho(&c, 1, INFINITY, 16, 1)));
+    assert_true(isnan(lg_cert_predict_rho(&c, 1, 1000, 16, 0.5)));
+    lg_cert_free(&c);
+    /* no cost model (version 1): no prediction */
+    assert_int_equal(lg_cert_parse(CERT, strlen(CERT), &c, err, sizeof err), 0);
+    assert_true(isnan(lg_cert_predict_rho(&c, 1, 1000, 16, 1)));
+    lg_cert_free(&c);
+}
+
+/* The plan's predicted rho against safe_rho, with the numbers in the message. */
+static void test_rule_v2(void **state)
+{
+    (void)state;
+    lg_cert c;
+    char err[256];
+    assert_int_equal(lg_cert_parse(CERT2, strlen(CERT2), &c, err, sizeof err), 0);
+    rb_host h = host("Test CPU", 2);
+    lg_cert_decision d;
+    /* 2000/s of 16 tokens on one worker: rho 0.288 <= 0.4 */
+    lg_cert_check_plan(&c, &h, 1, 2000, 16, &d);
+    assert_true(d.ok);
+    assert_true(fabs(d.predicted_rho - 0.288) < 1e-12);
+    /* the same rate with 32 tokens: 0.544 > 0.4, refused, and said with numbers */
+    lg_cert_check_plan(&c, &h, 1, 2000, 32, &d);
+    assert_false(d.ok);
+    assert_non_null(strstr(d.message, "rho 0.544"));
+    assert_non_null(strstr(d.message, "safe rho 0.400"));
+    /* the boundary: rho exactly 0.4 (2777.78/s of 16 tokens) is accepted */
+    lg_cert_check_plan(&c, &h, 1, 0.4 / 144e-6, 16, &d);
+    assert_true(d.ok);
+    /* tokens not known (a trace): the reference workload's rate decides */
+    lg_cert_check_plan(&c, &h, 1, 2000, NAN, &d);
+    assert_true(d.ok && isnan(d.predicted_rho)); /* 2000 <= 2500 */
+    lg_cert_check_plan(&c, &h, 1, 3000, NAN, &d);
+    assert_false(d.ok);
+    /* ... and for k=2 it has none: refused, saying why */
+    lg_cert_check_plan(&c, &h, 2, 100, NAN, &d);
+    assert_false(d.ok);
+    assert_non_null(strstr(d.message, "no cost model"));
+    /* closed loop: nothing to compare, and the message names safe_rho */
+    lg_cert_check_plan(&c, &h, 2, NAN, 16, &d);
+    assert_true(d.ok);
+    assert_non_null(strstr(d.message, "certified safe rho 0.200"));
+    /* k=2 by prediction: 1000/s of 16 tokens = 0.072 per worker <= 0.2 */
+    lg_cert_check_plan(&c, &h, 2, 1000, 16, &d);
+    assert_true(d.ok);
+    lg_cert_free(&c);
+    /* a version 1 certificate keeps its request-rate rule */
+    assert_int_equal(lg_cert_parse(CERT, strlen(CERT), &c, err, sizeof err), 0);
+    lg_cert_check_plan(&c, &h, 2, 1700, 16, &d);
+    assert_false(d.ok);
+    assert_non_null(strstr(d.message, "850.0"));
+    lg_cert_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_parse_errors_name_the_key),
-        cmocka_unit_test(test_rule),
+        cmocka_unit_test(test_parse),       cmocka_unit_test(test_parse_errors_name_the_key),
+        cmocka_unit_test(test_rule),        cmocka_unit_test(test_parse_v2),
+        cmocka_unit_test(test_predict_rho), cmocka_unit_test(test_rule_v2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

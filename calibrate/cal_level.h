@@ -1,0 +1,40 @@
+/* cal_level: the load levels of a sweep. Each level of a worker count k is
+ * measured in a few short batches (one loadgen run each, cal_step.level
+ * naming the level), so each level has its own error bar. Pure. No I/O.
+ *
+ * A level's figures are the means over its batches that did not saturate
+ * (a saturated batch is no measurement: one stall of the host in one batch
+ * does not move its level), or over all of them when every batch saturated;
+ * n counts the batches in the means. delay_err_us is the half-width of the
+ * 95% t interval of the mean delay over those batches (NAN with one; cal_fit
+ * replaces it by the pooled one). A level is saturated when more than half
+ * of its batches were. outlier / confirmed come from the batches (the sweep marks
+ * every batch of a level that its repeat overruled, or that its repeat
+ * confirmed). */
+#ifndef CAL_LEVEL_H
+#define CAL_LEVEL_H
+
+#include "cal_step.h"
+
+#define CAL_MAX_LEVELS 64
+
+typedef struct cal_level {
+    int workers, level;
+    int n, n_saturated; /* batches in the means, and how many of all saturated */
+    double request_rate;
+    double rho, rho_sd;
+    double delay_us, delay_sd_us, delay_err_us;
+    double event_rate_per_worker, callback_rate_per_worker, events_per_request;
+    double host_busy; /* the host's CPUs, busy fraction, mean over batches (NAN: unknown) */
+    int saturated, outlier, confirmed;
+} cal_level;
+
+/* The levels of worker count k in steps[0..n) (steps with level < 0 or of
+ * other k are skipped), in the order they were first measured. Returns the
+ * count (at most max). */
+int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int max);
+
+/* The two-sided 95% t quantile with dof degrees of freedom (dof >= 1). */
+double cal_t95(int dof);
+
+#endif

@@ -1,0 +1,93 @@
+/* cal_rule: the certification rule of cal_rule.h. */
+#include "cal_rule.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int within(const cal_point *p, double budget_us)
+{
+    double err = isfinite(p->err_us) && p->err_us > 0 ? p->err_us : 0;
+    return !p->saturated && isfinite(p->rho) && isfinite(p->delay_us) &&
+           p->delay_us + err <= budget_us;
+}
+
+const char *cal_limit_name(cal_limit l)
+{
+    switch (l) {
+    case CAL_LIMIT_MODEL:
+        return "model";
+    case CAL_LIMIT_MEASURED:
+        return "measured range";
+    case CAL_LIMIT_OVER:
+        return "over budget";
+    case CAL_LIMIT_FIT:
+        return "goodness of fit";
+    default:
+        return "none";
+    }
+}
+
+int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_rho, int fit_ok,
+                     cal_rule_result *out)
+{
+    memset(out, 0, sizeof *out);
+    out->safe_rho = out->measured_rho = out->bad_rho = NAN;
+    /* the lowest confirmed bad level caps everything above it */
+    double bad = INFINITY;
+    for (int i = 0; i < n; i++) {
+        if (within(&p[i], budget_us)) continue;
+        if (!p[i].confirmed) {
+            out->n_ignored++;
+            continue;
+        }
+        out->n_bad++;
+        /* a saturated level may have no usable rho: it caps from where it was offered */
+        double r = isfinite(p[i].rho) ? p[i].rho : 0;
+        if (r < bad) bad = r;
+    }
+    double best = -1;
+    for (int i = 0; i < n; i++)
+        if (within(&p[i], budget_us) && p[i].rho < bad) {
+            out->n_within++;
+            if (p[i].rho > best) best = p[i].rho;
+        }
+    if (isfinite(bad)) out->bad_rho = bad;
+    if (best < 0) {
+        out->limit = CAL_LIMIT_NONE;
+        snprintf(out->note, sizeof out->note, "no level was measured within the budget of %g us%s",
+                 budget_us, isfinite(bad) ? " below the first level over it" : "");
+        return -ENODATA;
+    }
+    out->measured_rho = best;
+    int have_model = fit_ok && isfinite(model_rho) && model_rho > 0;
+    if (have_model && model_rho < best) {
+        out->safe_rho = model_rho;
+        out->limit = CAL_LIMIT_MODEL;
+        snprintf(out->note, sizeof out->note,
+                 "the fit's upper 95%% bound reaches the budget at rho %.3f (measured within "
+                 "budget up to %.3f)",
+                 model_rho, best);
+        return 0;
+    }
+    out->safe_rho = best;
+    if (!fit_ok) {
+        out->limit = CAL_LIMIT_FIT;
+        snprintf(out->note, sizeof out->note,
+                 "no fit passed its goodness-of-fit test: certified over the measured range only, "
+                 "up to rho %.3f",
+                 best);
+    } else if (isfinite(bad)) {
+        out->limit = CAL_LIMIT_OVER;
+        snprintf(out->note, sizeof out->note,
+                 "the level at rho %.3f was over budget (confirmed by a repeat): certified up to "
+                 "the level below it, rho %.3f",
+                 bad, best);
+    } else {
+        out->limit = CAL_LIMIT_MEASURED;
+        snprintf(out->note, sizeof out->note,
+                 "not measured beyond rho = %.3f (the fit would allow %.3f)", best, model_rho);
+    }
+    return 0;
+}

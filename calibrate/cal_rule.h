@@ -1,0 +1,68 @@
+/* cal_rule: the certification rule, as a pure function of the measured
+ * points and the fitted curve's bound. No I/O. Single-threaded.
+ *
+ * A point is one measured load level of one worker count: its mean
+ * utilisation rho, the client's queueing delay there (the measured mean
+ * delay minus the fitted transport term, which the client does not cause),
+ * the half-width of that delay's 95% error bar, and whether the level kept
+ * up at all (saturated). A point is "within budget" when it kept up and
+ * delay + error <= budget; otherwise it is "bad".
+ *
+ * One host hiccup never decides: a bad point counts only when `confirmed`,
+ * i.e. the level was measured again and was bad again. An unconfirmed bad
+ * point (its repeat was within budget) is ignored by the rule.
+ *
+ * The rule:
+ *   - measured_rho: the highest rho of a point within budget that lies below
+ *     every confirmed bad point (nothing is certified beyond a level that
+ *     was measured over budget, nor beyond the highest level measured within
+ *     it);
+ *   - with a fit that passed its goodness-of-fit test, safe_rho is the lower
+ *     of measured_rho and model_rho, the largest rho at which the upper 95%
+ *     bound of the predicted queueing delay is within budget (the
+ *     conservative figure, which the certificate enforces);
+ *   - without one (no fit, or one that failed the test), safe_rho is
+ *     measured_rho, and the certificate says it is limited to the measured
+ *     range.
+ * note says which bound applied, in words, e.g. "not measured beyond rho =
+ * 0.62 (the knee was not reached)". */
+#ifndef CAL_RULE_H
+#define CAL_RULE_H
+
+#include <stddef.h>
+
+typedef struct cal_point {
+    double rho;      /* measured mean utilisation of the level */
+    double delay_us; /* the client's queueing delay: mean delay - transport */
+    double err_us;   /* half-width of its 95% error bar (0: not known) */
+    int saturated;   /* the level did not keep up (achieved rate, lag, failures) */
+    int confirmed;   /* measured again with the same outcome */
+} cal_point;
+
+typedef enum {
+    CAL_LIMIT_NONE = 0, /* nothing certified: no point within budget */
+    CAL_LIMIT_MODEL,    /* the fit's upper bound reaches the budget first */
+    CAL_LIMIT_MEASURED, /* the highest level measured: the knee was not reached */
+    CAL_LIMIT_OVER,     /* a confirmed bad level above the certified one */
+    CAL_LIMIT_FIT,      /* no fit passed its goodness-of-fit test: measured range only */
+} cal_limit;
+
+typedef struct cal_rule_result {
+    double safe_rho;                /* certified; NAN when nothing is */
+    double measured_rho;            /* highest level within budget below any confirmed bad one */
+    double bad_rho;                 /* lowest confirmed bad level (NAN: none) */
+    int n_within, n_bad, n_ignored; /* points within budget, confirmed bad, unconfirmed bad */
+    cal_limit limit;
+    char note[200];
+} cal_rule_result;
+
+/* Applies the rule to p[0..n). model_rho: see above (NAN or <= 0: no model
+ * bound); fit_ok: the fit passed its goodness-of-fit test. Returns 0, or
+ * -ENODATA when no point is within budget (safe_rho NAN, limit NONE). */
+int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_rho, int fit_ok,
+                     cal_rule_result *out);
+
+/* "model", "measured range", "over budget", "goodness of fit", "none" */
+const char *cal_limit_name(cal_limit l);
+
+#endif

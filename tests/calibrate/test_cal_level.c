@@ -1,0 +1,71 @@
+/* Unit tests of cal_level: batches grouped into levels, a saturated batch
+ * left out of its level's means, the level's own t interval. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cal_level.h"
+
+static cal_step batch(int k, int lv, double rho, double d, int saturated)
+{
+    cal_step s;
+    cal_step_clear(&s);
+    s.workers = k;
+    s.level = lv;
+    s.rho_mean = rho;
+    s.overhead_mean_us = d;
+    s.event_rate_per_worker = s.callback_rate_per_worker = 1000;
+    s.events_per_request = 18;
+    s.host_busy = 0.5;
+    s.saturated = saturated;
+    return s;
+}
+
+static void test_levels(void **state)
+{
+    (void)state;
+    cal_step s[9] = {
+        batch(1, 0, 0.2, 100, 0),  batch(1, 0, 0.3, 120, 0),   batch(1, 0, 0.25, 110, 0),
+        batch(1, 1, 0.5, 200, 0),  batch(1, 1, 0.6, 30000, 1), /* a stall: left out */
+        batch(1, 1, 0.5, 220, 0),  batch(2, 0, 0.1, 50, 0),    /* another k */
+        batch(1, 2, 0.9, 5000, 1), batch(1, 2, 0.95, 9000, 1), /* saturated level */
+    };
+    s[2].outlier = 1;
+    cal_level l[8];
+    assert_int_equal(cal_levels_build(s, 9, 1, l, 8), 3);
+    /* level 0: three batches, mean 110, sd 10, t(2) 4.303 x 10 / sqrt 3 */
+    assert_int_equal(l[0].n, 3);
+    assert_true(fabs(l[0].delay_us - 110) < 1e-9);
+    assert_true(fabs(l[0].rho - 0.25) < 1e-9);
+    assert_true(fabs(l[0].delay_sd_us - 10) < 1e-9);
+    assert_true(fabs(l[0].delay_err_us - 4.302653 * 10 / sqrt(3)) < 1e-4);
+    assert_true(l[0].outlier && !l[0].saturated);
+    /* level 1: the saturated batch is no measurement */
+    assert_int_equal(l[1].n, 2);
+    assert_int_equal(l[1].n_saturated, 1);
+    assert_false(l[1].saturated);
+    assert_true(fabs(l[1].delay_us - 210) < 1e-9);
+    assert_true(fabs(l[1].rho - 0.5) < 1e-9);
+    /* level 2: all saturated, it keeps its figures and is saturated */
+    assert_true(l[2].saturated);
+    assert_int_equal(l[2].n, 2);
+    assert_true(fabs(l[2].delay_us - 7000) < 1e-9);
+    assert_true(fabs(l[2].host_busy - 0.5) < 1e-12);
+    /* batches without a level are not levels */
+    s[0].level = -1;
+    assert_int_equal(cal_levels_build(s, 9, 1, l, 8), 3);
+    assert_int_equal(l[0].n, 2);
+    assert_int_equal(cal_levels_build(s, 9, 2, l, 8), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_levels),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

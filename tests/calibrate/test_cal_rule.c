@@ -1,0 +1,165 @@
+/* Unit tests of cal_rule: the certification rule at its boundaries. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cal_rule.h"
+
+static cal_point pt(double rho, double delay_us, double err_us)
+{
+    return (cal_point){.rho = rho, .delay_us = delay_us, .err_us = err_us};
+}
+
+/* The rule over p[0..n) with a 100 us budget; its return code must be rc. */
+static cal_rule_result certify(const cal_point *p, int n, double model_rho, int fit_ok, int rc)
+{
+    cal_rule_result r;
+    assert_int_equal(cal_rule_certify(p, n, 100, model_rho, fit_ok, &r), rc);
+    return r;
+}
+
+/* four levels within a 100 us budget */
+static int good(cal_point *p)
+{
+    p[0] = pt(0.1, 5, 2);
+    p[1] = pt(0.3, 20, 5);
+    p[2] = pt(0.5, 45, 10);
+    p[3] = pt(0.7, 80, 15);
+    return 4;
+}
+
+static void test_model_bound_below_measured(void **state)
+{
+    (void)state;
+    cal_point p[8];
+    int n = good(p);
+    cal_rule_result r = certify(p, n, 0.6, 1, 0);
+    assert_true(r.safe_rho == 0.6);
+    assert_int_equal(r.limit, CAL_LIMIT_MODEL);
+    assert_true(r.measured_rho == 0.7);
+}
+
+/* the model would allow more than was measured: the highest level caps */
+static void test_never_beyond_highest_measured(void **state)
+{
+    (void)state;
+    cal_point p[8];
+    int n = good(p);
+    cal_rule_result r = certify(p, n, 0.9, 1, 0);
+    assert_true(r.safe_rho == 0.7);
+    assert_int_equal(r.limit, CAL_LIMIT_MEASURED);
+    assert_non_null(strstr(r.note, "not measured beyond rho = 0.700"));
+}
+
+/* a confirmed level over budget: nothing at or above it is certified, even
+ * a level above it that happened to measure within budget */
+static void test_no_certification_beyond_over_budget(void **state)
+{
+    (void)state;
+    cal_point p[8];
+    int n = good(p);
+    p[n] = pt(0.4, 150, 10);
+    p[n++].confirmed = 1;
+    cal_rule_result r = certify(p, n, 0.9, 1, 0);
+    assert_true(r.safe_rho == 0.3);
+    assert_int_equal(r.limit, CAL_LIMIT_OVER);
+    assert_true(r.bad_rho == 0.4);
+    assert_int_equal(r.n_bad, 1);
+    /* the error bar counts: 95 + 6 > 100 is not within budget */
+    n = good(p);
+    p[2] = pt(0.5, 95, 6);
+    p[2].confirmed = 1;
+    r = certify(p, n, 0.9, 1, 0);
+    assert_true(r.safe_rho == 0.3);
+    /* exactly at the budget is within it */
+    p[2] = pt(0.5, 94, 6);
+    p[2].confirmed = 1;
+    p[3] = pt(0.7, 200, 6);
+    p[3].confirmed = 1;
+    r = certify(p, n, 0.9, 1, 0);
+    assert_true(r.safe_rho == 0.5);
+}
+
+/* one outlier (a stall that its repeat did not show) does not move the
+ * certificate, wherever it lies and however large */
+static void test_outlier_does_not_move(void **state)
+{
+    (void)state;
+    cal_point p[8];
+    int n = good(p);
+    cal_rule_result base = certify(p, n, 0.9, 1, 0), r;
+    const double at[] = {0.05, 0.2, 0.45, 0.65};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        n = good(p);
+        p[n++] = pt(at[i], 10000, 500); /* unconfirmed */
+        r = certify(p, n, 0.9, 1, 0);
+        assert_true(r.safe_rho == base.safe_rho);
+        assert_int_equal(r.limit, base.limit);
+        assert_int_equal(r.n_ignored, 1);
+        /* an outlier that saturated is no different */
+        p[n - 1].saturated = 1;
+        r = certify(p, n, 0.9, 1, 0);
+        assert_true(r.safe_rho == base.safe_rho);
+        /* confirmed, the same point caps the certificate below it */
+        p[n - 1].confirmed = 1;
+        r = certify(p, n, 0.9, 1, at[i] < 0.1 ? -ENODATA : 0);
+        assert_true(at[i] < 0.1 ? isnan(r.safe_rho) : r.safe_rho < at[i]);
+    }
+}
+
+/* a confirmed saturated level caps like one over budget */
+static void test_saturated_caps(void **state)
+{
+    (void)state;
+    cal_point p[8];
+    int n = good(p);
+    p[3].saturated = 1;
+    p[3].confirmed = 1;
+    cal_rule_result r = certify(p, n, 0.9, 1, 0);
+    assert_true(r.safe_rho == 0.5);
+    assert_int_equal(r.limit, CAL_LIMIT_OVER);
+}
+
+/* a fit that failed its test gives the measured range, and says so, even
+ * when its bound would be lower */
+static void test_failed_fit_measured_range(void **state)
+{
+    (void)state;
+    cal_point p[8];
+    int n = good(p);
+    cal_rule_result r = certify(p, n, 0.4, 0, 0);
+    assert_true(r.safe_rho == 0.7);
+    assert_int_equal(r.limit, CAL_LIMIT_FIT);
+    assert_non_null(strstr(r.note, "measured range only"));
+    assert_string_equal(cal_limit_name(r.limit), "goodness of fit");
+}
+
+static void test_nothing_within(void **state)
+{
+    (void)state;
+    cal_point p[2] = {pt(0.1, 150, 0), pt(0.2, 300, 0)};
+    p[0].confirmed = p[1].confirmed = 1;
+    cal_rule_result r = certify(p, 2, 0.5, 1, -ENODATA);
+    assert_true(isnan(r.safe_rho));
+    assert_int_equal(r.limit, CAL_LIMIT_NONE);
+    r = certify(p, 0, 0.5, 1, -ENODATA);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_model_bound_below_measured),
+        cmocka_unit_test(test_never_beyond_highest_measured),
+        cmocka_unit_test(test_no_certification_beyond_over_budget),
+        cmocka_unit_test(test_outlier_does_not_move),
+        cmocka_unit_test(test_saturated_caps),
+        cmocka_unit_test(test_failed_fit_measured_range),
+        cmocka_unit_test(test_nothing_within),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
