@@ -955,7 +955,12 @@ int lg_run(lg_opts *o)
                 lg_bias_stage_figures(blocks, k, stages[s], p->closed, &sb[s]);
                 arrival_test(p, samples, n_samples, s, &sb[s].arrival);
                 lg_bias_judge(&sb[s], &bud);
-                if (worst < 0 || sb[s].verdict.level > sb[worst].verdict.level) worst = s;
+                /* The worst stage decides; among equals, the busiest loop
+                 * (an all-OK sweep names its hardest stage, not its first). */
+                if (worst < 0 || sb[s].verdict.level > sb[worst].verdict.level ||
+                    (sb[s].verdict.level == sb[worst].verdict.level &&
+                     sb[s].max_rho > sb[worst].max_rho))
+                    worst = s;
             }
             /* The whole run: the loop over the whole send window. */
             lg_bias_stage_figures(blocks, 0, total, p->closed, run_b);
@@ -983,7 +988,10 @@ int lg_run(lg_opts *o)
                 run_b->verdict = sb[worst].verdict;
                 if (n_views > 1) {
                     char *dst = run_b->verdict.reason;
-                    int n = snprintf(dst, sizeof run_b->verdict.reason, "stage %d: ", worst);
+                    int n = sb[worst].verdict.level == MDL_VERDICT_OK
+                                ? snprintf(dst, sizeof run_b->verdict.reason,
+                                           "all %d stages; the busiest, stage %d: ", n_views, worst)
+                                : snprintf(dst, sizeof run_b->verdict.reason, "stage %d: ", worst);
                     if (n > 0 && (size_t)n < sizeof run_b->verdict.reason)
                         snprintf(dst + n, sizeof run_b->verdict.reason - (size_t)n, "%.*s",
                                  (int)(sizeof run_b->verdict.reason - (size_t)n - 1),

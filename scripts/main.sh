@@ -81,7 +81,7 @@ knee=$(jq -r --argjson top "$top" 'if .knee then "The server saturates at \(.kne
 verdict=$(jq -r '"The client'"'"'s own verdict is \(.client_bias.verdict): \(.client_bias.reason)."' "$r")
 echo
 echo "rhobench: done."
-echo "  certificate      $out/certificate.json  (safe total rate with k=$k: $cert_rate req/s)"
+echo "  certificate      $out/certificate.json  (safe total rate with k=$k: $(printf '%.0f' "$cert_rate") req/s)"
 echo "  calibration plot $out/calibration/calibration.png"
 echo "  per request      $out/report.jsonl"
 echo "  plots            $out/plots/latency_profile.png throughput.png schedule_lag.png"
