@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The README's tables equal the committed records they cite, and the
+# records tool catches a figure typed over one (checked on a copy).
+set -euo pipefail
+src=${RB_SOURCE_DIR:?}
+bash "$src/scripts/records.sh" --check "$src/README.md"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/scripts" "$tmp/results"
+cp "$src/scripts/records.sh" "$tmp/scripts/"
+printf '| a | b |\n| --- | --- |\n| 1 | 2 |\n' >"$tmp/results/t.md"
+printf 'x\n<!-- record: results/t.md -->\n| a | b |\n| --- | --- |\n| 1 | 3 |\n<!-- /record -->\ny\n' >"$tmp/README.md"
+if bash "$tmp/scripts/records.sh" --check "$tmp/README.md" 2>/dev/null; then
+  echo "FAIL: an edited figure passed the check"; exit 1
+fi
+bash "$tmp/scripts/records.sh" "$tmp/README.md" >/dev/null
+grep -q '^| 1 | 2 |$' "$tmp/README.md" || { echo "FAIL: the block was not rewritten"; exit 1; }
+bash "$tmp/scripts/records.sh" --check "$tmp/README.md" >/dev/null
+printf 'x\n<!-- record: results/missing.md -->\n<!-- /record -->\n' >"$tmp/README.md"
+if bash "$tmp/scripts/records.sh" --check "$tmp/README.md" 2>/dev/null; then
+  echo "FAIL: a missing record passed"; exit 1
+fi
+echo "records: ok"
