@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lg_cli.h"
+#include "lg_cfgfile.h"
 #include "lg_config.h"
 #include "lg_run.h"
 #include "rb_file.h"
@@ -46,12 +47,15 @@ int main(int argc, char **argv)
                     strerror(-rc));
             return 2;
         }
-        rc = lg_config_to_args(txt, len, &cfg, err, sizeof err);
+        char notes[2048];
+        rc = lg_cfgfile_to_args(txt, len, &cfg, notes, sizeof notes, err, sizeof err);
         free(txt);
         if (rc) {
             fprintf(stderr, "loadgen: %s\n", err);
             return 2;
         }
+        for (char *l = notes, *nl; *l && (nl = strchr(l, '\n')); l = nl + 1)
+            fprintf(stderr, "loadgen: %.*s\n", (int)(nl - l), l);
         rc = lg_cli_parse(&o, cfg.argc, cfg.argv, err, sizeof err);
         if (rc) {
             fprintf(stderr, "loadgen: config %s: %s\n", probe.config, err);
@@ -60,6 +64,9 @@ int main(int argc, char **argv)
         }
     }
     rc = lg_cli_parse(&o, argc - 1, argv + 1, err, sizeof err);
+    if (rc == 0 && lg_url_unspecified_to_loopback(o.base_url, sizeof o.base_url))
+        fprintf(stderr, "loadgen: note: --base-url: 0.0.0.0 means this host; connecting to %s\n",
+                o.base_url);
     if (rc == 0) rc = lg_cli_finish(&o, err, sizeof err);
     if (rc) {
         fprintf(stderr, "loadgen: %s\n", err);

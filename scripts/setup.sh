@@ -20,7 +20,7 @@ done
 
 # Build and run-time needs. gnuplot-nox draws the plots; curl and jq are used
 # by the end-to-end test scripts; procps gives the tests pgrep/ps.
-pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libuv1-dev libcjson-dev
+pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libuv1-dev libcjson-dev libyaml-dev
       libgsl-dev libcmocka-dev libhttp-parser-dev gnuplot-nox curl jq procps valgrind clang-format nginx-light "${extra[@]}")
 missing=()
 for p in "${pkgs[@]}"; do
