@@ -277,6 +277,10 @@ cJSON *lg_yaml_parse(const char *text, size_t len, char *err, size_t errlen)
         if (!s.err[0]) snprintf(s.err, s.errlen, "line 1: not valid YAML");
         return NULL;
     }
+    if (cJSON_IsNull(root)) { /* an empty document; Inference Perf reads it as {} */
+        cJSON_Delete(root);
+        root = NULL;
+    }
     if (!root) root = cJSON_CreateObject();
     if (!root) snprintf(s.err, s.errlen, "line 1: out of memory");
     return root;
