@@ -1,5 +1,8 @@
 # loadgen's end-to-end tests: real simserver and loadgen processes on
 # loopback (port 0), a few seconds each. The scripts live in e2e/.
+# Inference Perf's example configs, each run against simserver.
+rb_e2e_test(lg_e2e_inference_perf_configs COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/inference_perf_configs.sh
+            TIMEOUT 180)
 foreach(t basic faults same_arrivals sigint dead_server worker_crash certificate cli modes verdict
           wire_time foreign jsonl)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 120)
@@ -7,6 +10,3 @@ endforeach()
 # The verdict is about the client's own delay: a test running beside it on a
 # 2-core host would be measured as the client's.
 set_tests_properties(lg_e2e_verdict lg_e2e_wire_time PROPERTIES RUN_SERIAL TRUE)
-# Inference Perf's example configs, each run against simserver.
-rb_e2e_test(lg_e2e_inference_perf_configs COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/inference_perf_configs.sh
-            TIMEOUT 180)
