@@ -736,7 +736,7 @@ const char *lg_cli_usage(void)
            "  --quiet                         no summary table\n"
            "  --progress | --no-progress      live progress line on stderr (default: when a "
            "terminal)\n"
-           "  --config FILE                   JSON config (Inference Perf keys); flags override "
+           "  --config FILE                   Inference Perf config, YAML or JSON; flags override "
            "it\n"
            "  --help                          this text (--version: the version)\n"
            "\n"
