@@ -28,12 +28,13 @@
  *                                     --prefix-system-len, --prefix-question-len
  *   report.request_lifecycle.percentiles [50, 90, 99]
  *                                     --metric-percentiles 50,90,99
- *   report.goodput.constraints {"ttft": 200, "tpot": 50} (ms here: a config file gives seconds,
- * lg_cfgfile.h; ttft, tpot, itl, e2el, ntpot, and e2e = e2el)    --goodput ttft:200 --goodput
- * tpot:50 Durations (D) are numbers of seconds, as in Inference Perf, or strings with a unit
- * ("500ms"); they are passed on with a unit ("10s"). Flags come out in a fixed order: server, api,
- * load, data, report. Unknown keys, keys given twice, and values of the wrong type are errors (a
- * typo must not pass silently). */
+ *   report.goodput.constraints {"ttft": 200, "tpot": 50} (ms; ttft, tpot, itl,
+ *     e2el, ntpot, and e2e = e2el)    --goodput ttft:200 --goodput tpot:50
+ * Durations (D) are numbers of seconds, as in Inference Perf, or strings with
+ * a unit ("500ms"); they are passed on with a unit ("10s"). Flags come out in
+ * a fixed order: server, api, load, data, report. Unknown keys, keys given
+ * twice, and values of the wrong type are errors (a typo must not pass
+ * silently). */
 #ifndef LG_CONFIG_H
 #define LG_CONFIG_H
 
