@@ -12,12 +12,25 @@
 #include "lg_cfgfile.h"
 #include "lg_config.h"
 #include "lg_run.h"
+#include "lg_vllm.h"
 #include "rb_file.h"
 
 int main(int argc, char **argv)
 {
     lg_opts o;
     char err[512] = "";
+    /* vLLM bench's own flags, read as loadgen's (the program name passes
+     * through). Static: the list lives as long as the program. */
+    static lg_args vl;
+    char vnotes[1024];
+    if (lg_vllm_args(argc, argv, &vl, vnotes, sizeof vnotes, err, sizeof err)) {
+        fprintf(stderr, "loadgen: %s\n", err);
+        return 2;
+    }
+    for (char *l = vnotes, *nl; *l && (nl = strchr(l, '\n')); l = nl + 1)
+        fprintf(stderr, "loadgen: note: %.*s\n", (int)(nl - l), l);
+    argc = vl.argc;
+    argv = vl.argv;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     lg_opts_defaults(&o, (int)cpus);
     /* First pass: only to find --config (and --help). */

@@ -3,6 +3,7 @@
 # Inference Perf's example configs, each run against simserver.
 rb_e2e_test(lg_e2e_inference_perf_configs COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/inference_perf_configs.sh
             TIMEOUT 180)
+rb_e2e_test(lg_e2e_vllm_bench COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/vllm_bench.sh TIMEOUT 120)
 foreach(t basic faults same_arrivals sigint dead_server worker_crash certificate cli modes verdict
           wire_time foreign jsonl)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 120)

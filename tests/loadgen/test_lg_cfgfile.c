@@ -13,6 +13,7 @@
 
 #include "lg_cfgfile.h"
 #include "lg_cli.h"
+#include "lg_test_args.h"
 
 static char notes[2048];
 
@@ -22,15 +23,7 @@ static void expect_args(const char *txt, const char *want)
     lg_args a;
     char err[256] = "";
     int rc = lg_cfgfile_to_args(txt, strlen(txt), &a, notes, sizeof notes, err, sizeof err);
-    if (rc) fail_msg("config '%s': %s", txt, err);
-    char got[1024] = "";
-    for (int i = 0; i < a.argc; i++) {
-        size_t l = strlen(got);
-        snprintf(got + l, sizeof got - l, "%s%s", i ? " " : "", a.argv[i]);
-    }
-    assert_null(a.argv ? a.argv[a.argc] : NULL);
-    lg_args_free(&a);
-    if (strcmp(got, want) != 0) fail_msg("config '%s'\n  gave  '%s'\n  wants '%s'", txt, got, want);
+    lg_test_args_are(txt, rc, &a, err, want);
 }
 
 static void expect_error(const char *txt, const char *want)
@@ -38,15 +31,8 @@ static void expect_error(const char *txt, const char *want)
     lg_args a;
     char err[256] = "";
     int rc = lg_cfgfile_to_args(txt, strlen(txt), &a, notes, sizeof notes, err, sizeof err);
-    if (rc != -EINVAL) {
-        lg_args_free(&a);
-        fail_msg("config '%s': accepted, wanted an error with '%s'", txt, want);
-    }
-    assert_null(a.argv);
-    assert_int_equal(a.argc, 0);
+    lg_test_refused(txt, rc, &a, err, want);
     assert_string_equal(notes, "");
-    if (!strstr(err, want))
-        fail_msg("config '%s': error '%s' does not contain '%s'", txt, err, want);
 }
 
 static void expect_note(const char *want)
