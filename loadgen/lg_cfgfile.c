@@ -284,6 +284,13 @@ static int map_load(cfx *c, cJSON *root, cJSON *load)
 {
     if (!cJSON_IsObject(load)) return 0;
     TRY(rename_key(c, load, "base_seed", "seed"));
+    /* Inference Perf waits 1 s between stages unless told otherwise. */
+    cJSON *stages = get(load, "stages");
+    if (cJSON_IsArray(stages) && cJSON_GetArraySize(stages) > 1 && !get(load, "interval") &&
+        !cJSON_AddNumberToObject(load, "interval", 1)) {
+        snprintf(c->err, c->errlen, "config: out of memory");
+        return -ENOMEM;
+    }
     ignore(c, load, "load", "circuit_breakers");
     ignore(c, load, "load", "worker_max_tcp_connections");
     TRY(whole_flag(c, load, "load", "worker_max_concurrency", 100000,

@@ -7,6 +7,7 @@
  *   server.base_url on 0.0.0.0        this host: 127.0.0.1 (said in a note)
  *   server.ignore_eos true            --ignore-eos
  *   load.base_seed N                  load.seed N
+ *   load.interval absent, >1 stage    1 (s), Inference Perf's default pause
  *   load.type "concurrent" with stages [{concurrency_level C, num_requests N}]
  *                                     --max-concurrency C --num-prompts N (one stage)
  *   load.type "trace_replay", load.trace {file F, format "AzurePublicDataset"}

@@ -51,6 +51,11 @@ static void yaml_and_json_give_the_same_flags(void **state)
     expect_args("{\"server\":{\"base_url\":\"http://127.0.0.1:9000\",\"model_name\":\"m\"},"
                 "\"load\":{\"type\":\"poisson\",\"stages\":[{\"rate\":5,\"duration\":2}]}}",
                 want);
+    /* Inference Perf pauses 1 s between stages by default */
+    expect_args("load: {stages: [{rate: 1, duration: 2}, {rate: 2, duration: 2}]}",
+                "--stage 1:2s --stage 2:2s --stage-pause 1s");
+    expect_args("load: {interval: 0, stages: [{rate: 1, duration: 2}, {rate: 2, duration: 2}]}",
+                "--stage 1:2s --stage 2:2s --stage-pause 0s");
     /* flow YAML that starts like JSON but is not */
     expect_args("{load: {seed: 3}}", "--seed 3");
     expect_args("", "");
