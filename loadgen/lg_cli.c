@@ -335,7 +335,13 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
             CHECK(copy_str(o->model, sizeof o->model, flag, val, err, errlen));
         else if (IS("--tokenizer"))
             CHECK(copy_str(o->tokenizer, sizeof o->tokenizer, flag, val, err, errlen));
-        else if (IS("--header")) {
+        else if (IS("--metadata")) {
+            size_t l = strlen(o->metadata);
+            if (!strchr(val, '=') || val[0] == '=' || strchr(val, '\n'))
+                return BAD("expected KEY=VALUE");
+            if (l + strlen(val) + 2 > sizeof o->metadata) return BAD("too much metadata");
+            snprintf(o->metadata + l, sizeof o->metadata - l, "%s\n", val);
+        } else if (IS("--header")) {
             if (o->n_headers == LG_MAX_HEADERS) return BAD("too many headers (at most 32)");
             const char *c = strchr(val, ':');
             if (!c || c == val) return BAD("expected KEY:VALUE");
@@ -661,6 +667,7 @@ const char *lg_cli_usage(void)
            "  --model NAME                    model name sent in each request (default sim-model)\n"
            "  --tokenizer NAME                recorded as tokenizer_id (token counts come from the "
            "server)\n"
+           "  --metadata KEY=VALUE            written into the result JSON (repeatable)\n"
            "  --host H --port P, --backend B, --disable-tqdm, ...\n"
            "                                  vLLM bench's own flags, read as loadgen's "
            "(loadgen/lg_vllm.h)\n"

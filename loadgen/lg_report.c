@@ -341,6 +341,7 @@ cJSON *lg_report_json(const lg_report *r)
     if (r->certificate_note[0]) cJSON_AddStringToObject(j, "certificate", r->certificate_note);
     if (r->lost_note) cJSON_AddStringToObject(j, "lost_workers", r->lost_note);
     cJSON_AddStringToObject(j, "loadgen_version", RHOBENCH_VERSION);
+    lg_vllm_report_metadata(j, o);
     return j;
 }
 

@@ -147,15 +147,15 @@ int lg_vllm_args(int argc, char *const *argv, lg_args *out, char *notes, size_t 
             note(&c, "--tokenizer-mode: no effect (no tokenizer is loaded; token counts come "
                      "from the server's usage)");
         } else if (names(a, "--metadata")) {
-            /* nargs='*': KEY=VALUE items up to the next flag */
-            int k = 0;
-            if (strchr(a, '=')) k++;
-            while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
-                i++;
-                k++;
+            /* nargs='*': KEY=VALUE items up to the next flag, one flag each */
+            if (strchr(a, '=')) {
+                TRY(put(&c, "--metadata"));
+                TRY(put(&c, strchr(a, '=') + 1));
             }
-            note(&c, "--metadata: %d item%s accepted, not written into the report", k,
-                 k == 1 ? "" : "s");
+            while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
+                TRY(put(&c, "--metadata"));
+                TRY(put(&c, argv[++i]));
+            }
         } else if (names(a, "--random-prefix-len")) {
             if (!whole(v = value(argc, argv, &i), 0, 1000000, &n))
                 REFUSE("--random-prefix-len", v, "must be a whole number >= 0");
@@ -210,4 +210,26 @@ void lg_vllm_report_keys(cJSON *j, const lg_opts *o, uint64_t dispatched, time_t
         cJSON_AddNullToObject(j, "date");
     cJSON_AddNumberToObject(j, "num_prompts", (double)dispatched);
     cJSON_AddStringToObject(j, "tokenizer_id", o->tokenizer[0] ? o->tokenizer : o->model);
+}
+
+/* s[0..n) without leading and trailing spaces, into buf. */
+static void trimmed(const char *s, size_t n, char *buf, size_t cap)
+{
+    while (n && (*s == ' ' || *s == '\t'))
+        s++, n--;
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    snprintf(buf, cap, "%.*s", (int)n, s);
+}
+
+void lg_vllm_report_metadata(cJSON *j, const lg_opts *o)
+{
+    for (const char *l = o->metadata, *nl; *l && (nl = strchr(l, '\n')); l = nl + 1) {
+        const char *eq = memchr(l, '=', (size_t)(nl - l));
+        if (!eq) continue;
+        char k[256], v[1024];
+        trimmed(l, (size_t)(eq - l), k, sizeof k);
+        trimmed(eq + 1, (size_t)(nl - eq - 1), v, sizeof v);
+        if (k[0] && !cJSON_HasObjectItem(j, k)) cJSON_AddStringToObject(j, k, v);
+    }
 }

@@ -15,8 +15,8 @@
  *                           Other backends (tgi, tensorrt-llm, ...) speak no
  *                           OpenAI API: an error.
  *   --disable-tqdm          --no-progress
+ *   --metadata K=V...       --metadata K=V, one flag per item
  * and these are accepted with a note that they have no effect here:
- *   --metadata K=V...       (not written into the report)
  *   --random-prefix-len N   (N > 0: the prompts carry no shared prefix)
  *   --sharegpt-output-len N (ShareGPT requests keep their own output length)
  *   --logprobs N            (not requested)
@@ -45,5 +45,8 @@ int lg_vllm_args(int argc, char *const *argv, lg_args *out, char *notes, size_t 
  * local time of `now`), num_prompts (the requests sent) and tokenizer_id
  * (--tokenizer, else the model). */
 void lg_vllm_report_keys(cJSON *j, const lg_opts *o, uint64_t dispatched, time_t now);
+/* --metadata's KEY=VALUE items as string keys of j (both trimmed of spaces),
+ * as vLLM writes them; a key the report already has keeps its value. */
+void lg_vllm_report_metadata(cJSON *j, const lg_opts *o);
 
 #endif

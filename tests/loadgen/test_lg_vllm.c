@@ -87,8 +87,10 @@ static void flags_without_effect_are_noted(void **state)
 {
     (void)state;
     expect("l --disable-tqdm --tokenizer t --seed 3", "l --no-progress --tokenizer t --seed 3");
-    expect("l --metadata a=1 b=2 c=3 --num-prompts 4", "l --num-prompts 4");
-    if (!strstr(notes, "--metadata: 3 items accepted")) fail_msg("notes: %s", notes);
+    expect("l --metadata a=1 b=2 c=3 --num-prompts 4",
+           "l --metadata a=1 --metadata b=2 --metadata c=3 --num-prompts 4");
+    expect("l --metadata=tp=2", "l --metadata tp=2");
+    assert_string_equal(notes, "");
     expect("l --random-prefix-len 0 --sharegpt-output-len 64 --logprobs 5 --trust-remote-code",
            "l");
     if (strstr(notes, "--random-prefix-len")) fail_msg("a zero prefix is not worth a note");
@@ -145,6 +147,21 @@ static void report_keys(void **state)
     lg_vllm_report_keys(j, &o, 0, 0);
     assert_string_equal(cJSON_GetObjectItem(j, "tokenizer_id")->valuestring, "tok");
     cJSON_Delete(j);
+    /* --metadata items become string keys; the report's own keys win */
+    char *md[] = {"--metadata", " tp = 4 ", "--metadata", "num_prompts=x", "--metadata", "v=a=b"};
+    char merr[128];
+    assert_int_equal(lg_cli_parse(&o, 6, md, merr, sizeof merr), 0);
+    j = cJSON_CreateObject();
+    lg_vllm_report_keys(j, &o, 5, 0);
+    lg_vllm_report_metadata(j, &o);
+    assert_string_equal(cJSON_GetObjectItem(j, "tp")->valuestring, "4");
+    assert_string_equal(cJSON_GetObjectItem(j, "v")->valuestring, "a=b");
+    assert_true(cJSON_GetObjectItem(j, "num_prompts")->valuedouble == 5);
+    assert_int_equal(cJSON_GetArraySize(j), 5);
+    cJSON_Delete(j);
+    char *nokv[] = {"--metadata", "tp"};
+    assert_int_equal(lg_cli_parse(&o, 2, nokv, merr, sizeof merr), -EINVAL);
+    if (!strstr(merr, "--metadata") || !strstr(merr, "expected KEY=VALUE")) fail_msg("%s", merr);
     /* the CLI stores --tokenizer */
     char *av[] = {"--tokenizer", "x/y"};
     char err[128];

@@ -2,7 +2,8 @@
 # A `vllm bench serve` command line runs under loadgen with only the program
 # name changed: --backend, --host/--port (0.0.0.0 meaning this host),
 # --tokenizer, --disable-tqdm, --metadata, --logprobs are read; the result
-# JSON carries vLLM's keys, date, num_prompts and tokenizer_id among them.
+# JSON carries vLLM's keys, date, num_prompts, tokenizer_id and the
+# metadata's among them.
 # A backend that speaks no OpenAI API is refused (exit 2).
 source "$(dirname "$0")/lib.sh"
 MODEL=meta-llama/Llama-3.1-8B-Instruct
@@ -18,11 +19,10 @@ before=$(date +%Y%m%d-%H%M%S)
 after=$(date +%Y%m%d-%H%M%S)
 grep -q "0.0.0.0 means this host" "$WORK/v.err" || fail "no note on 0.0.0.0"
 grep -q -- "--logprobs 1: not requested" "$WORK/v.err" || fail "no note on --logprobs"
-grep -q -- "--metadata: 2 items" "$WORK/v.err" || fail "no note on --metadata"
 r="$WORK/v.json"
 # vLLM's key names, as its plotting scripts read them
 jq -e --arg m "$MODEL" '.completed == 30 and .num_prompts == 30 and .tokenizer_id == $m
-  and .model_id == $m and .endpoint == "/v1/chat/completions" and .total_output_tokens == 240
+  and .model_id == $m and .tp == "1" and .version == "test" and .endpoint == "/v1/chat/completions" and .total_output_tokens == 240
   and (.request_throughput > 0) and (.output_throughput > 0) and (.mean_ttft_ms >= 0)
   and (.p99_ttft_ms >= .median_ttft_ms) and (.p50_itl_ms >= 0) and (.std_e2el_ms >= 0)
   and (.date | test("^[0-9]{8}-[0-9]{6}$"))' "$r" >/dev/null ||
