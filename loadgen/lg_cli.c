@@ -352,7 +352,15 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
             if (val[0] != '/') return BAD("must start with '/'");
         } else if (IS("--model"))
             CHECK(copy_str(o->model, sizeof o->model, flag, val, err, errlen));
-        else if (IS("--header")) {
+        else if (IS("--tokenizer"))
+            CHECK(copy_str(o->tokenizer, sizeof o->tokenizer, flag, val, err, errlen));
+        else if (IS("--metadata")) {
+            size_t l = strlen(o->metadata);
+            if (!strchr(val, '=') || val[0] == '=' || strchr(val, '\n'))
+                return BAD("expected KEY=VALUE");
+            if (l + strlen(val) + 2 > sizeof o->metadata) return BAD("too much metadata");
+            snprintf(o->metadata + l, sizeof o->metadata - l, "%s\n", val);
+        } else if (IS("--header")) {
             if (o->n_headers == LG_MAX_HEADERS) return BAD("too many headers (at most 32)");
             const char *c = strchr(val, ':');
             if (!c || c == val) return BAD("expected KEY:VALUE");
@@ -722,6 +730,12 @@ const char *lg_cli_usage(void)
            "  --allow-remote                  allow a base URL that is not a loopback address\n"
            "  --endpoint PATH                 /v1/completions (default) or /v1/chat/completions\n"
            "  --model NAME                    model name sent in each request (default sim-model)\n"
+           "  --tokenizer NAME                recorded as tokenizer_id (token counts come from the "
+           "server)\n"
+           "  --metadata KEY=VALUE            written into the result JSON (repeatable)\n"
+           "  --host H --port P, --backend B, --disable-tqdm, ...\n"
+           "                                  vLLM bench's own flags, read as loadgen's "
+           "(loadgen/lg_vllm.h)\n"
            "  --header K:V                    extra request header (repeatable)\n"
            "                                  OPENAI_API_KEY in the environment -> Authorization: "
            "Bearer\n"
@@ -774,7 +788,11 @@ const char *lg_cli_usage(void)
            "                                  a smaller N repeats prompts on purpose)\n"
            "  --random-input-len N            prompt words (default 1024)\n"
            "  --random-output-len N           max_tokens (default 128)\n"
-           "  --random-range-ratio R          spread of the lengths, in [0, 1) (default 0)\n"
+           "  --random-range-ratio R          spread of the lengths, in [0, 1) (default 0): "
+           "lengths in\n"
+           "                                  [L(1-R), L(1+R)], as today's vLLM; vLLM v0.6.1 "
+           "drew\n"
+           "                                  randint(L*R, L): its R=0.5 is not this R=0.5\n"
            "  --random-len-dist D             fixed, uniform (default), normal, lognormal\n"
            "  --prefix-groups N               shared-prefix: groups (default 4)\n"
            "  --prefix-prompts-per-group N    shared-prefix: prompts per group (default 16)\n"
@@ -811,7 +829,7 @@ const char *lg_cli_usage(void)
            "  --quiet                         no summary table\n"
            "  --progress | --no-progress      live progress line on stderr (default: when a "
            "terminal)\n"
-           "  --config FILE                   JSON config (Inference Perf keys); flags override "
+           "  --config FILE                   Inference Perf config, YAML or JSON; flags override "
            "it\n"
            "  --help                          this text (--version: the version)\n"
            "\n"

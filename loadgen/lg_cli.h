@@ -37,6 +37,8 @@ typedef struct lg_opts {
     char base_url[512];
     char endpoint[128];
     char model[256];
+    char tokenizer[256];           /* --tokenizer: only reported (tokenizer_id) */
+    char metadata[1024];           /* --metadata KEY=VALUE items, one a line: into the report */
     char *headers[LG_MAX_HEADERS]; /* "K: V", pointers into argv (not owned) */
     int n_headers;
     int allow_remote;

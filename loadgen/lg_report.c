@@ -5,6 +5,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#include "lg_vllm.h"
 
 static const char *const metric_title[LG_N_METRICS] = {
     "Time to First Token", "Time per Output Token (excl. 1st token)", "Inter-token Latency",
@@ -318,6 +321,7 @@ cJSON *lg_report_json(const lg_report *r)
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "backend", "openai");
     cJSON_AddStringToObject(j, "model_id", o->model);
+    lg_vllm_report_keys(j, o, r->total->dispatched, time(NULL));
     cJSON_AddStringToObject(j, "endpoint", o->endpoint);
     cJSON_AddStringToObject(j, "load_mode", r->load_mode);
     num(j, "num_workers", r->num_workers);
@@ -384,6 +388,7 @@ cJSON *lg_report_json(const lg_report *r)
     if (r->certificate_note[0]) cJSON_AddStringToObject(j, "certificate", r->certificate_note);
     if (r->lost_note) cJSON_AddStringToObject(j, "lost_workers", r->lost_note);
     cJSON_AddStringToObject(j, "loadgen_version", RHOBENCH_VERSION);
+    lg_vllm_report_metadata(j, o);
     return j;
 }
 

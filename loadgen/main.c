@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include "lg_cli.h"
+#include "lg_cfgfile.h"
 #include "lg_config.h"
 #include "lg_run.h"
+#include "lg_vllm.h"
 #include "rb_file.h"
 
 /* What the plan will do that a user may not expect, said before the run. */
@@ -48,6 +50,18 @@ int main(int argc, char **argv)
 {
     lg_opts o;
     char err[512] = "";
+    /* vLLM bench's own flags, read as loadgen's (the program name passes
+     * through). Static: the list lives as long as the program. */
+    static lg_args vl;
+    char vnotes[1024];
+    if (lg_vllm_args(argc, argv, &vl, vnotes, sizeof vnotes, err, sizeof err)) {
+        fprintf(stderr, "loadgen: %s\n", err);
+        return 2;
+    }
+    for (char *l = vnotes, *nl; *l && (nl = strchr(l, '\n')); l = nl + 1)
+        fprintf(stderr, "loadgen: note: %.*s\n", (int)(nl - l), l);
+    argc = vl.argc;
+    argv = vl.argv;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     lg_opts_defaults(&o, (int)cpus);
     /* First pass: only to find --config (and --help). */
@@ -77,12 +91,15 @@ int main(int argc, char **argv)
                     rb_file_strerror(rc));
             return 2;
         }
-        rc = lg_config_to_args(txt, len, &cfg, err, sizeof err);
+        char notes[2048];
+        rc = lg_cfgfile_to_args(txt, len, &cfg, notes, sizeof notes, err, sizeof err);
         free(txt);
         if (rc) {
             fprintf(stderr, "loadgen: %s\n", err);
             return 2;
         }
+        for (char *l = notes, *nl; *l && (nl = strchr(l, '\n')); l = nl + 1)
+            fprintf(stderr, "loadgen: %.*s\n", (int)(nl - l), l);
         rc = lg_cli_parse(&o, cfg.argc, cfg.argv, err, sizeof err);
         if (rc) {
             fprintf(stderr, "loadgen: config %s: %s\n", probe.config, err);
@@ -91,6 +108,9 @@ int main(int argc, char **argv)
         }
     }
     rc = lg_cli_parse(&o, argc - 1, argv + 1, err, sizeof err);
+    if (rc == 0 && lg_url_unspecified_to_loopback(o.base_url, sizeof o.base_url))
+        fprintf(stderr, "loadgen: note: --base-url: 0.0.0.0 means this host; connecting to %s\n",
+                o.base_url);
     if (rc == 0) rc = lg_cli_finish(&o, err, sizeof err);
     if (rc) {
         fprintf(stderr, "loadgen: %s\n", err);

@@ -12,6 +12,25 @@ void sim_engine_init(sim_engine *e, const sim_engine_cfg *cfg, gsl_rng *rng,
     e->rng = rng;
     e->cache = cache;
     e->m = m;
+    __atomic_store_n(&m->kv_blocks_total, cache ? cache->capacity : 0, __ATOMIC_RELAXED);
+}
+
+/* The KV blocks a running request holds: its prompt and the tokens sent so
+ * far, in blocks of the prefix cache's size. */
+static void kv_grow(sim_engine *e, sim_stream *s)
+{
+    int64_t bs = e->cache && e->cache->block_size > 0 ? e->cache->block_size : 16;
+    int64_t need = (s->spec.prompt_tokens + s->emitted + bs - 1) / bs;
+    if (need > s->kv_blocks) {
+        SIM_METRIC_ADD(e->m->kv_blocks_used, need - s->kv_blocks);
+        s->kv_blocks = need;
+    }
+}
+
+static void kv_free(sim_engine *e, sim_stream *s)
+{
+    SIM_METRIC_ADD(e->m->kv_blocks_used, -s->kv_blocks);
+    s->kv_blocks = 0;
 }
 
 void sim_engine_free(sim_engine *e)
@@ -55,6 +74,7 @@ void sim_engine_prepare(const sim_engine *e, sim_stream *s, sim_fault f, int64_t
     s->first_ns = s->last_ns = 0;
     s->max_late_ns = 0;
     s->cached = 0;
+    s->kv_blocks = 0;
 }
 
 /* A request takes a slot: prefix cache, then its first token's due time. */
@@ -69,6 +89,11 @@ static void stream_start(sim_engine *e, sim_stream *s, int64_t now)
     s->cached = e->cfg.enable_prefix_caching
                     ? sim_cache_lookup_insert(e->cache, s->spec.tok_hash, s->spec.prompt_tokens)
                     : 0;
+    if (e->cfg.enable_prefix_caching) {
+        SIM_METRIC_ADD(e->m->prefix_queries, (uint64_t)s->spec.prompt_tokens);
+        SIM_METRIC_ADD(e->m->prefix_hits, (uint64_t)s->cached);
+    }
+    kv_grow(e, s);
     int64_t ttft =
         sim_model_ttft_ns(&e->cfg.lat, e->rng, s->spec.prompt_tokens - s->cached, e->n_running);
     s->hn.deadline_ns = now + ttft;
@@ -159,6 +184,7 @@ sim_step sim_engine_step(sim_engine *e, sim_stream *s, int64_t now,
     s->emitted++;
     s->last_ns = now;
     SIM_METRIC_ADD(e->m->generation_tokens, 1);
+    kv_grow(e, s);
     int last = s->emitted >= s->n_out;
     ev[(*n_ev)++] = (sim_event){.kind = SIM_EV_TOKEN, .tok = t, .last = last};
     if (s->fault == SIM_FAULT_MALFORMED_CHUNK && s->emitted == 1)
@@ -178,11 +204,14 @@ void sim_engine_complete(sim_engine *e, const sim_stream *s, int64_t now)
     else
         SIM_METRIC_ADD(e->m->success_length, 1);
     sim_hist_add(&e->m->e2e, now - s->arrival_ns);
+    sim_thist_add(&e->m->prompt_len, s->spec.prompt_tokens);
+    sim_thist_add(&e->m->output_len, s->emitted);
 }
 
 void sim_engine_stall(sim_engine *e, sim_stream *s, int64_t now)
 {
     s->state = SIM_ST_STALLED;
+    kv_free(e, s);
     release_slot(e, now);
 }
 
@@ -203,6 +232,7 @@ void sim_engine_remove(sim_engine *e, sim_stream *s, int64_t now)
         __atomic_store_n(&e->m->waiting, e->n_waiting, __ATOMIC_RELAXED);
     }
     int was_running = s->state == SIM_ST_RUNNING;
+    if (was_running) kv_free(e, s);
     s->state = SIM_ST_IDLE;
     sim_req_spec_free(&s->spec);
     if (was_running) release_slot(e, now);

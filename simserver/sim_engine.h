@@ -7,7 +7,9 @@
  *    moment), the midstream_drop and stall faults at their token;
  *  - the deadline heap that paces every running stream;
  *  - the metrics these move (gauges, tokens, TTFT, ITL, queue time, e2e,
- *    send lateness), in the worker's own sim_metrics slot.
+ *    send lateness, prefix-cache queries and hits, the KV blocks the running
+ *    requests hold, prompt and output lengths), in the worker's own
+ *    sim_metrics slot.
  * Every call takes the time (CLOCK_MONOTONIC ns) as an argument, so the
  * engine runs the same on a virtual clock. The shell (sim_server.c) owns
  * sockets, framing, rendering and backpressure: it asks which stream is
@@ -45,6 +47,7 @@ typedef struct sim_stream {
     int64_t arrival_ns, start_ns, first_ns, last_ns;
     int64_t max_late_ns; /* the largest (write - due time) of its tokens */
     int64_t cached;      /* prompt tokens found in the prefix cache */
+    int64_t kv_blocks;   /* KV blocks held while running (prompt + output) */
 } sim_stream;
 
 typedef struct sim_engine_cfg {

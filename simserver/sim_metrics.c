@@ -21,6 +21,20 @@ void sim_hist_add(sim_hist *h, int64_t ns)
     SIM_METRIC_ADD(h->sum_ns, (uint64_t)ns);
 }
 
+static const double bucket_tok[SIM_THIST_BUCKETS] = {1,   2,   5,    10,   20,   50,    100,
+                                                     200, 500, 1000, 2000, 5000, 10000, 20000};
+
+void sim_thist_add(sim_thist *h, int64_t tokens)
+{
+    if (tokens < 0) tokens = 0;
+    int i = 0;
+    while (i < SIM_THIST_BUCKETS && (double)tokens > bucket_tok[i])
+        i++;
+    SIM_METRIC_ADD(h->counts[i], 1);
+    SIM_METRIC_ADD(h->count, 1);
+    SIM_METRIC_ADD(h->sum, (uint64_t)tokens);
+}
+
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
 static void hist_sum(sim_hist *o, const sim_hist *h)
@@ -29,6 +43,14 @@ static void hist_sum(sim_hist *o, const sim_hist *h)
         o->counts[i] += LOAD(h->counts[i]);
     o->count += LOAD(h->count);
     o->sum_ns += LOAD(h->sum_ns);
+}
+
+static void thist_sum(sim_thist *o, const sim_thist *h)
+{
+    for (int i = 0; i <= SIM_THIST_BUCKETS; i++)
+        o->counts[i] += LOAD(h->counts[i]);
+    o->count += LOAD(h->count);
+    o->sum += LOAD(h->sum);
 }
 
 void sim_metrics_sum(const sim_metrics *slots, int n, sim_metrics *out)
@@ -49,6 +71,12 @@ void sim_metrics_sum(const sim_metrics *slots, int n, sim_metrics *out)
         hist_sum(&out->e2e, &m->e2e);
         hist_sum(&out->queue, &m->queue);
         hist_sum(&out->late, &m->late);
+        out->prefix_queries += LOAD(m->prefix_queries);
+        out->prefix_hits += LOAD(m->prefix_hits);
+        out->kv_blocks_used += LOAD(m->kv_blocks_used);
+        out->kv_blocks_total += LOAD(m->kv_blocks_total);
+        thist_sum(&out->prompt_len, &m->prompt_len);
+        thist_sum(&out->output_len, &m->output_len);
     }
 }
 
@@ -62,22 +90,40 @@ static void sample(sim_buf *o, const char *name, const char *labels, const char 
     sim_buf_printf(o, "%s{%smodel_name=\"%s\"} %.17g\n", name, labels, model, v);
 }
 
-static void hist(sim_buf *o, const char *name, const char *help, const sim_hist *h,
-                 const char *model)
+/* A histogram's lines: n bucket bounds, then +Inf (counts[n]), sum, count. */
+static void hist_lines(sim_buf *o, const char *name, const char *help, const char *model,
+                       const double *bounds, int n, const uint64_t *counts, double sum,
+                       const char *sum_fmt, uint64_t count)
 {
     head(o, name, "histogram", help);
     uint64_t cum = 0;
-    for (int i = 0; i < SIM_HIST_BUCKETS; i++) {
-        cum += h->counts[i];
-        sim_buf_printf(o, "%s_bucket{le=\"%g\",model_name=\"%s\"} %llu\n", name, bucket_s[i], model,
-                       (unsigned long long)cum);
+    for (int i = 0; i <= n; i++) {
+        cum += counts[i];
+        if (i < n)
+            sim_buf_printf(o, "%s_bucket{le=\"%g\",model_name=\"%s\"} %llu\n", name, bounds[i],
+                           model, (unsigned long long)cum);
+        else
+            sim_buf_printf(o, "%s_bucket{le=\"+Inf\",model_name=\"%s\"} %llu\n", name, model,
+                           (unsigned long long)cum);
     }
-    cum += h->counts[SIM_HIST_BUCKETS];
-    sim_buf_printf(o, "%s_bucket{le=\"+Inf\",model_name=\"%s\"} %llu\n", name, model,
-                   (unsigned long long)cum);
-    sim_buf_printf(o, "%s_sum{model_name=\"%s\"} %.9f\n", name, model, (double)h->sum_ns * 1e-9);
-    sim_buf_printf(o, "%s_count{model_name=\"%s\"} %llu\n", name, model,
-                   (unsigned long long)h->count);
+    sim_buf_printf(o, "%s_sum{model_name=\"%s\"} ", name, model);
+    sim_buf_printf(o, sum_fmt, sum);
+    sim_buf_printf(o, "\n%s_count{model_name=\"%s\"} %llu\n", name, model,
+                   (unsigned long long)count);
+}
+
+static void hist(sim_buf *o, const char *name, const char *help, const sim_hist *h,
+                 const char *model)
+{
+    hist_lines(o, name, help, model, bucket_s, SIM_HIST_BUCKETS, h->counts,
+               (double)h->sum_ns * 1e-9, "%.9f", h->count);
+}
+
+static void thist(sim_buf *o, const char *name, const char *help, const sim_thist *h,
+                  const char *model)
+{
+    hist_lines(o, name, help, model, bucket_tok, SIM_THIST_BUCKETS, h->counts, (double)h->sum,
+               "%.0f", h->count);
 }
 
 void sim_metrics_render(const sim_metrics *m, const char *model, sim_buf *o)
@@ -99,15 +145,43 @@ void sim_metrics_render(const sim_metrics *m, const char *model, sim_buf *o)
          &m->ttft, model);
     hist(o, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
          &m->itl, model);
+    /* The older name of the same observations, still on many dashboards. */
+    hist(o, "vllm:time_per_output_token_seconds",
+         "Histogram of time per output token in seconds (the same observations as "
+         "vllm:inter_token_latency_seconds).",
+         &m->itl, model);
     hist(o, "vllm:e2e_request_latency_seconds",
          "Histogram of end to end request latency in seconds.", &m->e2e, model);
     hist(o, "vllm:request_queue_time_seconds",
          "Histogram of time spent in WAITING phase for request.", &m->queue, model);
-    hist(o, "sim:send_lateness_seconds",
+    thist(o, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", &m->prompt_len,
+          model);
+    thist(o, "vllm:request_generation_tokens", "Number of generation tokens processed.",
+          &m->output_len, model);
+    head(o, "vllm:prefix_cache_queries_total", "counter",
+         "Prefix cache queries, in terms of number of queried tokens.");
+    sample(o, "vllm:prefix_cache_queries_total", "", model, (double)m->prefix_queries);
+    head(o, "vllm:prefix_cache_hits_total", "counter",
+         "Prefix cache hits, in terms of number of cached tokens.");
+    sample(o, "vllm:prefix_cache_hits_total", "", model, (double)m->prefix_hits);
+    /* vLLM V1's name, and V0's (still read by older dashboards). */
+    double usage =
+        m->kv_blocks_total > 0 ? (double)m->kv_blocks_used / (double)m->kv_blocks_total : 0.0;
+    if (usage > 1.0) usage = 1.0;
+    if (usage < 0.0) usage = 0.0;
+    head(o, "vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.");
+    sample(o, "vllm:kv_cache_usage_perc", "", model, usage);
+    head(o, "vllm:gpu_cache_usage_perc", "gauge", "GPU KV-cache usage. 1 means 100 percent usage.");
+    sample(o, "vllm:gpu_cache_usage_perc", "", model, usage);
+    /* The simulator never preempts a running request. */
+    head(o, "vllm:num_preemptions_total", "counter",
+         "Cumulative number of preemption from the engine.");
+    sample(o, "vllm:num_preemptions_total", "", model, 0.0);
+    hist(o, "sim_send_lateness_seconds",
          "Histogram of how late each token event was written after its due time, in seconds.",
          &m->late, model);
-    head(o, "sim:injected_faults_total", "counter", "Faults injected by the simulator, by type.");
+    head(o, "sim_injected_faults_total", "counter", "Faults injected by the simulator, by type.");
     for (int f = 1; f < SIM_FAULT_COUNT; f++)
-        sim_buf_printf(o, "sim:injected_faults_total{type=\"%s\"} %llu\n",
+        sim_buf_printf(o, "sim_injected_faults_total{type=\"%s\"} %llu\n",
                        sim_fault_name((sim_fault)f), (unsigned long long)m->faults[f]);
 }

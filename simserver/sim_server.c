@@ -43,7 +43,7 @@
 /* One pacing pass writes at most this many streams, or for this long, then
  * yields to the loop (accept, reads, the idle sweep, signals) and goes on at
  * its next iteration. A pacer that cannot keep up is late, never deaf; how
- * late is sim:send_lateness_seconds and each stream's max_late_ns. */
+ * late is sim_send_lateness_seconds and each stream's max_late_ns. */
 #define PACE_PASS_STREAMS 256
 #define PACE_PASS_NS (1000000LL)
 /* Bytes of pipelined requests held while one is in service: per connection

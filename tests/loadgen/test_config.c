@@ -13,6 +13,7 @@
 
 #include "lg_cli.h"
 #include "lg_config.h"
+#include "lg_test_args.h"
 
 /* The flags a config becomes, joined by single spaces. */
 static void expect_args(const char *json, const char *want)
@@ -20,17 +21,7 @@ static void expect_args(const char *json, const char *want)
     lg_args a;
     char err[256] = "";
     int rc = lg_config_to_args(json, strlen(json), &a, err, sizeof err);
-    if (rc) fail_msg("config %s: %s", json, err);
-    char got[1024] = "";
-    for (int i = 0; i < a.argc; i++) {
-        size_t l = strlen(got);
-        snprintf(got + l, sizeof got - l, "%s%s", i ? " " : "", a.argv[i]);
-    }
-    assert_null(a.argv ? a.argv[a.argc] : NULL);
-    lg_args_free(&a);
-    assert_null(a.argv);
-    assert_int_equal(a.argc, 0);
-    if (strcmp(got, want) != 0) fail_msg("config %s\n  gave  '%s'\n  wants '%s'", json, got, want);
+    lg_test_args_are(json, rc, &a, err, want);
 }
 
 static void expect_error(const char *json, const char *want)
@@ -38,14 +29,7 @@ static void expect_error(const char *json, const char *want)
     lg_args a;
     char err[256] = "";
     int rc = lg_config_to_args(json, strlen(json), &a, err, sizeof err);
-    if (rc != -EINVAL) {
-        lg_args_free(&a);
-        fail_msg("config %s: accepted, wanted an error with '%s'", json, want);
-    }
-    assert_null(a.argv);
-    assert_int_equal(a.argc, 0);
-    if (!strstr(err, want))
-        fail_msg("config %s: error '%s' does not contain '%s'", json, err, want);
+    lg_test_refused(json, rc, &a, err, want);
 }
 
 static void empty_config_gives_no_flags(void **state)

@@ -60,10 +60,10 @@ for rep in $(seq 1 "$REPS"); do
   bad=$(awk '$1 != 200' "$WORK/h$rep" | wc -l)
   ms_list() { awk '{ printf "%.1f\n", $2 * 1000 }' "$WORK/h$rep"; }
   p50=$(ms_list | quantile 0.5) p99=$(ms_list | quantile 0.99) mx=$(ms_list | quantile 1)
-  ln=$(awk '$1 == "sim:send_lateness_seconds_count{model_name=\"sim-model\"}" { print $2 }' "$WORK/m$rep")
-  ls=$(awk '$1 == "sim:send_lateness_seconds_sum{model_name=\"sim-model\"}" { print $2 }' "$WORK/m$rep")
+  ln=$(awk '$1 == "sim_send_lateness_seconds_count{model_name=\"sim-model\"}" { print $2 }' "$WORK/m$rep")
+  ls=$(awk '$1 == "sim_send_lateness_seconds_sum{model_name=\"sim-model\"}" { print $2 }' "$WORK/m$rep")
   lmean=$(awk -v s="$ls" -v n="$ln" 'BEGIN { if (n > 0) printf "%.2f", s * 1000 / n; else print "n/a" }')
-  lp99=$(hist_q "$WORK/m$rep" sim:send_lateness_seconds 0.99)
+  lp99=$(hist_q "$WORK/m$rep" sim_send_lateness_seconds 0.99)
   t0=$(date +%s%N)
   kill -TERM "$SIM_PID"
   for _ in $(seq 1 400); do kill -0 "$SIM_PID" 2>/dev/null || break; sleep 0.025; done

@@ -40,9 +40,9 @@ paced)
   curl -sS --max-time 5 "$SIM_URL/metrics" >"$WORK/m" || fail "/metrics under $N paced streams did not answer within 5 s"
   run=$(awk '$1 == "vllm:num_requests_running{model_name=\"sim-model\"}" { print $2 }' "$WORK/m")
   [ "$run" = "$N" ] || fail "the probes were not made under load: $run of $N streams running"
-  late_n=$(awk '$1 == "sim:send_lateness_seconds_count{model_name=\"sim-model\"}" { print $2 }' "$WORK/m")
-  [ "${late_n:-0}" -gt 0 ] || fail "no sim:send_lateness_seconds samples after $N streams started"
-  late_sum=$(awk '$1 == "sim:send_lateness_seconds_sum{model_name=\"sim-model\"}" { print $2 }' "$WORK/m")
+  late_n=$(awk '$1 == "sim_send_lateness_seconds_count{model_name=\"sim-model\"}" { print $2 }' "$WORK/m")
+  [ "${late_n:-0}" -gt 0 ] || fail "no sim_send_lateness_seconds samples after $N streams started"
+  late_sum=$(awk '$1 == "sim_send_lateness_seconds_sum{model_name=\"sim-model\"}" { print $2 }' "$WORK/m")
   fig "paced_streams=$N send_lateness_mean_ms=$(awk -v s="$late_sum" -v n="$late_n" 'BEGIN { printf "%.3f", s * 1000 / n }') events=$late_n"
   # SIGTERM: the running streams get the 2 s grace, then are cut. Never
   # before the grace (a property of the code); the upper bound is generous

@@ -65,9 +65,9 @@ accounted() {
 
 # metrics_to FILE: a snapshot of simserver's /metrics.
 metrics_to() { curl -sSf --max-time 5 "$SIM_URL/metrics" >"$1" || fail "GET /metrics"; }
-# sim_fault METRICS TYPE: sim:injected_faults_total{type=TYPE} (0 if absent).
+# sim_fault METRICS TYPE: sim_injected_faults_total{type=TYPE} (0 if absent).
 sim_fault() {
-  awk -v t="type=\"$2\"" 'index($0, "sim:injected_faults_total{") == 1 && index($0, t) { v = $2 } END { print v + 0 }' "$1"
+  awk -v t="type=\"$2\"" 'index($0, "sim_injected_faults_total{") == 1 && index($0, t) { v = $2 } END { print v + 0 }' "$1"
 }
 # sim_success METRICS: vllm:request_success_total over every finished_reason.
 sim_success() {

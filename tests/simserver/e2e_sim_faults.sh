@@ -78,10 +78,10 @@ el_ms=$((($(date +%s%N) - t0) / 1000000))
 checkx "fault stall: --idle-timeout 500ms cuts it (exit 18 after ${el_ms} ms)" '[ "$rc" -eq 18 ] && [ "$el_ms" -ge 500 ]'
 check "plain request, midstream_drop: cut short (exit 18)" [ "$(curl -sS -o /dev/null -H 'X-Sim-Fail: midstream_drop' "$URL/v1/completions" -d '{"prompt":"a"}' 2>/dev/null; echo $?)" = 18 ]
 for t in rate_limit server_error unavailable invalid_request invalid_api_key connection_reset malformed_chunk; do
-  check "sim:injected_faults_total{type=$t} = 1" [ "$(metric "sim:injected_faults_total{type=\"$t\"}")" = 1 ]
+  check "sim_injected_faults_total{type=$t} = 1" [ "$(metric "sim_injected_faults_total{type=\"$t\"}")" = 1 ]
 done
 for t in midstream_drop stall; do
-  check "sim:injected_faults_total{type=$t} = 2" [ "$(metric "sim:injected_faults_total{type=\"$t\"}")" = 2 ]
+  check "sim_injected_faults_total{type=$t} = 2" [ "$(metric "sim_injected_faults_total{type=\"$t\"}")" = 2 ]
 done
 
 # --- slow and idle clients
@@ -140,6 +140,6 @@ check "SIGTERM: exit 0" [ "$STOP_RC" -eq 0 ]
 start_sim r --failure-injection-rate 100 --failure-types rate_limit,unavailable
 codes=$(for i in 1 2 3 4 5 6 7 8 9 10; do code "$URL/v1/completions" -d '{"prompt":"a"}'; echo; done | sort -u | tr '\n' ' ')
 checkx "rate 100% over rate_limit,unavailable: only 429 and 503 ($codes)" '[ "$codes" = "429 503 " ] || [ "$codes" = "429 " ] || [ "$codes" = "503 " ]'
-check "the counters add up to 10" [ $(($(metric 'sim:injected_faults_total{type="rate_limit"}') + $(metric 'sim:injected_faults_total{type="unavailable"}'))) -eq 10 ]
+check "the counters add up to 10" [ $(($(metric 'sim_injected_faults_total{type="rate_limit"}') + $(metric 'sim_injected_faults_total{type="unavailable"}'))) -eq 10 ]
 stop_sim r
 finish

@@ -178,21 +178,21 @@ static void metrics_render_cumulative_buckets_and_sum_slots(void **state)
         strstr(t, "vllm:time_to_first_token_seconds_count{model_name=\"sim-model\"} 3\n"));
     assert_non_null(
         strstr(t, "vllm:time_to_first_token_seconds_sum{model_name=\"sim-model\"} 9.003050000\n"));
-    assert_non_null(strstr(t, "sim:injected_faults_total{type=\"stall\"} 4\n"));
+    assert_non_null(strstr(t, "sim_injected_faults_total{type=\"stall\"} 4\n"));
     assert_non_null(strstr(
         t, "vllm:request_success_total{finished_reason=\"length\",model_name=\"sim-model\"} 5\n"));
     assert_non_null(strstr(t, "# TYPE vllm:inter_token_latency_seconds histogram\n"));
     /* The pacer's lateness, summed over the slots like the others. */
-    assert_non_null(strstr(t, "# TYPE sim:send_lateness_seconds histogram\n"));
+    assert_non_null(strstr(t, "# TYPE sim_send_lateness_seconds histogram\n"));
     assert_non_null(
-        strstr(t, "sim:send_lateness_seconds_bucket{le=\"0.00025\",model_name=\"sim-model\"} 1\n"));
+        strstr(t, "sim_send_lateness_seconds_bucket{le=\"0.00025\",model_name=\"sim-model\"} 1\n"));
     assert_non_null(
-        strstr(t, "sim:send_lateness_seconds_bucket{le=\"0.005\",model_name=\"sim-model\"} 1\n"));
+        strstr(t, "sim_send_lateness_seconds_bucket{le=\"0.005\",model_name=\"sim-model\"} 1\n"));
     assert_non_null(
-        strstr(t, "sim:send_lateness_seconds_bucket{le=\"0.01\",model_name=\"sim-model\"} 2\n"));
+        strstr(t, "sim_send_lateness_seconds_bucket{le=\"0.01\",model_name=\"sim-model\"} 2\n"));
     assert_non_null(
-        strstr(t, "sim:send_lateness_seconds_sum{model_name=\"sim-model\"} 0.007200000\n"));
-    assert_non_null(strstr(t, "sim:send_lateness_seconds_count{model_name=\"sim-model\"} 2\n"));
+        strstr(t, "sim_send_lateness_seconds_sum{model_name=\"sim-model\"} 0.007200000\n"));
+    assert_non_null(strstr(t, "sim_send_lateness_seconds_count{model_name=\"sim-model\"} 2\n"));
     sim_buf_free(&b);
 }
 

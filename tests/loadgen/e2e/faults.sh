@@ -8,7 +8,7 @@ out="$WORK/faults.json"
   --save-result --result-dir "$WORK" --result-filename faults.json || fail "loadgen exited $?"
 sent_equals_done "$out"
 curl -sf "$SIM_URL/metrics" >"$WORK/metrics" || fail "metrics"
-sim() { awk -v t="type=\"$1\"" 'index($0, "sim:injected_faults_total{") == 1 && index($0, t) { print $2 }' "$WORK/metrics"; }
+sim() { awk -v t="type=\"$1\"" 'index($0, "sim_injected_faults_total{") == 1 && index($0, t) { print $2 }' "$WORK/metrics"; }
 ours() { jq -r ".failures_by_class.$1 // 0" "$out"; }
 total=0
 for pair in rate_limit:http_429 server_error:http_500 unavailable:http_503 \
