@@ -42,7 +42,7 @@ static void a_stable_stage_is_not_saturated(void **state)
 {
     (void)state;
     lg_knee_obs obs[2] = {stable(10, 5, 300), stable(20, 6, 310)};
-    lg_knee_verdict v[2];
+    lg_knee_verdict v[2] = {0};
     lg_knee_verdict x = judge(obs, v, 1);
     assert_false(x.saturated);
     assert_int_equal(x.by, LG_SAT_NONE);
@@ -58,7 +58,7 @@ static void the_client_is_judged_first(void **state)
 {
     (void)state;
     lg_knee_obs obs[1] = {stable(100, 5, 300)};
-    lg_knee_verdict v[1];
+    lg_knee_verdict v[1] = {0};
     obs[0].dispatched = 900;   /* of 1000 scheduled */
     obs[0].completed_in = 100; /* and the server behind too */
     obs[0].in_flight_end += 300;
@@ -85,7 +85,7 @@ static void a_growing_backlog_is_the_server(void **state)
     (void)state;
     /* offered 40/s, served 25/s: the queue grows by 75 in the window */
     lg_knee_obs obs[1] = {stable(40, 5, 300)};
-    lg_knee_verdict v[1];
+    lg_knee_verdict v[1] = {0};
     obs[0].completed_in = 125;
     obs[0].in_flight_start = 40;
     obs[0].in_flight_end = 115;
@@ -108,7 +108,7 @@ static void a_ttft_knee_is_the_server(void **state)
 {
     (void)state;
     lg_knee_obs obs[3] = {stable(10, 2, 320), stable(20, 12, 330), stable(30, 170, 500)};
-    lg_knee_verdict v[3];
+    lg_knee_verdict v[3] = {0};
     /* 12 ms: more than twice 2 ms but within half of 320 ms above it */
     assert_false(judge(obs, v, 1).saturated);
     /* 170 ms > 2 + 160 */
@@ -135,7 +135,7 @@ static void the_knee_is_the_first_saturated_stage(void **state)
     (void)state;
     lg_knee_obs obs[4] = {stable(10, 2, 320), stable(20, 3, 330), stable(30, 400, 700),
                           stable(40, 1500, 1800)};
-    lg_knee_verdict v[4];
+    lg_knee_verdict v[4] = {0};
     judge(obs, v, 3);
     lg_knee k;
     lg_knee_find(obs, v, 4, &k);
