@@ -9,18 +9,48 @@
 # shared host varies: this is a benchmark with a pass rate, not a test.
 # Usage: results/calibrate/run.sh [--build DIR] [--quick N] [--selftest N]
 #                                 [--tag NAME] [--default N]
+#        results/calibrate/run.sh --summarize DIR   (the figures of DIR/runs.tsv)
 # (--build: a folder with calibrate/, loadgen/, simserver/ binaries; a copy
 # of the build lets the tree change while the benchmark runs.)
 set -euo pipefail
+figures() { # the figures of a runs.tsv
+  awk -F'\t' 'function isort(a, c,   i, j, t) { for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t } }
+  NR > 1 {
+    n[$1]++; el[$1] = el[$1] " " $5
+    if ($1 == "selftest" && $4 == "PASS") pass++
+    if ($1 == "quick" || $1 == "default") {
+      m = split($8, kv, ",")
+      for (j = 1; j <= m; j++) {
+        split(kv[j], p, "=")
+        if (p[2] ~ /^[0-9.eE+-]+$/) r[$1 " " p[1]] = r[$1 " " p[1]] " " p[2]
+        else none[$1 " " p[1]]++ # nothing certified: not a figure of the spread
+      }
+    }
+  }
+  END {
+    for (k in n) printf "- %s: %d runs, elapsed s:%s\n", k, n[k], el[k]
+    if (n["selftest"]) printf "- self-test: %d of %d PASS\n", pass, n["selftest"]
+    for (k in r) {
+      c = split(r[k], v, " "); isort(v, c)
+      med = (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
+      dev = 0; for (j = 1; j <= c; j++) { d = (v[j] - med) / med; if (d < 0) d = -d; if (d > dev) dev = d }
+      printf "- %s safe_rho:%s; median %.3f, largest deviation from it %.1f%%", k, r[k], med, 100 * dev
+      if (none[k]) printf "; and %d run(s) certified nothing", none[k]
+      printf "\n"
+    }
+  }' "$1"
+}
 here=$(cd "$(dirname "$0")" && pwd)
 build=$here/../../build
 nq=5
 ns=10
 nd=0
 tag=bench-$(date -u +%Y%m%dT%H%MZ)
+summarize=
 cmdline="results/calibrate/run.sh $*"
 while [ $# -gt 0 ]; do
   case $1 in
+    --summarize) summarize=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --quick) nq=$2; shift 2 ;;
     --selftest) ns=$2; shift 2 ;;
@@ -32,6 +62,11 @@ done
 for v in "$nq" "$ns" "$nd"; do
   [[ $v =~ ^[0-9]+$ ]] || { echo "run.sh: counts must be whole numbers, got '$v'" >&2; exit 2; }
 done
+if [ -n "$summarize" ]; then # the figures of an existing record, again
+  [ -f "$summarize/runs.tsv" ] || { echo "run.sh: --summarize: no $summarize/runs.tsv" >&2; exit 2; }
+  figures "$summarize/runs.tsv"
+  exit 0
+fi
 cal=$build/calibrate/calibrate
 [ -x "$cal" ] || { echo "run.sh: no calibrate at $cal (build first)" >&2; exit 2; }
 out=$here/$tag
@@ -64,24 +99,7 @@ for i in $(seq "$ns"); do one selftest "$((40 + i))" --quick --self-test; done
 for i in $(seq "$nd"); do one default "$i"; done
 
 # the figures, from runs.tsv alone
-summary=$(awk -F'\t' 'function isort(a, c,   i, j, t) { for (i = 2; i <= c; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-  NR > 1 {
-    n[$1]++; el[$1] = el[$1] " " $5
-    if ($1 == "selftest" && $4 == "PASS") pass++
-    if ($1 == "quick" || $1 == "default") {
-      m = split($8, kv, ","); for (j = 1; j <= m; j++) { split(kv[j], p, "="); r[$1 " " p[1]] = r[$1 " " p[1]] " " p[2] }
-    }
-  }
-  END {
-    for (k in n) printf "- %s: %d runs, elapsed s:%s\n", k, n[k], el[k]
-    if (n["selftest"]) printf "- self-test: %d of %d PASS\n", pass, n["selftest"]
-    for (k in r) {
-      c = split(r[k], v, " "); isort(v, c)
-      med = (c % 2) ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2
-      dev = 0; for (j = 1; j <= c; j++) { d = (v[j] - med) / med; if (d < 0) d = -d; if (d > dev) dev = d }
-      printf "- %s safe_rho:%s; median %.3f, largest deviation from it %.1f%%\n", k, r[k], med, 100 * dev
-    }
-  }' "$tsv")
+summary=$(figures "$tsv")
 {
   echo "# calibrate benchmark $tag"
   echo
