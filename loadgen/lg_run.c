@@ -754,8 +754,31 @@ int lg_run(lg_opts *o)
 
     int64_t margin = p->forked ? 30000000LL + 5000000LL * k : 5000000LL;
     sh->t0_ns = rb_now_ns() + margin;
-    if (bounded_by_time)
+    if (bounded_by_time) {
         p->end_deadline_ns = sh->t0_ns + total_dur + o->drain_timeout_ns + o->request_timeout_ns;
+    } else {
+        /* Bounded by count: every request ends within --request-timeout, and
+         * at most C run at once, so N requests end within the last intended
+         * start plus ceil(N / C) timeouts; past that (a worker stuck in the
+         * kernel, say) the same deadline and watchdog as a timed run apply. */
+        int64_t n = p->spec.max_requests, last_ns = 0, c = 0;
+        for (size_t i = 0; i < p->spec.n_stages && n <= 0; i++)
+            n += p->spec.stages[i].max_requests;
+        for (int w = 0; w < k; w++) {
+            int cw = lg_plan_worker_cap(p, w);
+            c += cw > 0 && cw <= o->max_conn_per_worker ? cw : o->max_conn_per_worker;
+        }
+        if (!p->closed && coord.stage_clock) {
+            lg_sched *it = lg_sched_new(&p->spec, err, sizeof err);
+            lg_arrival a;
+            while (it && lg_sched_next(it, &a))
+                last_ns = a.t_ns;
+            lg_sched_free(it);
+        }
+        if (n > 0 && c > 0)
+            p->end_deadline_ns = sh->t0_ns + last_ns + ((n + c - 1) / c) * o->request_timeout_ns +
+                                 o->drain_timeout_ns;
+    }
     pid_t *pids = calloc((size_t)k, sizeof *pids);
     int *lost = calloc((size_t)k, sizeof *lost);
     int *lost_sig = calloc((size_t)k, sizeof *lost_sig);
@@ -804,7 +827,7 @@ int lg_run(lg_opts *o)
         int alive = 0;
         for (int w = 0; w < k; w++)
             alive += pids[w] > 0;
-        int64_t kill_at = bounded_by_time ? p->end_deadline_ns + 2000000000LL : 0;
+        int64_t kill_at = p->end_deadline_ns ? p->end_deadline_ns + 2000000000LL : 0;
         while (alive > 0) {
             coord_tick(&coord);
             for (int w = 0; w < k; w++) {
