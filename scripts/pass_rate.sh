@@ -21,6 +21,9 @@ done
 [[ "$runs" =~ ^[0-9]+$ ]] && [ "$runs" -gt 0 ] || { echo "pass_rate: --runs must be a positive integer" >&2; exit 2; }
 [ ${#tests[@]} -gt 0 ] || { echo "pass_rate: name at least one ctest test" >&2; exit 2; }
 [ -f "$build/CTestTestfile.cmake" ] || { echo "pass_rate: no ctest build in $build (scripts/setup.sh makes one)" >&2; exit 2; }
+build=$(cd "$build" && pwd)
+commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
+date_start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 rows=()
 for t in "${tests[@]}"; do
   pass=0 times=() loads=() fails=()
@@ -48,7 +51,7 @@ mkdir -p "$(dirname "$out")"
   printf '%s\n' "${rows[@]}"
   echo
   echo "- command: \`scripts/pass_rate.sh --runs $runs ${tests[*]}\`"
-  echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown); build $(basename "$build")"
+  echo "- from $date_start to $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $commit at the start; build $(basename "$build")"
   echo "- CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) online CPUs; kernel $(uname -r)"
 } >"$out.tmp"
 mv "$out.tmp" "$out"
