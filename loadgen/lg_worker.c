@@ -87,6 +87,7 @@ struct lg_worker {
     uv_timer_t tick;
     rb_timer dispatch;
     struct curl_slist *headers;
+    CURLU *url; /* the target, parsed once (NULL: curl parses p->url) */
     lg_sched *sched;
     lg_arrival next;
     int have_next;
@@ -540,7 +541,12 @@ static lg_req *req_new(lg_worker *w)
     lg_sse_init(&r->sse, on_sse_event, on_sse_comment, r, 0);
     CURL *e = r->easy;
     const lg_opts *o = w->o;
-    curl_easy_setopt(e, CURLOPT_URL, w->p->url);
+    /* The target parsed once per worker: with a plain URL string curl
+     * parses it again and re-renders it at every transfer's start. */
+    if (w->url)
+        curl_easy_setopt(e, CURLOPT_CURLU, w->url);
+    else
+        curl_easy_setopt(e, CURLOPT_URL, w->p->url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, w->headers);
     curl_easy_setopt(e, CURLOPT_POST, 1L);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
@@ -1185,6 +1191,11 @@ int lg_worker_run(const lg_plan *p, int id)
     w->headers = build_headers(w);
     w->multi = curl_multi_init();
     if (!w->headers || !w->multi) goto out_loop;
+    w->url = curl_url();
+    if (w->url && curl_url_set(w->url, CURLUPART_URL, p->url, 0) != CURLUE_OK) {
+        curl_url_cleanup(w->url);
+        w->url = NULL;
+    }
     curl_multi_setopt(w->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
     curl_multi_setopt(w->multi, CURLMOPT_SOCKETDATA, w);
     curl_multi_setopt(w->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
@@ -1256,6 +1267,7 @@ out_loop:
     }
     free(w->all);
     curl_slist_free_all(w->headers);
+    curl_url_cleanup(w->url);
     uv_loop_close(&w->loop);
 out_sched:
     lg_sched_free(w->sched);
