@@ -173,13 +173,15 @@ typedef struct scan {
 
 enum { SCAN_DEPTH_MAX = 32 };
 
-static void ws(scan *s)
+/* Called between every two tokens, where there is seldom a blank: the
+ * first byte above ' ' answers at once. */
+static inline void ws(scan *s)
 {
-    while (s->p < s->end && is_space(*s->p))
+    while (s->p < s->end && (unsigned char)*s->p <= ' ' && is_space(*s->p))
         s->p++;
 }
 
-static int eat(scan *s, char c)
+static inline int eat(scan *s, char c)
 {
     ws(s);
     if (s->p < s->end && *s->p == c) {
@@ -189,32 +191,12 @@ static int eat(scan *s, char c)
     return 0;
 }
 
-/* A string with simple escapes only; [*a, *b) is its raw text, *decoded its
- * length once unescaped, *escaped whether it held a backslash. */
-static int scan_string(scan *s, const char **a, const char **b, size_t *decoded, int *escaped)
+/* The rest of a string from q (n bytes of it decoded so far): the byte
+ * loop, for escapes, control bytes and the last few bytes of a buffer. */
+static __attribute__((noinline)) int scan_string_rest(scan *s, const char *q, size_t n,
+                                                      const char **a, const char **b,
+                                                      size_t *decoded, int *escaped)
 {
-    ws(s);
-    if (s->p >= s->end || *s->p != '"') return 0;
-    const char *q = ++s->p;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    /* The common case first: eight bytes at a time up to the first quote,
-     * backslash or control byte. The lowest flagged byte of the word test
-     * is exact (a borrow only flags bytes above a true one), so its place
-     * is where the run ends; the byte loop below goes on from there. */
-    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-    while (s->end - q >= 8) {
-        uint64_t v;
-        memcpy(&v, q, 8);
-        uint64_t x = v ^ (ones * '"'), y = v ^ (ones * '\\');
-        uint64_t m = (((x - ones) & ~x) | ((y - ones) & ~y) | ((v - ones * 0x20) & ~v)) & high;
-        if (m) {
-            q += __builtin_ctzll(m) >> 3;
-            break;
-        }
-        q += 8;
-    }
-#endif
-    size_t n = (size_t)(q - s->p);
     int esc = 0;
     while (q < s->end && *q != '"') {
         unsigned char c = (unsigned char)*q;
@@ -235,6 +217,41 @@ static int scan_string(scan *s, const char **a, const char **b, size_t *decoded,
     if (escaped) *escaped = esc;
     s->p = q + 1;
     return 1;
+}
+
+/* A string with simple escapes only; [*a, *b) is its raw text, *decoded its
+ * length once unescaped, *escaped whether it held a backslash. */
+static inline int scan_string(scan *s, const char **a, const char **b, size_t *decoded,
+                              int *escaped)
+{
+    ws(s);
+    if (s->p >= s->end || *s->p != '"') return 0;
+    const char *q = ++s->p;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* The common case: eight bytes at a time up to the first quote,
+     * backslash or control byte. The lowest flagged byte of the word test
+     * is exact (a borrow only flags bytes above a true one), so its place
+     * is where the run ends; a plain string ends there. */
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    while (s->end - q >= 8) {
+        uint64_t v;
+        memcpy(&v, q, 8);
+        uint64_t x = v ^ (ones * '"'), y = v ^ (ones * '\\');
+        uint64_t m = (((x - ones) & ~x) | ((y - ones) & ~y) | ((v - ones * 0x20) & ~v)) & high;
+        if (m) {
+            q += __builtin_ctzll(m) >> 3;
+            if (*q != '"') break;
+            *a = s->p;
+            *b = q;
+            if (decoded) *decoded = (size_t)(q - s->p);
+            if (escaped) *escaped = 0;
+            s->p = q + 1;
+            return 1;
+        }
+        q += 8;
+    }
+#endif
+    return scan_string_rest(s, q, (size_t)(q - s->p), a, b, decoded, escaped);
 }
 
 static int lit(scan *s, const char *w, size_t n)
