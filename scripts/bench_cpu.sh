@@ -8,6 +8,8 @@
 #   scripts/bench_cpu.sh [--build-dir DIR] [--out DIR] [--duration S] [--reps N]
 #        [--connections N] [--rate-search | --no-rate-search]
 #        [--rss-duration S] [--rss-rate R]   (--rss-duration 0: no RSS run)
+#        [--compare BUILD_DIR]   (another build's loadgen, e.g. of the previous
+#                                 commit, alternated in the same run)
 #
 # CPU: user + system time of the client's whole process tree (bash's `time`,
 # which counts every waited-for child), divided by the requests it completed.
@@ -28,6 +30,7 @@ conns=64
 rate_search=1
 rss_duration=60
 rss_rate=5000
+compare=""
 cmdline="scripts/bench_cpu.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -40,6 +43,7 @@ while [ $# -gt 0 ]; do
     --no-rate-search) rate_search=0; shift ;;
     --rss-duration) rss_duration=$2; shift 2 ;;
     --rss-rate) rss_rate=$2; shift 2 ;;
+    --compare) compare=$2; shift 2 ;;
     *) echo "bench_cpu.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -59,6 +63,11 @@ done
 loadgen="$build/loadgen/loadgen"
 simserver="$build/simserver/simserver"
 [ -x "$loadgen" ] && [ -x "$simserver" ] || { echo "bench_cpu.sh: build first: $loadgen, $simserver" >&2; exit 2; }
+cmp_loadgen=""
+if [ -n "$compare" ]; then
+  cmp_loadgen="$compare/loadgen/loadgen"
+  [ -x "$cmp_loadgen" ] || { echo "bench_cpu.sh: --compare: no loadgen at $cmp_loadgen" >&2; exit 2; }
+fi
 pin_srv=() pin_cli=()
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
   pin_srv=(taskset -c 0)
@@ -106,11 +115,11 @@ run_wrk() {
   bad=$(awk '/Non-2xx or 3xx responses:/ { b += $NF } /Socket errors:/ { gsub(",", ""); b += $4 + $6 + $8 + $10 } END { print b + 0 }' "$work/wrk.txt")
   echo "${n:-0} $t $bad"
 }
-# run_lg: prints "requests user_s sys_s failed"
+# run_lg [BINARY]: prints "requests user_s sys_s failed"
 run_lg() {
-  local t res="$work/lg.json"
+  local t res="$work/lg.json" bin=${1:-$loadgen}
   rm -f "$res"
-  t=$( { time "${pin_cli[@]}" "$loadgen" --base-url "$url" --num-workers 1 --max-concurrency "$conns" \
+  t=$( { time "${pin_cli[@]}" "$bin" --base-url "$url" --num-workers 1 --max-concurrency "$conns" \
     --duration "${duration}s" --random-input-len 32 --random-output-len 16 --seed 1 \
     --quiet --no-progress --save-result --result-dir "$work" --result-filename lg.json \
     --request-timeout 10s --drain-timeout 2s >>"$work/lg.log" 2>&1; } 2>&1 )
@@ -121,18 +130,23 @@ per_req() { awk -v n="$1" -v u="$2" -v s="$3" 'BEGIN { if (n > 0) printf "%.2f",
 med() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "nan" }'; }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-rows=() wrk_us=() lg_us=() ratios=() wrk_rate=() lg_rate=()
+rows=() wrk_us=() lg_us=() ratios=() wrk_rate=() lg_rate=() cmp_us=()
 for i in $(seq 1 "$reps"); do
   # Alternate which client goes first, so a drift in the host's load does
   # not always fall on the same one.
-  order="wrk lg"
-  [ $((i % 2)) -eq 0 ] && order="lg wrk"
+  order="wrk lg${cmp_loadgen:+ cmp}"
+  [ $((i % 2)) -eq 0 ] && order="${cmp_loadgen:+cmp }lg wrk"
   for c in $order; do
     if [ "$c" = wrk ]; then
       read -r n u s bad < <(run_wrk)
       x=$(per_req "$n" "$u" "$s"); w_x=$x
       wrk_us+=("$x"); wrk_rate+=("$((n / duration))")
       rows+=("| $i | wrk -t1 -c$conns | $n | $((n / duration)) | $u | $s | $x | $bad |")
+    elif [ "$c" = cmp ]; then
+      read -r n u s bad < <(run_lg "$cmp_loadgen")
+      x=$(per_req "$n" "$u" "$s")
+      cmp_us+=("$x")
+      rows+=("| $i | loadgen of --compare -k1 -C$conns | $n | $((n / duration)) | $u | $s | $x | $bad |")
     else
       read -r n u s bad < <(run_lg)
       x=$(per_req "$n" "$u" "$s"); l_x=$x
@@ -215,6 +229,10 @@ git -C "$here" diff --quiet HEAD -- loadgen 2>/dev/null || commit="$commit (with
   echo
   echo "**CPU per request, median of $reps: loadgen $l_med us, wrk $w_med us: ratio $ratio** (goal <= 2.5; per repetition: ${ratios[*]})."
   echo "Closed-loop rate, median: loadgen $lr_med req/s, wrk $wr_med req/s."
+  if [ -n "$cmp_loadgen" ]; then
+    c_med=$(med "${cmp_us[@]}")
+    echo "The --compare build ($compare, $(git -C "$compare/.." rev-parse --short HEAD 2>/dev/null || echo "its commit unknown")): $c_med us per request, ratio $(awk -v a="$c_med" -v b="$w_med" 'BEGIN { printf "%.2f", a / b }') to wrk."
+  fi
   echo
   echo "- highest sustained open-loop rate, one worker: $rate_line"
   echo "- RSS, open loop at $rss_rate req/s for ${rss_duration}s with --save-detailed: $rss_line"
