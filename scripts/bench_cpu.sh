@@ -34,7 +34,8 @@ rss_duration=60
 rss_rate=5000
 compare=""
 lg_args=""
-cmdline="scripts/bench_cpu.sh $*"
+cmdline="scripts/bench_cpu.sh"
+[ $# -eq 0 ] || cmdline+=$(printf ' %q' "$@")
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
