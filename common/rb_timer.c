@@ -11,14 +11,18 @@ static void timer_readable(uv_poll_t *p, int status, int events)
 {
     rb_timer *t = (rb_timer *)p; /* poll is the first member */
     uint64_t expirations;
-    /* Drain the fd; EAGAIN means it was re-armed or stopped meanwhile. */
-    while (read(t->fd, &expirations, sizeof expirations) < 0 && errno == EINTR) {
+    ssize_t n;
+    /* Drain the fd; EAGAIN means it was re-armed or stopped meanwhile (a
+     * wake-up collected before that): the new deadline has not passed. */
+    while ((n = read(t->fd, &expirations, sizeof expirations)) < 0 && errno == EINTR) {
     }
-    if (!t->armed) return;
+    if (n < 0 || !t->armed) return;
     t->armed = 0;
     if (t->cb) t->cb(t);
-    /* Not re-armed by the callback: release the loop. */
-    if (!t->armed && t->fd >= 0) uv_poll_stop(&t->poll);
+    /* Not re-armed by the callback: release the loop. The poll stays
+     * started (uv_poll_stop/start would take the fd out of epoll and put
+     * it back at every arming); a drained, disarmed timerfd is silent. */
+    if (!t->armed && t->fd >= 0) uv_unref((uv_handle_t *)&t->poll);
 }
 
 int rb_timer_init(uv_loop_t *loop, rb_timer *t)
@@ -45,10 +49,11 @@ int rb_timer_start_at(rb_timer *t, int64_t deadline_ns, rb_timer_cb cb)
     if (timerfd_settime(t->fd, TFD_TIMER_ABSTIME, &its, NULL) != 0) return -errno;
     t->cb = cb;
     t->deadline_ns = deadline_ns;
-    if (!t->armed) {
+    if (!uv_is_active((uv_handle_t *)&t->poll)) {
         int rc = uv_poll_start(&t->poll, UV_READABLE, timer_readable);
         if (rc) return rc;
     }
+    uv_ref((uv_handle_t *)&t->poll); /* armed: keeps the loop alive */
     t->armed = 1;
     return 0;
 }
@@ -59,7 +64,8 @@ int rb_timer_stop(rb_timer *t)
     struct itimerspec its = {0};
     timerfd_settime(t->fd, 0, &its, NULL);
     t->armed = 0;
-    return uv_poll_stop(&t->poll);
+    uv_unref((uv_handle_t *)&t->poll);
+    return 0;
 }
 
 static void timer_closed(uv_handle_t *h)

@@ -65,10 +65,18 @@ typedef struct lg_req {
     struct lg_req *next_free;
 } lg_req;
 
+/* One poll handle per socket, kept for the socket's life (until curl's
+ * close callback): curl's wishes change only the mask, and only when it
+ * differs, since libuv's uv_poll_start takes the descriptor out of epoll and
+ * puts it back. When curl stops watching a pooled connection the handle
+ * stays armed ("parked"): the next request on it usually asks for the same
+ * mask, so a request costs no epoll_ctl. */
 typedef struct sock_ctx {
     uv_poll_t poll;
     curl_socket_t fd;
     lg_worker *w;
+    int armed;  /* the mask uv_poll_start was given (0: stopped) */
+    int wanted; /* the mask curl asks for (0: not watched: parked) */
 } sock_ctx;
 
 struct lg_worker {
@@ -81,6 +89,7 @@ struct lg_worker {
     uv_timer_t tick;
     rb_timer dispatch;
     struct curl_slist *headers;
+    CURLU *url; /* the target, parsed once (NULL: curl parses p->url) */
     lg_sched *sched;
     lg_arrival next;
     int have_next;
@@ -94,6 +103,8 @@ struct lg_worker {
     lg_req **all; /* every request object ever made (reused) */
     size_t n_all, cap_all;
     lg_req *free_list;
+    sock_ctx **socks; /* by descriptor: the live sockets' poll handles */
+    size_t n_socks;
     lg_slot *slot;
     lg_shared *sh;
     lg_dispatch_sample *sample;
@@ -515,6 +526,8 @@ static void sample_clock(lg_worker *w)
 
 /* ---- request objects -------------------------------------------------- */
 
+static int on_close_socket(void *clientp, curl_socket_t s);
+
 static lg_req *req_new(lg_worker *w)
 {
     lg_req *r = calloc(1, sizeof *r);
@@ -540,7 +553,12 @@ static lg_req *req_new(lg_worker *w)
     lg_sse_init(&r->sse, on_sse_event, on_sse_comment, r, 0);
     CURL *e = r->easy;
     const lg_opts *o = w->o;
-    curl_easy_setopt(e, CURLOPT_URL, w->p->url);
+    /* The target parsed once per worker: with a plain URL string curl
+     * parses it again and re-renders it at every transfer's start. */
+    if (w->url)
+        curl_easy_setopt(e, CURLOPT_CURLU, w->url);
+    else
+        curl_easy_setopt(e, CURLOPT_URL, w->p->url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, w->headers);
     curl_easy_setopt(e, CURLOPT_POST, 1L);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
@@ -555,6 +573,8 @@ static lg_req *req_new(lg_worker *w)
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
     curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, w);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, w);
     /* No proxy from the environment: requests go to the target, which the
      * loopback guard has checked, and nowhere else. */
     curl_easy_setopt(e, CURLOPT_PROXY, "");
@@ -802,6 +822,14 @@ static void on_poll(uv_poll_t *h, int status, int events)
 {
     sock_ctx *c = (sock_ctx *)h;
     lg_worker *w = c->w;
+    if (!c->wanted) {
+        /* A parked connection became readable (the server closed it, or
+         * sent bytes nobody asked for): stop watching it until curl asks;
+         * curl's liveness check at reuse sees what it is. */
+        uv_poll_stop(&c->poll);
+        c->armed = 0;
+        return;
+    }
     int64_t t0 = svc_begin(w);
     int flags = 0;
     if (status < 0) flags = CURL_CSELECT_ERR;
@@ -818,18 +846,36 @@ static void on_sock_closed(uv_handle_t *h)
     free(h);
 }
 
+/* The poll handle of descriptor fd (NULL: none yet). */
+static sock_ctx **sock_slot(lg_worker *w, curl_socket_t fd, int grow)
+{
+    if (fd < 0) return NULL;
+    if ((size_t)fd >= w->n_socks) {
+        if (!grow) return NULL;
+        size_t n = w->n_socks ? w->n_socks : 256;
+        while (n <= (size_t)fd)
+            n *= 2;
+        sock_ctx **a = realloc(w->socks, n * sizeof *a);
+        if (!a) return NULL;
+        memset(a + w->n_socks, 0, (n - w->n_socks) * sizeof *a);
+        w->socks = a;
+        w->n_socks = n;
+    }
+    return &w->socks[fd];
+}
+
 static int on_socket(CURL *e, curl_socket_t s, int action, void *userp, void *socketp)
 {
+    (void)e;
+    (void)socketp;
     lg_worker *w = userp;
-    sock_ctx *c = socketp;
+    sock_ctx **slot = sock_slot(w, s, action != CURL_POLL_REMOVE);
     if (action == CURL_POLL_REMOVE) {
-        if (c) {
-            uv_poll_stop(&c->poll);
-            uv_close((uv_handle_t *)&c->poll, on_sock_closed);
-            curl_multi_assign(w->multi, s, NULL);
-        }
+        if (slot && *slot) (*slot)->wanted = 0; /* parked; closed in on_close_socket */
         return 0;
     }
+    if (!slot) return -1;
+    sock_ctx *c = *slot;
     if (!c) {
         c = calloc(1, sizeof *c);
         if (!c) return -1;
@@ -839,13 +885,30 @@ static int on_socket(CURL *e, curl_socket_t s, int action, void *userp, void *so
             free(c);
             return -1;
         }
-        curl_multi_assign(w->multi, s, c);
+        *slot = c;
     }
     int ev = 0;
     if (action == CURL_POLL_IN || action == CURL_POLL_INOUT) ev |= UV_READABLE;
     if (action == CURL_POLL_OUT || action == CURL_POLL_INOUT) ev |= UV_WRITABLE;
-    uv_poll_start(&c->poll, ev, on_poll);
+    c->wanted = ev;
+    if (ev != c->armed) {
+        if (uv_poll_start(&c->poll, ev, on_poll) != 0) return -1;
+        c->armed = ev;
+    }
     return 0;
+}
+
+/* curl closes one of its sockets: its poll handle goes first, so a new
+ * socket that gets the same descriptor starts with a handle of its own. */
+static int on_close_socket(void *clientp, curl_socket_t s)
+{
+    lg_worker *w = clientp;
+    sock_ctx **slot = sock_slot(w, s, 0);
+    if (slot && *slot) {
+        uv_close((uv_handle_t *)&(*slot)->poll, on_sock_closed);
+        *slot = NULL;
+    }
+    return close(s);
 }
 
 static void on_curl_timeout(uv_timer_t *t)
@@ -1234,6 +1297,11 @@ int lg_worker_run(const lg_plan *p, int id)
     w->headers = build_headers(w);
     w->multi = curl_multi_init();
     if (!w->headers || !w->multi) goto out_loop;
+    w->url = curl_url();
+    if (w->url && curl_url_set(w->url, CURLUPART_URL, p->url, 0) != CURLUE_OK) {
+        curl_url_cleanup(w->url);
+        w->url = NULL;
+    }
     curl_multi_setopt(w->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
     curl_multi_setopt(w->multi, CURLMOPT_SOCKETDATA, w);
     curl_multi_setopt(w->multi, CURLMOPT_TIMERFUNCTION, on_curl_timer);
@@ -1303,6 +1371,7 @@ out_loop:
     }
     free(w->all);
     curl_slist_free_all(w->headers);
+    curl_url_cleanup(w->url);
     uv_loop_close(&w->loop);
 out_sched:
     lg_sched_free(w->sched);
@@ -1313,6 +1382,10 @@ out_sched:
     if (w->rx_keeper >= 0) close(w->rx_keeper);
     lg_rx_set_hook(NULL, NULL);
     free(w->conn_rx);
+    /* Handles that only the final walk closed (their sockets outlived curl). */
+    for (size_t i = 0; i < w->n_socks; i++)
+        free(w->socks[i]);
+    free(w->socks);
     w->slot->exit_code = rc;
     free(w);
     return rc;

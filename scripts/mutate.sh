@@ -111,6 +111,10 @@ m chunk-role-with-content loadgen/lg_chunk.c \
   'if (c.role) r->out->flags |= LG_CHUNK_ROLE;'
 m chunk-raw-length loadgen/lg_chunk.c 'out->content_bytes += n;' 'out->content_bytes += (size_t)(b - a);'
 m chunk-stamp-digits loadgen/lg_chunk.c 'if (len == 0 || len > 19) return 0;' 'if (len == 0 || len > 18) return 0;'
+m chunk-fast-string-length loadgen/lg_chunk.c 'if (decoded) *decoded = (size_t)(q - s->p);' \
+  'if (decoded) *decoded = (size_t)(q - s->p) + 1;'
+m chunk-truth-fast-no-decode loadgen/lg_chunk.c 'if (t.v[0] < 0 || t.v[1] < 0 || t.v[2] < 0) return 0;' \
+  'if (t.v[0] < 0 || t.v[1] < 0) return 0;'
 m chunk-count-zero loadgen/lg_chunk.c 'if (!(d >= 0 && d <= 9007199254740992.0) || d != floor(d)) return -2;' \
   'if (!(d > 0 && d <= 9007199254740992.0) || d != floor(d)) return -2;'
 # loadgen/lg_stats.c (the merge, the goodput rule, and lines of the recording

@@ -1,4 +1,4 @@
-# gnuplot script for table.dat (run from results/paper: gnuplot plots.gp)
+# gnuplot script for table.dat (run from /work/main/results/paper: gnuplot plots.gp)
 set terminal pngcairo size 900,560 noenhanced font ",11"
 set style data histograms
 set style histogram clustered gap 1
@@ -12,7 +12,7 @@ set ylabel "achieved requests/s"
 set yrange [0:*]
 plot "table.dat" using 2:xtic(1) title "loadgen k=1", "" using 3 title "loadgen k=2",      "" using 4 title "asyncio-emulated (k=1, 50 us/event)"
 set output "client_delay.png"
-set title "Client delay per token, p99 (receive time - simserver's send stamp)"
+set title "Client delay per token, p99 (delivery - kernel receive time)"
 set ylabel "ms (log scale)"
 set logscale y
 set yrange [0.01:*]
