@@ -69,7 +69,9 @@ static double one_sided(const double *a, size_t n, const double *b, size_t m, do
     double d = 0.0;
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i + 1 < n && a[i + 1] == a[i]) continue; /* F_a's value after the last tie */
+        /* Inside a run of ties F_a has not reached its value yet, so the
+         * difference there is never the largest: only the run's last counts. */
+        if (i + 1 < n && a[i + 1] == a[i]) continue;
         while (j < m && b[j] <= a[i] + tol)
             j++;
         double diff = (double)(i + 1) / (double)n - (double)j / (double)m;

@@ -27,9 +27,11 @@ tests_for() {
   case "$1" in
     models/mdl_hist.c) echo "test_mdl_hist test_mdl_stats" ;;
     models/mdl_queue.c) echo "test_mdl_queue" ;;
-    models/mdl_stats.c) echo "test_mdl_stats" ;;
+    models/mdl_stats.c) echo "test_mdl_stats test_mdl_ks2" ;;
     models/mdl_fit.c) echo "test_mdl_fit" ;;
     models/mdl_verdict.c) echo "test_mdl_verdict" ;;
+    loadgen/lg_rxclock.c) echo "test_lg_rxclock" ;;
+    loadgen/lg_bias.c) echo "test_lg_bias" ;;
     loadgen/lg_sched.c) echo "test_sched" ;;
     loadgen/lg_sse.c) echo "test_sse" ;;
     loadgen/lg_chunk.c) echo "test_chunk" ;;
@@ -85,6 +87,33 @@ m verdict-lag-boundary models/mdl_verdict.c 'if (in->lag_p99_us > MDL_VERDICT_AT
   'if (in->lag_p99_us >= MDL_VERDICT_AT_RISK_LAG_US) {'
 m verdict-uncertified-rho-boundary models/mdl_verdict.c '} else if (in->max_rho > MDL_VERDICT_UNCERTIFIED_RHO) {' \
   '} else if (in->max_rho >= MDL_VERDICT_UNCERTIFIED_RHO) {'
+m verdict-wire-share-boundary models/mdl_verdict.c \
+  'int wire = in->wire_share >= MDL_VERDICT_WIRE_SHARE;' 'int wire = in->wire_share > MDL_VERDICT_WIRE_SHARE;'
+m verdict-mm1-p99-factor models/mdl_verdict.c \
+  'return figure_us <= 2.0 * wq * log(100.0 * rho) / rho ? "client queue" : "host";' \
+  'return figure_us <= 2.0 * wq * log(100.0 * rho) ? "client queue" : "host";'
+m verdict-wire-delay-counted models/mdl_verdict.c $'    if (!wire) {\n        int which = over_budget(in, F, bm, bp);' \
+  $'    if (1) {\n        int which = over_budget(in, F, bm, bp);'
+m verdict-flow-control-any-delay models/mdl_verdict.c \
+  'if (in->rxq_max_bytes >= MDL_VERDICT_RXQ_BYTES && in->delay_p99_us > bp) {' \
+  'if (in->rxq_max_bytes >= MDL_VERDICT_RXQ_BYTES) {'
+# models/mdl_stats.c (the two-sample test)
+m ks2-tolerance-ignored models/mdl_stats.c 'while (j < m && b[j] <= a[i] + tol)' 'while (j < m && b[j] <= a[i])'
+# loadgen/lg_rxclock.c
+m rx-exact-window-boundary loadgen/lg_rxclock.c 'return w <= tol_ns ? rd->tokens : 1;' 'return w < tol_ns ? rd->tokens : 1;'
+m rx-exact-one-segment loadgen/lg_rxclock.c 'if (rd->tokens == 1 || rd->segments == 1) return rd->tokens;' \
+  'if (rd->tokens == 1 || rd->segments <= 1) return rd->tokens;'
+m rx-event-not-clamped loadgen/lg_rxclock.c 'return t < delivery_ns ? t : delivery_ns;' 'return t;'
+m rx-step-boundary loadgen/lg_rxclock.c 'if (d > LG_CLOCK_STEP_NS || d < -LG_CLOCK_STEP_NS) {' \
+  'if (d >= LG_CLOCK_STEP_NS || d < -LG_CLOCK_STEP_NS) {'
+m rx-other-connection loadgen/lg_rxclock.c 'if (rd->port >= 0 && rd->port == port && rd->kernel_ns > 0) {' \
+  'if (rd->port >= 0 && rd->kernel_ns > 0) {'
+# loadgen/lg_bias.c
+m bias-arrival-resolution loadgen/lg_bias.c 'if (gi < LG_ARRIVAL_RESOLUTION_NS) continue;' 'if (gi < 0) continue;'
+m bias-arrival-across-stages loadgen/lg_bias.c 'if (a->stage != b->stage) continue; /* a pause between stages is no gap */' ';'
+m bias-exact-share-from-kernel loadgen/lg_bias.c 'vi.wire_share = b->exact_share;' 'vi.wire_share = b->wire_share;'
+m bias-worst-rho loadgen/lg_bias.c 'if (isfinite(rho) && (isnan(b->max_rho) || rho > b->max_rho)) {' \
+  'if (isfinite(rho) && (isnan(b->max_rho) || rho < b->max_rho)) {'
 # loadgen/lg_sched.c
 m sched-round-robin-off-by-one loadgen/lg_sched.c 'if (x.index % k == worker) {' \
   'if ((x.index + 1) % k == worker) {'
