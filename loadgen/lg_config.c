@@ -168,8 +168,11 @@ static int duration(conv *c, const cJSON *v, const char *path, int allow_zero, c
     if (!cJSON_IsString(v) || rb_parse_seconds_ns(v->valuestring, &ns) || (!allow_zero && ns == 0))
         return bad(c, path, v, what);
     size_t n = strlen(v->valuestring);
-    if (n >= cap) return bad(c, path, v, what);
+    /* The flag names its unit: a bare number gets the "s" it means. */
+    int bare = n && strchr("0123456789.", v->valuestring[n - 1]);
+    if (n + (size_t)bare >= cap) return bad(c, path, v, what);
     memcpy(buf, v->valuestring, n + 1);
+    if (bare) strcat(buf, "s");
     return 0;
 }
 

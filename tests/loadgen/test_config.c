@@ -64,6 +64,9 @@ static void load_stages_and_interval(void **state)
                 "--burstiness 1 --stage 100:10s --stage 2.5:500ms --stage 0.1:1.5s "
                 "--stage-pause 2s");
     expect_args("{\"load\":{\"interval\":0}}", "--stage-pause 0s");
+    /* A bare number in a string is seconds, and the flag says so. */
+    expect_args("{\"load\":{\"stages\":[{\"rate\":20,\"duration\":\"30\"}],\"interval\":\"1.5\"}}",
+                "--stage 20:30s --stage-pause 1.5s");
 }
 
 static void load_sweep(void **state)
