@@ -31,7 +31,10 @@ qdat=$(gp_str "$dat")
 {
   echo "# from $result"
   echo "# stage target_rate achieved_rate p50_ttft_ms p99_ttft_ms p50_ntpot_ms p99_ntpot_ms output_tok_per_s p50_lag_ms p99_lag_ms completed failed"
-  jq -r '.stages[] | [.stage, .request_rate, .achieved_rate, .p50_ttft_ms, .p99_ttft_ms,
+  # A stage after the one a sweep stopped at was cut short (its few
+  # requests say nothing about its rate): it is left out of the plots.
+  jq -r '(.saturated_stage // 1e9) as $stop | .stages[] | select(.stage <= $stop)
+         | [.stage, .request_rate, .achieved_rate, .p50_ttft_ms, .p99_ttft_ms,
          .p50_ntpot_ms, .p99_ntpot_ms, .output_throughput, .median_schedule_lag_ms,
          .p99_schedule_lag_ms, .completed, .failed] | map(if . == null then "NaN" else tostring end) | join(" ")' "$result"
 } > "$dat.tmp" && mv "$dat.tmp" "$dat"
