@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "rb_units.h"
+#include "lg_export.h"
 
 const char *const lg_metric_names[LG_N_METRICS] = {"ttft", "tpot", "itl", "e2el", "ntpot"};
 
@@ -507,7 +508,12 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
                 return BAD("must be a file name (use --result-dir for the folder)");
         } else if (IS("--certificate"))
             CHECK(copy_str(o->certificate, sizeof o->certificate, flag, val, err, errlen));
-        else if (IS("--config"))
+        else if (IS("--report-format")) {
+            int f = lg_export_parse_format(val);
+            if (f < 0) return BAD("must be rhobench, vllm, inference-perf or both");
+            o->report_formats = (unsigned)f;
+            if (f) o->save_result = 1; /* converted from the saved result */
+        } else if (IS("--config"))
             CHECK(copy_str(o->config, sizeof o->config, flag, val, err, errlen));
         else
             return fail(err, errlen, "unknown flag '%s'%s (see --help)", flag, "");
@@ -824,6 +830,8 @@ const char *lg_cli_usage(void)
            "  --result-filename NAME          its name (default "
            "loadgen-<rate>qps-<model>-<time>.json)\n"
            "  --save-detailed                 also one JSON line per request (<result>.jsonl)\n"
+           "  --report-format F               rhobench (default), vllm, inference-perf or both\n"
+           "                                  (also <result>.vllm.json, <result>.inference-perf/)\n"
            "  --certificate FILE              refuse a plan beyond this host certificate\n"
            "  --force                         run anyway beyond the certificate\n"
            "  --quiet                         no summary table\n"

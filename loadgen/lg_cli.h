@@ -103,6 +103,8 @@ typedef struct lg_opts {
     int quiet;
     int progress;      /* -1 auto (isatty), 0 off, 1 on */
     char config[1024]; /* --config FILE, read by the caller */
+
+    unsigned report_formats; /* --report-format: LG_EXPORT_* bits (0: rhobench's only) */
 } lg_opts;
 
 void lg_opts_defaults(lg_opts *o, int online_cpus);

@@ -22,6 +22,7 @@
 
 #include "lg_bias.h"
 #include "lg_cert.h"
+#include "lg_export.h"
 #include "lg_knee.h"
 #include "lg_progress.h"
 #include "lg_report.h"
@@ -1067,6 +1068,7 @@ int lg_run(lg_opts *o)
                 exit_code = 1;
             } else {
                 fprintf(stderr, "loadgen: wrote %s\n", out.json);
+                if (lg_export_run(o, out.json, rc_.path)) exit_code = 1; /* --report-format */
             }
             free(txt);
             cJSON_Delete(j);
