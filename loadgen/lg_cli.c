@@ -317,6 +317,10 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
             o->force = 1;
             continue;
         }
+        if (IS("--dry-run")) {
+            o->dry_run = 1;
+            continue;
+        }
         if (IS("--quiet")) {
             o->quiet = 1;
             continue;
@@ -839,6 +843,7 @@ const char *lg_cli_usage(void)
            "terminal)\n"
            "  --config FILE                   Inference Perf config, YAML or JSON; flags override "
            "it\n"
+           "  --dry-run                       check the options, print the plan, send nothing\n"
            "  --help                          this text (--version: the version)\n"
            "\n"
            "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143/129 interrupted\n"

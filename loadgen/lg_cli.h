@@ -105,6 +105,7 @@ typedef struct lg_opts {
     char config[1024]; /* --config FILE, read by the caller */
 
     unsigned report_formats; /* --report-format: LG_EXPORT_* bits (0: rhobench's only) */
+    int dry_run;             /* --dry-run: print the plan, send nothing */
 } lg_opts;
 
 void lg_opts_defaults(lg_opts *o, int online_cpus);
