@@ -390,6 +390,9 @@ static int map_report(cfx *c, cJSON *report)
     ignore(c, report, "report", "prometheus");
     ignore(c, report, "report", "session_lifecycle");
     cJSON *rl = get(report, "request_lifecycle");
+    if (cJSON_IsTrue(get(rl, "summary")) || cJSON_IsTrue(get(rl, "per_stage")))
+        note(c, "report.request_lifecycle: Inference Perf's summary and per-stage files are "
+                "written with --report-format inference-perf (beside the result)");
     static const char *const rkeys[] = {"summary",           "per_stage",
                                         "per_request",       "per_adapter",
                                         "per_adapter_stage", "use_server_output_tokens",

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "rb_file.h"
 
@@ -666,6 +667,7 @@ int lg_export_vllm(FILE *f, const cJSON *result, const lg_xrecs *recs, const cha
     cJSON *rb = cJSON_AddObjectToObject(v, "rhobench");
     cJSON_AddStringToObject(rb, "source", source);
     cJSON_AddStringToObject(rb, "latency_from", "the intended send time");
+    if (recs) cJSON_AddNumberToObject(rb, "per_request_records", (double)recs->n);
     if (recs)
         cJSON_AddStringToObject(rb, "per_request",
                                 "itls are empty and generated_texts empty strings: the per-request "
@@ -730,8 +732,17 @@ static int write_ip(const cJSON *result, const lg_xrecs *recs, const char *stem,
     bad |= write_json(path, j);
     cJSON_Delete(j);
     int n = cJSON_GetArraySize(get(result, "stages"));
-    for (int s = 0; s < n && !bad; s++) {
+    for (int s = 0; s < LG_MAX_STAGES && !bad; s++) {
         snprintf(path, sizeof path, "%s/stage_%d_lifecycle_metrics.json", dir, s);
+        /* As Inference Perf: a file per stage that sent requests (a sweep cut
+         * short has stages without); an earlier run's extra stage files go. */
+        const cJSON *st = cJSON_GetArrayItem(get(result, "stages"), s);
+        if (s >= n || !(getn(st, "dispatched") > 0)) {
+            if (unlink(path) && errno != ENOENT)
+                fprintf(stderr, "loadgen: --report-format: cannot remove %s: %s\n", path,
+                        strerror(errno));
+            continue;
+        }
         j = lg_export_ip(result, recs, s, source);
         bad |= write_json(path, j);
         cJSON_Delete(j);
