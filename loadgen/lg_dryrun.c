@@ -38,6 +38,17 @@ int lg_dryrun_count(const lg_sched_spec *spec, int k, int64_t *per_worker, lg_dr
     return 0;
 }
 
+int64_t lg_closed_stages_bound_ns(const lg_opts *o, int k)
+{
+    int64_t t = o->drain_timeout_ns;
+    for (int s = 0; s < o->n_stages && s < o->n_closed_stages; s++) {
+        int64_t n = (o->stages[s].max_requests + k - 1) / k; /* the largest share */
+        int64_t c = o->stage_conc[s] / k > 0 ? o->stage_conc[s] / k : 1;
+        t += (n + c - 1) / c * o->request_timeout_ns + (s ? o->stage_pause_ns : 0);
+    }
+    return t;
+}
+
 /* A duration for people: "2s", "1.5s", "250ms". */
 static const char *dur(int64_t ns, char *buf, size_t cap)
 {
@@ -141,7 +152,8 @@ int lg_dryrun(const lg_opts *o, FILE *out)
     char err[512] = "", b1[32], b2[32];
     int k = o->num_workers > 0 ? o->num_workers : 1;
     int closed =
-        o->max_concurrency && !o->rate_given && o->n_stages <= 1 && o->dataset != LG_DS_TRACE;
+        (o->max_concurrency && !o->rate_given && o->n_stages <= 1 && o->dataset != LG_DS_TRACE) ||
+        o->n_closed_stages;
     const char *mode = !o->max_concurrency ? "open" : closed ? "closed" : "open-capped";
     /* What the run would read before its first request. */
     lg_trace_row *trace = NULL;
@@ -174,7 +186,8 @@ int lg_dryrun(const lg_opts *o, FILE *out)
         fprintf(out, ", arrivals gamma(shape %g), seed %llu", o->burstiness,
                 (unsigned long long)o->seed);
     fputc('\n', out);
-    fprintf(out, "workers: %d %s", k, o->num_workers > 0 ? "processes" : "(in-process)");
+    fprintf(out, "workers: %d %s", k,
+            o->num_workers > 0 ? (k > 1 ? "processes" : "process") : "(in-process)");
     if (o->max_concurrency) {
         fprintf(out, ", max concurrency %d (", o->max_concurrency);
         for (int w = 0; w < k; w++)
@@ -190,7 +203,25 @@ int lg_dryrun(const lg_opts *o, FILE *out)
         free(trace);
         return 1;
     }
-    if (closed) {
+    if (closed && o->n_closed_stages) {
+        /* Closed stages in turn: stage s's requests j go to worker j % k. */
+        int64_t base = 0;
+        for (int s = 0; s < o->n_stages; s++) {
+            int64_t n = o->stages[s].max_requests;
+            int c = o->stage_conc[s];
+            fprintf(out, "stage %d: closed loop, %lld requests, %d in flight (", s, (long long)n,
+                    c);
+            for (int w = 0; w < k; w++)
+                fprintf(out, "%sworker %d: %lld requests, %d in flight", w ? "; " : "", w,
+                        (long long)((n - w + k - 1) / k), c / k + (w < c % k ? 1 : 0));
+            fprintf(out, "), indices %lld to %lld\n", (long long)base, (long long)(base + n - 1));
+            base += n;
+        }
+        fprintf(out, "total: %lld requests, stages in turn%s%s%s, within %s at most\n",
+                (long long)base, o->stage_pause_ns ? " (pauses of " : "",
+                o->stage_pause_ns ? dur(o->stage_pause_ns, b1, sizeof b1) : "",
+                o->stage_pause_ns ? ")" : "", dur(lg_closed_stages_bound_ns(o, k), b2, sizeof b2));
+    } else if (closed) {
         /* No schedule: C requests in flight, request i goes to worker i % k. */
         const lg_stage *st = &o->stages[0];
         if (st->max_requests > 0) {

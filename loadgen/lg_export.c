@@ -434,8 +434,10 @@ cJSON *lg_export_ip(const cJSON *result, const lg_xrecs *recs, int stage, const 
         num(ls, "requested_rate", getn(blk, "request_rate"));
         num(ls, "achieved_rate", getn(blk, "achieved_rate"));
         const cJSON *lm = get(result, "load_mode");
-        if (cJSON_IsString(lm) && strcmp(lm->valuestring, "closed") == 0)
-            num(ls, "concurrency", getn(result, "max_concurrency"));
+        if (cJSON_IsString(lm) && strcmp(lm->valuestring, "closed") == 0) /* a stage's own */
+            num(ls, "concurrency",
+                get(blk, "concurrency") ? getn(blk, "concurrency")
+                                        : getn(result, "max_concurrency"));
     }
 
     cJSON *s = cJSON_AddObjectToObject(ip, "successes");
