@@ -96,11 +96,11 @@ struct lg_worker {
     int sched_done; /* no more dispatches (end of schedule, or stop) */
     int finishing;
     int64_t closed_next; /* closed loop: next global index */
+    int cap;             /* concurrency slots (0: none) */
     /* --closed-stage: the stage this worker is in, its first global index,
      * and when the next stage may start after the pause (0: not set) */
     int closed_stage;
     int64_t closed_base, closed_resume_ns;
-    int cap; /* concurrency slots (0: none) */
     int64_t t0_ns;
     int64_t drain_deadline_ns;
     int64_t in_flight;
