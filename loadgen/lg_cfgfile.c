@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lg_cli.h"
 #include "lg_yaml.h"
 
 typedef struct cfx {
@@ -183,45 +184,61 @@ static int map_server(cfx *c, cJSON *server)
     return 0;
 }
 
-/* load.type "concurrent" with Inference Perf's stages: one closed stage. */
+/* load.type "concurrent" with Inference Perf's stages {concurrency_level,
+ * num_requests}: one stage is a closed loop (--max-concurrency,
+ * --num-prompts); more are closed stages run in turn (--closed-stage C:N),
+ * with load.interval between them. */
 static int map_concurrent(cfx *c, cJSON *load)
 {
     cJSON *stages = get(load, "stages");
     if (!stages) return 0;
-    if (!cJSON_IsArray(stages) || cJSON_GetArraySize(stages) != 1)
+    int n = cJSON_IsArray(stages) ? cJSON_GetArraySize(stages) : 0;
+    if (n < 1 || n > LG_MAX_STAGES)
         return refuse(c, "load.stages", stages,
-                      "a concurrent load runs as one closed-loop stage here: give one "
-                      "{concurrency_level, num_requests} per run");
-    cJSON *st = stages->child;
-    if (!cJSON_IsObject(st))
-        return refuse(c, "load.stages[0]", st, "must be {concurrency_level, num_requests}");
-    char num[32];
-    for (cJSON *m = st->child; m; m = m->next) {
-        char path[128];
-        snprintf(path, sizeof path, "load.stages[0].%.80s", m->string);
-        if (strcmp(m->string, "concurrency_level") == 0) {
-            TRY(whole(c, m, path, 10000000, num, sizeof num));
-            if (get(load, "concurrency"))
-                return refuse(c, path, m, "and load.concurrency both given");
-            if (!cJSON_AddNumberToObject(load, "concurrency", m->valuedouble)) {
+                      "must be a list of 1 to 64 {concurrency_level, num_requests}");
+    int i = 0;
+    for (cJSON *st = stages->child; st; st = st->next, i++) {
+        char at[48], num[32], cl[32] = "", nr[32] = "";
+        snprintf(at, sizeof at, "load.stages[%d]", i);
+        if (!cJSON_IsObject(st))
+            return refuse(c, at, st, "must be {concurrency_level, num_requests}");
+        for (cJSON *m = st->child; m; m = m->next) {
+            char path[160];
+            snprintf(path, sizeof path, "%s.%.80s", at, m->string);
+            if (strcmp(m->string, "concurrency_level") == 0) {
+                TRY(whole(c, m, path, 10000000, num, sizeof num));
+                if (get(load, "concurrency"))
+                    return refuse(c, path, m, "and load.concurrency both given");
+                snprintf(cl, sizeof cl, "%s", num);
+            } else if (strcmp(m->string, "num_requests") == 0) {
+                TRY(whole(c, m, path, 1e15, num, sizeof num));
+                snprintf(nr, sizeof nr, "%s", num);
+            } else if ((strcmp(m->string, "rate") == 0 || strcmp(m->string, "duration") == 0) &&
+                       cJSON_IsNull(m)) {
+                /* set at run time by Inference Perf; null in a dumped config */
+            } else {
+                return refuse(c, path, m,
+                              "unknown key in a concurrent stage (known here: "
+                              "concurrency_level, num_requests)");
+            }
+        }
+        if (!cl[0] || !nr[0])
+            return refuse(c, at, st, "needs both concurrency_level and num_requests");
+        if (n == 1) {
+            cJSON *lvl = get(st, "concurrency_level");
+            if (!cJSON_AddNumberToObject(load, "concurrency", lvl->valuedouble)) {
                 snprintf(c->err, c->errlen, "config: out of memory");
                 return -ENOMEM;
             }
-        } else if (strcmp(m->string, "num_requests") == 0) {
-            TRY(whole(c, m, path, 1e15, num, sizeof num));
-            TRY(add_arg(c, "--num-prompts", num));
-        } else if ((strcmp(m->string, "rate") == 0 || strcmp(m->string, "duration") == 0) &&
-                   cJSON_IsNull(m)) {
-            /* set at run time by Inference Perf; null in a dumped config */
+            TRY(add_arg(c, "--num-prompts", nr));
         } else {
-            return refuse(c, path, m,
-                          "unknown key in a concurrent stage (known here: concurrency_level, "
-                          "num_requests)");
+            char cn[72];
+            snprintf(cn, sizeof cn, "%s:%s", cl, nr);
+            TRY(add_arg(c, "--closed-stage", cn));
         }
     }
-    if (!get(st, "concurrency_level") || !get(st, "num_requests"))
-        return refuse(c, "load.stages[0]", st, "needs both concurrency_level and num_requests");
     cJSON_DeleteItemFromObjectCaseSensitive(load, "stages");
+    if (n > 1) cJSON_DeleteItemFromObjectCaseSensitive(load, "type"); /* the stages say it */
     return 0;
 }
 
@@ -390,6 +407,9 @@ static int map_report(cfx *c, cJSON *report)
     ignore(c, report, "report", "prometheus");
     ignore(c, report, "report", "session_lifecycle");
     cJSON *rl = get(report, "request_lifecycle");
+    if (cJSON_IsTrue(get(rl, "summary")) || cJSON_IsTrue(get(rl, "per_stage")))
+        note(c, "report.request_lifecycle: Inference Perf's summary and per-stage files are "
+                "written with --report-format inference-perf (beside the result)");
     static const char *const rkeys[] = {"summary",           "per_stage",
                                         "per_request",       "per_adapter",
                                         "per_adapter_stage", "use_server_output_tokens",

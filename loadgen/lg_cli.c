@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "rb_units.h"
+#include "lg_export.h"
 
 const char *const lg_metric_names[LG_N_METRICS] = {"ttft", "tpot", "itl", "e2el", "ntpot"};
 
@@ -150,6 +151,28 @@ static int parse_stage(lg_opts *o, const char *flag, const char *val, char *err,
     if (rb_parse_seconds_ns(colon + 1, &st.duration_ns) || st.duration_ns <= 0)
         return BAD("the duration must be > 0 (seconds, or with a unit: 10s, 500ms)");
     o->stages[o->n_stages++] = st;
+    return 0;
+}
+
+/* --closed-stage C:N: N requests with C in flight, after the stage before. */
+static int parse_closed_stage(lg_opts *o, const char *flag, const char *val, char *err,
+                              size_t errlen)
+{
+    if (o->n_stages == LG_MAX_STAGES) return BAD("too many stages (at most 64)");
+    if (o->n_stages != o->n_closed_stages) return BAD("cannot be combined with --stage");
+    char c[32], *end;
+    const char *colon = strchr(val, ':');
+    int64_t conc, n;
+    if (!colon || colon == val || (size_t)(colon - val) >= sizeof c)
+        return BAD("expected CONCURRENCY:REQUESTS (e.g. 8:100)");
+    memcpy(c, val, (size_t)(colon - val));
+    c[colon - val] = '\0';
+    conc = strtoll(c, &end, 10);
+    if (*end || conc < 1 || conc > 10000000) return BAD("the concurrency must be 1..10000000");
+    if (rb_parse_i64(colon + 1, 1, INT64_MAX / 2, &n)) return BAD("the requests must be >= 1");
+    o->stages[o->n_stages] = (lg_stage){.rate_per_s = INFINITY, .max_requests = n};
+    o->stage_conc[o->n_stages++] = (int)conc;
+    o->n_closed_stages++;
     return 0;
 }
 
@@ -316,6 +339,10 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
             o->force = 1;
             continue;
         }
+        if (IS("--dry-run")) {
+            o->dry_run = 1;
+            continue;
+        }
         if (IS("--quiet")) {
             o->quiet = 1;
             continue;
@@ -394,8 +421,11 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
             o->prompt_pool_given = 1;
         } else if (IS("--duration"))
             CHECK(parse_dur(flag, val, 0, &o->duration_ns, err, errlen));
-        else if (IS("--stage"))
+        else if (IS("--stage")) {
+            if (o->n_closed_stages) return BAD("cannot be combined with --closed-stage");
             CHECK(parse_stage(o, flag, val, err, errlen));
+        } else if (IS("--closed-stage"))
+            CHECK(parse_closed_stage(o, flag, val, err, errlen));
         else if (IS("--stage-pause"))
             CHECK(parse_dur(flag, val, 1, &o->stage_pause_ns, err, errlen));
         else if (IS("--sweep")) {
@@ -507,7 +537,12 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
                 return BAD("must be a file name (use --result-dir for the folder)");
         } else if (IS("--certificate"))
             CHECK(copy_str(o->certificate, sizeof o->certificate, flag, val, err, errlen));
-        else if (IS("--config"))
+        else if (IS("--report-format")) {
+            int f = lg_export_parse_format(val);
+            if (f < 0) return BAD("must be rhobench, vllm, inference-perf or both");
+            o->report_formats = (unsigned)f;
+            if (f) o->save_result = 1; /* converted from the saved result */
+        } else if (IS("--config"))
             CHECK(copy_str(o->config, sizeof o->config, flag, val, err, errlen));
         else
             return fail(err, errlen, "unknown flag '%s'%s (see --help)", flag, "");
@@ -621,6 +656,19 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
             o->stages[i] = (lg_stage){.rate_per_s = r, .duration_ns = o->stage_duration_ns};
         }
         o->n_stages = n;
+    }
+    if (o->n_closed_stages) { /* the cap is the widest stage's; each worker needs a slot */
+        if (o->max_concurrency || o->sweep != LG_SWEEP_NONE || o->dataset == LG_DS_TRACE) {
+            flag = "--closed-stage";
+            val = o->max_concurrency ? "with --max-concurrency" : "with a sweep or a trace";
+            return BAD("sets its own concurrency per stage; cannot be combined");
+        }
+        int lo = o->stage_conc[0];
+        for (int i = 0; i < o->n_stages; i++) {
+            if (o->stage_conc[i] > o->max_concurrency) o->max_concurrency = o->stage_conc[i];
+            if (o->stage_conc[i] < lo) lo = o->stage_conc[i];
+        }
+        if (o->num_workers > lo) o->num_workers = lo;
     }
     if (o->n_stages) {
         if (o->num_prompts_given || o->duration_ns) {
@@ -760,6 +808,9 @@ const char *lg_cli_usage(void)
            "  --duration D                    send for D seconds instead (e.g. 30, or 30s)\n"
            "  --stage RATE:D                  a stage of the run (repeatable; e.g. 100:10 or "
            "100:10s)\n"
+           "  --closed-stage C:N              a closed-loop stage: N requests, C in flight; "
+           "stages\n"
+           "                                  in turn (repeatable; Inference Perf's concurrent)\n"
            "  --stage-pause D                 idle time between stages (default 0)\n"
            "  --sweep linear|geometric        stages up to --sweep-max-rate\n"
            "  --sweep-stages N                number of sweep stages (default 5; 10 until "
@@ -824,6 +875,8 @@ const char *lg_cli_usage(void)
            "  --result-filename NAME          its name (default "
            "loadgen-<rate>qps-<model>-<time>.json)\n"
            "  --save-detailed                 also one JSON line per request (<result>.jsonl)\n"
+           "  --report-format F               rhobench (default), vllm, inference-perf or both\n"
+           "                                  (also <result>.vllm.json, <result>.inference-perf/)\n"
            "  --certificate FILE              refuse a plan beyond this host certificate\n"
            "  --force                         run anyway beyond the certificate\n"
            "  --quiet                         no summary table\n"
@@ -831,6 +884,7 @@ const char *lg_cli_usage(void)
            "terminal)\n"
            "  --config FILE                   Inference Perf config, YAML or JSON; flags override "
            "it\n"
+           "  --dry-run                       check the options, print the plan, send nothing\n"
            "  --help                          this text (--version: the version)\n"
            "\n"
            "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143/129 interrupted\n"

@@ -103,6 +103,12 @@ typedef struct lg_opts {
     int quiet;
     int progress;      /* -1 auto (isatty), 0 off, 1 on */
     char config[1024]; /* --config FILE, read by the caller */
+
+    unsigned report_formats; /* --report-format: LG_EXPORT_* bits (0: rhobench's only) */
+    int dry_run;             /* --dry-run: print the plan, send nothing */
+    /* --closed-stage C:N: closed-loop stages in turn (stages[i].max_requests = N) */
+    int stage_conc[LG_MAX_STAGES]; /* C of closed stage i */
+    int n_closed_stages;           /* all the stages are closed (0: none) */
 } lg_opts;
 
 void lg_opts_defaults(lg_opts *o, int online_cpus);

@@ -358,6 +358,7 @@ cJSON *lg_report_json(const lg_report *r)
         const lg_stage_view *v = &r->stages[i];
         cJSON *so = cJSON_CreateObject();
         num(so, "stage", i);
+        if (o->n_closed_stages) num(so, "concurrency", o->stage_conc[i]); /* --closed-stage */
         lg_report_metrics(so, v->stats, o, v->start_ns, v->duration_ns, v->rate_per_s);
         if (r->sat)
             lg_knee_stage_json(so, &r->sat[i]);

@@ -22,6 +22,8 @@
 
 #include "lg_bias.h"
 #include "lg_cert.h"
+#include "lg_dryrun.h"
+#include "lg_export.h"
 #include "lg_knee.h"
 #include "lg_progress.h"
 #include "lg_report.h"
@@ -157,6 +159,7 @@ static void free_plan(lg_plan *p)
 static const char *load_mode(const lg_opts *o)
 {
     if (!o->max_concurrency) return "open";
+    if (o->n_closed_stages) return "closed"; /* --closed-stage */
     return o->rate_given || o->n_stages > 1 ? "open-capped" : "closed";
 }
 
@@ -592,7 +595,7 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
         return 2;
     }
     double rate = 0;
-    int closed = o->max_concurrency && !o->rate_given && o->n_stages <= 1;
+    int closed = (o->max_concurrency && !o->rate_given && o->n_stages <= 1) || o->n_closed_stages;
     for (int i = 0; i < o->n_stages; i++)
         if (o->stages[i].rate_per_s > rate) rate = o->stages[i].rate_per_s;
     if (o->dataset == LG_DS_TRACE) rate = NAN; /* rate unknown until replayed */
@@ -656,6 +659,7 @@ int lg_run(lg_opts *o)
     lg_plan *p = &plan;
     p->closed =
         o->max_concurrency && !o->rate_given && o->n_stages <= 1 && o->dataset != LG_DS_TRACE;
+    p->closed |= o->n_closed_stages > 0; /* --closed-stage: closed stages in turn */
     p->capped = o->max_concurrency && !p->closed;
     p->lag_bound_ns = (int64_t)(o->saturation_lag_ms * 1e6);
     p->stamps = o->sim_stamps != LG_STAMPS_OFF;
@@ -778,6 +782,8 @@ int lg_run(lg_opts *o)
         if (n > 0 && c > 0)
             p->end_deadline_ns = sh->t0_ns + last_ns + ((n + c - 1) / c) * o->request_timeout_ns +
                                  o->drain_timeout_ns;
+        if (o->n_closed_stages) /* in turn: each worker's share, its slots of each stage */
+            p->end_deadline_ns = sh->t0_ns + lg_closed_stages_bound_ns(o, k);
     }
     pid_t *pids = calloc((size_t)k, sizeof *pids);
     int *lost = calloc((size_t)k, sizeof *lost);
@@ -895,7 +901,8 @@ int lg_run(lg_opts *o)
             lg_stats_merge(total, stages[s]);
             views[s] =
                 (lg_stage_view){.rate_per_s = p->n_trace ? NAN : o->stages[s].rate_per_s,
-                                .start_ns = stage_start_abs(&coord, s),
+                                .start_ns = p->closed && s > 0 ? stages[s]->first_intended_ns
+                                                               : stage_start_abs(&coord, s),
                                 .duration_ns = p->n_trace ? total_dur : o->stages[s].duration_ns,
                                 .stats = stages[s]};
             if (stages[s]->dispatched) n_views = s + 1;
@@ -1067,6 +1074,7 @@ int lg_run(lg_opts *o)
                 exit_code = 1;
             } else {
                 fprintf(stderr, "loadgen: wrote %s\n", out.json);
+                if (lg_export_run(o, out.json, rc_.path)) exit_code = 1; /* --report-format */
             }
             free(txt);
             cJSON_Delete(j);

@@ -97,6 +97,10 @@ struct lg_worker {
     int finishing;
     int64_t closed_next; /* closed loop: next global index */
     int cap;             /* concurrency slots (0: none) */
+    /* --closed-stage: the stage this worker is in, its first global index,
+     * and when the next stage may start after the pause (0: not set) */
+    int closed_stage;
+    int64_t closed_base, closed_resume_ns;
     int64_t t0_ns;
     int64_t drain_deadline_ns;
     int64_t in_flight;
@@ -1035,7 +1039,60 @@ static void end_schedule(lg_worker *w, int cut)
     /* Whatever is still in flight is bounded by --request-timeout. */
 }
 
-/* Fetches this worker's next arrival. Returns 0 at the end of the schedule. */
+/* Every worker is done with closed stage s: its slot shows a later stage
+ * (published once its share of s has ended) or it has finished. */
+static int closed_all_past(const lg_worker *w, int s)
+{
+    for (int i = 0; i < w->p->k; i++) {
+        lg_slot *o = lg_plan_slot(w->p, i);
+        if (__atomic_load_n(&o->cur_stage, __ATOMIC_RELAXED) <= s &&
+            __atomic_load_n(&o->state, __ATOMIC_RELAXED) != LG_W_DONE)
+            return 0;
+    }
+    return 1;
+}
+
+/* Closed stages in turn (--closed-stage C:N): this worker's share of stage s
+ * is the indices base_s + id, base_s + id + k, ... below base_s + N_s, with
+ * its part of C_s in flight. Past its share it waits for its requests of s
+ * to end, says so (its slot's stage becomes s + 1), waits for every worker
+ * to be past s (the dispatch timer polls each millisecond), then the stage
+ * pause. Returns 1 (closed_next is in the current stage), 0 (no stage left)
+ * or -1 (waiting: a completion or the timer calls back). */
+static int closed_stage_turn(lg_worker *w)
+{
+    const lg_plan *p = w->p;
+    for (;;) {
+        int s = w->closed_stage, c = p->o->stage_conc[s];
+        const lg_stage *st = &p->spec.stages[s];
+        w->cap = c / p->k + (w->id < c % p->k ? 1 : 0);
+        if (w->cap > p->o->max_conn_per_worker) w->cap = p->o->max_conn_per_worker;
+        if (w->closed_next < w->closed_base + st->max_requests) return 1;
+        if (s + 1 >= (int)p->spec.n_stages) return 0;
+        if (w->in_flight > 0) return -1;
+        if (__atomic_load_n(&w->slot->cur_stage, __ATOMIC_RELAXED) != s + 1) {
+            __atomic_store_n(&w->slot->cur_stage, s + 1, __ATOMIC_RELAXED);
+            if (w->in_window) account_stage(w, s + 1);
+        }
+        int64_t now = rb_now_ns();
+        if (!closed_all_past(w, s)) {
+            rb_timer_start_at(&w->dispatch, now + 1000000, on_dispatch_timer);
+            return -1;
+        }
+        if (!w->closed_resume_ns) w->closed_resume_ns = now + p->o->stage_pause_ns;
+        if (now < w->closed_resume_ns) {
+            rb_timer_start_at(&w->dispatch, w->closed_resume_ns, on_dispatch_timer);
+            return -1;
+        }
+        w->closed_resume_ns = 0;
+        w->closed_base += st->max_requests;
+        w->closed_stage = s + 1;
+        w->closed_next = w->closed_base + w->id;
+    }
+}
+
+/* Fetches this worker's next arrival. Returns 0 at the end of the schedule
+ * (-1: not yet, closed stages only). */
 static int fetch_next(lg_worker *w)
 {
     if (w->have_next) return 1;
@@ -1043,10 +1100,19 @@ static int fetch_next(lg_worker *w)
     if (p->closed) {
         const lg_stage *st = &p->spec.stages[0];
         int64_t i = w->closed_next;
-        if (st->max_requests > 0 && i >= st->max_requests) return 0;
-        if (st->duration_ns > 0 && rb_now_ns() >= w->t0_ns + st->duration_ns) return 0;
-        w->next = (lg_arrival){
-            .index = i, .t_ns = 0, .stage = 0, .input_tokens = -1, .output_tokens = -1};
+        if (p->o->n_closed_stages) {
+            int turn = closed_stage_turn(w);
+            if (turn <= 0) return turn;
+            i = w->closed_next;
+        } else {
+            if (st->max_requests > 0 && i >= st->max_requests) return 0;
+            if (st->duration_ns > 0 && rb_now_ns() >= w->t0_ns + st->duration_ns) return 0;
+        }
+        w->next = (lg_arrival){.index = i,
+                               .t_ns = 0,
+                               .stage = w->closed_stage,
+                               .input_tokens = -1,
+                               .output_tokens = -1};
         w->closed_next += p->k;
     } else if (!lg_sched_next_for(w->sched, w->id, p->k, &w->next)) {
         return 0;
@@ -1064,7 +1130,9 @@ static void dispatch_due(lg_worker *w)
             end_schedule(w, w->sh->interrupted);
             break;
         }
-        if (!fetch_next(w)) {
+        int got = fetch_next(w);
+        if (got < 0) break; /* the next closed stage is not open yet */
+        if (!got) {
             end_schedule(w, 0);
             break;
         }

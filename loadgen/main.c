@@ -1,5 +1,6 @@
 /* loadgen: the command-line program on liblg. Reads --config (if any) into
- * flags, parses them and then the command line's (which override), and runs.
+ * flags, parses them and then the command line's (which override), and runs
+ * (or, with --dry-run, prints the plan: lg_dryrun).
  * Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130 SIGINT. */
 #include <curl/curl.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include "lg_cli.h"
 #include "lg_cfgfile.h"
 #include "lg_config.h"
+#include "lg_dryrun.h"
 #include "lg_run.h"
 #include "lg_vllm.h"
 #include "rb_file.h"
@@ -118,6 +120,11 @@ int main(int argc, char **argv)
         return 2;
     }
     warn_plan(&o);
+    if (o.dry_run) { /* the plan, and no request */
+        rc = lg_dryrun(&o, stdout);
+        lg_args_free(&cfg);
+        return rc;
+    }
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         fprintf(stderr, "loadgen: curl_global_init failed\n");
         lg_args_free(&cfg);

@@ -133,10 +133,19 @@ static void closed_loop_stages(void **state)
     expect_args("load:\n  type: concurrent\n  stages:\n  - concurrency_level: 8\n"
                 "    num_requests: 200\n",
                 "--max-concurrency 8 --num-prompts 200");
-    expect_error(
+    /* more than one: closed stages in turn, Inference Perf's 1 s between them */
+    expect_args(
         "load:\n  type: concurrent\n  stages:\n  - {concurrency_level: 8, num_requests: 10}\n"
-        "  - {concurrency_level: 16, num_requests: 10}\n",
-        "config: load.stages: a concurrent load runs as one closed-loop stage here");
+        "  - {concurrency_level: 16, num_requests: 30}\n",
+        "--stage-pause 1s --closed-stage 8:10 --closed-stage 16:30");
+    expect_args("load:\n  type: concurrent\n  interval: 0.5\n  stages:\n"
+                "  - {concurrency_level: 1, num_requests: 2}\n"
+                "  - {concurrency_level: 2, num_requests: 4}\n"
+                "  - {concurrency_level: 4, num_requests: 8}\n",
+                "--stage-pause 0.5s --closed-stage 1:2 --closed-stage 2:4 --closed-stage 4:8");
+    expect_error("load: {type: concurrent, stages: [{concurrency_level: 8, num_requests: 1}, "
+                 "{concurrency_level: 2}]}",
+                 "load.stages[1]: needs both concurrency_level and num_requests");
     expect_error("load: {type: concurrent, stages: [{concurrency_level: 8}]}",
                  "load.stages[0]: needs both concurrency_level and num_requests");
     expect_error(

@@ -5,7 +5,8 @@
 # becomes simserver's (the host stays 0.0.0.0, which must mean this host) and
 # its durations become 2 s (intervals 0.2 s). Each run must send exactly the
 # requests its stages ask for (constant load: rate x duration per stage), all
-# answered, with the lengths the config names. The sweep example, whose
+# answered, with the lengths the config names. Before it, the unmodified file
+# and the edited copy pass --dry-run, whose expected count is the run's. The sweep example, whose
 # saturation probe loadgen does not have, must be refused with its key's path.
 # Then a goodput constraint in Inference Perf's unit (seconds).
 source "$(dirname "$0")/lib.sh"
@@ -38,6 +39,22 @@ while IFS= read -r rel; do
     printf 'TIMESTAMP,ContextTokens,GeneratedTokens\n0,10,4\n0.05,20,6\n0.1,5,4\n0.2,7,4\n' \
       >"$run/$(dirname "$rel")/traces/trace.csv"
   fi
+  # The unmodified file passes --dry-run (its own host and port, its own
+  # durations; nothing is sent); the edited copy's plan has the count below.
+  dargs=(--dry-run)
+  grep -q 'type: shareGPT' "$cfg" && dargs+=(--dataset-path "$WORK/sharegpt.json")
+  for c in "$FIX/$rel" "$cfg"; do
+    rc=0
+    (cd "$run/$(dirname "$rel")" && "$LOADGEN" --config "$c" "${dargs[@]}") >"$WORK/$name.dry" \
+      2>"$WORK/$name.dry.err" || rc=$?
+    if grep -q 'saturation_percentile' "$cfg"; then
+      [ "$rc" -eq 2 ] || fail "$rel --dry-run: exit $rc, expected 2 (sweep probe refused)"
+      continue
+    fi
+    [ "$rc" -eq 0 ] && grep -q '^dry run: the plan is valid; nothing was sent$' "$WORK/$name.dry" ||
+      fail "$c --dry-run: exit $rc: $(cat "$WORK/$name.dry.err" "$WORK/$name.dry")"
+  done
+  dry_total=$(sed -n 's/^total: expected \([0-9]*\) requests.*/\1/p' "$WORK/$name.dry")
   rc=0
   (cd "$run/$(dirname "$rel")" && "$LOADGEN" "${args[@]}") >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
   if grep -q 'saturation_percentile' "$cfg"; then
@@ -60,6 +77,7 @@ while IFS= read -r rel; do
   else
     want=$(grep -o 'rate: [0-9.]*' "$cfg" | awk '{ s += $2 * 2 } END { print s }')
   fi
+  [ "$dry_total" = "$want" ] || fail "$rel: the dry run expected '$dry_total' requests, the run wants $want"
   jq -e --argjson w "$want" '.completed == $w and .failed == 0' "$rep" >/dev/null ||
     fail "$rel: completed/failed $(jq -c '[.completed, .failed, .failures_by_class]' "$rep"), expected $want/0"
   # output lengths as the config names them (the server is told to ignore EOS)

@@ -1,0 +1,814 @@
+/* lg_export: rhobench's result files in vLLM's and Inference Perf's layouts
+ * (see lg_export.h for the sources of each tool's key names). */
+#include "lg_export.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rb_file.h"
+
+int lg_export_parse_format(const char *s)
+{
+    if (strcmp(s, "rhobench") == 0) return 0;
+    if (strcmp(s, "vllm") == 0) return LG_EXPORT_VLLM;
+    if (strcmp(s, "inference-perf") == 0 || strcmp(s, "inference_perf") == 0) return LG_EXPORT_IP;
+    if (strcmp(s, "both") == 0) return LG_EXPORT_VLLM | LG_EXPORT_IP;
+    return -1;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -EINVAL;
+}
+
+/* ---- the records ------------------------------------------------------ */
+
+static int rec_i64(const cJSON *j, const char *k, int64_t *v)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, k);
+    if (!cJSON_IsNumber(x)) return -1;
+    *v = (int64_t)x->valuedouble;
+    return 0;
+}
+
+int lg_xrecs_add_line(lg_xrecs *x, const char *line, size_t len, long lineno, char *err,
+                      size_t errlen)
+{
+    cJSON *j = cJSON_ParseWithLength(line, len);
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return fail(err, errlen, "line %ld: not a JSON object", lineno);
+    }
+    lg_xrec r = {0};
+    int64_t stage = 0, status = 0;
+    static const char *const keys[] = {"index",          "intended_ns", "dispatch_ns",
+                                       "first_token_ns", "end_ns",      "input_tokens",
+                                       "output_tokens",  "stage",       "status"};
+    int64_t *dst[] = {&r.index,          &r.intended_ns, &r.dispatch_ns,
+                      &r.first_token_ns, &r.end_ns,      &r.input_tokens,
+                      &r.output_tokens,  &stage,         &status};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (rec_i64(j, keys[i], dst[i])) {
+            cJSON_Delete(j);
+            return fail(err, errlen, "line %ld: '%s' missing or not a number", lineno, keys[i]);
+        }
+    }
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "class");
+    if (!cJSON_IsString(c) || strlen(c->valuestring) >= sizeof r.cls) {
+        cJSON_Delete(j);
+        return fail(err, errlen, "line %ld: 'class' missing or not a short string", lineno);
+    }
+    snprintf(r.cls, sizeof r.cls, "%s", c->valuestring);
+    cJSON_Delete(j);
+    if (stage < 0 || stage > INT32_MAX) return fail(err, errlen, "line %ld: bad 'stage'", lineno);
+    r.stage = (int32_t)stage;
+    r.status = (int32_t)status;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 1024;
+        lg_xrec *p = realloc(x->r, cap * sizeof *p);
+        if (!p) return -ENOMEM;
+        x->r = p;
+        x->cap = cap;
+    }
+    x->r[x->n++] = r;
+    return 0;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    int64_t x = ((const lg_xrec *)a)->index, y = ((const lg_xrec *)b)->index;
+    return (x > y) - (x < y);
+}
+
+void lg_xrecs_sort(lg_xrecs *x)
+{
+    if (x->n) qsort(x->r, x->n, sizeof *x->r, by_index);
+}
+
+int lg_xrecs_read(lg_xrecs *x, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return fail(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long lineno = 0;
+    int rc = 0;
+    char why[256];
+    while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if (n == 0 || (n == 1 && line[0] == '\n')) continue;
+        rc = lg_xrecs_add_line(x, line, (size_t)n, lineno, why, sizeof why);
+        if (rc == -EINVAL) fail(err, errlen, "%s: %s", path, why);
+        if (rc == -ENOMEM) fail(err, errlen, "%s: out of memory", path);
+    }
+    if (rc == 0 && ferror(f)) rc = fail(err, errlen, "cannot read '%s'", path);
+    free(line);
+    fclose(f);
+    if (rc == 0) lg_xrecs_sort(x);
+    return rc;
+}
+
+void lg_xrecs_free(lg_xrecs *x)
+{
+    free(x->r);
+    memset(x, 0, sizeof *x);
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+/* A number of the result (NAN: absent, null or not a number). */
+static double getn(const cJSON *o, const char *k)
+{
+    const cJSON *x = get(o, k);
+    return cJSON_IsNumber(x) ? x->valuedouble : NAN;
+}
+
+static void num(cJSON *o, const char *k, double v)
+{
+    if (isnan(v) || isinf(v))
+        cJSON_AddNullToObject(o, k);
+    else
+        cJSON_AddNumberToObject(o, k, v);
+}
+
+static void copy(cJSON *dst, const cJSON *src, const char *k)
+{
+    const cJSON *x = get(src, k);
+    if (x) cJSON_AddItemToObject(dst, k, cJSON_Duplicate(x, 1));
+}
+
+/* The percentiles the result carries, from its "pNN_<metric>_ms" keys
+ * (50 always: Inference Perf's "median"). Ascending, at most cap. */
+static int result_pcts(const cJSON *result, double *p, int cap)
+{
+    int n = 0;
+    p[n++] = 50.0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, result)
+    {
+        const char *k = it->string;
+        if (!k || k[0] != 'p' || !strstr(k, "_ms") || strstr(k, "_dispatch")) continue;
+        char *end;
+        double v = strtod(k + 1, &end);
+        if (end == k + 1 || *end != '_' || !(v > 0.0 && v < 100.0)) continue;
+        int seen = 0;
+        for (int i = 0; i < n; i++)
+            seen |= p[i] == v;
+        if (!seen && n < cap) p[n++] = v;
+    }
+    for (int i = 1; i < n; i++) /* insertion sort: a handful */
+        for (int j = i; j > 0 && p[j - 1] > p[j]; j--) {
+            double t = p[j];
+            p[j] = p[j - 1];
+            p[j - 1] = t;
+        }
+    return n;
+}
+
+/* Inference Perf's percentile key: 50 -> "median", 99 -> "p99", 99.9 -> "p99.9". */
+static void ip_pkey(double p, char *buf, size_t cap)
+{
+    if (p == 50.0)
+        snprintf(buf, cap, "median");
+    else
+        snprintf(buf, cap, "p%g", p);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* numpy's default percentile (linear between closest ranks) of sorted v. */
+static double pct_sorted(const double *v, size_t n, double p)
+{
+    double h = (double)(n - 1) * p / 100.0;
+    size_t lo = (size_t)floor(h);
+    if (lo + 1 >= n) return v[n - 1];
+    return v[lo] + (h - (double)lo) * (v[lo + 1] - v[lo]);
+}
+
+/* Inference Perf's summarize() of values v (sorted here): mean, min, max,
+ * then the percentiles; null when there are none. */
+static void summ_values(cJSON *parent, const char *k, double *v, size_t n, const double *p, int np)
+{
+    if (!n) {
+        cJSON_AddNullToObject(parent, k);
+        return;
+    }
+    qsort(v, n, sizeof *v, cmp_d);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    cJSON *o = cJSON_AddObjectToObject(parent, k);
+    num(o, "mean", sum / (double)n);
+    num(o, "min", v[0]);
+    num(o, "max", v[n - 1]);
+    char key[32];
+    for (int i = 0; i < np; i++) {
+        ip_pkey(p[i], key, sizeof key);
+        num(o, key, pct_sorted(v, n, p[i]));
+    }
+}
+
+/* The same from the result's "<stat>_<m>_ms" keys, in seconds: min and max
+ * unknown (null); null when the result has no mean (not measured). */
+static void summ_block(cJSON *parent, const char *k, const cJSON *blk, const char *m,
+                       const double *p, int np)
+{
+    char key[64], pk[32];
+    snprintf(key, sizeof key, "mean_%s_ms", m);
+    double mean = getn(blk, key);
+    if (isnan(mean)) {
+        cJSON_AddNullToObject(parent, k);
+        return;
+    }
+    cJSON *o = cJSON_AddObjectToObject(parent, k);
+    num(o, "mean", mean / 1e3);
+    snprintf(key, sizeof key, "max_%s_ms", m); /* only the schedule lag has one */
+    cJSON_AddNullToObject(o, "min");
+    num(o, "max", getn(blk, key) / 1e3);
+    for (int i = 0; i < np; i++) {
+        char w[24];
+        snprintf(w, sizeof w, "%g", p[i]);
+        if (p[i] == 50.0)
+            snprintf(key, sizeof key, "median_%s_ms", m);
+        else
+            snprintf(key, sizeof key, "p%s_%s_ms", w, m);
+        ip_pkey(p[i], pk, sizeof pk);
+        num(o, pk, getn(blk, key) / 1e3);
+    }
+}
+
+/* The records of a block: all (stage -1) or one stage's. */
+static int in_block(const lg_xrec *r, int stage)
+{
+    return stage < 0 || r->stage == stage;
+}
+
+static int rec_ok(const lg_xrec *r)
+{
+    return strcmp(r->cls, "ok") == 0;
+}
+
+/* Inference Perf's short label of a failure (reportgen's make_concise_label:
+ * the HTTP code with its name, else the kind of error). */
+static void ip_label(const char *cls, char *buf, size_t cap)
+{
+    static const struct {
+        int code;
+        const char *name;
+    } names[] = {{429, "Rate Limit"},
+                 {500, "Internal Server Error"},
+                 {502, "Bad Gateway"},
+                 {503, "Service Unavailable"},
+                 {504, "Gateway Timeout"}};
+    int code;
+    if (sscanf(cls, "http_%d", &code) == 1) {
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (names[i].code == code) {
+                snprintf(buf, cap, "%d - %s", code, names[i].name);
+                return;
+            }
+        snprintf(buf, cap, "%d - other", code);
+    } else if (strcmp(cls, "timeout") == 0) {
+        snprintf(buf, cap, "Timeout");
+    } else if (strcmp(cls, "connect") == 0) {
+        snprintf(buf, cap, "Connection Error");
+    } else {
+        snprintf(buf, cap, "%s", cls);
+    }
+}
+
+static void label_add(cJSON *by, const char *cls, double count)
+{
+    char label[64];
+    ip_label(cls, label, sizeof label);
+    cJSON *e = cJSON_GetObjectItemCaseSensitive(by, label);
+    if (!e) {
+        e = cJSON_AddObjectToObject(by, label);
+        cJSON_AddNumberToObject(e, "count", 0);
+        /* rhobench keeps no error text: the class is the message */
+        cJSON_AddArrayToObject(e, "messages");
+    }
+    cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "count");
+    cJSON_SetNumberValue(c, c->valuedouble + count);
+    cJSON *msgs = cJSON_GetObjectItemCaseSensitive(e, "messages");
+    int have = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, msgs) have |= strcmp(cJSON_GetStringValue(get(m, "message")), cls) == 0;
+    if (!have) {
+        cJSON *mo = cJSON_CreateObject();
+        cJSON_AddStringToObject(mo, "message", cls);
+        cJSON_AddItemToArray(msgs, mo);
+    }
+}
+
+/* ---- Inference Perf ----------------------------------------------------- */
+
+/* Which per-request value of a record (NAN: none). */
+enum { X_LAT, X_TTFT, X_TPOT, X_NTPOT, X_LAG, X_IN, X_OUT };
+
+static double rec_value(const lg_xrec *r, int what)
+{
+    double e2e = (double)(r->end_ns - r->intended_ns) / 1e9;
+    int has_ft = r->first_token_ns >= 0;
+    switch (what) {
+    case X_LAT:
+        return e2e;
+    case X_TTFT:
+        return has_ft ? (double)(r->first_token_ns - r->intended_ns) / 1e9 : NAN;
+    case X_TPOT:
+        return has_ft && r->output_tokens > 1
+                   ? (double)(r->end_ns - r->first_token_ns) / 1e9 / (double)(r->output_tokens - 1)
+                   : NAN;
+    case X_NTPOT:
+        return r->output_tokens > 0 ? e2e / (double)r->output_tokens : NAN;
+    case X_LAG:
+        return r->dispatch_ns >= 0 ? (double)(r->dispatch_ns - r->intended_ns) / 1e9 : NAN;
+    case X_IN:
+        return (double)r->input_tokens;
+    default:
+        return (double)r->output_tokens;
+    }
+}
+
+/* One summary from the records (ok: 1 successes, 0 failures, -1 all). */
+static void summ_recs(cJSON *parent, const char *k, const lg_xrecs *x, int stage, int ok, int what,
+                      double *buf, const double *p, int np)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        const lg_xrec *r = &x->r[i];
+        if (!in_block(r, stage) || (ok >= 0 && rec_ok(r) != ok)) continue;
+        double v = rec_value(r, what);
+        if (!isnan(v)) buf[n++] = v;
+    }
+    summ_values(parent, k, buf, n, p, np);
+}
+
+/* A latency of successes.latency: from the records when there are, else
+ * from the result (null when the result did not measure it). */
+static void ip_latency(cJSON *lat, const char *k, const cJSON *blk, const char *m,
+                       const lg_xrecs *x, int stage, int what, double *buf, const double *p, int np)
+{
+    char key[64];
+    snprintf(key, sizeof key, "mean_%s_ms", m);
+    if (x && what >= 0 && cJSON_IsNumber(get(blk, key)))
+        summ_recs(lat, k, x, stage, 1, what, buf, p, np);
+    else
+        summ_block(lat, k, blk, m, p, np);
+}
+
+static void ip_rhobench(cJSON *ip, const cJSON *result, const cJSON *blk, const char *source,
+                        int have_recs)
+{
+    cJSON *rb = cJSON_AddObjectToObject(ip, "rhobench");
+    cJSON_AddStringToObject(rb, "source", source);
+    cJSON_AddStringToObject(rb, "latency_from",
+                            "the intended send time (Inference Perf's start_time is the dispatch; "
+                            "from_dispatch below)");
+    cJSON_AddStringToObject(rb, "distributions",
+                            have_recs ? "per-request records (inter_token_latency: the result's "
+                                        "histogram, min and max unknown)"
+                                      : "the result's histograms (min and max unknown)");
+    copy(rb, result, "load_mode");
+    copy(rb, result, "num_workers");
+    cJSON *d = cJSON_AddObjectToObject(rb, "from_dispatch");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, blk)
+    {
+        if (it->string && strstr(it->string, "_dispatch_ms"))
+            cJSON_AddItemToObject(d, it->string, cJSON_Duplicate(it, 1));
+    }
+    static const char *const keep[] = {"mean_ntpot_ms",      "median_ntpot_ms", "p99_ntpot_ms",
+                                       "ntpot_breakdown_ms", "ttft_truth_ms",   "not_dispatched",
+                                       "intended_span_s",    "client_bias",     "saturated"};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
+        copy(rb, blk, keep[i]);
+    if (blk != result) return;
+    copy(rb, result, "saturated_stage");
+    copy(rb, result, "certificate");
+    copy(rb, result, "interrupted");
+}
+
+cJSON *lg_export_ip(const cJSON *result, const lg_xrecs *recs, int stage, const char *source)
+{
+    const cJSON *blk = result;
+    if (stage >= 0) {
+        blk = cJSON_GetArrayItem(get(result, "stages"), stage);
+        if (!cJSON_IsObject(blk)) return NULL;
+    }
+    if (recs && !recs->n) recs = NULL;
+    double p[LG_MAX_PERCENTILES + 1];
+    int np = result_pcts(result, p, LG_MAX_PERCENTILES + 1);
+    double *buf = recs ? malloc(recs->n * sizeof *buf) : NULL;
+    if (recs && !buf) return NULL;
+    cJSON *ip = cJSON_CreateObject();
+    num(ip, "benchmark_time_seconds", getn(blk, "duration"));
+
+    cJSON *ls = cJSON_AddObjectToObject(ip, "load_summary");
+    num(ls, "count", getn(blk, "dispatched"));
+    if (recs)
+        summ_recs(ls, "schedule_delay", recs, stage, -1, X_LAG, buf, p, np);
+    else
+        summ_block(ls, "schedule_delay", blk, "schedule_lag", p, np);
+    if (stage >= 0) { /* a stage's summary also has its rates (no rate: null) */
+        num(ls, "send_duration", getn(blk, "send_window_s"));
+        num(ls, "requested_rate", getn(blk, "request_rate"));
+        num(ls, "achieved_rate", getn(blk, "achieved_rate"));
+        const cJSON *lm = get(result, "load_mode");
+        if (cJSON_IsString(lm) && strcmp(lm->valuestring, "closed") == 0) /* a stage's own */
+            num(ls, "concurrency",
+                get(blk, "concurrency") ? getn(blk, "concurrency")
+                                        : getn(result, "max_concurrency"));
+    }
+
+    cJSON *s = cJSON_AddObjectToObject(ip, "successes");
+    double completed = getn(blk, "completed");
+    num(s, "count", completed);
+    cJSON *lat = cJSON_AddObjectToObject(s, "latency");
+    ip_latency(lat, "request_latency", blk, "e2el", recs, stage, X_LAT, buf, p, np);
+    ip_latency(lat, "normalized_time_per_output_token", blk, "ntpot", recs, stage, X_NTPOT, buf, p,
+               np);
+    ip_latency(lat, "time_per_output_token", blk, "tpot", recs, stage, X_TPOT, buf, p, np);
+    ip_latency(lat, "time_to_first_token", blk, "ttft", recs, stage, X_TTFT, buf, p, np);
+    ip_latency(lat, "inter_token_latency", blk, "itl", NULL, stage, -1, buf, p, np);
+    cJSON *th = cJSON_AddObjectToObject(s, "throughput");
+    double dur = getn(blk, "duration");
+    double in = getn(blk, "total_input_tokens"), out = getn(blk, "total_output_tokens");
+    num(th, "input_tokens_per_sec", dur > 0 ? in / dur : 0.0);
+    num(th, "output_tokens_per_sec", dur > 0 ? out / dur : 0.0);
+    num(th, "total_tokens_per_sec", dur > 0 ? (in + out) / dur : 0.0);
+    num(th, "requests_per_sec", dur > 0 ? completed / dur : 0.0);
+    cJSON *pt = cJSON_AddObjectToObject(s, "prompt_tokens");
+    num(pt, "total", in);
+    double share = getn(blk, "cached_prompt_tokens_share");
+    num(pt, "cached", isnan(share) ? 0.0 : round(share * in));
+    num(pt, "uncached", isnan(share) ? in : in - round(share * in));
+    cJSON *dist = cJSON_CreateObject();
+    if (recs) {
+        summ_recs(dist, "prompt", recs, stage, 1, X_IN, buf, p, np);
+        summ_recs(dist, "output", recs, stage, 1, X_OUT, buf, p, np);
+        const cJSON *it;
+        cJSON_ArrayForEach(it, get(dist, "prompt"))
+            cJSON_AddItemToObject(pt, it->string, cJSON_Duplicate(it, 1));
+        cJSON_AddItemToObject(s, "output_len", cJSON_Duplicate(get(dist, "output"), 1));
+    } else {
+        cJSON_AddNullToObject(s, "output_len");
+    }
+    cJSON *ot = cJSON_AddObjectToObject(s, "output_tokens");
+    num(ot, "total", out);
+    if (recs) {
+        const cJSON *it;
+        cJSON_ArrayForEach(it, get(dist, "output"))
+            cJSON_AddItemToObject(ot, it->string, cJSON_Duplicate(it, 1));
+    }
+    cJSON_Delete(dist);
+    double good = getn(blk, "request_goodput"), thr = getn(blk, "request_throughput");
+    if (!isnan(good)) {
+        /* Both are counts over the same duration: their ratio is good/completed. */
+        cJSON *g = cJSON_AddObjectToObject(s, "goodput_metrics");
+        double pctg = thr > 0 ? 100.0 * good / thr : 0.0;
+        num(g, "goodput_percentage", pctg);
+        num(g, "request_goodput", good);
+        num(g, "good_requests", round(pctg * completed / 100.0));
+        num(g, "total_requests", completed);
+    }
+
+    cJSON *f = cJSON_AddObjectToObject(ip, "failures");
+    num(f, "count", getn(blk, "failed"));
+    cJSON *by = cJSON_CreateObject();
+    if (recs) {
+        summ_recs(f, "request_latency", recs, stage, 0, X_LAT, buf, p, np);
+        for (size_t i = 0; i < recs->n; i++)
+            if (in_block(&recs->r[i], stage) && !rec_ok(&recs->r[i]))
+                label_add(by, recs->r[i].cls, 1);
+    } else {
+        const cJSON *fl = get(blk, "failed_latency");
+        if (getn(fl, "n") > 0) {
+            cJSON *o = cJSON_AddObjectToObject(f, "request_latency");
+            num(o, "mean", getn(fl, "mean_ms") / 1e3);
+            cJSON_AddNullToObject(o, "min");
+            num(o, "max", getn(fl, "max_ms") / 1e3);
+            num(o, "median", getn(fl, "median_ms") / 1e3);
+            num(o, "p99", getn(fl, "p99_ms") / 1e3);
+        } else {
+            cJSON_AddNullToObject(f, "request_latency");
+        }
+        const cJSON *it;
+        cJSON_ArrayForEach(it, get(blk, "failures_by_class"))
+        {
+            if (cJSON_IsNumber(it)) label_add(by, it->string, it->valuedouble);
+        }
+    }
+    cJSON_AddItemToObject(f, "by_label", by);
+    free(buf);
+    ip_rhobench(ip, result, blk, source, recs != NULL);
+    return ip;
+}
+
+/* ---- vLLM ----------------------------------------------------------------- */
+
+/* vLLM's metric keys: (mean|median|std|pNN)_(ttft|tpot|itl|e2el)_ms. */
+static int vllm_metric_key(const char *k)
+{
+    static const char *const ms[] = {"_ttft_ms", "_tpot_ms", "_itl_ms", "_e2el_ms"};
+    const char *u = strchr(k, '_');
+    if (!u) return 0;
+    size_t head = (size_t)(u - k);
+    int stat = (head == 4 && !strncmp(k, "mean", 4)) || (head == 6 && !strncmp(k, "median", 6)) ||
+               (head == 3 && !strncmp(k, "std", 3));
+    if (!stat && k[0] == 'p' && head > 1) {
+        char *end;
+        strtod(k + 1, &end);
+        stat = end == u;
+    }
+    if (!stat) return 0;
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+        if (strcmp(u, ms[i]) == 0) return 1;
+    return 0;
+}
+
+/* The metadata's key of line l (to nl) into buf; 0 if the line has none. */
+static int meta_key(const char *l, const char *nl, char *buf, size_t cap)
+{
+    const char *eq = memchr(l, '=', (size_t)(nl - l));
+    if (!eq) return 0;
+    while (l < eq && (*l == ' ' || *l == '\t'))
+        l++;
+    const char *e = eq;
+    while (e > l && (e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    snprintf(buf, cap, "%.*s", (int)(e - l), l);
+    return buf[0] != 0;
+}
+
+static int is_meta(const char *metadata, const char *k)
+{
+    char key[256];
+    for (const char *l = metadata ? metadata : "", *nl; *l && (nl = strchr(l, '\n')); l = nl + 1)
+        if (meta_key(l, nl, key, sizeof key) && strcmp(key, k) == 0) return 1;
+    return 0;
+}
+
+/* The keys of vLLM's result that rhobench's result has under the same name. */
+static const char *const vllm_head[] = {"date",
+                                        "model_id",
+                                        "tokenizer_id",
+                                        "num_prompts",
+                                        "request_rate",
+                                        "burstiness",
+                                        "max_concurrency",
+                                        "duration",
+                                        "completed",
+                                        "failed",
+                                        "total_input_tokens",
+                                        "total_output_tokens",
+                                        "request_throughput",
+                                        "request_goodput",
+                                        "output_throughput",
+                                        "total_token_throughput"};
+
+static int in_head(const char *k)
+{
+    for (size_t i = 0; i < sizeof vllm_head / sizeof vllm_head[0]; i++)
+        if (strcmp(vllm_head[i], k) == 0) return 1;
+    return strcmp(k, "backend") == 0 || vllm_metric_key(k);
+}
+
+/* One of vLLM's per-request arrays, written straight to f (a long run has
+ * millions of entries: no tree). */
+static void array_out(FILE *f, const char *k, const lg_xrecs *x, int what)
+{
+    fprintf(f, ",\n\t\"%s\": [", k);
+    for (size_t i = 0; i < x->n; i++) {
+        const lg_xrec *r = &x->r[i];
+        if (i) fputc(',', f);
+        double v;
+        switch (what) {
+        case 0: /* input_lens */
+            fprintf(f, "%lld", (long long)r->input_tokens);
+            break;
+        case 1: /* output_lens: 0 for a failure, as vLLM */
+            fprintf(f, "%lld", rec_ok(r) ? (long long)r->output_tokens : 0LL);
+            break;
+        case 2: /* ttfts, s: 0.0 for a failure, as vLLM */
+            v = rec_ok(r) ? rec_value(r, X_TTFT) : NAN;
+            fprintf(f, "%.12g", isnan(v) ? 0.0 : v);
+            break;
+        case 3: /* itls: no token times in the records */
+            fputs("[]", f);
+            break;
+        case 4: /* start_times, s from the run's start: the intended send */
+            fprintf(f, "%.12g", (double)r->intended_ns / 1e9);
+            break;
+        case 5: /* generated_texts: the records keep no text */
+            fputs("\"\"", f);
+            break;
+        default: /* errors: "" for a success, else the failure's class */
+            fprintf(f, "\"%s\"", rec_ok(r) ? "" : r->cls);
+            break;
+        }
+    }
+    fputc(']', f);
+}
+
+int lg_export_vllm(FILE *f, const cJSON *result, const lg_xrecs *recs, const char *metadata,
+                   const char *source)
+{
+    cJSON *v = cJSON_CreateObject();
+    if (!v) return -ENOMEM;
+    const cJSON *ep = get(result, "endpoint");
+    const char *be = cJSON_GetStringValue(get(result, "backend"));
+    /* vLLM's --backend: openai-chat speaks chat/completions */
+    if (cJSON_IsString(ep) && strstr(ep->valuestring, "chat/completions")) be = "openai-chat";
+    copy(v, result, "date");
+    cJSON_AddStringToObject(v, "endpoint_type", be ? be : "openai");
+    cJSON_AddStringToObject(v, "backend", be ? be : "openai");
+    cJSON_AddNullToObject(v, "label");
+    for (size_t i = 1; i < sizeof vllm_head / sizeof vllm_head[0]; i++) {
+        if (i == 4) { /* the metadata's keys, where vLLM puts them */
+            const cJSON *it;
+            cJSON_ArrayForEach(it, result)
+            {
+                if (it->string && is_meta(metadata, it->string))
+                    cJSON_AddItemToObject(v, it->string, cJSON_Duplicate(it, 1));
+            }
+        }
+        if (get(result, vllm_head[i]))
+            copy(v, result, vllm_head[i]);
+        else
+            cJSON_AddNullToObject(v, vllm_head[i]);
+    }
+    /* vLLM's peak figures, which rhobench does not measure */
+    cJSON_AddNullToObject(v, "max_output_tokens_per_s");
+    cJSON_AddNullToObject(v, "max_concurrent_requests");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, result)
+    {
+        if (it->string && vllm_metric_key(it->string))
+            cJSON_AddItemToObject(v, it->string, cJSON_Duplicate(it, 1));
+    }
+    cJSON *rb = cJSON_AddObjectToObject(v, "rhobench");
+    cJSON_AddStringToObject(rb, "source", source);
+    cJSON_AddStringToObject(rb, "latency_from", "the intended send time");
+    if (recs) cJSON_AddNumberToObject(rb, "per_request_records", (double)recs->n);
+    if (recs)
+        cJSON_AddStringToObject(rb, "per_request",
+                                "itls are empty and generated_texts empty strings: the per-request "
+                                "records keep no token times and no text; ttfts, start_times in "
+                                "seconds from the intended send time and the run's start");
+    cJSON_ArrayForEach(it, result)
+    {
+        if (it->string && !in_head(it->string) && !is_meta(metadata, it->string))
+            cJSON_AddItemToObject(rb, it->string, cJSON_Duplicate(it, 1));
+    }
+    char *txt = cJSON_Print(v);
+    cJSON_Delete(v);
+    if (!txt) return -ENOMEM;
+    char *close = strrchr(txt, '}'); /* reopened for the arrays */
+    size_t n = close ? (size_t)(close - txt) : strlen(txt);
+    while (n && (txt[n - 1] == '\n' || txt[n - 1] == '\t'))
+        n--;
+    fwrite(txt, 1, n, f);
+    free(txt);
+    if (recs) {
+        static const char *const arrays[] = {"input_lens",  "output_lens",     "ttfts", "itls",
+                                             "start_times", "generated_texts", "errors"};
+        for (int a = 0; a < 7; a++)
+            array_out(f, arrays[a], recs, a);
+    }
+    fputs("\n}\n", f);
+    return 0;
+}
+
+/* ---- the files ---------------------------------------------------------- */
+
+/* "<dir>/<stem>" of a result path ("x/r.json" -> "x/r"). */
+static void stem_of(const char *path, char *buf, size_t cap)
+{
+    size_t n = strlen(path);
+    int stem = n > 5 && strcmp(path + n - 5, ".json") == 0 ? (int)(n - 5) : (int)n;
+    snprintf(buf, cap, "%.*s", stem, path);
+}
+
+static int write_json(const char *path, cJSON *j)
+{
+    char *txt = j ? cJSON_Print(j) : NULL;
+    int rc = txt ? rb_write_file_atomic(path, txt, strlen(txt)) : -ENOMEM;
+    free(txt);
+    if (rc)
+        fprintf(stderr, "loadgen: --report-format: cannot write %s: %s\n", path,
+                rb_file_strerror(rc));
+    return rc ? 1 : 0;
+}
+
+static int write_ip(const cJSON *result, const lg_xrecs *recs, const char *stem, const char *source)
+{
+    char dir[4200], path[4300];
+    snprintf(dir, sizeof dir, "%s.inference-perf", stem);
+    if (mkdir(dir, 0777) && errno != EEXIST) {
+        fprintf(stderr, "loadgen: --report-format: cannot create %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    int bad = 0;
+    snprintf(path, sizeof path, "%s/summary_lifecycle_metrics.json", dir);
+    cJSON *j = lg_export_ip(result, recs, -1, source);
+    bad |= write_json(path, j);
+    cJSON_Delete(j);
+    int n = cJSON_GetArraySize(get(result, "stages"));
+    for (int s = 0; s < LG_MAX_STAGES && !bad; s++) {
+        snprintf(path, sizeof path, "%s/stage_%d_lifecycle_metrics.json", dir, s);
+        /* As Inference Perf: a file per stage that sent requests (a sweep cut
+         * short has stages without); an earlier run's extra stage files go. */
+        const cJSON *st = cJSON_GetArrayItem(get(result, "stages"), s);
+        if (s >= n || !(getn(st, "dispatched") > 0)) {
+            if (unlink(path) && errno != ENOENT)
+                fprintf(stderr, "loadgen: --report-format: cannot remove %s: %s\n", path,
+                        strerror(errno));
+            continue;
+        }
+        j = lg_export_ip(result, recs, s, source);
+        bad |= write_json(path, j);
+        cJSON_Delete(j);
+    }
+    if (!bad) fprintf(stderr, "loadgen: wrote %s/ (Inference Perf's lifecycle metrics)\n", dir);
+    return bad;
+}
+
+static int write_vllm(const cJSON *result, const lg_xrecs *recs, const char *metadata,
+                      const char *stem, const char *source)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s.vllm.json", stem);
+    rb_afile af;
+    int rc = rb_afile_open(&af, path);
+    if (rc == 0 && lg_export_vllm(af.fp, result, recs, metadata, source)) {
+        rb_afile_abort(&af);
+        rc = -ENOMEM;
+    } else if (rc == 0) {
+        rc = rb_afile_commit(&af);
+    }
+    if (rc) {
+        fprintf(stderr, "loadgen: --report-format: cannot write %s: %s\n", path,
+                rb_file_strerror(rc));
+        return 1;
+    }
+    fprintf(stderr, "loadgen: wrote %s (vLLM's result layout)\n", path);
+    return 0;
+}
+
+int lg_export_run(const lg_opts *o, const char *result_path, const char *jsonl_path)
+{
+    if (!o->report_formats) return 0;
+    char *txt = NULL, err[512];
+    size_t len = 0;
+    int rc = rb_read_file(result_path, (size_t)1 << 30, &txt, &len);
+    if (rc) {
+        fprintf(stderr, "loadgen: --report-format: cannot read %s: %s\n", result_path,
+                rb_file_strerror(rc));
+        return 1;
+    }
+    cJSON *result = cJSON_ParseWithLength(txt, len);
+    free(txt);
+    if (!cJSON_IsObject(result)) {
+        fprintf(stderr, "loadgen: --report-format: %s is not a result JSON\n", result_path);
+        cJSON_Delete(result);
+        return 1;
+    }
+    lg_xrecs x = {0};
+    int bad = 0;
+    if (jsonl_path && lg_xrecs_read(&x, jsonl_path, err, sizeof err)) {
+        fprintf(stderr, "loadgen: --report-format: %s; the per-request arrays are left out\n", err);
+        lg_xrecs_free(&x);
+        bad = 1;
+    }
+    const lg_xrecs *recs = jsonl_path && !bad ? &x : NULL;
+    char stem[4096];
+    stem_of(result_path, stem, sizeof stem);
+    const char *base = strrchr(result_path, '/');
+    base = base ? base + 1 : result_path;
+    if (o->report_formats & LG_EXPORT_VLLM)
+        bad |= write_vllm(result, recs, o->metadata, stem, base);
+    if (o->report_formats & LG_EXPORT_IP) bad |= write_ip(result, recs, stem, base);
+    lg_xrecs_free(&x);
+    cJSON_Delete(result);
+    return bad;
+}

@@ -1,0 +1,83 @@
+/* lg_export: the report in other tools' layouts (--report-format), converted
+ * from the files a run wrote: the result JSON and, with --save-detailed, its
+ * per-request JSONL. Nothing here reads the run's memory, so a result saved
+ * earlier converts the same way.
+ *
+ * - vLLM: the result JSON of `vllm bench serve` (vllm/benchmarks/serve.py,
+ *   main_async: date, backend, model_id, tokenizer_id, num_prompts, the
+ *   metadata, request_rate, burstiness, max_concurrency, then the benchmark's
+ *   duration, completed, totals, throughputs and mean/median/std/pNN of ttft,
+ *   tpot, itl, e2el in ms; with --save-detailed the per-request arrays
+ *   input_lens, output_lens, ttfts, itls, start_times, generated_texts,
+ *   errors), into "<stem>.vllm.json".
+ * - Inference Perf: summary_lifecycle_metrics.json and one
+ *   stage_N_lifecycle_metrics.json per stage (inference_perf/reportgen/
+ *   base.py, summarize_requests: benchmark_time_seconds, load_summary,
+ *   successes.{count, latency.*, throughput.*, prompt_tokens, output_len,
+ *   output_tokens, goodput_metrics}, failures.{count, request_latency,
+ *   by_label}), in seconds, into the folder "<stem>.inference-perf/".
+ *
+ * Latencies are the result's own: measured from the intended send time (in
+ * a closed loop that is the dispatch). rhobench's additions (client bias and
+ * verdict, the NTPOT split, the figures from dispatch) sit under the key
+ * "rhobench" in both. What the files cannot tell is null, never made up:
+ * without records there are no min/max (Inference Perf) and no per-request
+ * arrays; the records hold no token times or texts, so vLLM's itls are empty
+ * lists and generated_texts empty strings (said under "rhobench"). */
+#ifndef LG_EXPORT_H
+#define LG_EXPORT_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lg_cli.h"
+
+/* --report-format bits (0: rhobench's own result only). */
+enum { LG_EXPORT_VLLM = 1u, LG_EXPORT_IP = 2u };
+
+/* "rhobench", "vllm", "inference-perf" or "both" -> bits; -1 if none of them. */
+int lg_export_parse_format(const char *s);
+
+/* One per-request record of the JSONL (times in ns from the run's start;
+ * -1: did not happen). */
+typedef struct lg_xrec {
+    int64_t index, intended_ns, dispatch_ns, first_token_ns, end_ns;
+    int64_t input_tokens, output_tokens;
+    int32_t stage, status;
+    char cls[24]; /* "ok", "timeout", "http_429", ... */
+} lg_xrec;
+
+typedef struct lg_xrecs {
+    lg_xrec *r;
+    size_t n, cap;
+} lg_xrecs;
+
+/* Adds one JSONL line (lineno for the message). Returns 0 or -EINVAL with
+ * err naming the line and the field, -ENOMEM. */
+int lg_xrecs_add_line(lg_xrecs *x, const char *line, size_t len, long lineno, char *err,
+                      size_t errlen);
+/* Orders the records by their index (the order vLLM's arrays keep). */
+void lg_xrecs_sort(lg_xrecs *x);
+/* Reads a whole JSONL file, line by line, then sorts. Returns 0 or < 0. */
+int lg_xrecs_read(lg_xrecs *x, const char *path, char *err, size_t errlen);
+void lg_xrecs_free(lg_xrecs *x);
+
+/* Inference Perf's lifecycle report of the whole run (stage -1) or of one
+ * stage of the result; recs may be NULL. NULL if the result has no such
+ * stage or memory ran out. */
+cJSON *lg_export_ip(const cJSON *result, const lg_xrecs *recs, int stage, const char *source);
+
+/* Writes vLLM's result JSON to f; metadata is lg_opts.metadata (its keys are
+ * kept at the top, as vLLM writes them). Returns 0 or -ENOMEM; write errors
+ * are left on f (ferror). */
+int lg_export_vllm(FILE *f, const cJSON *result, const lg_xrecs *recs, const char *metadata,
+                   const char *source);
+
+/* Converts the result file (and the JSONL, jsonl_path may be NULL) into the
+ * formats asked, beside the result, each file under a temporary name then
+ * renamed. Prints what it wrote or why not on stderr. Returns 0 or 1. */
+int lg_export_run(const lg_opts *o, const char *result_path, const char *jsonl_path);
+
+#endif
