@@ -4,6 +4,7 @@
 set -euo pipefail
 src=${RB_SOURCE_DIR:?}
 bash "$src/scripts/records.sh" --check "$src/README.md"
+bash "$src/scripts/records.sh" --check "$src/results/paper/asyncio_cost.md"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/scripts" "$tmp/results"

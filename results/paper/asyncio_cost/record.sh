@@ -60,7 +60,7 @@ for i in $(seq 1 "$reps"); do
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 {
-  echo "# CPU per received chunk of a minimal asyncio client (raw: raw.jsonl)"
+  echo "**CPU per received chunk of a minimal asyncio client** (raw: raw.jsonl)"
   echo
   echo "- command: \`results/paper/asyncio_cost/record.sh --reps $reps\` (each run: \`scripts/measure_asyncio_cost.py PORT 2000 64 16\`)"
   echo "- date: $date_start to $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $commit"
