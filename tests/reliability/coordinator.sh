@@ -93,13 +93,13 @@ done
 # workers' sockets): nothing keeps loading it.
 for _ in $(seq 1 100); do [ "$(running)" -eq 0 ] && break; sleep 0.05; done
 [ "$(running)" -eq 0 ] || fail "$(running) requests still running on the server 5 s after the workers died"
-pass "coordinator SIGKILLed with $in_flight streams in flight: workers ${workers[*]} gone within $el_ms ms, no process left, the server idle"
+pass "coordinator SIGKILLed with $in_flight streams in flight: both workers gone within $el_ms ms, no process left, the server idle"
 
 # --- 3. What the dead run left: no report (it never got to write one), its
 # lock file (the lock itself died with the processes) and its part files.
 ls -A "$dir" >"$WORK/after.ls"
 [ ! -e "$dir/k.json" ] || fail "a report k.json exists after the coordinator was killed"
-left_files=$(tr '\n' ' ' <"$WORK/after.ls")
+left_files=$(sed "s/\.$lg\./.PID./" "$WORK/after.ls" | tr '\n' ' ')
 fig "coordinator_sigkill in_flight=$in_flight workers_gone_ms=$el_ms left='$left_files'"
 
 # --- 4. The next run on the same result path is not blocked: it exits 0
