@@ -154,8 +154,9 @@ for server in $servers; do
     # A rate that most confirmations failed is not sustained: say so.
     shown=$best
     [ $((2 * passed)) -gt "$confirm" ] || shown="none confirmed (last tried $best)"
+    [ "$best" -gt 0 ] || shown="none (no step passed)"
     echo "| $server | $k | $shown | $passed/$confirm | $(med "${achs[@]}") | $(med "${lags[@]}") |" >>"$work/summary.md"
-    echo "$server k=$k: highest sustained $best req/s ($passed/$confirm confirmations)" >&2
+    echo "$server k=$k: highest sustained: $shown ($passed/$confirm confirmations)" >&2
   done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   nginx_sse_stop
