@@ -7,17 +7,20 @@
 # average before it, and writes summary.md: per test its passes and median
 # time, and each figure line with every number that varies across the runs
 # given as "median [min..max]" (numbers equal in every run stay as they are).
-#   results/reliability/record.sh [--build DIR] [--runs N] [--tests REGEX]
+#   results/reliability/record.sh [--build DIR] [--runs N] [--tests REGEX] [--out DIR]
+# (--out: where raw/ and summary.md go, default beside this script.)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build="$root/build" runs=5 regex='^(rel_|lg_e2e_rel_)'
+args=$*
+build="$root/build" runs=5 regex='^(rel_|lg_e2e_rel_)' out=$here
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --tests) regex=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "record.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -37,8 +40,9 @@ for i in $(seq 1 "$runs"); do
     echo "run $i of $runs: $t0, load average before $la, ctest exit $rc"
     echo "command: cd $(basename "$build") && ctest -R '$regex' -V"
     # "NN: PASS: ..." / "NN: FIG ..." / "NN: FAIL: ..." and ctest's
-    # "1/44 Test #NN: name ....   Passed    3.21 sec" lines.
-    grep -E '^[0-9]+: (PASS|FAIL|FIG|SKIP)|Test +#[0-9]+: ' "$work/ctest.log" || true
+    # "1/44 Test #NN: name ....   Passed    3.21 sec" lines, and the leak
+    # test's per-process valgrind summaries ("NN:   x.log: ERROR SUMMARY ...").
+    grep -E '^[0-9]+: (PASS|FAIL|FIG|SKIP)|Test +#[0-9]+: |^[0-9]+: +[^ ]+\.log: ERROR SUMMARY' "$work/ctest.log" || true
     echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
   } >"$work/raw/run-$i.txt"
   echo "record.sh: run $i of $runs done (ctest exit $rc)" >&2
@@ -46,7 +50,7 @@ done
 {
   echo "**The reliability suite, $runs runs** (raw: [raw/](raw/), one file per run)"
   echo
-  echo "- command: \`results/reliability/record.sh --runs $runs\` (each run: \`ctest -R '$regex' -V\`, one test at a time)"
+  echo "- command: \`results/reliability/record.sh${args:+ $args}\` (each run: \`ctest -R '$regex' -V\`, one test at a time)"
   echo "- commit $commit; $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) CPUs online, $(uname -sr), $(. /etc/os-release && echo "$PRETTY_NAME"); shared with other work"
   echo "- load average (1, 5, 15 min) before each run: $(for f in "$work"/raw/run-*.txt; do sed -n '1s/.*load average before \([0-9.]* [0-9.]* [0-9.]*\).*/\1/p' "$f"; done | paste -sd ';' | sed 's/;/; /g')"
   echo
@@ -65,9 +69,9 @@ for f in files:
             num2name[m.group(1)] = m.group(2)
             tests[m.group(2)] = (m.group(3).strip(), float(m.group(4)))
     for ln in lines:
-        m = re.match(r"(\d+): (PASS|FAIL|FIG|SKIP):? ?(.*)", ln)
+        m = re.match(r"(\d+): (PASS|FAIL|FIG|SKIP):? ?(.*)", ln) or re.match(r"(\d+): +()(\S+\.log: ERROR SUMMARY.*)", ln)
         if m:
-            figs.setdefault(num2name.get(m.group(1), "#" + m.group(1)), []).append(m.group(2) + ": " + m.group(3))
+            figs.setdefault(num2name.get(m.group(1), "#" + m.group(1)), []).append((m.group(2) + ": " if m.group(2) else "") + m.group(3))
     runs.append((tests, figs))
 names = []
 for t, _ in runs:
@@ -118,9 +122,10 @@ for n in names:
         print("- " + "".join(out) + (f" ({len(col)} runs)" if len(col) != len(per) else ""))
 PY
 } >"$work/summary.md"
-rm -rf "$here/raw.tmp"
-mv "$work/raw" "$here/raw.tmp"
-rm -rf "$here/raw"
-mv "$here/raw.tmp" "$here/raw"
-mv "$work/summary.md" "$here/summary.md.tmp" && mv "$here/summary.md.tmp" "$here/summary.md"
-head -n 60 "$here/summary.md"
+mkdir -p "$out"
+rm -rf "$out/raw.tmp"
+mv "$work/raw" "$out/raw.tmp"
+rm -rf "$out/raw"
+mv "$out/raw.tmp" "$out/raw"
+mv "$work/summary.md" "$out/summary.md.tmp" && mv "$out/summary.md.tmp" "$out/summary.md"
+head -n 60 "$out/summary.md"
