@@ -159,14 +159,14 @@ static void a_ttft_knee_is_the_server(void **state)
     /* a slow first token against a short request: twice the baseline
      * (200 ms) is the larger bound, not 100 + 75 ms */
     lg_knee_obs slow[2] = {stable(10, 100, 150), stable(20, 190, 260)};
-    lg_knee_verdict sv[2];
+    lg_knee_verdict sv[2] = {0};
     assert_false(judge(slow, sv, 1).saturated);
     slow[1].ttft_p50_ms = 201;
     assert_int_equal(judge(slow, sv, 1).by, LG_SAT_SERVER);
     /* a stage saturated by the client is no baseline, however quick its
      * first tokens: stage 0's 50 ms is (bound 210 ms, not 1 + 165 ms) */
     lg_knee_obs cl[3] = {stable(10, 50, 320), stable(20, 1, 330), stable(30, 180, 340)};
-    lg_knee_verdict cv[3];
+    lg_knee_verdict cv[3] = {0};
     cl[1].dispatched = cl[1].scheduled / 2;
     assert_int_equal(judge(cl, cv, 1).by, LG_SAT_CLIENT);
     assert_false(judge(cl, cv, 2).saturated);
