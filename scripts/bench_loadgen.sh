@@ -118,6 +118,7 @@ search() {
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores online, $(uname -sr)"
+  echo "- commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown) (loadgen and simserver from $build)"
   echo "- load average before: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes' CPU use shows up as schedule lag; see preemptions in the step logs)"
   echo "- command: scripts/bench_loadgen.sh --workers \"$workers\" --servers \"$servers\" --start $start --max $max --step-duration $step_dur --bisect $bisect --confirm $confirm --loadgen-args \"${extra[*]-}\""
   echo "- each step: loadgen --num-workers K --request-rate R --burstiness 1 --duration $step_dur --random-input-len $input_len --random-output-len 16 ${extra[*]-}"
@@ -150,8 +151,12 @@ for server in $servers; do
       best=$((best * 95 / 100))
     done
     med() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "n/a" }'; }
-    echo "| $server | $k | $best | $passed/$confirm | $(med "${achs[@]}") | $(med "${lags[@]}") |" >>"$work/summary.md"
-    echo "$server k=$k: highest sustained $best req/s ($passed/$confirm confirmations)" >&2
+    # A rate that most confirmations failed is not sustained: say so.
+    shown=$best
+    [ $((2 * passed)) -gt "$confirm" ] || shown="none confirmed (last tried $best)"
+    [ "$best" -gt 0 ] || shown="none (no step passed)"
+    echo "| $server | $k | $shown | $passed/$confirm | $(med "${achs[@]}") | $(med "${lags[@]}") |" >>"$work/summary.md"
+    echo "$server k=$k: highest sustained: $shown ($passed/$confirm confirmations)" >&2
   done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   nginx_sse_stop

@@ -32,6 +32,7 @@ tests_for() {
     models/mdl_verdict.c) echo "test_mdl_verdict" ;;
     loadgen/lg_rxclock.c) echo "test_lg_rxclock" ;;
     loadgen/lg_bias.c) echo "test_lg_bias" ;;
+    loadgen/lg_knee.c) echo "test_lg_knee" ;;
     loadgen/lg_sched.c) echo "test_sched" ;;
     loadgen/lg_sse.c) echo "test_sse" ;;
     loadgen/lg_chunk.c) echo "test_chunk" ;;
@@ -114,6 +115,75 @@ m bias-arrival-across-stages loadgen/lg_bias.c 'if (a->stage != b->stage) contin
 m bias-exact-share-from-kernel loadgen/lg_bias.c 'vi.wire_share = b->exact_share;' 'vi.wire_share = b->wire_share;'
 m bias-worst-rho loadgen/lg_bias.c 'if (isfinite(rho) && (isnan(b->max_rho) || rho > b->max_rho)) {' \
   'if (isfinite(rho) && (isnan(b->max_rho) || rho < b->max_rho)) {'
+m bias-rho-unclamped loadgen/lg_bias.c '*rho = r < 0 ? 0 : (r > 1 ? 1 : r);' '*rho = r;'
+m bias-achieved-ratio-inverted loadgen/lg_bias.c 'b->achieved_ratio = fmin(1.0, span_i / span_d);' \
+  'b->achieved_ratio = fmin(1.0, span_d / span_i);'
+m bias-lag-p50-not-p99 loadgen/lg_bias.c \
+  'b->lag_p99_us = (double)mdl_hist_percentile(lg_stats_hist_c(s, LG_H_LAG), 99.0) / 1e3;' \
+  'b->lag_p99_us = (double)mdl_hist_percentile(lg_stats_hist_c(s, LG_H_LAG), 50.0) / 1e3;'
+m bias-transport-kept loadgen/lg_bias.c 'vi.delay_p99_us = fmax(0.0, b->overhead_us.p99 - tr);' \
+  'vi.delay_p99_us = fmax(0.0, b->overhead_us.p99);'
+m bias-below-share-inverted loadgen/lg_bias.c \
+  't->below_share = gaps ? (double)(gaps - n) / (double)gaps : NAN;' \
+  't->below_share = gaps ? (double)n / (double)gaps : NAN;'
+# loadgen/lg_rxclock.c (the clock map)
+m rx-map-endpoint loadgen/lg_rxclock.c 'int64_t off = real_ns - (mono_before_ns + width / 2);' \
+  'int64_t off = real_ns - mono_before_ns;'
+m rx-map-widest-reading loadgen/lg_rxclock.c 'if (width < m->width_ns) m->width_ns = width;' \
+  'if (width > m->width_ns) m->width_ns = width;'
+m rx-map-step-not-reset loadgen/lg_rxclock.c $'            m->steps++;\n            m->lo_ns = m->hi_ns = off;' \
+  $'            m->steps++;'
+m rx-no-lower-bound-exact loadgen/lg_rxclock.c \
+  'int64_t w = rd->lower_ns > 0 ? rd->kernel_ns - rd->lower_ns : rd->kernel_ns;' \
+  'int64_t w = rd->lower_ns > 0 ? rd->kernel_ns - rd->lower_ns : 0;'
+# loadgen/lg_knee.c
+m knee-dispatch-boundary loadgen/lg_knee.c \
+  'if (o->scheduled > 0 && (double)o->dispatched < r->min_ratio * (double)o->scheduled) {' \
+  'if (o->scheduled > 0 && (double)o->dispatched <= r->min_ratio * (double)o->scheduled) {'
+m knee-sent-clause-dropped loadgen/lg_knee.c \
+  'if (done >= r->min_ratio * offered || done >= r->min_ratio * sent) return 0;' \
+  'if (done >= r->min_ratio * offered) return 0;'
+m knee-offered-clause-dropped loadgen/lg_knee.c \
+  'if (done >= r->min_ratio * offered || done >= r->min_ratio * sent) return 0;' \
+  'if (done >= r->min_ratio * sent) return 0;'
+m knee-noise-without-sqrt-factor loadgen/lg_knee.c 'double noise = 3.0 * sqrt(n0 + n1) + 2.0;' \
+  'double noise = sqrt(n0 + n1) + 2.0;'
+m knee-shedding-share loadgen/lg_knee.c \
+  'int shedding = (double)o->failed_in >= (1.0 - r->min_ratio) * sent;' \
+  'int shedding = (double)o->failed_in >= r->min_ratio * sent;'
+m knee-ttft-baseline-max loadgen/lg_knee.c \
+  'if (isnan(base) || obs[j].ttft_p50_ms < base) base = obs[j].ttft_p50_ms, at = j;' \
+  'if (isnan(base) || obs[j].ttft_p50_ms > base) base = obs[j].ttft_p50_ms, at = j;'
+m knee-ttft-baseline-saturated loadgen/lg_knee.c \
+  'if (v[j].saturated || isnan(obs[j].ttft_p50_ms)) continue;' 'if (isnan(obs[j].ttft_p50_ms)) continue;'
+m knee-ttft-whole-e2e loadgen/lg_knee.c 'isnan(e2e) ? 0 : 0.5 * e2e);' 'isnan(e2e) ? 0 : e2e);'
+m knee-ttft-factor-dropped loadgen/lg_knee.c 'double bound = fmax(r->ttft_factor * base, base + rise);' \
+  'double bound = base + rise;'
+m knee-ttft-boundary loadgen/lg_knee.c 'if (p50 <= bound) return 0;' 'if (p50 < bound) return 0;'
+m knee-lag-share-boundary loadgen/lg_knee.c \
+  '(double)o->lag_over > r->lag_over_share * (double)o->dispatched) {' \
+  '(double)o->lag_over >= r->lag_over_share * (double)o->dispatched) {'
+m knee-last-saturated-stage loadgen/lg_knee.c $'        snprintf(k->criterion, sizeof k->criterion, "%s", v[s].criterion);\n        return;' \
+  $'        snprintf(k->criterion, sizeof k->criterion, "%s", v[s].criterion);'
+# models/mdl_verdict.c (more boundaries and guards)
+m verdict-achieved-boundary models/mdl_verdict.c 'if (in->achieved_ratio < MDL_VERDICT_BIASED_ACHIEVED_RATIO) {' \
+  'if (in->achieved_ratio <= MDL_VERDICT_BIASED_ACHIEVED_RATIO) {'
+m verdict-biased-lag-boundary models/mdl_verdict.c 'if (in->lag_p99_us > MDL_VERDICT_BIASED_LAG_US) {' \
+  'if (in->lag_p99_us >= MDL_VERDICT_BIASED_LAG_US) {'
+m verdict-safe-rho-boundary models/mdl_verdict.c 'if (in->max_rho > in->safe_rho) {' 'if (in->max_rho >= in->safe_rho) {'
+m verdict-arrival-d-ignored models/mdl_verdict.c $'if (in->arrival_p_value < MDL_VERDICT_AT_RISK_ARRIVAL_P &&\n        !(in->arrival_d <= MDL_VERDICT_AT_RISK_ARRIVAL_D)) {' \
+  'if (in->arrival_p_value < MDL_VERDICT_AT_RISK_ARRIVAL_P) {'
+m verdict-mean-half-wq models/mdl_verdict.c 'if (!p99) return 2.0 * wq >= figure_us ? "client queue" : "host";' \
+  'if (!p99) return wq >= figure_us ? "client queue" : "host";'
+m verdict-wq-counted-when-wire models/mdl_verdict.c 'if (!wire && in->predicted_wq_us > bm) {' \
+  'if (in->predicted_wq_us > bm) {'
+# models/mdl_stats.c (the two-sample test, more)
+m ks2-smaller-side models/mdl_stats.c 'double d = d1 > d2 ? d1 : d2;' 'double d = d1 < d2 ? d1 : d2;'
+m ks2-effective-n models/mdl_stats.c 'double ne = (double)n * (double)m / (double)(n + m);' \
+  'double ne = (double)n;'
+m ks2-ecdf-off-by-one models/mdl_stats.c 'double diff = (double)(i + 1) / (double)n - (double)j / (double)m;' \
+  'double diff = (double)i / (double)n - (double)j / (double)m;'
+m ks2-tolerance-sign models/mdl_stats.c 'while (j < m && b[j] <= a[i] + tol)' 'while (j < m && b[j] <= a[i] - tol)'
 # loadgen/lg_sched.c
 m sched-round-robin-off-by-one loadgen/lg_sched.c 'if (x.index % k == worker) {' \
   'if ((x.index + 1) % k == worker) {'

@@ -72,6 +72,13 @@ static void the_client_is_judged_first(void **state)
     assert_int_equal(x.by, LG_SAT_CLIENT);
     obs[0].lag_over = 10;
     assert_false(judge(obs, v, 0).saturated);
+    /* exactly 95% of the schedule sent is enough; one fewer is not */
+    obs[0] = stable(100, 5, 300);
+    obs[0].dispatched = 950;
+    assert_false(judge(obs, v, 0).saturated);
+    obs[0].dispatched = 949;
+    assert_int_equal(judge(obs, v, 0).by, LG_SAT_CLIENT);
+    obs[0].dispatched = 1000;
     /* offered in full, a few late, and the server fell behind: the server */
     obs[0].lag_over = 14;
     obs[0].completed_in = 300;
@@ -97,11 +104,40 @@ static void a_growing_backlog_is_the_server(void **state)
     /* the same shortfall with a flat backlog is noise (or the window's ends) */
     obs[0].in_flight_end = 50;
     assert_false(judge(obs, v, 0).saturated);
+    /* a rise within 3 sqrt(n0 + n1) + 2 (here 3 sqrt(105) + 2 = 32.7) is the
+     * wander of a stable queue; past it, growth */
+    obs[0].in_flight_end = 65;
+    assert_false(judge(obs, v, 0).saturated);
+    obs[0].in_flight_end = 80; /* 40 > 3 sqrt(120) + 2 = 34.9 */
+    assert_int_equal(judge(obs, v, 0).by, LG_SAT_SERVER);
+    obs[0].in_flight_end = 50;
     /* ... unless the server failed what it did not serve */
     obs[0].failed_in = 70;
     x = judge(obs, v, 0);
     assert_int_equal(x.by, LG_SAT_SERVER);
     assert_non_null(strstr(x.criterion, "failed"));
+    /* failures count as shedding from 5% of what was sent (200 here) */
+    obs[0].failed_in = 11;
+    assert_int_equal(judge(obs, v, 0).by, LG_SAT_SERVER);
+    obs[0].failed_in = 9;
+    assert_false(judge(obs, v, 0).saturated);
+}
+
+static void the_server_is_judged_on_what_it_was_sent(void **state)
+{
+    (void)state;
+    /* 40/s offered (200 in the window) but only 160 sent in it, all but 4
+     * completed: the server kept up with what it got (a late burst at the
+     * window's end raises the in-flight count). */
+    lg_knee_obs obs[1] = {stable(40, 5, 300)};
+    lg_knee_verdict v[1] = {0};
+    obs[0].sent_in = 160;
+    obs[0].completed_in = 156;
+    obs[0].in_flight_start = 12;
+    obs[0].in_flight_end = 60;
+    assert_false(judge(obs, v, 0).saturated);
+    obs[0].completed_in = 140; /* < 95% of 160 as well: behind */
+    assert_int_equal(judge(obs, v, 0).by, LG_SAT_SERVER);
 }
 
 static void a_ttft_knee_is_the_server(void **state)
@@ -118,6 +154,22 @@ static void a_ttft_knee_is_the_server(void **state)
     assert_non_null(strstr(x.criterion, "TTFT p50 170.00 ms > 162.00 ms"));
     obs[2].ttft_p50_ms = 161;
     assert_false(judge(obs, v, 2).saturated);
+    obs[2].ttft_p50_ms = 162; /* at the bound: not past it */
+    assert_false(judge(obs, v, 2).saturated);
+    /* a slow first token against a short request: twice the baseline
+     * (200 ms) is the larger bound, not 100 + 75 ms */
+    lg_knee_obs slow[2] = {stable(10, 100, 150), stable(20, 190, 260)};
+    lg_knee_verdict sv[2] = {0};
+    assert_false(judge(slow, sv, 1).saturated);
+    slow[1].ttft_p50_ms = 201;
+    assert_int_equal(judge(slow, sv, 1).by, LG_SAT_SERVER);
+    /* a stage saturated by the client is no baseline, however quick its
+     * first tokens: stage 0's 50 ms is (bound 210 ms, not 1 + 165 ms) */
+    lg_knee_obs cl[3] = {stable(10, 50, 320), stable(20, 1, 330), stable(30, 180, 340)};
+    lg_knee_verdict cv[3] = {0};
+    cl[1].dispatched = cl[1].scheduled / 2;
+    assert_int_equal(judge(cl, cv, 1).by, LG_SAT_CLIENT);
+    assert_false(judge(cl, cv, 2).saturated);
     /* quick requests: the 10 ms floor decides */
     lg_knee_obs quick[2] = {stable(100, 0.2, 1), stable(200, 10.1, 11)};
     lg_knee_verdict q[2];
@@ -168,6 +220,7 @@ int main(void)
         cmocka_unit_test(a_stable_stage_is_not_saturated),
         cmocka_unit_test(the_client_is_judged_first),
         cmocka_unit_test(a_growing_backlog_is_the_server),
+        cmocka_unit_test(the_server_is_judged_on_what_it_was_sent),
         cmocka_unit_test(a_ttft_knee_is_the_server),
         cmocka_unit_test(the_knee_is_the_first_saturated_stage),
     };
