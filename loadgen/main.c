@@ -48,22 +48,11 @@ static void warn_plan(const lg_opts *o)
                 (long long)o->planned_arrivals, (long long)pool);
 }
 
-int main(int argc, char **argv)
+/* The run, on the command line after vLLM's flags were rewritten. */
+static int run(int argc, char **argv)
 {
     lg_opts o;
     char err[512] = "";
-    /* vLLM bench's own flags, read as loadgen's (the program name passes
-     * through). Static: the list lives as long as the program. */
-    static lg_args vl;
-    char vnotes[1024];
-    if (lg_vllm_args(argc, argv, &vl, vnotes, sizeof vnotes, err, sizeof err)) {
-        fprintf(stderr, "loadgen: %s\n", err);
-        return 2;
-    }
-    for (char *l = vnotes, *nl; *l && (nl = strchr(l, '\n')); l = nl + 1)
-        fprintf(stderr, "loadgen: note: %.*s\n", (int)(nl - l), l);
-    argc = vl.argc;
-    argv = vl.argv;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     lg_opts_defaults(&o, (int)cpus);
     /* First pass: only to find --config (and --help). */
@@ -133,5 +122,24 @@ int main(int argc, char **argv)
     rc = lg_run(&o);
     curl_global_cleanup();
     lg_args_free(&cfg);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    /* vLLM bench's own flags, read as loadgen's (the program name passes
+     * through). The list outlives the run: the options point into it
+     * (--header values), so it is freed after. */
+    lg_args vl = {0};
+    char err[512] = "", vnotes[1024];
+    if (lg_vllm_args(argc, argv, &vl, vnotes, sizeof vnotes, err, sizeof err)) {
+        fprintf(stderr, "loadgen: %s\n", err);
+        lg_args_free(&vl);
+        return 2;
+    }
+    for (char *l = vnotes, *nl; *l && (nl = strchr(l, '\n')); l = nl + 1)
+        fprintf(stderr, "loadgen: note: %.*s\n", (int)(nl - l), l);
+    int rc = run(vl.argc, vl.argv);
+    lg_args_free(&vl);
     return rc;
 }
