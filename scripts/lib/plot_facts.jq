@@ -15,7 +15,7 @@ def fmt: if . == null then "n/a" elif . >= 100 then round | tostring else r1 | t
 | ([$st[] | .request_rate | finite] | length > 0 and all) as $offered
 | [$st[] | (if $offered then .request_rate else .achieved_rate end) | num | select(. != null)] as $xs
 | (if .knee != null and (.knee.rate | finite) then
-     (.knee.cause | tostring | gsub("[^a-z ]"; "")) as $cause
+     (.knee.cause | if . == "server" or . == "client" then . else "unknown cause" end) as $cause
      | {rate: .knee.rate, stage: .knee.stage, cause: $cause,
         label: "knee \(.knee.rate | fmt) req/s (by the \($cause))"}
    else null end) as $knee
