@@ -99,7 +99,11 @@ marks() {
     local k lab
     k=$(f knee_rate) lab=$(f knee_label)
     echo "set arrow 1 from first $k, graph 0 to first $k, graph 1 nohead lc rgb '#c00000' lw 2 dt 2 front"
-    echo "set label 1 $(gp_str "$lab") at first $k, graph 0.97 offset 0.6,0 left textcolor rgb '#c00000' front"
+    if [ "$(f knee_label_side)" = left ]; then
+      echo "set label 1 $(gp_str "$lab") at first $k, graph 0.97 offset -0.6,0 right textcolor rgb '#c00000' front"
+    else
+      echo "set label 1 $(gp_str "$lab") at first $k, graph 0.97 offset 0.6,0 left textcolor rgb '#c00000' front"
+    fi
   fi
   if [ "${1:-}" = cert ] && [ -n "$(f cert_range_max_rate)" ]; then
     local c lab
@@ -178,7 +182,7 @@ done
 {
   echo "# gnuplot script for run_profile.dat beside it (run: gnuplot run_plots.gp)"
   echo "set grid"
-  echo "set key below horizontal"
+  echo "set key below horizontal height 1"
   echo "set datafile missing 'NaN'"
   for term in "pngcairo size 900,560 noenhanced font ',11'" "svg size 900,560 noenhanced font 'sans,12' background '#ffffff'"; do
     ext=png

@@ -17,7 +17,7 @@ def fmt: if . == null then "n/a" elif . >= 100 then round | tostring else r1 | t
 | (if .knee != null and (.knee.rate | finite) then
      (.knee.cause | if . == "server" or . == "client" then . else "unknown cause" end) as $cause
      | {rate: .knee.rate, stage: .knee.stage, cause: $cause,
-        label: "knee \(.knee.rate | fmt) req/s (by the \($cause))"}
+        label: "knee \(.knee.rate | r1) req/s (by the \($cause))"}
    else null end) as $knee
 | ($r.num_workers | num // 1) as $k
 | ($r.certificate | if type == "string" then . else null end) as $note
@@ -69,7 +69,8 @@ def fmt: if . == null then "n/a" elif . >= 100 then round | tostring else r1 | t
                [$st[] | select(.request_rate | finite) | "'\(.achieved_rate | num | fmt)' \(.request_rate)"]
                | join(", ") else null end),
     boxwidth: $bw,
-    knee: $knee,
+    # The knee's label on the side of its line with room for it.
+    knee: (if $knee == null then null else $knee + {label_side: (if $knee.rate > 0.55 * $xmax then "left" else "right" end)} end),
     cert_range: (if $range == null then null else $range + {
       drawn_to: ([$range.max_rate, $xmax] | min),
       label: ("client certified up to \($range.max_rate | fmt) req/s"
