@@ -72,8 +72,8 @@ echo "== 4/5 benchmark: linear sweep of 6 stages up to $top req/s until a stage 
   --goodput ttft:50 ntpot:10 --save-result --save-detailed --result-dir "$out" \
   --result-filename report.json --no-progress | tee "$out/summary.txt"
 
-echo "== 5/5 plots" >&2
-"$here/scripts/plot_run.sh" "$out/report.json" "$out/plots"
+echo "== 5/5 plots and report.html" >&2
+"$here/scripts/plot_run.sh" --certificate "$out/certificate.json" "$out/report.json" "$out/plots" >&2
 
 r="$out/report.json"
 knee=$(jq -r --argjson top "$top" 'if .knee then "The server saturates at \(.knee.rate | . * 10 | round / 10) req/s (stage \(.knee.stage) of the sweep, counted from 0; saturated by the \(.knee.cause): \(.knee.criterion))."
@@ -84,8 +84,9 @@ echo "rhobench: done."
 echo "  certificate      $out/certificate.json  (safe total rate with k=$k: $(printf '%.0f' "$cert_rate") req/s)"
 echo "  calibration plot $out/calibration/calibration.png"
 echo "  per request      $out/report.jsonl"
-echo "  plots            $out/plots/latency_profile.png throughput.png schedule_lag.png"
+echo "  plots            $out/plots/latency_profile.png throughput.png ntpot_breakdown.png schedule_lag.png (and .svg)"
+echo "  result JSON      $r"
 echo "  summary          $out/summary.txt"
 echo "$knee"
 echo "$verdict"
-echo "The report is $r."
+echo "The report is $out/report.html (one page, no network: open it in a browser)."

@@ -20,9 +20,11 @@ done
 
 # Build and run-time needs. gnuplot-nox draws the plots; curl and jq are used
 # by the end-to-end test scripts; procps gives the tests pgrep/ps; prometheus
-# gives promtool, which checks simserver's metrics exposition.
+# gives promtool, which checks simserver's metrics exposition; chromium renders
+# report.html headless in its browser test, which reads it with python3.
 pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libuv1-dev libcjson-dev libyaml-dev
-      libgsl-dev libcmocka-dev libhttp-parser-dev gnuplot-nox curl jq procps valgrind clang-format nginx-light prometheus "${extra[@]}")
+      libgsl-dev libcmocka-dev libhttp-parser-dev gnuplot-nox curl jq procps valgrind clang-format nginx-light prometheus
+      chromium python3 "${extra[@]}")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

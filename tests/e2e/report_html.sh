@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# scripts/plot_run.sh and report_html.sh on real runs (see report_lib.sh):
+# - a sweep past capacity checked against a certificate: four plots (PNG and
+#   SVG) on the offered-rate axis, the knee and the certified range marked
+#   where the JSON and the certificate put them, report.html with the
+#   verdict, the knee, a table row per stage and the four SVGs inline, and
+#   nothing that could fetch (no script, no external reference);
+# - the same without --certificate: the range from the report's note, to its
+#   rounding;
+# - one stage, no stream, no knee, no certificate: drawn, and said so;
+# - no server timing stamps (a foreign server): the unsplit NTPOT drawn;
+# - hostile strings in every field shown: escaped, no element injected;
+# - bad input: exit 2 with a message.
+source "$(dirname "$0")/report_lib.sh"
+command -v gnuplot >/dev/null 2>&1 || { echo "SKIP: gnuplot is not installed"; exit 77; }
+make_runs
+s="$WORK/sweep/r.json" p="$WORK/sweep/plots" html="$WORK/sweep/report.html"
+
+bash "$PLOT" --certificate "$WORK/cert.json" "$s" "$p" >"$WORK/plot.out" 2>&1 ||
+  fail "plot_run on the sweep exited $?: $(cat "$WORK/plot.out")"
+for n in latency_profile throughput ntpot_breakdown schedule_lag; do
+  for ext in png svg; do [ -s "$p/$n.$ext" ] || fail "no $n.$ext: $(cat "$WORK/plot.out")"; done
+done
+leftover=$(find "$WORK/sweep" -name '*.tmp' | head -n 3)
+[ -z "$leftover" ] || fail "temp files left: $leftover"
+facts="$p/plot_facts.json" gp="$p/run_plots.gp"
+# The knee as a line at the JSON's knee rate, on every plot.
+k=$(jnum "$s" .knee.rate)
+[ "$(grep -c "^set arrow 1 from first $k, graph 0 to first $k, graph 1" "$gp")" -eq 8 ] ||
+  fail "the knee at $k is not marked on the 4 plots x 2 formats: $(grep '^set arrow' "$gp" | sort -u)"
+# The certified range from the certificate's figures, exactly.
+jq -e --argjson want "$CERT_MAX_RATE" '.cert_range.exact == true and (.cert_range.max_rate - $want | fabs) < 0.01' \
+  "$facts" >/dev/null || fail "certified range: $(jq -c .cert_range "$facts"), want $CERT_MAX_RATE req/s"
+grep -q "^set object 1 rect from first 0, graph 0 to first $(jq .cert_range.drawn_to "$facts")," "$gp" ||
+  fail "the certified range is not shaded: $(grep '^set object' "$gp" | sort -u)"
+# The achieved rate of each plotted stage on the top axis, at its offered rate.
+want_tics=$(jq -r '[.stages[] | "\(.request_rate)"] | join(" ")' "$s")
+got_tics=$(jq -r '.x2tics | split(", ") | map(split(" ")[1]) | join(" ")' "$facts")
+[ "$want_tics" = "$got_tics" ] || fail "top-axis tics at '$got_tics', stages offered at '$want_tics'"
+
+[ -s "$html" ] || fail "no report.html beside the result: $(cat "$WORK/plot.out")"
+verdict=$(jq -r .client_bias.verdict "$s")
+grep -q "id=\"verdict-value\">$verdict<" "$html" || fail "report.html does not show the verdict $verdict"
+grep -q "id=\"knee-value\">$k req/s<" "$html" || fail "report.html does not show the knee at $k req/s"
+rows=$(grep -o '<tr data-stage="[0-9]*"' "$html" | wc -l)
+[ "$rows" -eq "$(jq '.stages | length' "$s")" ] || fail "report.html has $rows stage rows, the JSON $(jq '.stages | length' "$s")"
+for st in $(jq -r '.stages[] | "\(.stage):\(.completed)"' "$s"); do
+  grep -qE "<tr data-stage=\"${st%%:*}\"[^>]*><td class=\"stage\">${st%%:*}</td>(<td>[^<]*</td>){3}<td class=\"completed\">${st#*:}</td>" "$html" ||
+    fail "stage ${st%%:*}'s row does not show ${st#*:} completed"
+done
+[ "$(grep -o '<svg' "$html" | wc -l)" -eq 4 ] || fail "report.html has $(grep -o '<svg' "$html" | wc -l) SVGs, want 4"
+grep -q 'id="cert-range"><strong>Certified client range:</strong> up to 131.9 req/s' "$html" ||
+  fail "report.html does not give the certified range"
+# Self-contained: no script, no frame, no external reference. The only URLs
+# are the SVG namespaces, which are names, never fetched.
+ext=$(grep -oiE '<(script|iframe|link|object|embed)|(src|href)="[^#"][^"]*"|url\([^#)]|https?://[^" ]*' "$html" |
+  grep -vE '^http://www\.w3\.org/(2000/svg|1999/xlink)$' | sort -u | head -n 5 || true)
+[ -z "$ext" ] || fail "report.html refers outside itself: $ext"
+
+# Without --certificate: the range from the report's note (rounded figures).
+bash "$PLOT" "$s" "$WORK/sweep/plots2" >"$WORK/plot2.out" 2>&1 || fail "plot_run without --certificate: $(cat "$WORK/plot2.out")"
+jq -e --argjson want "$CERT_MAX_RATE" '.cert_range.exact == false and (.cert_range.max_rate / $want - 1 | fabs) < 0.05
+     and (.cert_range.label | test("about"))' "$WORK/sweep/plots2/plot_facts.json" >/dev/null ||
+  fail "range from the note: $(jq -c .cert_range "$WORK/sweep/plots2/plot_facts.json"), want about $CERT_MAX_RATE"
+
+# One stage, no stream, no knee, no certificate.
+o="$WORK/one/r.json"
+jq -e '(.stages | length) == 1 and .knee == null and .certificate == null and .p50_tpot_ms == null' "$o" >/dev/null ||
+  fail "the one-stage run is not what this case needs: $(jq -c '{n: (.stages | length), knee, certificate, p50_tpot_ms}' "$o")"
+bash "$PLOT" "$o" "$WORK/one/plots" >"$WORK/one.out" 2>&1 || fail "plot_run on one stage: $(cat "$WORK/one.out")"
+for n in latency_profile throughput ntpot_breakdown schedule_lag; do
+  [ -s "$WORK/one/plots/$n.svg" ] || fail "one stage: no $n.svg: $(cat "$WORK/one.out")"
+done
+! grep -q '^set arrow\|^set object' "$WORK/one/plots/run_plots.gp" || fail "one stage: a knee or a range is marked without one"
+grep -q 'id="knee-value">none<' "$WORK/one/report.html" || fail "one stage: report.html does not say there is no knee"
+grep -q 'not checked against a certificate' "$WORK/one/report.html" || fail "one stage: report.html does not say there is no certificate"
+
+# A server without timing stamps: no split, the measured mean drawn instead.
+mkdir -p "$WORK/foreign"
+jq 'del(.ntpot_breakdown_ms, .stages[].ntpot_breakdown_ms, .ttft_truth_ms, .stages[].ttft_truth_ms)' "$s" >"$WORK/foreign/r.json"
+bash "$PLOT" "$WORK/foreign/r.json" "$WORK/foreign/plots" >"$WORK/foreign.out" 2>&1 || fail "plot_run foreign: $(cat "$WORK/foreign.out")"
+[ -s "$WORK/foreign/plots/ntpot_breakdown.svg" ] || fail "foreign: no ntpot_breakdown plot"
+grep -q "not split: the server sent no timing stamps" "$WORK/foreign/plots/run_plots.gp" || fail "foreign: the plot does not say it is not split"
+grep -q "No NTPOT split: the server sent no timing stamps" "$WORK/foreign/report.html" || fail "foreign: report.html does not say so"
+
+# Hostile strings: shown as text, never as markup.
+mkdir -p "$WORK/hostile"
+hostile "$s" "$WORK/hostile/r.json"
+bash "$PLOT" --certificate "$WORK/cert.json" "$WORK/hostile/r.json" "$WORK/hostile/plots" >"$WORK/hostile.out" 2>&1 ||
+  fail "plot_run on hostile strings: $(cat "$WORK/hostile.out")"
+h="$WORK/hostile/report.html"
+inj=$(grep -oiE '<script|<img|onerror=alert\(2\)>' "$h" | grep -v '^onerror' | head -n 3 || true)
+[ -z "$inj" ] || fail "hostile strings injected markup: $inj"
+n=$(grep -o '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;&amp;amp;' "$h" | wc -l)
+[ "$n" -ge 8 ] || fail "hostile strings: $n escaped copies shown, want one per field (>= 8)"
+! grep -q "alert" "$WORK/hostile/plots/run_plots.gp" || fail "a hostile string reached the gnuplot script"
+
+# Bad input.
+rc=0; bash "$REPORT_HTML" "$WORK/cert.json" "$p" >"$WORK/bad.out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -q 'not a loadgen result' "$WORK/bad.out" || fail "report_html on a non-result: exit $rc, $(cat "$WORK/bad.out")"
+rc=0; bash "$PLOT" --certificate "$s" "$s" "$WORK/bad" >"$WORK/bad.out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -q 'not a certificate' "$WORK/bad.out" || fail "plot_run --certificate RESULT: exit $rc, $(cat "$WORK/bad.out")"
+pass "report: plots on the offered-rate axis with the knee ($k req/s) and the certified range; report.html self-contained, escaped; one stage, foreign, hostile, bad input"
