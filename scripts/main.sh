@@ -39,9 +39,20 @@ echo "== 2/5 certify this host (calibrate --quick)" >&2
 "$cal" --quick --out-dir "$out/calibration" --out "$out/certificate.json" | tee "$out/calibration.txt"
 cert_rate=$(jq --argjson k "$k" '[.per_k[] | select(.workers == $k) | .safe_total_rate][0] // empty' "$out/certificate.json")
 [ -n "$cert_rate" ] || { echo "main: the certificate has no entry for k=$k" >&2; exit 1; }
-# Plan the sweep's top at 80% of the certified total rate, and no higher than --max-rate.
-top=$(jq -n --argjson c "$cert_rate" --argjson m "$max_rate" '[($c * 0.8 | floor), $m] | min')
-[ "$top" -ge 4 ] || { echo "main: the certified rate ($cert_rate/s) is too low to benchmark" >&2; exit 1; }
+# The sweep's workload, the same in the plan and in the run.
+load_args=(--num-workers "$k" --certificate "$out/certificate.json"
+           --random-input-len 256 --random-output-len 32 --random-range-ratio 0.5 --seed 11)
+# Plan the sweep's top at 80% of the certified safe utilisation, as loadgen
+# predicts it for this workload from the certificate's cost model (the
+# certificate's requests/s are for its own 16-token reference workload, not
+# for these 32-token requests): ask loadgen's dry run for a 1,000 req/s stage
+# (it prints the prediction whether or not the certificate covers it), and
+# scale (the predicted utilisation is proportional to the rate).
+probe=$("$lg" --base-url http://127.0.0.1:1 "${load_args[@]}" --request-rate 1000 --duration 10 --dry-run 2>&1)
+top=$(sed -n 's/^stage 0: predicted rho per worker \([0-9.e+-]*\) (certified safe \([0-9.e+-]*\)).*/\1 \2/p' <<<"$probe" |
+      jq -R --argjson m "$max_rate" 'split(" ") | map(tonumber) | [(1000 * 0.8 * .[1] / .[0] | floor), $m] | min')
+[ -n "$top" ] || { echo "main: loadgen's dry run gave no predicted utilisation:"$'\n'"$probe" >&2; exit 1; }
+[ "$top" -ge 4 ] || { echo "main: the certified utilisation allows only $top req/s of this workload: too low to benchmark" >&2; exit 1; }
 
 # A request takes about 2 ms + 256 x 20 us of prefill and 32 x 5 ms of decode
 # (167 ms), up to 1.5 times that with every slot busy (250 ms): slots = rate x
@@ -64,11 +75,10 @@ for _ in $(seq 100); do grep -q '^listening ' "$out/simserver.log" 2>/dev/null &
 url=$(sed -n 's/^listening //p' "$out/simserver.log" | head -n 1)
 [ -n "$url" ] || { echo "main: simserver did not start" >&2; exit 1; }
 
-echo "== 4/5 benchmark: linear sweep of 6 stages up to $top req/s until a stage saturates (certified: $cert_rate req/s with k=$k)" >&2
-"$lg" --base-url "$url" --num-workers "$k" --certificate "$out/certificate.json" \
+echo "== 4/5 benchmark: linear sweep of 6 stages up to $top req/s until a stage saturates (80% of the certified utilisation for this workload with k=$k)" >&2
+"$lg" --base-url "$url" "${load_args[@]}" \
   --sweep linear --sweep-stages 6 --sweep-max-rate "$top" --stage-duration "$stage_s" \
   --sweep-until-saturation --drain-timeout 3 \
-  --random-input-len 256 --random-output-len 32 --random-range-ratio 0.5 --seed 11 \
   --goodput ttft:50 ntpot:10 --save-result --save-detailed --result-dir "$out" \
   --result-filename report.json --no-progress | tee "$out/summary.txt"
 
@@ -81,7 +91,7 @@ knee=$(jq -r --argjson top "$top" 'if .knee then "The server saturates at \(.kne
 verdict=$(jq -r '"The client'"'"'s own verdict is \(.client_bias.verdict): \(.client_bias.reason)."' "$r")
 echo
 echo "rhobench: done."
-echo "  certificate      $out/certificate.json  (safe total rate with k=$k: $(printf '%.0f' "$cert_rate") req/s)"
+echo "  certificate      $out/certificate.json  (safe total rate with k=$k: $(printf '%.0f' "$cert_rate") req/s of its 16-token reference workload)"
 echo "  calibration plot $out/calibration/calibration.png"
 echo "  per request      $out/report.jsonl"
 echo "  plots            $out/plots/latency_profile.png throughput.png ntpot_breakdown.png schedule_lag.png (and .svg)"
