@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rb_buf.h"
 #include "rb_file.h"
 
 /* Bounds that keep a pool's memory sane whatever the spec says. */
@@ -102,36 +103,13 @@ size_t lg_pool_size_for(int64_t arrivals, size_t bytes_per_prompt, size_t budget
     return cap;
 }
 
-/* A growable string. */
-typedef struct sbuf {
-    char *s;
-    size_t len, cap;
-} sbuf;
-
-static int sbuf_put(sbuf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->s, cap);
-        if (!p) return -ENOMEM;
-        b->s = p;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-    return 0;
-}
-
 /* Appends n random words, space-separated (and a space before them if the
  * buffer is not empty): exactly n tokens by lg_count_tokens. */
-static int put_words(sbuf *b, gsl_rng *r, int32_t n)
+static int put_words(rb_buf *b, gsl_rng *r, int32_t n)
 {
     for (int32_t i = 0; i < n; i++) {
         const char *w = WORDS[gsl_rng_uniform_int(r, N_WORDS)];
-        if ((b->len && sbuf_put(b, " ", 1)) || sbuf_put(b, w, strlen(w))) return -ENOMEM;
+        if ((b->len && rb_buf_add(b, " ", 1)) || rb_buf_puts(b, w)) return -ENOMEM;
     }
     return 0;
 }
@@ -218,15 +196,14 @@ int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, si
         lg_prompt *p = &out->items[i];
         p->input_tokens = draw_len(r, spec->dist, spec->input_len, spec->range_ratio);
         p->output_tokens = draw_len(r, spec->dist, spec->output_len, spec->range_ratio);
-        sbuf b = {0};
-        if (put_words(&b, r, p->input_tokens)) {
-            free(b.s);
+        rb_buf b = {0};
+        if (put_words(&b, r, p->input_tokens) || rb_buf_take(&b, &p->text, NULL)) {
+            rb_buf_free(&b);
             gsl_rng_free(r);
             lg_dataset_free(out);
             rb_set_err(err, errlen, "random dataset: out of memory");
             return -ENOMEM;
         }
-        p->text = b.s;
         out->n = i + 1;
     }
     gsl_rng_free(r);
@@ -268,27 +245,29 @@ int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *
         return -ENOMEM;
     }
     gsl_rng_set(r, lg_seed32(spec->seed, 1));
-    sbuf sys = {0};
+    rb_buf sys = {0};
     for (int32_t g = 0; g < spec->groups; g++) {
-        sys.len = 0;
+        rb_buf_reset(&sys);
         if (put_words(&sys, r, spec->system_prompt_len)) goto nomem;
         for (int32_t q = 0; q < spec->prompts_per_group; q++) {
-            sbuf b = {0};
-            if ((sys.len && sbuf_put(&b, sys.s, sys.len)) || put_words(&b, r, spec->question_len)) {
-                free(b.s);
+            rb_buf b = {0};
+            char *text;
+            if ((sys.len && rb_buf_add(&b, sys.data, sys.len)) ||
+                put_words(&b, r, spec->question_len) || rb_buf_take(&b, &text, NULL)) {
+                rb_buf_free(&b);
                 goto nomem;
             }
             lg_prompt *p = &out->items[out->n++];
-            p->text = b.s;
+            p->text = text;
             p->input_tokens = spec->system_prompt_len + spec->question_len;
             p->output_tokens = spec->output_len;
         }
     }
-    free(sys.s);
+    rb_buf_free(&sys);
     gsl_rng_free(r);
     return 0;
 nomem:
-    free(sys.s);
+    rb_buf_free(&sys);
     gsl_rng_free(r);
     lg_dataset_free(out);
     rb_set_err(err, errlen, "shared-prefix dataset: out of memory");
