@@ -77,8 +77,7 @@ struct conn {
     worker *w;
     conn *prev, *next; /* all connections of the worker */
     sim_http_parser hp;
-    char *in; /* bytes received while busy */
-    size_t in_len, in_cap;
+    rb_buf in; /* bytes received while busy */
     int closing;
     int read_paused;
     int in_process;
@@ -250,10 +249,8 @@ static void conn_detach(conn *c)
     c->closing = 1;
     stream_clear(c);
     sim_http_free(&c->hp);
-    w->in_total -= c->in_len;
-    free(c->in);
-    c->in = NULL;
-    c->in_len = c->in_cap = 0;
+    w->in_total -= c->in.len;
+    rb_buf_free(&c->in);
     arm_pace(w);
 }
 
@@ -395,14 +392,13 @@ static void stream_finish(conn *c, int64_t now)
     }
     c->deadline_ns = now + w->cfg->idle_timeout_ns;
     if (c->in_process) return; /* conn_process goes on with the rest */
-    if (c->in_len) {
+    if (c->in.len) {
         /* Bytes of the next request that came in meanwhile. */
-        char *buf = c->in;
-        size_t n = c->in_len;
-        w->in_total -= n;
-        c->in = NULL;
-        c->in_len = c->in_cap = 0;
-        conn_process(c, buf, n); /* it ends c if the peer is gone */
+        char *buf;
+        size_t n;
+        w->in_total -= c->in.len;
+        rb_buf_take(&c->in, &buf, &n); /* it holds bytes: no error */
+        conn_process(c, buf, n);       /* it ends c if the peer is gone */
         free(buf);
     } else if (c->peer_eof && !c->busy) {
         conn_end(c);
@@ -732,23 +728,16 @@ static void handle_request(conn *c)
 
 static void conn_buffer_input(conn *c, const char *data, size_t len)
 {
-    if (c->in_len + len > c->in_cap) {
-        size_t cap = c->in_cap ? c->in_cap : 4096;
-        while (cap < c->in_len + len)
-            cap *= 2;
-        char *p = realloc(c->in, cap);
-        if (!p) {
-            conn_abort(c);
-            return;
-        }
-        c->in = p;
-        c->in_cap = cap;
+    size_t before = c->in.len;
+    if (rb_buf_add(&c->in, data, len)) {
+        /* no memory for a client's pipelined bytes: that client goes */
+        c->w->in_total -= before;
+        conn_abort(c);
+        return;
     }
-    memcpy(c->in + c->in_len, data, len);
-    c->in_len += len;
     c->w->in_total += len;
     /* Past the hold, stop reading until the request in service is done. */
-    if ((c->in_len >= PIPELINE_HOLD_BYTES || c->w->in_total >= PIPELINE_TOTAL_BYTES) &&
+    if ((c->in.len >= PIPELINE_HOLD_BYTES || c->w->in_total >= PIPELINE_TOTAL_BYTES) &&
         !c->read_paused) {
         uv_read_stop((uv_stream_t *)&c->tcp);
         c->read_paused = 1;
@@ -802,7 +791,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     if (c->busy && !c->closing) {
         /* What is read now is held: no more than both holds allow (none
          * left: a zero-length buffer, and on_read pauses the reads). */
-        size_t room = c->in_len < PIPELINE_HOLD_BYTES ? PIPELINE_HOLD_BYTES - c->in_len : 0;
+        size_t room = c->in.len < PIPELINE_HOLD_BYTES ? PIPELINE_HOLD_BYTES - c->in.len : 0;
         if (wroom < room) room = wroom;
         if (room < n) n = room;
     } else if (!c->closing && wroom < n) {
