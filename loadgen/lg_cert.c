@@ -10,13 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int get_num(const cJSON *o, const char *key, double *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v)) return -1;
-    *out = v->valuedouble;
-    return 0;
-}
+#include "rb_json.h"
 
 int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t errlen)
 {
@@ -52,22 +46,24 @@ int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t 
         snprintf(err, errlen, "certificate: host.cpu_model: missing or not a string");
         goto out;
     }
-    if (get_num(host, "cores_online", &cores) || !(cores >= 0 && cores <= INT_MAX)) {
+    if (rb_json_get_num(host, "cores_online", &cores) || !(cores >= 0 && cores <= INT_MAX)) {
         snprintf(err, errlen, "certificate: host.cores_online: missing or not a number in [0, %d]",
                  INT_MAX);
         goto out;
     }
     snprintf(out->cpu_model, sizeof out->cpu_model, "%s", cpu->valuestring);
     out->cores_online = (int)cores;
-    get_num(j, "budget_us", &out->budget_us);
+    rb_json_get_num(j, "budget_us", &out->budget_us);
     if (out->version == 2) {
         const cJSON *cm = cJSON_GetObjectItemCaseSensitive(j, "cost_model");
         const cJSON *ref = cJSON_GetObjectItemCaseSensitive(j, "reference_workload");
-        if (get_num(cm, "per_delivery_us", &out->per_delivery_us)) out->per_delivery_us = NAN;
-        if (get_num(cm, "per_event_us", &out->per_event_us)) out->per_event_us = NAN;
-        if (get_num(ref, "events_per_request", &out->ref_events_per_request))
+        if (rb_json_get_num(cm, "per_delivery_us", &out->per_delivery_us))
+            out->per_delivery_us = NAN;
+        if (rb_json_get_num(cm, "per_event_us", &out->per_event_us)) out->per_event_us = NAN;
+        if (rb_json_get_num(ref, "events_per_request", &out->ref_events_per_request))
             out->ref_events_per_request = NAN;
-        if (get_num(ref, "random_output_len", &out->ref_output_len)) out->ref_output_len = NAN;
+        if (rb_json_get_num(ref, "random_output_len", &out->ref_output_len))
+            out->ref_output_len = NAN;
     }
     const cJSON *pk = cJSON_GetObjectItemCaseSensitive(j, "per_k");
     int n = cJSON_GetArraySize(pk);
@@ -85,7 +81,7 @@ int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t 
         const cJSON *e = cJSON_GetArrayItem(pk, i);
         lg_cert_entry *c = &out->per_k[i];
         double k;
-        if (get_num(e, "workers", &k) || !(k >= 1 && k <= INT_MAX)) {
+        if (rb_json_get_num(e, "workers", &k) || !(k >= 1 && k <= INT_MAX)) {
             snprintf(err, errlen, "certificate: per_k[%d].workers: missing or not in [1, %d]", i,
                      INT_MAX);
             goto out;
@@ -99,19 +95,19 @@ int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t 
                 goto out;
             }
             c->safe_rho = cJSON_IsNumber(sr) ? sr->valuedouble : NAN;
-            if (get_num(e, "safe_rate_per_worker", &c->safe_rate_per_worker))
+            if (rb_json_get_num(e, "safe_rate_per_worker", &c->safe_rate_per_worker))
                 c->safe_rate_per_worker = NAN;
         } else {
-            if (get_num(e, "safe_rate_per_worker", &c->safe_rate_per_worker) ||
+            if (rb_json_get_num(e, "safe_rate_per_worker", &c->safe_rate_per_worker) ||
                 !(c->safe_rate_per_worker >= 0)) {
                 snprintf(err, errlen, "certificate: per_k[%d].safe_rate_per_worker: missing or < 0",
                          i);
                 goto out;
             }
-            if (get_num(e, "safe_rho", &c->safe_rho)) c->safe_rho = NAN;
+            if (rb_json_get_num(e, "safe_rho", &c->safe_rho)) c->safe_rho = NAN;
         }
-        if (get_num(e, "transport_us", &c->transport_us)) c->transport_us = NAN;
-        if (get_num(e, "safe_total_rate", &c->safe_total_rate))
+        if (rb_json_get_num(e, "transport_us", &c->transport_us)) c->transport_us = NAN;
+        if (rb_json_get_num(e, "safe_total_rate", &c->safe_total_rate))
             c->safe_total_rate = c->safe_rate_per_worker * c->workers;
         out->n++;
     }
