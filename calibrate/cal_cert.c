@@ -4,10 +4,12 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
+#include "rb_cert.h"
 #include "rb_json.h"
 
 static void put_step(cJSON *rows, const cal_step *s)
@@ -52,11 +54,32 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
 {
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
-    cJSON_AddNumberToObject(root, "rhobench_certificate", CAL_CERT_VERSION);
+    /* The keys loadgen reads come first, from rb_cert: the one writer of them. */
+    rb_cert core = {.version = RB_CERT_VERSION,
+                    .cores_online = info->host.cores_online,
+                    .budget_us = info->budget_us,
+                    .per_delivery_us = info->cost.per_delivery_us,
+                    .per_event_us = info->cost.per_event_us,
+                    .ref_events_per_request = info->ref_events_per_request,
+                    .ref_output_len = info->output_len,
+                    .n = npk > 0 ? (size_t)npk : 0};
+    snprintf(core.cpu_model, sizeof core.cpu_model, "%s", info->host.cpu_model);
+    core.per_k = core.n ? calloc(core.n, sizeof *core.per_k) : NULL;
+    if (core.n && !core.per_k) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    for (size_t i = 0; i < core.n; i++)
+        core.per_k[i] = (rb_cert_entry){pk[i].workers, pk[i].safe_rho, pk[i].safe_rate_per_worker,
+                                        pk[i].safe_total_rate, pk[i].transport_us};
+    cJSON *arr = rb_cert_put(root, &core);
+    free(core.per_k);
+    if (!arr) {
+        cJSON_Delete(root);
+        return NULL;
+    }
     cJSON_AddStringToObject(root, "created", info->created);
-    cJSON *host = cJSON_AddObjectToObject(root, "host");
-    cJSON_AddStringToObject(host, "cpu_model", info->host.cpu_model);
-    cJSON_AddNumberToObject(host, "cores_online", info->host.cores_online);
+    cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
     cJSON_AddStringToObject(host, "kernel", info->host.kernel);
     cJSON_AddStringToObject(host, "hostname", info->host.hostname);
     /* other processes on the CPUs are measured too: say how busy the host was */
@@ -66,7 +89,6 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
     cJSON_AddStringToObject(ver, "rhobench", info->version_rhobench);
     cJSON_AddStringToObject(ver, "libcurl", info->version_libcurl);
     cJSON_AddStringToObject(ver, "libuv", info->version_libuv);
-    rb_json_put_num(root, "budget_us", info->budget_us);
     cJSON_AddStringToObject(root, "model", info->model);
     cJSON_AddStringToObject(root, "mode", info->mode);
     cJSON_AddBoolToObject(root, "self_test", info->self_test);
@@ -77,46 +99,35 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
     cJSON_AddNumberToObject(srv, "random_output_len", info->output_len);
     rb_json_put_num(srv, "step_duration_s", info->step_duration_s);
     /* the workload the requests/s figures hold for */
-    cJSON *ref = cJSON_AddObjectToObject(root, "reference_workload");
+    cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference_workload");
     cJSON_AddStringToObject(ref, "name", "calibration");
     cJSON_AddNumberToObject(ref, "random_input_len", info->input_len);
-    cJSON_AddNumberToObject(ref, "random_output_len", info->output_len);
     rb_json_put_num(ref, "server_inter_token_latency_us", info->server_itl_us);
-    rb_json_put_num(ref, "events_per_request", info->ref_events_per_request);
     cJSON_AddNumberToObject(ref, "events_per_delivery", 1);
     cJSON_AddStringToObject(ref, "rate_unit", "requests/s");
-    cJSON *cm = cJSON_AddObjectToObject(root, "cost_model");
+    cJSON *cm = cJSON_GetObjectItemCaseSensitive(root, "cost_model");
     cJSON_AddStringToObject(cm, "form",
                             "rho = deliveries/s * per_delivery_us + events/s * per_event_us");
-    rb_json_put_num(cm, "per_delivery_us", info->cost.per_delivery_us);
     rb_json_put_pair(cm, "per_delivery_us_ci", info->cost.per_delivery_us_ci);
-    rb_json_put_num(cm, "per_event_us", info->cost.per_event_us);
     rb_json_put_pair(cm, "per_event_us_ci", info->cost.per_event_us_ci);
     cJSON_AddNumberToObject(cm, "n_batches", info->cost.n);
     cJSON_AddBoolToObject(cm, "identified", info->cost.identified);
 
-    cJSON *arr = cJSON_AddArrayToObject(root, "per_k");
     for (int i = 0; i < npk; i++) {
         const cal_per_k *p = &pk[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToArray(arr, o);
-        cJSON_AddNumberToObject(o, "workers", p->workers);
-        rb_json_put_num(o, "safe_rho", p->safe_rho);
+        cJSON *o = cJSON_GetArrayItem(arr, i);
         cJSON_AddStringToObject(o, "limited_by", p->limited_by);
         cJSON_AddStringToObject(o, "certified_note", p->cert_note);
         cJSON_AddBoolToObject(o, "host_limited", p->host_limited);
         if (p->host_limited) cJSON_AddStringToObject(o, "host_note", p->host_note);
         rb_json_put_num(o, "measured_rho", p->measured_rho);
         rb_json_put_num(o, "model_rho", p->model_rho);
-        rb_json_put_num(o, "safe_rate_per_worker", p->safe_rate_per_worker);
-        rb_json_put_num(o, "safe_total_rate", p->safe_total_rate);
         rb_json_put_num(o, "conservative_safe_total_rate", p->conservative_safe_total_rate);
         rb_json_put_num(o, "model_safe_total_rate", p->model_safe_total_rate);
         cJSON_AddStringToObject(o, "method", p->method);
         cJSON_AddNumberToObject(o, "n_steps", p->n_steps);
         cJSON_AddNumberToObject(o, "n_levels", p->n_levels);
         cJSON_AddNumberToObject(o, "n_fit", p->n_fit);
-        rb_json_put_num(o, "transport_us", p->transport_us);
         rb_json_put_pair(o, "transport_us_ci", p->transport_us_ci);
         rb_json_put_num(o, "r_us", p->r_us);
         rb_json_put_pair(o, "r_us_ci", p->r_us_ci);
@@ -160,49 +171,29 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
     return text;
 }
 
-/* A required key: present, and a number or null (null: not certified). */
-static int need(const cJSON *o, const char *key, const char *where, char *err, size_t errlen)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (cJSON_IsNumber(v) || cJSON_IsNull(v) || cJSON_IsString(v)) return 0;
-    snprintf(err, errlen, "certificate: %s%s: missing", where, key);
-    return -EINVAL;
-}
-
 int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k *pk, int max,
                    int *npk, char *err, size_t errlen)
 {
     memset(info, 0, sizeof *info);
     *npk = 0;
     cJSON *root = cJSON_ParseWithLength(json, len);
-    int rc = -EINVAL;
-    if (!cJSON_IsObject(root)) {
-        snprintf(err, errlen, "certificate: not a JSON object");
-        goto done;
-    }
-    double version = rb_json_num(root, "rhobench_certificate");
-    if (version != 1 && version != CAL_CERT_VERSION) {
-        snprintf(err, errlen, "certificate: rhobench_certificate: missing or not 1 or %d",
-                 CAL_CERT_VERSION);
-        goto done;
-    }
-    info->version = (int)version;
+    /* The keys loadgen relies on are read (and required) as loadgen reads them. */
+    rb_cert core;
+    int rc = rb_cert_read(root, &core, err, errlen);
+    if (rc) goto done;
+    info->version = core.version;
+    snprintf(info->host.cpu_model, sizeof info->host.cpu_model, "%s", core.cpu_model);
+    info->host.cores_online = core.cores_online;
+    info->budget_us = core.budget_us;
+    info->cost.per_delivery_us = core.per_delivery_us;
+    info->cost.per_event_us = core.per_event_us;
+    info->ref_events_per_request = core.ref_events_per_request;
     const cJSON *cm = cJSON_GetObjectItemCaseSensitive(root, "cost_model");
-    info->cost.per_delivery_us = rb_json_num(cm, "per_delivery_us");
-    info->cost.per_event_us = rb_json_num(cm, "per_event_us");
     rb_json_pair(cm, "per_delivery_us_ci", info->cost.per_delivery_us_ci);
     rb_json_pair(cm, "per_event_us_ci", info->cost.per_event_us_ci);
     info->cost.identified = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cm, "identified"));
-    info->ref_events_per_request = rb_json_num(
-        cJSON_GetObjectItemCaseSensitive(root, "reference_workload"), "events_per_request");
     const cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
-    if (need(host, "cpu_model", "host.", err, errlen) ||
-        need(host, "cores_online", "host.", err, errlen) ||
-        need(root, "budget_us", "", err, errlen))
-        goto done;
     rb_json_str(root, "created", info->created, sizeof info->created);
-    rb_json_str(host, "cpu_model", info->host.cpu_model, sizeof info->host.cpu_model);
-    info->host.cores_online = (int)rb_json_num(host, "cores_online");
     rb_json_str(host, "kernel", info->host.kernel, sizeof info->host.kernel);
     rb_json_str(host, "hostname", info->host.hostname, sizeof info->host.hostname);
     info->loadavg_start = rb_json_num(host, "loadavg_1min_start");
@@ -211,7 +202,6 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
     rb_json_str(ver, "rhobench", info->version_rhobench, sizeof info->version_rhobench);
     rb_json_str(ver, "libcurl", info->version_libcurl, sizeof info->version_libcurl);
     rb_json_str(ver, "libuv", info->version_libuv, sizeof info->version_libuv);
-    info->budget_us = rb_json_num(root, "budget_us");
     rb_json_str(root, "model", info->model, sizeof info->model);
     rb_json_str(root, "mode", info->mode, sizeof info->mode);
     info->self_test = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "self_test"));
@@ -223,57 +213,43 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
     info->step_duration_s = rb_json_num(srv, "step_duration_s");
 
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "per_k");
-    if (!cJSON_IsArray(arr)) {
-        snprintf(err, errlen, "certificate: per_k: missing or not an array");
-        goto done;
+    for (int i = 0; i < (int)core.n && i < max; i++) {
+        const cJSON *o = cJSON_GetArrayItem(arr, i);
+        const rb_cert_entry *e = &core.per_k[i];
+        cal_per_k *p = &pk[i];
+        memset(p, 0, sizeof *p);
+        p->workers = e->workers;
+        p->safe_rho = e->safe_rho;
+        p->safe_rate_per_worker = e->safe_rate_per_worker;
+        p->safe_total_rate = e->safe_total_rate;
+        p->transport_us = e->transport_us;
+        rb_json_str(o, "method", p->method, sizeof p->method);
+        p->n_steps = (int)fmax(0, rb_json_num(o, "n_steps"));
+        p->n_fit = (int)fmax(0, rb_json_num(o, "n_fit"));
+        p->mean_service_us = rb_json_num(o, "mean_service_us");
+        rb_json_pair(o, "mean_service_us_ci", p->mean_service_us_ci);
+        p->second_moment_us2 = rb_json_num(o, "second_moment_us2");
+        rb_json_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
+        rb_json_pair(o, "transport_us_ci", p->transport_us_ci);
+        p->r_us = rb_json_num(o, "r_us");
+        rb_json_pair(o, "r_us_ci", p->r_us_ci);
+        p->gof_p = rb_json_num(o, "gof_p");
+        p->fit_ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "fit_ok"));
+        p->r2 = rb_json_num(o, "r2");
+        p->events_per_request = rb_json_num(o, "events_per_request");
+        p->safe_event_rate_per_worker = rb_json_num(o, "safe_event_rate_per_worker");
+        p->conservative_safe_total_rate = rb_json_num(o, "conservative_safe_total_rate");
+        p->max_measured_rate = rb_json_num(o, "max_measured_rate");
+        p->model_safe_total_rate = rb_json_num(o, "model_safe_total_rate");
+        rb_json_str(o, "limited_by", p->limited_by, sizeof p->limited_by);
+        rb_json_str(o, "certified_note", p->cert_note, sizeof p->cert_note);
+        p->model_rho = rb_json_num(o, "model_rho");
+        p->measured_rho = rb_json_num(o, "measured_rho");
+        p->host_limited = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "host_limited"));
+        rb_json_str(o, "host_note", p->host_note, sizeof p->host_note);
+        *npk = i + 1;
     }
-    int i = 0;
-    const cJSON *o;
-    cJSON_ArrayForEach(o, arr)
-    {
-        char where[32];
-        snprintf(where, sizeof where, "per_k[%d].", i);
-        if (need(o, "workers", where, err, errlen) ||
-            need(o, "safe_rate_per_worker", where, err, errlen) ||
-            need(o, "safe_total_rate", where, err, errlen) ||
-            need(o, "safe_rho", where, err, errlen))
-            goto done;
-        if (i < max) {
-            cal_per_k *p = &pk[i];
-            memset(p, 0, sizeof *p);
-            p->workers = (int)rb_json_num(o, "workers");
-            rb_json_str(o, "method", p->method, sizeof p->method);
-            p->n_steps = (int)fmax(0, rb_json_num(o, "n_steps"));
-            p->n_fit = (int)fmax(0, rb_json_num(o, "n_fit"));
-            p->mean_service_us = rb_json_num(o, "mean_service_us");
-            rb_json_pair(o, "mean_service_us_ci", p->mean_service_us_ci);
-            p->second_moment_us2 = rb_json_num(o, "second_moment_us2");
-            rb_json_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
-            p->transport_us = rb_json_num(o, "transport_us");
-            rb_json_pair(o, "transport_us_ci", p->transport_us_ci);
-            p->r_us = rb_json_num(o, "r_us");
-            rb_json_pair(o, "r_us_ci", p->r_us_ci);
-            p->gof_p = rb_json_num(o, "gof_p");
-            p->fit_ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "fit_ok"));
-            p->r2 = rb_json_num(o, "r2");
-            p->events_per_request = rb_json_num(o, "events_per_request");
-            p->safe_event_rate_per_worker = rb_json_num(o, "safe_event_rate_per_worker");
-            p->safe_rho = rb_json_num(o, "safe_rho");
-            p->safe_rate_per_worker = rb_json_num(o, "safe_rate_per_worker");
-            p->safe_total_rate = rb_json_num(o, "safe_total_rate");
-            p->conservative_safe_total_rate = rb_json_num(o, "conservative_safe_total_rate");
-            p->max_measured_rate = rb_json_num(o, "max_measured_rate");
-            p->model_safe_total_rate = rb_json_num(o, "model_safe_total_rate");
-            rb_json_str(o, "limited_by", p->limited_by, sizeof p->limited_by);
-            rb_json_str(o, "certified_note", p->cert_note, sizeof p->cert_note);
-            p->model_rho = rb_json_num(o, "model_rho");
-            p->measured_rho = rb_json_num(o, "measured_rho");
-            p->host_limited = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "host_limited"));
-            rb_json_str(o, "host_note", p->host_note, sizeof p->host_note);
-            *npk = i + 1;
-        }
-        i++;
-    }
+    rb_cert_free(&core);
     rc = 0;
 done:
     cJSON_Delete(root);
