@@ -33,7 +33,7 @@ finish() {
 # start_sim NAME ARGS...: starts simserver on a free port (scripts/lib/sim.sh);
 # sets PORT, URL and the pid in SIM_PID_<NAME>. Waits (at most 5 s) for the
 # listening line.
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/sim.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../../../scripts/lib/sim.sh"
 start_sim() {
   local name=$1 rc=0
   shift
