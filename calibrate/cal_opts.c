@@ -322,15 +322,17 @@ static const rb_opt OPTS[] = {
 };
 
 const rb_opts_spec cal_opts_spec = {
-    "calibrate", OPTS, sizeof OPTS / sizeof OPTS[0],
-    "usage: calibrate [options]\n"
-    "Measures the load generator's own delay against its utilisation on this host in\n"
-    "levels of repeated batches, fits d = c + R rho/(1 - rho) (M/G/1, Pollaczek-\n"
-    "Khinchine) with bootstrap intervals, and certifies a safe utilisation per\n"
-    "worker count, the client's cost model and a safe rate for the reference\n"
-    "workload (the calibration's own). Durations: 500us, 20ms, 2s.\n"
-    "\n",
-    "Exit: 0 ok, 1 run failed (or self-test FAIL), 2 bad usage.\n"};
+    .prog = "calibrate",
+    .opts = OPTS,
+    .n = sizeof OPTS / sizeof OPTS[0],
+    .head = "usage: calibrate [options]\n"
+            "Measures the load generator's own delay against its utilisation on this host in\n"
+            "levels of repeated batches, fits d = c + R rho/(1 - rho) (M/G/1, Pollaczek-\n"
+            "Khinchine) with bootstrap intervals, and certifies a safe utilisation per\n"
+            "worker count, the client's cost model and a safe rate for the reference\n"
+            "workload (the calibration's own). Durations: 500us, 20ms, 2s.\n"
+            "\n",
+    .tail = "Exit: 0 ok, 1 run failed (or self-test FAIL), 2 bad usage.\n"};
 
 void cal_opts_defaults(cal_opts *o, int online_cpus)
 {

@@ -70,9 +70,17 @@ static void default_why(const rb_opt *o, char *why, size_t n)
     case RB_OPT_SIZE:
         snprintf(why, n, "must be a size such as 64k or 1M");
         break;
-    case RB_OPT_STR:
-        snprintf(why, n, "must be 1-%zu characters", o->size ? o->size - 1 : 0);
+    case RB_OPT_SECONDS:
+        snprintf(why, n, "must be seconds >= 0, or a duration with a unit (500ms, 2s)");
         break;
+    case RB_OPT_CHOICE: {
+        size_t k = (size_t)snprintf(why, n, "must be");
+        for (size_t c = 0; o->choices[c].name && k < n; c++) {
+            const char *sep = c == 0 ? " " : !o->choices[c + 1].name ? " or " : ", ";
+            k += (size_t)snprintf(why + k, n - k, "%s%s", sep, o->choices[c].name);
+        }
+        break;
+    }
     default:
         snprintf(why, n, "is not valid");
     }
@@ -110,7 +118,10 @@ static int set_value(const rb_opt *o, void *base, const char *v, char *why, size
         }
         break;
     case RB_OPT_DURATION:
-        bad = rb_parse_duration_ns(v, &i) != 0 || i < o->lo || (o->hi && i > o->hi);
+    case RB_OPT_SECONDS:
+        bad = (o->type == RB_OPT_DURATION ? rb_parse_duration_ns(v, &i)
+                                          : rb_parse_seconds_ns(v, &i)) != 0 ||
+              i < o->lo || (o->hi && i > o->hi);
         if (!bad) {
             memcpy(p, &i, sizeof i);
             return 0;
@@ -124,8 +135,20 @@ static int set_value(const rb_opt *o, void *base, const char *v, char *why, size
         }
         break;
     case RB_OPT_STR:
-        bad = !*v || (size_t)snprintf(p, o->size, "%s", v) >= o->size;
-        if (!bad) return 0;
+        if (*v && strlen(v) < o->size) {
+            memcpy(p, v, strlen(v) + 1);
+            return 0;
+        }
+        if (!o->why) {
+            snprintf(why, n, "%s", *v ? "too long" : "must not be empty");
+            return -1;
+        }
+        bad = 1;
+        break;
+    case RB_OPT_CHOICE:
+        for (size_t c = 0; o->choices[c].name; c++)
+            if (strcmp(v, o->choices[c].name) == 0) return store_int(o, base, o->choices[c].value);
+        bad = 1;
         break;
     case RB_OPT_CUSTOM:
         if (o->fn(base, v, why, n) == 0) return 0;
@@ -176,7 +199,10 @@ int rb_opts_parse(const rb_opts_spec *s, void *base, int argc, char **argv, char
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return RB_OPTS_HELP;
         if (!strcmp(a, "--version")) return RB_OPTS_VERSION;
         if (strncmp(a, "--", 2) != 0 || !a[2]) {
-            rb_set_err(err, errlen, "%s: unexpected argument (see --help)", a);
+            if (s->stray_fmt)
+                rb_set_err(err, errlen, s->stray_fmt, a);
+            else
+                rb_set_err(err, errlen, "%s: unexpected argument (see --help)", a);
             return -1;
         }
         char name[64];
@@ -189,14 +215,35 @@ int rb_opts_parse(const rb_opts_spec *s, void *base, int argc, char **argv, char
             o = rb_opts_find(s, name);
         }
         if (!o) {
-            rb_set_err(err, errlen, "--%.*s: unknown option (see --help)", (int)(nl < 60 ? nl : 60),
-                       a + 2);
+            char shown[80];
+            snprintf(shown, sizeof shown, "--%.*s", (int)(nl < 60 ? nl : 60), a + 2);
+            if (s->unknown_fmt)
+                rb_set_err(err, errlen, s->unknown_fmt, shown);
+            else
+                rb_set_err(err, errlen, "%s: unknown option (see --help)", shown);
             return -1;
         }
         const char *v = eq ? eq + 1 : NULL;
         if (o->type == RB_OPT_FLAG && v) {
             rb_set_err(err, errlen, "--%s: takes no value, got '%s'", o->name, v);
             return -1;
+        }
+        if (o->greedy) {
+            /* vLLM's form: one or more values after the flag */
+            int any = 0;
+            if (v) {
+                if (apply(s, o, base, v, err, errlen)) return -1;
+                any = 1;
+            }
+            while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
+                if (apply(s, o, base, argv[++i], err, errlen)) return -1;
+                any = 1;
+            }
+            if (!any) {
+                rb_set_err(err, errlen, "--%s: needs a value", o->name);
+                return -1;
+            }
+            continue;
         }
         if (!v && !value_optional(o)) {
             if (i + 1 >= argc) {
@@ -223,14 +270,16 @@ int rb_opts_check(const rb_opts_spec *s, void *scratch, char *err, size_t errlen
             rb_set_err(err, errlen, "--%s: no help text", o->name);
             return -1;
         }
-        size_t want = o->type == RB_OPT_DOUBLE     ? sizeof(double)
-                      : o->type == RB_OPT_DURATION ? sizeof(int64_t)
-                      : o->type == RB_OPT_SIZE     ? sizeof(uint64_t)
-                                                   : 0;
+        size_t want = o->type == RB_OPT_DOUBLE                                  ? sizeof(double)
+                      : o->type == RB_OPT_DURATION || o->type == RB_OPT_SECONDS ? sizeof(int64_t)
+                      : o->type == RB_OPT_SIZE                                  ? sizeof(uint64_t)
+                                                                                : 0;
         int ok = o->type == RB_OPT_CUSTOM ? o->fn != NULL
                  : o->type == RB_OPT_STR  ? o->size > 1
-                 : want                   ? o->size == want
-                                          : (o->size == sizeof(int) || o->size == sizeof(int64_t));
+                 : o->type == RB_OPT_CHOICE
+                     ? o->choices && o->choices[0].name && o->size == sizeof(int)
+                 : want ? o->size == want
+                        : (o->size == sizeof(int) || o->size == sizeof(int64_t));
         ok = ok && (o->arg != NULL) == !value_optional(o);
         if (!ok) {
             rb_set_err(err, errlen, "--%s: its storage or value name does not fit its type",

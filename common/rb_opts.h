@@ -25,8 +25,10 @@ typedef enum {
     RB_OPT_INT,      /* a whole number in [lo, hi], in an int or a 64-bit integer */
     RB_OPT_DOUBLE,   /* a number in [min, max] (min itself refused when excl_min) */
     RB_OPT_DURATION, /* 500us, 20ms, 2s (rb_parse_duration_ns): int64_t ns in [lo, hi] */
+    RB_OPT_SECONDS,  /* the same, a plain number being seconds (run lengths, timeouts) */
     RB_OPT_SIZE,     /* 64k, 1M (rb_parse_size): uint64_t bytes in [lo, hi] */
     RB_OPT_STR,      /* a non-empty string copied into a char array of size bytes */
+    RB_OPT_CHOICE,   /* one of choices[] by name, its value stored in an int */
     RB_OPT_CUSTOM,   /* fn parses the value (a flag without one when arg is NULL) */
 } rb_opt_type;
 
@@ -34,17 +36,25 @@ typedef enum {
  * is the options struct; value is NULL for a custom flag without a value. */
 typedef int (*rb_opt_fn)(void *base, const char *value, char *why, size_t whylen);
 
+/* One name of an RB_OPT_CHOICE (several names may share a value). */
+typedef struct rb_choice {
+    const char *name;
+    int value;
+} rb_choice;
+
 typedef struct rb_opt {
     const char *name; /* without "--" */
     rb_opt_type type;
-    const char *arg;  /* the value's name in --help ("N", "DUR"); NULL: takes none */
-    const char *unit; /* the value's unit ("us", "requests/s"); NULL: none */
-    size_t off, size; /* where the value goes (RB_OPT_AT) */
-    int64_t lo, hi;   /* INT, DURATION, SIZE bounds (hi 0: none for DURATION, SIZE) */
-    double min, max;  /* DOUBLE bounds */
-    int excl_min;     /* DOUBLE: must be > min */
-    int ival;         /* FLAG: the value stored */
-    rb_opt_fn fn;     /* CUSTOM */
+    const char *arg;          /* the value's name in --help ("N", "DUR"); NULL: takes none */
+    const char *unit;         /* the value's unit ("us", "requests/s"); NULL: none */
+    size_t off, size;         /* where the value goes (RB_OPT_AT) */
+    int64_t lo, hi;           /* INT, DURATION, SECONDS, SIZE bounds (hi 0: none but INT's) */
+    double min, max;          /* DOUBLE bounds */
+    int excl_min;             /* DOUBLE: must be > min */
+    int ival;                 /* FLAG: the value stored */
+    rb_opt_fn fn;             /* CUSTOM */
+    const rb_choice *choices; /* CHOICE: ended by a NULL name */
+    int greedy;       /* takes every following argument not starting with "--" (at least one) */
     const char *def;  /* the default, as typed; NULL: none, or the program sets it */
     const char *help; /* wrapped in --help */
     const char *why;  /* what a bad value is told; NULL: said from the type and bounds */
@@ -59,6 +69,10 @@ typedef struct rb_opts_spec {
     size_t n;
     const char *head; /* the usage text before the flags ("Usage: ...\n...\n") */
     const char *tail; /* and after them ("" or NULL: nothing) */
+    /* The messages for an unknown flag (%s: "--name") and a stray argument
+     * (%s: the argument); NULL: "--name: unknown option (see --help)" and
+     * "ARG: unexpected argument (see --help)". */
+    const char *unknown_fmt, *stray_fmt;
 } rb_opts_spec;
 
 enum { RB_OPTS_OK = 0, RB_OPTS_HELP = 1, RB_OPTS_VERSION = 2 };

@@ -247,12 +247,14 @@ static const rb_opt OPTS[] = {
 };
 
 const rb_opts_spec sim_opts_spec = {
-    "simserver", OPTS, sizeof OPTS / sizeof OPTS[0],
-    "Usage: simserver [options]\n"
-    "An OpenAI-compatible simulated LLM inference server (see simserver/README.md).\n"
-    "Durations: 500us, 20ms, 2s; a plain number is ms. Sizes: 64k, 1M.\n"
-    "\n",
-    "Exit: 0 after a clean shutdown, 1 on a failure to start, 2 bad usage.\n"};
+    .prog = "simserver",
+    .opts = OPTS,
+    .n = sizeof OPTS / sizeof OPTS[0],
+    .head = "Usage: simserver [options]\n"
+            "An OpenAI-compatible simulated LLM inference server (see simserver/README.md).\n"
+            "Durations: 500us, 20ms, 2s; a plain number is ms. Sizes: 64k, 1M.\n"
+            "\n",
+    .tail = "Exit: 0 after a clean shutdown, 1 on a failure to start, 2 bad usage.\n"};
 
 int sim_opts_defaults(sim_opts *o, char *err, size_t errlen)
 {

@@ -96,8 +96,11 @@ static const rb_opt OPTS[] = {
      .why = "must be a duration of at least 1ms",
      .help = "how long"},
 };
-static const rb_opts_spec SPEC = {"demo", OPTS, sizeof OPTS / sizeof OPTS[0], "Usage: demo\n",
-                                  "Exit: 0 ok, 2 bad usage.\n"};
+static const rb_opts_spec SPEC = {.prog = "demo",
+                                  .opts = OPTS,
+                                  .n = sizeof OPTS / sizeof OPTS[0],
+                                  .head = "Usage: demo\n",
+                                  .tail = "Exit: 0 ok, 2 bad usage.\n"};
 
 static int run(demo *d, char *err, int argc, char **argv)
 {
@@ -174,8 +177,8 @@ static void bad_usage_names_the_flag_and_value(void **state)
     BAD("--rate: must be a number > 0 requests/s, got '0'", "--rate", "0");
     BAD("--wait: must be a duration of at least 1ms, got '10us'", "--wait", "10us");
     BAD("--limit: must be a size such as 64k or 1M, got '1'", "--limit", "1");
-    BAD("--name: must be 1-7 characters, got 'abcdefgh'", "--name", "abcdefgh");
-    BAD("--name: must be 1-7 characters, got ''", "--name=");
+    BAD("--name: too long, got 'abcdefgh'", "--name", "abcdefgh");
+    BAD("--name: must not be empty, got ''", "--name=");
     BAD("--on: must be true or false, got 'yes'", "--on=yes");
     BAD("--mode: must be a or b, got 'c'", "--mode", "c");
     BAD("--fast: takes no value, got '1'", "--fast=1");
@@ -185,23 +188,112 @@ static void bad_usage_names_the_flag_and_value(void **state)
     BAD("-x: unexpected argument (see --help)", "-x");
 }
 
+/* A second table: run lengths, choices, a flag taking several values, and
+ * the program's own wording for unknown and stray arguments. */
+typedef struct more {
+    int64_t run_ns;
+    int kind;
+    int sum;
+} more;
+
+static int add(void *base, const char *v, char *why, size_t n)
+{
+    more *m = base;
+    if (strlen(v) != 1 || v[0] < '0' || v[0] > '9') {
+        snprintf(why, n, "must be a digit");
+        return -1;
+    }
+    m->sum += v[0] - '0';
+    return 0;
+}
+
+static const rb_choice KINDS[] = {{"a", 1}, {"alias-of-a", 1}, {"b", 2}, {NULL, 0}};
+static const rb_opt MORE[] = {
+    {.name = "add",
+     .type = RB_OPT_CUSTOM,
+     .arg = "D...",
+     .fn = add,
+     .greedy = 1,
+     .help = "digits to add"},
+    {.name = "kind",
+     .type = RB_OPT_CHOICE,
+     .arg = "K",
+     RB_OPT_AT(more, kind),
+     .choices = KINDS,
+     .def = "b",
+     .help = "a kind"},
+    {.name = "run",
+     .type = RB_OPT_SECONDS,
+     .arg = "D",
+     RB_OPT_AT(more, run_ns),
+     .lo = 1,
+     .help = "a run length"},
+};
+static const rb_opts_spec MORE_SPEC = {
+    "more", MORE, 3, NULL, NULL, "unknown flag '%s' (see --help)", "unexpected argument '%s'"};
+
+static int more_run(more *m, char *err, int argc, char **argv)
+{
+    memset(m, 0, sizeof *m);
+    assert_int_equal(rb_opts_defaults(&MORE_SPEC, m, err, 256), 0);
+    return rb_opts_parse(&MORE_SPEC, m, argc, argv, err, 256);
+}
+
+static void seconds_choices_greedy_and_wording(void **state)
+{
+    more m;
+    char err[256] = "";
+    assert_int_equal(more_run(&m, err, 0, NULL), 0);
+    assert_int_equal(m.kind, 2);
+    char *ok[] = {"--run",   "10", "--add",    "1", "2", "--kind=alias-of-a",
+                  "--add=3", "4",  "--run=5ms"};
+    assert_int_equal(more_run(&m, err, 9, ok), 0);
+    assert_int_equal(m.run_ns, 5000000); /* the last --run; "10" alone was 10 s */
+    assert_int_equal(m.sum, 10);
+    assert_int_equal(m.kind, 1);
+    char *ten[] = {"--run", "10"};
+    assert_int_equal(more_run(&m, err, 2, ten), 0);
+    assert_int_equal(m.run_ns, 10000000000LL);
+    char *none[] = {"--add", "--run", "1"};
+    assert_int_equal(more_run(&m, err, 3, none), -1);
+    assert_string_equal(err, "--add: needs a value");
+    char *bad[] = {"--add", "1", "x"};
+    assert_int_equal(more_run(&m, err, 3, bad), -1);
+    assert_string_equal(err, "--add: must be a digit, got 'x'");
+    char *kind[] = {"--kind", "c"};
+    assert_int_equal(more_run(&m, err, 2, kind), -1);
+    assert_string_equal(err, "--kind: must be a, alias-of-a or b, got 'c'");
+    char *zero[] = {"--run", "0"};
+    assert_int_equal(more_run(&m, err, 2, zero), -1);
+    assert_string_equal(
+        err, "--run: must be seconds >= 0, or a duration with a unit (500ms, 2s), got '0'");
+    char *unk[] = {"--frob"};
+    assert_int_equal(more_run(&m, err, 1, unk), -1);
+    assert_string_equal(err, "unknown flag '--frob' (see --help)");
+    char *stray[] = {"x"};
+    assert_int_equal(more_run(&m, err, 1, stray), -1);
+    assert_string_equal(err, "unexpected argument 'x'");
+    static more scratch;
+    assert_int_equal(rb_opts_check(&MORE_SPEC, &scratch, err, sizeof err), 0);
+}
+
 static void the_checker_catches_a_bad_table(void **state)
 {
     demo scratch;
     char err[256];
     assert_int_equal(rb_opts_check(&SPEC, &scratch, err, sizeof err), 0);
     rb_opt swapped[2] = {OPTS[1], OPTS[0]};
-    rb_opts_spec s = {"demo", swapped, 2, NULL, NULL};
+    rb_opts_spec s = {.prog = "demo", .opts = swapped, .n = 2};
     assert_int_equal(rb_opts_check(&s, &scratch, err, sizeof err), -1);
     assert_non_null(strstr(err, "--count: out of alphabetical order"));
     rb_opt bad_def = OPTS[0];
     bad_def.def = "99";
-    s = (rb_opts_spec){"demo", &bad_def, 1, NULL, NULL};
+    s = (rb_opts_spec){.prog = "demo", .opts = &bad_def, .n = 1};
     assert_int_equal(rb_opts_check(&s, &scratch, err, sizeof err), -1);
     assert_non_null(strstr(err, "--count: must be an integer in [1, 9], got '99'"));
     rb_opt wrong_size = OPTS[6];
     wrong_size.size = sizeof(int);
-    s = (rb_opts_spec){"demo", &wrong_size, 1, NULL, NULL};
+    s = (rb_opts_spec){.prog = "demo", .opts = &wrong_size, .n = 1};
     assert_int_equal(rb_opts_check(&s, &scratch, err, sizeof err), -1);
 }
 
@@ -234,6 +326,7 @@ int main(void)
         cmocka_unit_test(both_value_forms_and_every_type),
         cmocka_unit_test(help_and_version),
         cmocka_unit_test(bad_usage_names_the_flag_and_value),
+        cmocka_unit_test(seconds_choices_greedy_and_wording),
         cmocka_unit_test(the_checker_catches_a_bad_table),
         cmocka_unit_test(usage_lists_the_table_wrapped),
     };
