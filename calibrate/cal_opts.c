@@ -84,47 +84,12 @@ int cal_parse_int_list(const char *s, int *out, int max, int *n)
 
 /* ---- the options table: one entry per flag, alphabetical ---- */
 
-static int parse_itl(void *base, const char *v, char *why, size_t n)
-{
-    cal_opts *o = base;
-    if (rb_parse_duration_ns(v, &o->itl_ns) || o->itl_ns > 10000000000LL) return -1;
-    o->itl_given = 1;
-    return 0;
-}
-
-static int parse_itl_sd(void *base, const char *v, char *why, size_t n)
-{
-    cal_opts *o = base;
-    if (rb_parse_duration_ns(v, &o->itl_sd_ns) || o->itl_sd_ns > 10000000000LL) return -1;
-    o->itl_given = 1;
-    return 0;
-}
-
 static int parse_lag_bound(void *base, const char *v, char *why, size_t n)
 {
     cal_opts *o = base;
     int64_t ns;
     if (rb_parse_duration_ns(v, &ns) || ns <= 0) return -1;
     o->lag_bound_ms = (double)ns / 1e6;
-    return 0;
-}
-
-static int parse_out_dir(void *base, const char *v, char *why, size_t n)
-{
-    cal_opts *o = base;
-    if (!*v || (size_t)snprintf(o->out_dir, sizeof o->out_dir, "%s", v) >= sizeof o->out_dir)
-        return -1;
-    o->out_dir_given = 1;
-    return 0;
-}
-
-static int parse_rt(void *base, const char *v, char *why, size_t n)
-{
-    cal_opts *o = base;
-    int64_t p;
-    if (rb_parse_i64(v, 0, 99, &p)) return -1;
-    o->rt_priority = (int)p;
-    o->rt_given = 1;
     return 0;
 }
 
@@ -168,6 +133,14 @@ static int parse_workers(void *base, const char *v, char *why, size_t n)
     {                                                                                              \
         .name = flag, .type = RB_OPT_CUSTOM, .arg = value, .fn = f, .help = text, .why = bad       \
     }
+/* the simulator's token spacing: given on the command line, --self-test
+ * keeps it (cal_opts_parse) */
+#define ITL(flag, member, d, text)                                                                 \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_DURATION, .arg = "DUR", AT(member),                           \
+        RB_OPT_GIVEN(cal_opts, itl_given), .hi = 10000000000LL, .def = d,                          \
+        .why = "want a duration up to 10s", .help = text                                           \
+    }
 #define MODE(flag, m, text)                                                                        \
     {                                                                                              \
         .name = flag, .type = RB_OPT_FLAG, AT(mode), .ival = m, .help = text                       \
@@ -198,11 +171,11 @@ static const rb_opt OPTS[] = {
      .def = "100",
      .why = "must be > 0 microseconds",
      .help = "client-delay budget that defines 'safe'"},
-    CUSTOM("inter-token-latency", "DUR", parse_itl,
-           "the simulator's token spacing (default 4ms; --self-test: 16ms)",
-           "want a duration up to 10s"),
-    CUSTOM("inter-token-latency-std-dev", "DUR", parse_itl_sd,
-           "its jitter (default 2ms; --self-test: 16ms)", "want a duration up to 10s"),
+    ITL("inter-token-latency", itl_ns, "4ms",
+        "the simulator's token spacing: each event its own read, many streams in flight "
+        "(--self-test: 16ms)"),
+    ITL("inter-token-latency-std-dev", itl_sd_ns, "2ms",
+        "its jitter, so that the superposed event stream is near Poisson (--self-test: 16ms)"),
     {.name = "kingman",
      .type = RB_OPT_FLAG,
      AT(kingman),
@@ -250,16 +223,27 @@ static const rb_opt OPTS[] = {
      .why = "want a file path",
      .help = "certificate path (default OUT_DIR/certificate.json; --self-test: "
              "OUT_DIR/selftest-certificate.json)"},
-    CUSTOM("out-dir", "DIR", parse_out_dir,
-           "where the run's files go (default: beside --out; one of the two is needed)",
-           "want a directory"),
+    {.name = "out-dir",
+     .type = RB_OPT_STR,
+     .arg = "DIR",
+     AT(out_dir),
+     RB_OPT_GIVEN(cal_opts, out_dir_given),
+     .why = "want a directory",
+     .help = "where the run's files go (default: beside --out; one of the two is needed)"},
     MODE("quick", CAL_MODE_QUICK, "~1 min (self-test ~45 s) instead of ~3 min"),
     {.name = "quiet", .type = RB_OPT_FLAG, AT(quiet), .ival = 1, .help = "no progress lines"},
     LEN("random-input-len", input_len, "prompt tokens of the calibration's requests"),
     LEN("random-output-len", output_len, "output tokens of the calibration's requests"),
-    CUSTOM("realtime-priority", "P", parse_rt,
-           "run loadgen's workers SCHED_FIFO at P (0: off; default off, --self-test as root: 10)",
-           "want 0 (off) to 99"),
+    {.name = "realtime-priority",
+     .type = RB_OPT_INT,
+     .arg = "P",
+     AT(rt_priority),
+     RB_OPT_GIVEN(cal_opts, rt_given),
+     .lo = 0,
+     .hi = 99,
+     .why = "want 0 (off) to 99",
+     .help = "run loadgen's workers SCHED_FIFO at P (0: off; default off, --self-test as root: "
+             "10)"},
     {.name = "seed",
      .type = RB_OPT_INT,
      .arg = "N",
@@ -340,8 +324,6 @@ void cal_opts_defaults(cal_opts *o, int online_cpus)
         .mode = CAL_MODE_DEFAULT,
         .cost_kind = "fixed",
         .cost_us = 200.0,
-        .itl_ns = 4000000,    /* 4 ms: each event its own read, many streams in flight */
-        .itl_sd_ns = 2000000, /* jitter, so the superposed event stream is near Poisson */
         .plot = 1,
     };
     char err[256];

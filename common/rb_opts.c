@@ -162,11 +162,19 @@ static int set_value(const rb_opt *o, void *base, const char *v, char *why, size
     return -1;
 }
 
-static int apply(const rb_opts_spec *s, const rb_opt *o, void *base, const char *v, char *err,
-                 size_t errlen)
+/* Stores v into base; user: the value came from the command line (the
+ * entry's "given" mark is then set). */
+static int apply(const rb_opts_spec *s, const rb_opt *o, void *base, const char *v, int user,
+                 char *err, size_t errlen)
 {
     char why[400] = "";
-    if (set_value(o, base, v, why, sizeof why) == 0) return 0;
+    if (set_value(o, base, v, why, sizeof why) == 0) {
+        if (user && o->given) {
+            int one = 1;
+            memcpy((char *)base + o->given_off, &one, sizeof one);
+        }
+        return 0;
+    }
     if (v)
         rb_set_err(err, errlen, "--%s: %s, got '%s'", o->name, why, v);
     else
@@ -178,7 +186,8 @@ int rb_opts_defaults(const rb_opts_spec *s, void *base, char *err, size_t errlen
 {
     for (size_t i = 0; i < s->n; i++) {
         const rb_opt *o = &s->opts[i];
-        if (o->def && o->type != RB_OPT_FLAG && apply(s, o, base, o->def, err, errlen)) return -1;
+        if (o->def && o->type != RB_OPT_FLAG && apply(s, o, base, o->def, 0, err, errlen))
+            return -1;
     }
     return 0;
 }
@@ -232,11 +241,11 @@ int rb_opts_parse(const rb_opts_spec *s, void *base, int argc, char **argv, char
             /* vLLM's form: one or more values after the flag */
             int any = 0;
             if (v) {
-                if (apply(s, o, base, v, err, errlen)) return -1;
+                if (apply(s, o, base, v, 1, err, errlen)) return -1;
                 any = 1;
             }
             while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
-                if (apply(s, o, base, argv[++i], err, errlen)) return -1;
+                if (apply(s, o, base, argv[++i], 1, err, errlen)) return -1;
                 any = 1;
             }
             if (!any) {
@@ -252,7 +261,7 @@ int rb_opts_parse(const rb_opts_spec *s, void *base, int argc, char **argv, char
             }
             v = argv[++i];
         }
-        if (apply(s, o, base, v, err, errlen)) return -1;
+        if (apply(s, o, base, v, 1, err, errlen)) return -1;
     }
     return RB_OPTS_OK;
 }
@@ -286,7 +295,7 @@ int rb_opts_check(const rb_opts_spec *s, void *scratch, char *err, size_t errlen
                        o->name);
             return -1;
         }
-        if (o->def && o->type != RB_OPT_FLAG && apply(s, o, scratch, o->def, err, errlen))
+        if (o->def && o->type != RB_OPT_FLAG && apply(s, o, scratch, o->def, 0, err, errlen))
             return -1;
     }
     return 0;

@@ -55,6 +55,8 @@ typedef struct rb_opt {
     rb_opt_fn fn;             /* CUSTOM */
     const rb_choice *choices; /* CHOICE: ended by a NULL name */
     int greedy;       /* takes every following argument not starting with "--" (at least one) */
+    int given;        /* a value from the command line also sets an int at given_off to 1 */
+    size_t given_off; /* (RB_OPT_GIVEN; a default does not set it) */
     const char *def;  /* the default, as typed; NULL: none, or the program sets it */
     const char *help; /* wrapped in --help */
     const char *why;  /* what a bad value is told; NULL: said from the type and bounds */
@@ -62,6 +64,7 @@ typedef struct rb_opt {
 } rb_opt;
 
 #define RB_OPT_AT(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
+#define RB_OPT_GIVEN(type, member) .given = 1, .given_off = offsetof(type, member)
 
 typedef struct rb_opts_spec {
     const char *prog; /* "simserver" */

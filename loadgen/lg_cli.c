@@ -25,8 +25,6 @@ void lg_opts_defaults(lg_opts *o, int online_cpus)
     *o = (lg_opts){
         .endpoint = "/v1/completions",
         .num_workers = online_cpus > 0 ? online_cpus : 1,
-        .request_rate = INFINITY,
-        .num_prompts = 1000,
         .stream = 1,
         .bias_budget_mean_us = 100.0,
         .bias_budget_p99_us = 2000.0,
@@ -240,36 +238,6 @@ static int parse_header(void *base, const char *val, char *why, size_t n)
     return 0;
 }
 
-static int parse_rate(void *base, const char *val, char *why, size_t n)
-{
-    lg_opts *o = base;
-    if (rb_parse_double(val, 0.0, INFINITY, &o->request_rate) || !(o->request_rate > 0.0))
-        return WHY("must be > 0 (or inf)");
-    o->rate_given = 1;
-    return 0;
-}
-
-static int parse_num_prompts(void *base, const char *val, char *why, size_t n)
-{
-    lg_opts *o = base;
-    int64_t v;
-    if (rb_parse_i64(val, 1, INT64_MAX / 4, &v)) return WHY("must be a whole number >= 1");
-    o->num_prompts = v;
-    o->num_prompts_given = 1;
-    return 0;
-}
-
-static int parse_pool(void *base, const char *val, char *why, size_t n)
-{
-    lg_opts *o = base;
-    int64_t v;
-    if (rb_parse_i64(val, 1, LG_POOL_MAX, &v))
-        return WHY("must be a whole number in [1, 10000000]");
-    o->prompt_pool_size = v;
-    o->prompt_pool_given = 1;
-    return 0;
-}
-
 static int parse_request_timeout(void *base, const char *val, char *why, size_t n)
 {
     lg_opts *o = base;
@@ -328,6 +296,13 @@ static int set_save_detailed(void *base, const char *val, char *why, size_t n)
     {                                                                                              \
         .name = flag, .type = RB_OPT_CHOICE, .arg = value, AT(member), .choices = list, .def = d,  \
         .why = bad, .help = text                                                                   \
+    }
+
+#define POOL(flag, text)                                                                           \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_INT, .arg = "N", AT(prompt_pool_size),                        \
+        RB_OPT_GIVEN(lg_opts, prompt_pool_given), .lo = 1, .hi = LG_POOL_MAX,                      \
+        .why = "must be a whole number in [1, " STR_(LG_POOL_MAX) "]", .help = text                \
     }
 
 static const rb_choice DATASETS[] = {{"random", LG_DS_RANDOM},
@@ -401,8 +376,17 @@ static const rb_opt OPTS[] = {
         "scheduling priority of the workers (default: unchanged; negative needs privileges)"),
     FLAG("no-progress", progress, 0, "no live progress line"),
     FLAG("no-stream", stream, 0, "non-streamed responses"),
-    CUSTOM("num-dataset-entries", "N", parse_pool, "the same as --prompt-pool-size"),
-    CUSTOM("num-prompts", "N", parse_num_prompts, "requests to send (default 1000)"),
+    POOL("num-dataset-entries", "the same as --prompt-pool-size"),
+    {.name = "num-prompts",
+     .type = RB_OPT_INT,
+     .arg = "N",
+     AT(num_prompts),
+     RB_OPT_GIVEN(lg_opts, num_prompts_given),
+     .lo = 1,
+     .hi = INT64_MAX / 4,
+     .def = "1000",
+     .why = "must be a whole number >= 1",
+     .help = "requests to send"},
     INT("num-workers", num_workers, 0, 1024, NULL,
         "worker processes (default: online CPUs; 0: one in-process)"),
     CUSTOM("percentile-metrics", "LIST", parse_metrics,
@@ -415,9 +399,9 @@ static const rb_opt OPTS[] = {
     INT("prefix-system-len", prefix_system_len, 0, 1000000, "512",
         "shared-prefix: system prompt words"),
     FLAG("progress", progress, 1, "live progress line on stderr (default: when a terminal)"),
-    CUSTOM("prompt-pool-size", "N", parse_pool,
-           "distinct prompts; request i uses prompt i mod N (default: one per planned request, "
-           "within 512 MiB; a smaller N repeats prompts on purpose)"),
+    POOL("prompt-pool-size",
+         "distinct prompts; request i uses prompt i mod N (default: one per planned request, "
+         "within 512 MiB; a smaller N repeats prompts on purpose)"),
     FLAG("quiet", quiet, 1, "no summary table"),
     INT("random-input-len", random_input_len, 1, 1000000, "1024", "prompt words"),
     CHOICE("random-len-dist", "D", random_len_dist, LEN_DISTS, "uniform",
@@ -440,8 +424,18 @@ static const rb_opt OPTS[] = {
            "must be kernel or user",
            "a token's receive time: the kernel's receive stamp, or user: when the loop picked it "
            "up"),
-    CUSTOM("request-rate", "R", parse_rate,
-           "requests/s over all workers (default inf: all at once)"),
+    {.name = "request-rate",
+     .type = RB_OPT_DOUBLE,
+     .arg = "R",
+     AT(request_rate),
+     RB_OPT_GIVEN(lg_opts, rate_given),
+     .min = 0,
+     .max = INFINITY,
+     .excl_min = 1,
+     .def = "inf",
+     .why = "must be > 0 (or inf)",
+     .unit = "requests/s, all workers",
+     .help = "the offered rate (inf: all at once)"},
     CUSTOM("request-timeout", "D", parse_request_timeout,
            "bound on each request, at least 1ms (default 60s)"),
     STRING("result-dir", "DIR", result_dir, ".", "the result JSON's folder"),

@@ -192,6 +192,7 @@ static void bad_usage_names_the_flag_and_value(void **state)
  * the program's own wording for unknown and stray arguments. */
 typedef struct more {
     int64_t run_ns;
+    int run_given;
     int kind;
     int sum;
 } more;
@@ -226,11 +227,16 @@ static const rb_opt MORE[] = {
      .type = RB_OPT_SECONDS,
      .arg = "D",
      RB_OPT_AT(more, run_ns),
+     RB_OPT_GIVEN(more, run_given),
      .lo = 1,
+     .def = "1",
      .help = "a run length"},
 };
-static const rb_opts_spec MORE_SPEC = {
-    "more", MORE, 3, NULL, NULL, "unknown flag '%s' (see --help)", "unexpected argument '%s'"};
+static const rb_opts_spec MORE_SPEC = {.prog = "more",
+                                       .opts = MORE,
+                                       .n = 3,
+                                       .unknown_fmt = "unknown flag '%s' (see --help)",
+                                       .stray_fmt = "unexpected argument '%s'"};
 
 static int more_run(more *m, char *err, int argc, char **argv)
 {
@@ -245,10 +251,13 @@ static void seconds_choices_greedy_and_wording(void **state)
     char err[256] = "";
     assert_int_equal(more_run(&m, err, 0, NULL), 0);
     assert_int_equal(m.kind, 2);
+    assert_int_equal(m.run_ns, 1000000000);
+    assert_int_equal(m.run_given, 0); /* a default is not "given" */
     char *ok[] = {"--run",   "10", "--add",    "1", "2", "--kind=alias-of-a",
                   "--add=3", "4",  "--run=5ms"};
     assert_int_equal(more_run(&m, err, 9, ok), 0);
     assert_int_equal(m.run_ns, 5000000); /* the last --run; "10" alone was 10 s */
+    assert_int_equal(m.run_given, 1);
     assert_int_equal(m.sum, 10);
     assert_int_equal(m.kind, 1);
     char *ten[] = {"--run", "10"};
