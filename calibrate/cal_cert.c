@@ -4,54 +4,42 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
-/* Adds a number, or null when it is not finite (JSON has no NaN). */
-static void put_num(cJSON *o, const char *key, double v)
-{
-    if (isfinite(v))
-        cJSON_AddNumberToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
-}
-
-static void put_pair(cJSON *o, const char *key, const double v[2])
-{
-    cJSON *a = cJSON_AddArrayToObject(o, key);
-    for (int i = 0; i < 2; i++)
-        cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
-}
+#include "rb_cert.h"
+#include "rb_json.h"
 
 static void put_step(cJSON *rows, const cal_step *s)
 {
     cJSON *r = cJSON_CreateObject();
     cJSON_AddItemToArray(rows, r);
     cJSON_AddNumberToObject(r, "workers", s->workers);
-    put_num(r, "request_rate", s->request_rate);
-    put_num(r, "achieved_rate", s->achieved_rate);
+    rb_json_put_num(r, "request_rate", s->request_rate);
+    rb_json_put_num(r, "achieved_rate", s->achieved_rate);
     cJSON_AddNumberToObject(r, "completed", (double)s->completed);
     cJSON_AddNumberToObject(r, "failed", (double)s->failed);
-    put_num(r, "rho_mean", s->rho_mean);
-    put_num(r, "rho_max", s->rho_max);
-    put_num(r, "event_rate_per_worker", s->event_rate_per_worker);
-    put_num(r, "callback_rate_per_worker", s->callback_rate_per_worker);
-    put_num(r, "events_per_request", s->events_per_request);
-    put_num(r, "service_per_event_us", s->service_per_event_us);
-    put_num(r, "mean_service_us", s->mean_service_us);
-    put_num(r, "second_moment_us2", s->second_moment_us2);
-    put_num(r, "overhead_mean_us", s->overhead_mean_us);
-    put_num(r, "overhead_p99_us", s->overhead_p99_us);
-    put_num(r, "median_schedule_lag_ms", s->lag_p50_ms);
-    put_num(r, "mean_schedule_lag_ms", s->lag_mean_ms);
-    put_num(r, "p99_schedule_lag_ms", s->lag_p99_ms);
-    put_num(r, "arrival_p_value", s->arrival_p_value);
-    put_num(r, "predicted_wq_us", s->predicted_wq_us);
-    put_num(r, "fit_pred_us", s->fit_pred_us);
+    rb_json_put_num(r, "rho_mean", s->rho_mean);
+    rb_json_put_num(r, "rho_max", s->rho_max);
+    rb_json_put_num(r, "event_rate_per_worker", s->event_rate_per_worker);
+    rb_json_put_num(r, "callback_rate_per_worker", s->callback_rate_per_worker);
+    rb_json_put_num(r, "events_per_request", s->events_per_request);
+    rb_json_put_num(r, "service_per_event_us", s->service_per_event_us);
+    rb_json_put_num(r, "mean_service_us", s->mean_service_us);
+    rb_json_put_num(r, "second_moment_us2", s->second_moment_us2);
+    rb_json_put_num(r, "overhead_mean_us", s->overhead_mean_us);
+    rb_json_put_num(r, "overhead_p99_us", s->overhead_p99_us);
+    rb_json_put_num(r, "median_schedule_lag_ms", s->lag_p50_ms);
+    rb_json_put_num(r, "mean_schedule_lag_ms", s->lag_mean_ms);
+    rb_json_put_num(r, "p99_schedule_lag_ms", s->lag_p99_ms);
+    rb_json_put_num(r, "arrival_p_value", s->arrival_p_value);
+    rb_json_put_num(r, "predicted_wq_us", s->predicted_wq_us);
+    rb_json_put_num(r, "fit_pred_us", s->fit_pred_us);
     cJSON_AddNumberToObject(r, "level", s->level);
     if (s->probe) cJSON_AddBoolToObject(r, "probe", 1);
-    put_num(r, "host_busy", s->host_busy);
+    rb_json_put_num(r, "host_busy", s->host_busy);
     cJSON_AddStringToObject(r, "delay_source", s->delay_source);
     cJSON_AddBoolToObject(r, "saturated", s->saturated);
     if (s->saturated) cJSON_AddStringToObject(r, "saturated_by", s->why);
@@ -66,101 +54,110 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
 {
     cJSON *root = cJSON_CreateObject();
     if (!root) return NULL;
-    cJSON_AddNumberToObject(root, "rhobench_certificate", CAL_CERT_VERSION);
+    /* The keys loadgen reads come first, from rb_cert: the one writer of them. */
+    rb_cert core = {.version = RB_CERT_VERSION,
+                    .cores_online = info->host.cores_online,
+                    .budget_us = info->budget_us,
+                    .per_delivery_us = info->cost.per_delivery_us,
+                    .per_event_us = info->cost.per_event_us,
+                    .ref_events_per_request = info->ref_events_per_request,
+                    .ref_output_len = info->output_len,
+                    .n = npk > 0 ? (size_t)npk : 0};
+    snprintf(core.cpu_model, sizeof core.cpu_model, "%s", info->host.cpu_model);
+    core.per_k = core.n ? calloc(core.n, sizeof *core.per_k) : NULL;
+    if (core.n && !core.per_k) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    for (size_t i = 0; i < core.n; i++)
+        core.per_k[i] = (rb_cert_entry){pk[i].workers, pk[i].safe_rho, pk[i].safe_rate_per_worker,
+                                        pk[i].safe_total_rate, pk[i].transport_us};
+    cJSON *arr = rb_cert_put(root, &core);
+    free(core.per_k);
+    if (!arr) {
+        cJSON_Delete(root);
+        return NULL;
+    }
     cJSON_AddStringToObject(root, "created", info->created);
-    cJSON *host = cJSON_AddObjectToObject(root, "host");
-    cJSON_AddStringToObject(host, "cpu_model", info->host.cpu_model);
-    cJSON_AddNumberToObject(host, "cores_online", info->host.cores_online);
+    cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
     cJSON_AddStringToObject(host, "kernel", info->host.kernel);
     cJSON_AddStringToObject(host, "hostname", info->host.hostname);
     /* other processes on the CPUs are measured too: say how busy the host was */
-    put_num(host, "loadavg_1min_start", info->loadavg_start);
-    put_num(host, "loadavg_1min_end", info->loadavg_end);
+    rb_json_put_num(host, "loadavg_1min_start", info->loadavg_start);
+    rb_json_put_num(host, "loadavg_1min_end", info->loadavg_end);
     cJSON *ver = cJSON_AddObjectToObject(root, "versions");
     cJSON_AddStringToObject(ver, "rhobench", info->version_rhobench);
     cJSON_AddStringToObject(ver, "libcurl", info->version_libcurl);
     cJSON_AddStringToObject(ver, "libuv", info->version_libuv);
-    put_num(root, "budget_us", info->budget_us);
     cJSON_AddStringToObject(root, "model", info->model);
     cJSON_AddStringToObject(root, "mode", info->mode);
     cJSON_AddBoolToObject(root, "self_test", info->self_test);
     if (info->client_cost[0]) cJSON_AddStringToObject(root, "client_cost", info->client_cost);
     cJSON *srv = cJSON_AddObjectToObject(root, "calibration_load");
-    put_num(srv, "server_inter_token_latency_us", info->server_itl_us);
+    rb_json_put_num(srv, "server_inter_token_latency_us", info->server_itl_us);
     cJSON_AddNumberToObject(srv, "random_input_len", info->input_len);
     cJSON_AddNumberToObject(srv, "random_output_len", info->output_len);
-    put_num(srv, "step_duration_s", info->step_duration_s);
+    rb_json_put_num(srv, "step_duration_s", info->step_duration_s);
     /* the workload the requests/s figures hold for */
-    cJSON *ref = cJSON_AddObjectToObject(root, "reference_workload");
+    cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference_workload");
     cJSON_AddStringToObject(ref, "name", "calibration");
     cJSON_AddNumberToObject(ref, "random_input_len", info->input_len);
-    cJSON_AddNumberToObject(ref, "random_output_len", info->output_len);
-    put_num(ref, "server_inter_token_latency_us", info->server_itl_us);
-    put_num(ref, "events_per_request", info->ref_events_per_request);
+    rb_json_put_num(ref, "server_inter_token_latency_us", info->server_itl_us);
     cJSON_AddNumberToObject(ref, "events_per_delivery", 1);
     cJSON_AddStringToObject(ref, "rate_unit", "requests/s");
-    cJSON *cm = cJSON_AddObjectToObject(root, "cost_model");
+    cJSON *cm = cJSON_GetObjectItemCaseSensitive(root, "cost_model");
     cJSON_AddStringToObject(cm, "form",
                             "rho = deliveries/s * per_delivery_us + events/s * per_event_us");
-    put_num(cm, "per_delivery_us", info->cost.per_delivery_us);
-    put_pair(cm, "per_delivery_us_ci", info->cost.per_delivery_us_ci);
-    put_num(cm, "per_event_us", info->cost.per_event_us);
-    put_pair(cm, "per_event_us_ci", info->cost.per_event_us_ci);
+    rb_json_put_pair(cm, "per_delivery_us_ci", info->cost.per_delivery_us_ci);
+    rb_json_put_pair(cm, "per_event_us_ci", info->cost.per_event_us_ci);
     cJSON_AddNumberToObject(cm, "n_batches", info->cost.n);
     cJSON_AddBoolToObject(cm, "identified", info->cost.identified);
 
-    cJSON *arr = cJSON_AddArrayToObject(root, "per_k");
     for (int i = 0; i < npk; i++) {
         const cal_per_k *p = &pk[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddItemToArray(arr, o);
-        cJSON_AddNumberToObject(o, "workers", p->workers);
-        put_num(o, "safe_rho", p->safe_rho);
+        cJSON *o = cJSON_GetArrayItem(arr, i);
         cJSON_AddStringToObject(o, "limited_by", p->limited_by);
         cJSON_AddStringToObject(o, "certified_note", p->cert_note);
         cJSON_AddBoolToObject(o, "host_limited", p->host_limited);
         if (p->host_limited) cJSON_AddStringToObject(o, "host_note", p->host_note);
-        put_num(o, "measured_rho", p->measured_rho);
-        put_num(o, "model_rho", p->model_rho);
-        put_num(o, "safe_rate_per_worker", p->safe_rate_per_worker);
-        put_num(o, "safe_total_rate", p->safe_total_rate);
-        put_num(o, "conservative_safe_total_rate", p->conservative_safe_total_rate);
-        put_num(o, "model_safe_total_rate", p->model_safe_total_rate);
+        rb_json_put_num(o, "measured_rho", p->measured_rho);
+        rb_json_put_num(o, "model_rho", p->model_rho);
+        rb_json_put_num(o, "conservative_safe_total_rate", p->conservative_safe_total_rate);
+        rb_json_put_num(o, "model_safe_total_rate", p->model_safe_total_rate);
         cJSON_AddStringToObject(o, "method", p->method);
         cJSON_AddNumberToObject(o, "n_steps", p->n_steps);
         cJSON_AddNumberToObject(o, "n_levels", p->n_levels);
         cJSON_AddNumberToObject(o, "n_fit", p->n_fit);
-        put_num(o, "transport_us", p->transport_us);
-        put_pair(o, "transport_us_ci", p->transport_us_ci);
-        put_num(o, "r_us", p->r_us);
-        put_pair(o, "r_us_ci", p->r_us_ci);
-        put_num(o, "gof_f", p->f_gof);
-        put_num(o, "gof_p", p->gof_p);
+        rb_json_put_pair(o, "transport_us_ci", p->transport_us_ci);
+        rb_json_put_num(o, "r_us", p->r_us);
+        rb_json_put_pair(o, "r_us_ci", p->r_us_ci);
+        rb_json_put_num(o, "gof_f", p->f_gof);
+        rb_json_put_num(o, "gof_p", p->gof_p);
         cJSON_AddBoolToObject(o, "fit_ok", p->fit_ok);
-        put_num(o, "r2", p->r2);
-        put_num(o, "mean_service_us", p->mean_service_us);
-        put_pair(o, "mean_service_us_ci", p->mean_service_us_ci);
-        put_num(o, "second_moment_us2", p->second_moment_us2);
-        put_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
-        put_num(o, "busy_per_request_us", p->busy_per_request_us);
-        put_pair(o, "busy_per_request_us_ci", p->busy_per_request_us_ci);
-        put_num(o, "events_per_request", p->events_per_request);
-        put_num(o, "safe_event_rate_per_worker", p->safe_event_rate_per_worker);
-        put_num(o, "max_measured_rate", p->max_measured_rate);
+        rb_json_put_num(o, "r2", p->r2);
+        rb_json_put_num(o, "mean_service_us", p->mean_service_us);
+        rb_json_put_pair(o, "mean_service_us_ci", p->mean_service_us_ci);
+        rb_json_put_num(o, "second_moment_us2", p->second_moment_us2);
+        rb_json_put_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
+        rb_json_put_num(o, "busy_per_request_us", p->busy_per_request_us);
+        rb_json_put_pair(o, "busy_per_request_us_ci", p->busy_per_request_us_ci);
+        rb_json_put_num(o, "events_per_request", p->events_per_request);
+        rb_json_put_num(o, "safe_event_rate_per_worker", p->safe_event_rate_per_worker);
+        rb_json_put_num(o, "max_measured_rate", p->max_measured_rate);
         cJSON *lv = cJSON_AddArrayToObject(o, "levels");
         for (int j = 0; j < p->n_levels; j++) {
             const cal_level *l = &p->levels[j];
             cJSON *e = cJSON_CreateObject();
             cJSON_AddItemToArray(lv, e);
             cJSON_AddNumberToObject(e, "level", l->level);
-            put_num(e, "request_rate", l->request_rate);
+            rb_json_put_num(e, "request_rate", l->request_rate);
             cJSON_AddNumberToObject(e, "batches", l->n);
-            put_num(e, "rho", l->rho);
-            put_num(e, "rho_sd", l->rho_sd);
-            put_num(e, "delay_us", l->delay_us);
-            put_num(e, "delay_err_us", l->delay_err_us);
-            put_num(e, "fit_us", p->level_pred_us[j]);
-            put_num(e, "host_busy", l->host_busy);
+            rb_json_put_num(e, "rho", l->rho);
+            rb_json_put_num(e, "rho_sd", l->rho_sd);
+            rb_json_put_num(e, "delay_us", l->delay_us);
+            rb_json_put_num(e, "delay_err_us", l->delay_err_us);
+            rb_json_put_num(e, "fit_us", p->level_pred_us[j]);
+            rb_json_put_num(e, "host_busy", l->host_busy);
             cJSON_AddBoolToObject(e, "saturated", l->saturated);
             cJSON_AddBoolToObject(e, "outlier", l->outlier);
             cJSON_AddBoolToObject(e, "confirmed", l->confirmed);
@@ -174,141 +171,85 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
     return text;
 }
 
-static double get_num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static void get_str(const cJSON *o, const char *key, char *dst, size_t n)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    snprintf(dst, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
-}
-
-static void get_pair(const cJSON *o, const char *key, double v[2])
-{
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
-    for (int i = 0; i < 2; i++) {
-        const cJSON *x = cJSON_IsArray(a) ? cJSON_GetArrayItem(a, i) : NULL;
-        v[i] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
-    }
-}
-
-/* A required key: present, and a number or null (null: not certified). */
-static int need(const cJSON *o, const char *key, const char *where, char *err, size_t errlen)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (cJSON_IsNumber(v) || cJSON_IsNull(v) || cJSON_IsString(v)) return 0;
-    snprintf(err, errlen, "certificate: %s%s: missing", where, key);
-    return -EINVAL;
-}
-
 int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k *pk, int max,
                    int *npk, char *err, size_t errlen)
 {
     memset(info, 0, sizeof *info);
     *npk = 0;
     cJSON *root = cJSON_ParseWithLength(json, len);
-    int rc = -EINVAL;
-    if (!cJSON_IsObject(root)) {
-        snprintf(err, errlen, "certificate: not a JSON object");
-        goto done;
-    }
-    double version = get_num(root, "rhobench_certificate");
-    if (version != 1 && version != CAL_CERT_VERSION) {
-        snprintf(err, errlen, "certificate: rhobench_certificate: missing or not 1 or %d",
-                 CAL_CERT_VERSION);
-        goto done;
-    }
-    info->version = (int)version;
+    /* The keys loadgen relies on are read (and required) as loadgen reads them. */
+    rb_cert core;
+    int rc = rb_cert_read(root, &core, err, errlen);
+    if (rc) goto done;
+    info->version = core.version;
+    snprintf(info->host.cpu_model, sizeof info->host.cpu_model, "%s", core.cpu_model);
+    info->host.cores_online = core.cores_online;
+    info->budget_us = core.budget_us;
+    info->cost.per_delivery_us = core.per_delivery_us;
+    info->cost.per_event_us = core.per_event_us;
+    info->ref_events_per_request = core.ref_events_per_request;
     const cJSON *cm = cJSON_GetObjectItemCaseSensitive(root, "cost_model");
-    info->cost.per_delivery_us = get_num(cm, "per_delivery_us");
-    info->cost.per_event_us = get_num(cm, "per_event_us");
-    get_pair(cm, "per_delivery_us_ci", info->cost.per_delivery_us_ci);
-    get_pair(cm, "per_event_us_ci", info->cost.per_event_us_ci);
+    rb_json_pair(cm, "per_delivery_us_ci", info->cost.per_delivery_us_ci);
+    rb_json_pair(cm, "per_event_us_ci", info->cost.per_event_us_ci);
     info->cost.identified = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cm, "identified"));
-    info->ref_events_per_request =
-        get_num(cJSON_GetObjectItemCaseSensitive(root, "reference_workload"), "events_per_request");
     const cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
-    if (need(host, "cpu_model", "host.", err, errlen) ||
-        need(host, "cores_online", "host.", err, errlen) ||
-        need(root, "budget_us", "", err, errlen))
-        goto done;
-    get_str(root, "created", info->created, sizeof info->created);
-    get_str(host, "cpu_model", info->host.cpu_model, sizeof info->host.cpu_model);
-    info->host.cores_online = (int)get_num(host, "cores_online");
-    get_str(host, "kernel", info->host.kernel, sizeof info->host.kernel);
-    get_str(host, "hostname", info->host.hostname, sizeof info->host.hostname);
-    info->loadavg_start = get_num(host, "loadavg_1min_start");
-    info->loadavg_end = get_num(host, "loadavg_1min_end");
+    rb_json_str(root, "created", info->created, sizeof info->created);
+    rb_json_str(host, "kernel", info->host.kernel, sizeof info->host.kernel);
+    rb_json_str(host, "hostname", info->host.hostname, sizeof info->host.hostname);
+    info->loadavg_start = rb_json_num(host, "loadavg_1min_start");
+    info->loadavg_end = rb_json_num(host, "loadavg_1min_end");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "versions");
-    get_str(ver, "rhobench", info->version_rhobench, sizeof info->version_rhobench);
-    get_str(ver, "libcurl", info->version_libcurl, sizeof info->version_libcurl);
-    get_str(ver, "libuv", info->version_libuv, sizeof info->version_libuv);
-    info->budget_us = get_num(root, "budget_us");
-    get_str(root, "model", info->model, sizeof info->model);
-    get_str(root, "mode", info->mode, sizeof info->mode);
+    rb_json_str(ver, "rhobench", info->version_rhobench, sizeof info->version_rhobench);
+    rb_json_str(ver, "libcurl", info->version_libcurl, sizeof info->version_libcurl);
+    rb_json_str(ver, "libuv", info->version_libuv, sizeof info->version_libuv);
+    rb_json_str(root, "model", info->model, sizeof info->model);
+    rb_json_str(root, "mode", info->mode, sizeof info->mode);
     info->self_test = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "self_test"));
-    get_str(root, "client_cost", info->client_cost, sizeof info->client_cost);
+    rb_json_str(root, "client_cost", info->client_cost, sizeof info->client_cost);
     const cJSON *srv = cJSON_GetObjectItemCaseSensitive(root, "calibration_load");
-    info->server_itl_us = get_num(srv, "server_inter_token_latency_us");
-    info->input_len = (int)fmax(0, get_num(srv, "random_input_len"));
-    info->output_len = (int)fmax(0, get_num(srv, "random_output_len"));
-    info->step_duration_s = get_num(srv, "step_duration_s");
+    info->server_itl_us = rb_json_num(srv, "server_inter_token_latency_us");
+    info->input_len = (int)fmax(0, rb_json_num(srv, "random_input_len"));
+    info->output_len = (int)fmax(0, rb_json_num(srv, "random_output_len"));
+    info->step_duration_s = rb_json_num(srv, "step_duration_s");
 
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "per_k");
-    if (!cJSON_IsArray(arr)) {
-        snprintf(err, errlen, "certificate: per_k: missing or not an array");
-        goto done;
+    for (int i = 0; i < (int)core.n && i < max; i++) {
+        const cJSON *o = cJSON_GetArrayItem(arr, i);
+        const rb_cert_entry *e = &core.per_k[i];
+        cal_per_k *p = &pk[i];
+        memset(p, 0, sizeof *p);
+        p->workers = e->workers;
+        p->safe_rho = e->safe_rho;
+        p->safe_rate_per_worker = e->safe_rate_per_worker;
+        p->safe_total_rate = e->safe_total_rate;
+        p->transport_us = e->transport_us;
+        rb_json_str(o, "method", p->method, sizeof p->method);
+        p->n_steps = (int)fmax(0, rb_json_num(o, "n_steps"));
+        p->n_fit = (int)fmax(0, rb_json_num(o, "n_fit"));
+        p->mean_service_us = rb_json_num(o, "mean_service_us");
+        rb_json_pair(o, "mean_service_us_ci", p->mean_service_us_ci);
+        p->second_moment_us2 = rb_json_num(o, "second_moment_us2");
+        rb_json_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
+        rb_json_pair(o, "transport_us_ci", p->transport_us_ci);
+        p->r_us = rb_json_num(o, "r_us");
+        rb_json_pair(o, "r_us_ci", p->r_us_ci);
+        p->gof_p = rb_json_num(o, "gof_p");
+        p->fit_ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "fit_ok"));
+        p->r2 = rb_json_num(o, "r2");
+        p->events_per_request = rb_json_num(o, "events_per_request");
+        p->safe_event_rate_per_worker = rb_json_num(o, "safe_event_rate_per_worker");
+        p->conservative_safe_total_rate = rb_json_num(o, "conservative_safe_total_rate");
+        p->max_measured_rate = rb_json_num(o, "max_measured_rate");
+        p->model_safe_total_rate = rb_json_num(o, "model_safe_total_rate");
+        rb_json_str(o, "limited_by", p->limited_by, sizeof p->limited_by);
+        rb_json_str(o, "certified_note", p->cert_note, sizeof p->cert_note);
+        p->model_rho = rb_json_num(o, "model_rho");
+        p->measured_rho = rb_json_num(o, "measured_rho");
+        p->host_limited = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "host_limited"));
+        rb_json_str(o, "host_note", p->host_note, sizeof p->host_note);
+        *npk = i + 1;
     }
-    int i = 0;
-    const cJSON *o;
-    cJSON_ArrayForEach(o, arr)
-    {
-        char where[32];
-        snprintf(where, sizeof where, "per_k[%d].", i);
-        if (need(o, "workers", where, err, errlen) ||
-            need(o, "safe_rate_per_worker", where, err, errlen) ||
-            need(o, "safe_total_rate", where, err, errlen) ||
-            need(o, "safe_rho", where, err, errlen))
-            goto done;
-        if (i < max) {
-            cal_per_k *p = &pk[i];
-            memset(p, 0, sizeof *p);
-            p->workers = (int)get_num(o, "workers");
-            get_str(o, "method", p->method, sizeof p->method);
-            p->n_steps = (int)fmax(0, get_num(o, "n_steps"));
-            p->n_fit = (int)fmax(0, get_num(o, "n_fit"));
-            p->mean_service_us = get_num(o, "mean_service_us");
-            get_pair(o, "mean_service_us_ci", p->mean_service_us_ci);
-            p->second_moment_us2 = get_num(o, "second_moment_us2");
-            get_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
-            p->transport_us = get_num(o, "transport_us");
-            get_pair(o, "transport_us_ci", p->transport_us_ci);
-            p->r_us = get_num(o, "r_us");
-            get_pair(o, "r_us_ci", p->r_us_ci);
-            p->gof_p = get_num(o, "gof_p");
-            p->fit_ok = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "fit_ok"));
-            p->r2 = get_num(o, "r2");
-            p->events_per_request = get_num(o, "events_per_request");
-            p->safe_event_rate_per_worker = get_num(o, "safe_event_rate_per_worker");
-            p->safe_rho = get_num(o, "safe_rho");
-            p->safe_rate_per_worker = get_num(o, "safe_rate_per_worker");
-            p->safe_total_rate = get_num(o, "safe_total_rate");
-            p->conservative_safe_total_rate = get_num(o, "conservative_safe_total_rate");
-            p->max_measured_rate = get_num(o, "max_measured_rate");
-            p->model_safe_total_rate = get_num(o, "model_safe_total_rate");
-            get_str(o, "limited_by", p->limited_by, sizeof p->limited_by);
-            get_str(o, "certified_note", p->cert_note, sizeof p->cert_note);
-            p->model_rho = get_num(o, "model_rho");
-            p->measured_rho = get_num(o, "measured_rho");
-            p->host_limited = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "host_limited"));
-            get_str(o, "host_note", p->host_note, sizeof p->host_note);
-            *npk = i + 1;
-        }
-        i++;
-    }
+    rb_cert_free(&core);
     rc = 0;
 done:
     cJSON_Delete(root);

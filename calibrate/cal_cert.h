@@ -1,5 +1,7 @@
 /* cal_cert: the host certificate as JSON, both ways. Pure (cJSON, no I/O):
- * the caller writes the text atomically and reads files itself.
+ * the caller writes the text atomically and reads files itself. The keys
+ * loadgen relies on are written and read by common/rb_cert (the one place
+ * for them); this module adds and reads calibrate's other keys around them.
  *
  * Format version 2 (rhobench_certificate: 2). The keys loadgen --certificate
  * relies on: host.cpu_model, host.cores_online, budget_us; per_k[].workers
@@ -22,6 +24,7 @@
 
 #include "cal_fit.h"
 #include "cal_step.h"
+#include "rb_cert.h"
 #include "rb_host.h"
 
 #define CAL_CERT_MAX_K 16
@@ -44,7 +47,7 @@ typedef struct cal_cert_info {
     int version;                       /* read back: the certificate's format version */
 } cal_cert_info;
 
-#define CAL_CERT_VERSION 2
+#define CAL_CERT_VERSION RB_CERT_VERSION
 
 /* The certificate's text (malloc'd, caller frees), or NULL on no memory.
  * steps may be NULL (no table). */
@@ -54,7 +57,7 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
 /* Reads a certificate back: info and per_k[0..*npk) (at most max). Fields
  * absent or null read as NAN / "". Returns 0, or -EINVAL with err naming the
  * key ("certificate: per_k[1].safe_rho: missing"). The keys loadgen relies on
- * are required. */
+ * are read and required by rb_cert_read, as loadgen reads them. */
 int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k *pk, int max,
                    int *npk, char *err, size_t errlen);
 

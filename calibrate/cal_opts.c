@@ -1,4 +1,6 @@
-/* cal_opts: calibrate's defaults and command-line parser. */
+/* cal_opts: calibrate's options table (rb_opts), its defaults and the rules
+ * between flags that the table cannot say (where the files go, what
+ * --self-test changes). */
 #include "cal_opts.h"
 
 #include <unistd.h>
@@ -9,28 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rb_opts.h"
 #include "rb_units.h"
-
-void cal_opts_defaults(cal_opts *o, int online_cpus)
-{
-    *o = (cal_opts){
-        .budget_us = 100.0,
-        .mode = CAL_MODE_DEFAULT,
-        .cost_kind = "fixed",
-        .cost_us = 200.0,
-        .start_rate = 20.0,
-        .max_rate = 200000.0,
-        .itl_ns = 4000000,    /* 4 ms: each event its own read, many streams in flight */
-        .itl_sd_ns = 2000000, /* jitter, so the superposed event stream is near Poisson */
-        .input_len = 16,
-        .output_len = 16,
-        .seed = 1,
-        .plot = 1,
-    };
-    o->workers[0] = 1;
-    o->n_workers = 1;
-    if (online_cpus > 1 && online_cpus <= 64) o->workers[o->n_workers++] = online_cpus;
-}
 
 const char *cal_mode_name(cal_mode m)
 {
@@ -100,53 +82,264 @@ int cal_parse_int_list(const char *s, int *out, int max, int *n)
     return 0;
 }
 
+/* ---- the options table: one entry per flag, alphabetical ---- */
+
+static int parse_lag_bound(void *base, const char *v, char *why, size_t n)
+{
+    cal_opts *o = base;
+    int64_t ns;
+    if (rb_parse_duration_ns(v, &ns) || ns <= 0) return -1;
+    o->lag_bound_ms = (double)ns / 1e6;
+    return 0;
+}
+
+static int parse_cost(void *base, const char *v, char *why, size_t n)
+{
+    cal_opts *o = base;
+    const char *colon = strchr(v, ':');
+    size_t kl = colon ? (size_t)(colon - v) : 0;
+    double d;
+    if (!colon || !((kl == 5 && !strncmp(v, "fixed", 5)) || (kl == 3 && !strncmp(v, "exp", 3))) ||
+        rb_parse_double(colon + 1, 0.0, 1e6, &d) || !(d >= 10))
+        return -1;
+    memcpy(o->cost_kind, v, kl);
+    o->cost_kind[kl] = '\0';
+    o->cost_us = d;
+    o->self_test = 1;
+    return 0;
+}
+
+static int parse_sim_arg(void *base, const char *v, char *why, size_t n)
+{
+    cal_opts *o = base;
+    if (o->n_sim_args >= CAL_MAX_EXTRA) {
+        snprintf(why, n, "at most %d of them", CAL_MAX_EXTRA);
+        return -1;
+    }
+    o->sim_args[o->n_sim_args++] = v;
+    return 0;
+}
+
+static int parse_workers(void *base, const char *v, char *why, size_t n)
+{
+    cal_opts *o = base;
+    if (cal_parse_int_list(v, o->workers, CAL_MAX_K, &o->n_workers)) return -1;
+    o->workers_given = 1;
+    return 0;
+}
+
+#define AT(member) RB_OPT_AT(cal_opts, member)
+#define CUSTOM(flag, value, f, text, bad)                                                          \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_CUSTOM, .arg = value, .fn = f, .help = text, .why = bad       \
+    }
+/* the simulator's token spacing: given on the command line, --self-test
+ * keeps it (cal_opts_parse) */
+#define ITL(flag, member, d, text)                                                                 \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_DURATION, .arg = "DUR", AT(member),                           \
+        RB_OPT_GIVEN(cal_opts, itl_given), .hi = 10000000000LL, .def = d,                          \
+        .why = "want a duration up to 10s", .help = text                                           \
+    }
+#define MODE(flag, m, text)                                                                        \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_FLAG, AT(mode), .ival = m, .help = text                       \
+    }
+#define LEN(flag, member, text)                                                                    \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_INT, .arg = "N", AT(member), .lo = 1, .hi = 100000,           \
+        .unit = "tokens", .def = "16", .why = "want 1..100000 tokens", .help = text                \
+    }
+
+static const rb_opt OPTS[] = {
+    {.name = "batches",
+     .type = RB_OPT_INT,
+     .arg = "N",
+     AT(batches),
+     .lo = 1,
+     .hi = 20,
+     .why = "want a whole number 1..20",
+     .help = "batches per load level (default 4; quick 3; thorough 5)"},
+    {.name = "budget-us",
+     .type = RB_OPT_DOUBLE,
+     .arg = "US",
+     AT(budget_us),
+     .min = 0,
+     .max = 1e9,
+     .excl_min = 1,
+     .unit = "us",
+     .def = "100",
+     .why = "must be > 0 microseconds",
+     .help = "client-delay budget that defines 'safe'"},
+    ITL("inter-token-latency", itl_ns, "4ms",
+        "the simulator's token spacing: each event its own read, many streams in flight "
+        "(--self-test: 16ms)"),
+    ITL("inter-token-latency-std-dev", itl_sd_ns, "2ms",
+        "its jitter, so that the superposed event stream is near Poisson (--self-test: 16ms)"),
+    {.name = "kingman",
+     .type = RB_OPT_FLAG,
+     AT(kingman),
+     .ival = 1,
+     .help = "offer constant-rate arrivals (loadgen --burstiness inf) and fit Kingman's G/G/1 "
+             "with ca2=0 instead of PK"},
+    CUSTOM("lag-bound", "DUR", parse_lag_bound,
+           "a step whose schedule lag p99 passes this is saturated (default 1ms; --self-test: "
+           "25 x the cost, at least 1ms)",
+           "want a positive duration"),
+    {.name = "loadgen",
+     .type = RB_OPT_STR,
+     .arg = "PATH",
+     AT(loadgen),
+     .why = "want a path",
+     .help = "the loadgen binary (default: ../loadgen/loadgen beside calibrate)"},
+    {.name = "max-rate",
+     .type = RB_OPT_DOUBLE,
+     .arg = "R",
+     AT(max_rate),
+     .min = 0,
+     .max = 1e8,
+     .excl_min = 1,
+     .unit = "requests/s, all workers",
+     .def = "200000",
+     .why = "must be > 0 requests/s",
+     .help = "highest offered rate"},
+    {.name = "max-steps",
+     .type = RB_OPT_INT,
+     .arg = "N",
+     AT(max_steps),
+     .lo = 1,
+     .hi = 100,
+     .why = "want a whole number 1..100",
+     .help = "load levels per worker count at most"},
+    {.name = "no-plot",
+     .type = RB_OPT_FLAG,
+     AT(plot),
+     .ival = 0,
+     .help = "do not run gnuplot (the .dat and .gp are still written)"},
+    {.name = "out",
+     .type = RB_OPT_STR,
+     .arg = "FILE",
+     AT(out),
+     .why = "want a file path",
+     .help = "certificate path (default OUT_DIR/certificate.json; --self-test: "
+             "OUT_DIR/selftest-certificate.json)"},
+    {.name = "out-dir",
+     .type = RB_OPT_STR,
+     .arg = "DIR",
+     AT(out_dir),
+     RB_OPT_GIVEN(cal_opts, out_dir_given),
+     .why = "want a directory",
+     .help = "where the run's files go (default: beside --out; one of the two is needed)"},
+    MODE("quick", CAL_MODE_QUICK, "~1 min (self-test ~45 s) instead of ~3 min"),
+    {.name = "quiet", .type = RB_OPT_FLAG, AT(quiet), .ival = 1, .help = "no progress lines"},
+    LEN("random-input-len", input_len, "prompt tokens of the calibration's requests"),
+    LEN("random-output-len", output_len, "output tokens of the calibration's requests"),
+    {.name = "realtime-priority",
+     .type = RB_OPT_INT,
+     .arg = "P",
+     AT(rt_priority),
+     RB_OPT_GIVEN(cal_opts, rt_given),
+     .lo = 0,
+     .hi = 99,
+     .why = "want 0 (off) to 99",
+     .help = "run loadgen's workers SCHED_FIFO at P (0: off; default off, --self-test as root: "
+             "10)"},
+    {.name = "seed",
+     .type = RB_OPT_INT,
+     .arg = "N",
+     AT(seed),
+     .lo = 0,
+     .hi = INT64_MAX,
+     .def = "1",
+     .why = "want a whole number >= 0",
+     .help = "arrival seed of the first step"},
+    {.name = "self-test",
+     .type = RB_OPT_FLAG,
+     AT(self_test),
+     .ival = 1,
+     .help = "inject a known client cost and check the fit recovers it"},
+    CUSTOM("self-test-cost", "K:US", parse_cost,
+           "the injected cost per event, fixed:US or exp:US (default fixed:200; implies "
+           "--self-test)",
+           "want fixed:US or exp:US with US >= 10"),
+    {.name = "simserver",
+     .type = RB_OPT_STR,
+     .arg = "PATH",
+     AT(simserver),
+     .why = "want a path",
+     .help = "the simserver binary (default: ../simserver/simserver beside calibrate)"},
+    CUSTOM("simserver-arg", "ARG", parse_sim_arg, "pass ARG to simserver (repeatable)", NULL),
+    {.name = "start-rate",
+     .type = RB_OPT_DOUBLE,
+     .arg = "R",
+     AT(start_rate),
+     .min = 0,
+     .max = 1e7,
+     .excl_min = 1,
+     .unit = "requests/s per worker",
+     .def = "20",
+     .why = "must be > 0 requests/s",
+     .help = "first offered rate"},
+    {.name = "step-duration",
+     .type = RB_OPT_DURATION,
+     .arg = "DUR",
+     AT(step_ns),
+     .lo = 200000000LL,
+     .hi = 600000000000LL,
+     .why = "want a duration from 200ms to 10m",
+     .help = "length of one batch (default 1.5s; quick 1s; thorough 3s; with --self-test 2s, "
+             "1.5s, 3s)"},
+    MODE("thorough", CAL_MODE_THOROUGH, "a slower and more precise run (its sweeps take 8 min)"),
+    {.name = "time-budget",
+     .type = RB_OPT_DURATION,
+     .arg = "DUR",
+     AT(budget_ns),
+     .lo = 1000000000LL,
+     .hi = 86400000000000LL,
+     .why = "want a duration from 1s to 24h",
+     .help = "time for all sweeps together (default 150s; quick 50s; thorough 8m; quick "
+             "self-test 40s); one worker first gets 60%, the others share the rest; 3 levels "
+             "each at least"},
+    CUSTOM("workers", "LIST", parse_workers,
+           "worker counts to calibrate, e.g. 1,2 (default: 1 and the online CPUs; --self-test: 1)",
+           "want a comma-separated list of distinct counts 1..64"),
+};
+
+const rb_opts_spec cal_opts_spec = {
+    .prog = "calibrate",
+    .opts = OPTS,
+    .n = sizeof OPTS / sizeof OPTS[0],
+    .head = "usage: calibrate [options]\n"
+            "Measures the load generator's own delay against its utilisation on this host in\n"
+            "levels of repeated batches, fits d = c + R rho/(1 - rho) (M/G/1, Pollaczek-\n"
+            "Khinchine) with bootstrap intervals, and certifies a safe utilisation per\n"
+            "worker count, the client's cost model and a safe rate for the reference\n"
+            "workload (the calibration's own). Durations: 500us, 20ms, 2s.\n"
+            "\n",
+    .tail = "Exit: 0 ok, 1 run failed (or self-test FAIL), 2 bad usage.\n"};
+
+void cal_opts_defaults(cal_opts *o, int online_cpus)
+{
+    *o = (cal_opts){
+        .mode = CAL_MODE_DEFAULT,
+        .cost_kind = "fixed",
+        .cost_us = 200.0,
+        .plot = 1,
+    };
+    char err[256];
+    /* the table's defaults (budget, rates, lengths, seed); they parse, as
+     * test_cal_opts checks, so a failure here is a broken table */
+    if (rb_opts_defaults(&cal_opts_spec, o, err, sizeof err)) abort();
+    o->workers[0] = 1;
+    o->n_workers = 1;
+    if (online_cpus > 1 && online_cpus <= 64) o->workers[o->n_workers++] = online_cpus;
+}
+
 const char *cal_usage(void)
 {
-    return "usage: calibrate [options]\n"
-           "Measures the load generator's own delay against its utilisation on this host in\n"
-           "levels of repeated batches, fits d = c + R rho/(1 - rho) (M/G/1, Pollaczek-\n"
-           "Khinchine) with bootstrap intervals, and certifies a safe utilisation per\n"
-           "worker count, the client's cost model and a safe rate for the reference\n"
-           "workload (the calibration's own).\n"
-           "\n"
-           "  --workers LIST        worker counts to calibrate, e.g. 1,2 (default: 1 and the\n"
-           "                        online CPUs; --self-test: 1)\n"
-           "  --budget-us US        client-delay budget that defines 'safe' (default 100)\n"
-           "  --out FILE            certificate path (default OUT_DIR/certificate.json;\n"
-           "                        --self-test: OUT_DIR/selftest-certificate.json)\n"
-           "  --out-dir DIR         where the run's files go (default: beside --out; one of\n"
-           "                        the two is needed)\n"
-           "  --quick | --thorough  ~1 min (self-test ~45 s), or a slower and more precise\n"
-           "                        run (default ~3 min)\n"
-           "  --self-test           inject a known client cost and check the fit recovers it\n"
-           "  --self-test-cost K:US the injected cost per event, fixed:US or exp:US\n"
-           "                        (default fixed:200)\n"
-           "  --step-duration DUR   length of one batch (default 1.5s; quick 1s; thorough 3s;\n"
-           "                        with --self-test 2s, 1.5s, 3s)\n"
-           "  --batches N           batches per load level (default 4; quick 3; thorough 5)\n"
-           "  --max-steps N         load levels per worker count at most\n"
-           "  --time-budget DUR     time for all sweeps together (default 150s; quick 50s;\n"
-           "                        thorough 8m; quick self-test 40s); one worker first gets\n"
-           "                        60%, the others share the rest; 3 levels each at least\n"
-           "  --start-rate R        first offered rate, requests/s per worker (default 20)\n"
-           "  --max-rate R          highest offered rate, requests/s in all (default 200000)\n"
-           "  --lag-bound DUR       a step whose schedule lag p99 passes this is saturated\n"
-           "                        (default 1ms; --self-test: 25 x the cost, at least 1ms)\n"
-           "  --realtime-priority P run loadgen's workers SCHED_FIFO at P (0: off; default\n"
-           "                        off, --self-test as root: 10)\n"
-           "  --inter-token-latency DUR, --inter-token-latency-std-dev DUR\n"
-           "                        the simulator's token spacing (default 4ms, 2ms;\n"
-           "                        --self-test: 16ms, 16ms)\n"
-           "  --random-input-len N, --random-output-len N   (default 16, 16)\n"
-           "  --seed N              arrival seed of the first step (default 1)\n"
-           "  --kingman             offer constant-rate arrivals (loadgen --burstiness inf)\n"
-           "                        and fit Kingman's G/G/1 with ca2=0 instead of PK\n"
-           "  --simserver PATH, --loadgen PATH   the binaries (default: beside calibrate)\n"
-           "  --simserver-arg ARG   pass ARG to simserver (repeatable)\n"
-           "  --no-plot             do not run gnuplot (the .dat and .gp are still written)\n"
-           "  --quiet               no progress lines\n"
-           "  --help, --version\n"
-           "Exit: 0 ok, 1 run failed (or self-test FAIL), 2 bad usage.\n";
+    static char *text; /* built once, kept for the process */
+    if (!text) text = rb_opts_usage(&cal_opts_spec);
+    return text ? text : "calibrate: no memory for the usage text\n";
 }
 
 #define FAIL(...)                                                                                  \
@@ -155,153 +348,12 @@ const char *cal_usage(void)
         return -EINVAL;                                                                            \
     } while (0)
 
-static int copy_str(char *dst, size_t n, const char *src)
-{
-    return snprintf(dst, n, "%s", src) < (int)n ? 0 : -1;
-}
-
 int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) return 1;
-        if (!strcmp(a, "--version")) return 2;
-        if (!strcmp(a, "--quick")) {
-            o->mode = CAL_MODE_QUICK;
-            continue;
-        }
-        if (!strcmp(a, "--thorough")) {
-            o->mode = CAL_MODE_THOROUGH;
-            continue;
-        }
-        if (!strcmp(a, "--self-test")) {
-            o->self_test = 1;
-            continue;
-        }
-        if (!strcmp(a, "--kingman")) {
-            o->kingman = 1;
-            continue;
-        }
-        if (!strcmp(a, "--no-plot")) {
-            o->plot = 0;
-            continue;
-        }
-        if (!strcmp(a, "--quiet")) {
-            o->quiet = 1;
-            continue;
-        }
-        /* every other flag takes a value: "--flag V" or "--flag=V" */
-        char name[64];
-        const char *v;
-        const char *eq = strchr(a, '=');
-        if (eq && (size_t)(eq - a) < sizeof name) {
-            memcpy(name, a, (size_t)(eq - a));
-            name[eq - a] = '\0';
-            v = eq + 1;
-        } else {
-            if (copy_str(name, sizeof name, a)) FAIL("%.40s...: unknown option", a);
-            if (strncmp(a, "--", 2)) FAIL("%s: unexpected argument", a);
-            if (i + 1 >= argc) FAIL("%s: needs a value", a);
-            v = argv[++i];
-        }
-        double d;
-        int64_t n;
-        if (!strcmp(name, "--workers")) {
-            if (cal_parse_int_list(v, o->workers, CAL_MAX_K, &o->n_workers))
-                FAIL("--workers: want a comma-separated list of distinct counts 1..64, got '%s'",
-                     v);
-            o->workers_given = 1;
-        } else if (!strcmp(name, "--budget-us")) {
-            if (rb_parse_double(v, 0.0, 1e9, &d) || !(d > 0))
-                FAIL("--budget-us: must be > 0 microseconds, got '%s'", v);
-            o->budget_us = d;
-        } else if (!strcmp(name, "--out")) {
-            if (!*v || copy_str(o->out, sizeof o->out, v))
-                FAIL("--out: want a file path, got '%s'", v);
-        } else if (!strcmp(name, "--out-dir")) {
-            if (!*v || copy_str(o->out_dir, sizeof o->out_dir, v))
-                FAIL("--out-dir: want a directory, got '%s'", v);
-            o->out_dir_given = 1;
-        } else if (!strcmp(name, "--self-test-cost")) {
-            const char *colon = strchr(v, ':');
-            size_t kl = colon ? (size_t)(colon - v) : 0;
-            if (!colon ||
-                !((kl == 5 && !strncmp(v, "fixed", 5)) || (kl == 3 && !strncmp(v, "exp", 3))) ||
-                rb_parse_double(colon + 1, 0.0, 1e6, &d) || !(d >= 10))
-                FAIL("--self-test-cost: want fixed:US or exp:US with US >= 10, got '%s'", v);
-            memcpy(o->cost_kind, v, kl);
-            o->cost_kind[kl] = '\0';
-            o->cost_us = d;
-            o->self_test = 1;
-        } else if (!strcmp(name, "--step-duration")) {
-            if (rb_parse_duration_ns(v, &n) || n < 200000000LL || n > 600000000000LL)
-                FAIL("--step-duration: want a duration from 200ms to 10m, got '%s'", v);
-            o->step_ns = n;
-        } else if (!strcmp(name, "--time-budget")) {
-            if (rb_parse_duration_ns(v, &n) || n < 1000000000LL || n > 86400000000000LL)
-                FAIL("--time-budget: want a duration from 1s to 24h, got '%s'", v);
-            o->budget_ns = n;
-        } else if (!strcmp(name, "--batches")) {
-            if (rb_parse_i64(v, 1, 20, &n))
-                FAIL("--batches: want a whole number 1..20, got '%s'", v);
-            o->batches = (int)n;
-        } else if (!strcmp(name, "--max-steps")) {
-            if (rb_parse_i64(v, 1, 100, &n))
-                FAIL("--max-steps: want a whole number 1..100, got '%s'", v);
-            o->max_steps = (int)n;
-        } else if (!strcmp(name, "--start-rate")) {
-            if (rb_parse_double(v, 0.0, 1e7, &d) || !(d > 0))
-                FAIL("--start-rate: must be > 0 requests/s, got '%s'", v);
-            o->start_rate = d;
-        } else if (!strcmp(name, "--max-rate")) {
-            if (rb_parse_double(v, 0.0, 1e8, &d) || !(d > 0))
-                FAIL("--max-rate: must be > 0 requests/s, got '%s'", v);
-            o->max_rate = d;
-        } else if (!strcmp(name, "--lag-bound")) {
-            if (rb_parse_duration_ns(v, &n) || n <= 0)
-                FAIL("--lag-bound: want a positive duration, got '%s'", v);
-            o->lag_bound_ms = (double)n / 1e6;
-        } else if (!strcmp(name, "--inter-token-latency")) {
-            if (rb_parse_duration_ns(v, &n) || n > 10000000000LL)
-                FAIL("--inter-token-latency: want a duration up to 10s, got '%s'", v);
-            o->itl_ns = n;
-            o->itl_given = 1;
-        } else if (!strcmp(name, "--inter-token-latency-std-dev")) {
-            if (rb_parse_duration_ns(v, &n) || n > 10000000000LL)
-                FAIL("--inter-token-latency-std-dev: want a duration up to 10s, got '%s'", v);
-            o->itl_sd_ns = n;
-            o->itl_given = 1;
-        } else if (!strcmp(name, "--realtime-priority")) {
-            if (rb_parse_i64(v, 0, 99, &n))
-                FAIL("--realtime-priority: want 0 (off) to 99, got '%s'", v);
-            o->rt_priority = (int)n;
-            o->rt_given = 1;
-        } else if (!strcmp(name, "--random-input-len")) {
-            if (rb_parse_i64(v, 1, 100000, &n))
-                FAIL("--random-input-len: want 1..100000 tokens, got '%s'", v);
-            o->input_len = (int)n;
-        } else if (!strcmp(name, "--random-output-len")) {
-            if (rb_parse_i64(v, 1, 100000, &n))
-                FAIL("--random-output-len: want 1..100000 tokens, got '%s'", v);
-            o->output_len = (int)n;
-        } else if (!strcmp(name, "--seed")) {
-            if (rb_parse_i64(v, 0, INT64_MAX, &n))
-                FAIL("--seed: want a whole number >= 0, got '%s'", v);
-            o->seed = (uint64_t)n;
-        } else if (!strcmp(name, "--simserver")) {
-            if (!*v || copy_str(o->simserver, sizeof o->simserver, v))
-                FAIL("--simserver: want a path, got '%s'", v);
-        } else if (!strcmp(name, "--loadgen")) {
-            if (!*v || copy_str(o->loadgen, sizeof o->loadgen, v))
-                FAIL("--loadgen: want a path, got '%s'", v);
-        } else if (!strcmp(name, "--simserver-arg")) {
-            if (o->n_sim_args >= CAL_MAX_EXTRA)
-                FAIL("--simserver-arg: at most %d, got one more: '%s'", CAL_MAX_EXTRA, v);
-            o->sim_args[o->n_sim_args++] = v;
-        } else {
-            FAIL("%s: unknown option (see --help)", name);
-        }
-    }
+    int rc = rb_opts_parse(&cal_opts_spec, o, argc, argv, err, errlen);
+    if (rc == RB_OPTS_HELP) return 1;
+    if (rc == RB_OPTS_VERSION) return 2;
+    if (rc) return -EINVAL;
     /* Nothing goes into the current directory unless asked: the run's files
      * go into --out-dir, or beside the certificate --out names. */
     if (!o->out_dir_given) {

@@ -1,11 +1,14 @@
-/* cal_opts: calibrate's options, their defaults (in one place) and the
- * command-line parser. Pure: no I/O, so every validation rule is testable.
+/* cal_opts: calibrate's options, their defaults and the command-line parser,
+ * from one alphabetical options table (common/rb_opts) that also gives
+ * --help. Pure: no I/O, so every validation rule is testable.
  * Single-threaded. */
 #ifndef CAL_OPTS_H
 #define CAL_OPTS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "rb_opts.h"
 
 #define CAL_MAX_K 16
 #define CAL_MAX_EXTRA 16
@@ -72,6 +75,10 @@ const char *cal_mode_name(cal_mode m);
 /* Parses "1,2,4" into out[0..*n) (each 1..64, at most max). 0 or -EINVAL. */
 int cal_parse_int_list(const char *s, int *out, int max, int *n);
 
+/* The options table, alphabetical. */
+extern const rb_opts_spec cal_opts_spec;
+
+/* --help's text, generated from the table (built once). */
 const char *cal_usage(void);
 
 #endif

@@ -9,6 +9,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "rb_json.h"
+
 void cal_step_clear(cal_step *s)
 {
     memset(s, 0, sizeof *s);
@@ -26,18 +28,12 @@ void cal_step_clear(cal_step *s)
     s->host_busy = NAN;
 }
 
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 /* The arrival test's p-value under whichever name loadgen uses. */
 static double arrival_p(const cJSON *t)
 {
     static const char *const keys[] = {"p_value", "ks_p_value", "p"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        double p = num(t, keys[i]);
+        double p = rb_json_num(t, keys[i]);
         if (!isnan(p)) return p;
     }
     return NAN;
@@ -81,16 +77,16 @@ int cal_step_parse(const char *json, size_t len, cal_step *s, char *err, size_t 
         return -EINVAL;
     }
     int rc = -EINVAL;
-    s->request_rate = num(root, "request_rate");
-    s->achieved_rate = num(root, "achieved_rate");
-    s->duration_s = num(root, "duration");
-    s->send_window_s = num(root, "send_window");
-    double completed = num(root, "completed"), failed = num(root, "failed");
-    double dispatched = num(root, "dispatched");
+    s->request_rate = rb_json_num(root, "request_rate");
+    s->achieved_rate = rb_json_num(root, "achieved_rate");
+    s->duration_s = rb_json_num(root, "duration");
+    s->send_window_s = rb_json_num(root, "send_window");
+    double completed = rb_json_num(root, "completed"), failed = rb_json_num(root, "failed");
+    double dispatched = rb_json_num(root, "dispatched");
     s->dispatched = isnan(dispatched) ? -1 : (int64_t)dispatched;
-    s->lag_p50_ms = num(root, "median_schedule_lag_ms");
-    s->lag_p99_ms = num(root, "p99_schedule_lag_ms");
-    s->lag_mean_ms = num(root, "mean_schedule_lag_ms");
+    s->lag_p50_ms = rb_json_num(root, "median_schedule_lag_ms");
+    s->lag_p99_ms = rb_json_num(root, "p99_schedule_lag_ms");
+    s->lag_mean_ms = rb_json_num(root, "mean_schedule_lag_ms");
     if (isnan(s->achieved_rate) || isnan(completed)) {
         snprintf(err, errlen, "result: %s: missing or not a number",
                  isnan(s->achieved_rate) ? "achieved_rate" : "completed");
@@ -110,13 +106,13 @@ int cal_step_parse(const char *json, size_t len, cal_step *s, char *err, size_t 
     {
         if (s->n_meas >= CAL_MAX_WORKERS) break;
         cal_worker_meas *m = &s->w[s->n_meas];
-        m->rho = num(w, "rho");
-        m->callbacks = num(w, "callbacks");
-        m->callback_rate_per_s = num(w, "callback_rate_per_s");
-        m->mean_service_us = num(w, "mean_service_us");
-        m->second_moment_us2 = num(w, "second_moment_us2");
-        m->events = num(w, "events");
-        m->event_rate_per_s = num(w, "event_rate_per_s");
+        m->rho = rb_json_num(w, "rho");
+        m->callbacks = rb_json_num(w, "callbacks");
+        m->callback_rate_per_s = rb_json_num(w, "callback_rate_per_s");
+        m->mean_service_us = rb_json_num(w, "mean_service_us");
+        m->second_moment_us2 = rb_json_num(w, "second_moment_us2");
+        m->events = rb_json_num(w, "events");
+        m->event_rate_per_s = rb_json_num(w, "event_rate_per_s");
         if (isnan(m->rho) || isnan(m->callbacks) || isnan(m->mean_service_us) || isnan(m->events) ||
             isnan(m->event_rate_per_s)) {
             snprintf(err, errlen,
@@ -134,23 +130,23 @@ int cal_step_parse(const char *json, size_t len, cal_step *s, char *err, size_t 
      * delivery when loadgen measures it (client_delay_us), else from the
      * simulator's send stamp to delivery (overhead_per_token_us). */
     const cJSON *cd = cJSON_GetObjectItemCaseSensitive(cbias, "client_delay_us");
-    if (cJSON_IsObject(cd) && !isnan(num(cd, "mean"))) {
-        s->overhead_mean_us = num(cd, "mean");
-        s->overhead_median_us = num(cd, "p50");
-        s->overhead_p99_us = num(cd, "p99");
+    if (cJSON_IsObject(cd) && !isnan(rb_json_num(cd, "mean"))) {
+        s->overhead_mean_us = rb_json_num(cd, "mean");
+        s->overhead_median_us = rb_json_num(cd, "p50");
+        s->overhead_p99_us = rb_json_num(cd, "p99");
         snprintf(s->delay_source, sizeof s->delay_source, "client_delay_us");
     } else {
         const cJSON *ov = cJSON_GetObjectItemCaseSensitive(cbias, "overhead_per_token_us");
-        s->overhead_mean_us = num(ov, "mean");
-        s->overhead_median_us = num(ov, "median");
-        s->overhead_p99_us = num(ov, "p99");
+        s->overhead_mean_us = rb_json_num(ov, "mean");
+        s->overhead_median_us = rb_json_num(ov, "median");
+        s->overhead_p99_us = rb_json_num(ov, "p99");
         snprintf(s->delay_source, sizeof s->delay_source, "overhead_per_token_us");
     }
     const cJSON *clock = cJSON_GetObjectItemCaseSensitive(root, "receive_clock");
     if (!cJSON_IsString(clock)) clock = cJSON_GetObjectItemCaseSensitive(cbias, "receive_clock");
     if (cJSON_IsString(clock))
         snprintf(s->receive_clock, sizeof s->receive_clock, "%s", clock->valuestring);
-    s->predicted_wq_us = num(cbias, "predicted_wq_us");
+    s->predicted_wq_us = rb_json_num(cbias, "predicted_wq_us");
     s->arrival_p_value = arrival_p(cJSON_GetObjectItemCaseSensitive(cbias, "arrival_test"));
     const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(cbias, "verdict");
     if (cJSON_IsString(verdict))

@@ -8,8 +8,15 @@
  * probe against an unpaced simulator, and writes the certificate (format 2)
  * that `loadgen --certificate` enforces. A simulator that dies voids the run.
  *
- * Design decision (DESIGN.md proposed linking liblg): calibrate runs the
- * `loadgen` binary as a child process per step and reads its result JSON.
+ * The file is long (about 840 lines) because it is the one shell of the
+ * program: the child processes, the sweep that drives them level by level,
+ * the probe, the files written and the summary share the cal_run state and
+ * each other's failure paths; every rule they apply (options, sweep, fit,
+ * certificate, plot) is a pure cal_* module of its own.
+ *
+ * Design decision (docs/DESIGN.md; the proposal had calibrate link liblg):
+ * calibrate runs the `loadgen` binary as a child process per step and reads
+ * its result JSON.
  * The contract is then the documented result file that users see too (what
  * is calibrated is exactly what users run), every step starts in fresh
  * processes (no state carried from one rate to the next), and a step that

@@ -1,8 +1,7 @@
-/* lg_cert: parsing of calibrate's certificate and the refuse/accept rule of
- * lg_cert.h. */
+/* lg_cert: the refuse/accept rule of lg_cert.h; the certificate itself is
+ * read by common/rb_cert.c, beside its writer. */
 #include "lg_cert.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -10,123 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int get_num(const cJSON *o, const char *key, double *out)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!cJSON_IsNumber(v)) return -1;
-    *out = v->valuedouble;
-    return 0;
-}
-
 int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    out->budget_us = NAN;
-    cJSON *j = cJSON_ParseWithLength(json, len);
-    if (!j || !cJSON_IsObject(j)) {
-        snprintf(err, errlen, "certificate: not a JSON object");
-        cJSON_Delete(j);
-        return -EINVAL;
-    }
-    int rc = -EINVAL;
-    out->per_delivery_us = out->per_event_us = out->ref_events_per_request = NAN;
-    out->ref_output_len = NAN;
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "rhobench_certificate");
-    out->version = 1; /* absent: the first format, which had no version key */
-    if (ver) {
-        if (!cJSON_IsNumber(ver) || (ver->valuedouble != 1 && ver->valuedouble != 2)) {
-            char v[32] = "?";
-            if (cJSON_IsNumber(ver)) snprintf(v, sizeof v, "%g", ver->valuedouble);
-            snprintf(err, errlen,
-                     "certificate: rhobench_certificate: format version %s is not one this "
-                     "loadgen reads (1 or 2); run this build's calibrate again",
-                     v);
-            goto out;
-        }
-        out->version = (int)ver->valuedouble;
-    }
-    const cJSON *host = cJSON_GetObjectItemCaseSensitive(j, "host");
-    const cJSON *cpu = host ? cJSON_GetObjectItemCaseSensitive(host, "cpu_model") : NULL;
-    double cores;
-    if (!cJSON_IsString(cpu)) {
-        snprintf(err, errlen, "certificate: host.cpu_model: missing or not a string");
-        goto out;
-    }
-    if (get_num(host, "cores_online", &cores) || !(cores >= 0 && cores <= INT_MAX)) {
-        snprintf(err, errlen, "certificate: host.cores_online: missing or not a number in [0, %d]",
-                 INT_MAX);
-        goto out;
-    }
-    snprintf(out->cpu_model, sizeof out->cpu_model, "%s", cpu->valuestring);
-    out->cores_online = (int)cores;
-    get_num(j, "budget_us", &out->budget_us);
-    if (out->version == 2) {
-        const cJSON *cm = cJSON_GetObjectItemCaseSensitive(j, "cost_model");
-        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(j, "reference_workload");
-        if (get_num(cm, "per_delivery_us", &out->per_delivery_us)) out->per_delivery_us = NAN;
-        if (get_num(cm, "per_event_us", &out->per_event_us)) out->per_event_us = NAN;
-        if (get_num(ref, "events_per_request", &out->ref_events_per_request))
-            out->ref_events_per_request = NAN;
-        if (get_num(ref, "random_output_len", &out->ref_output_len)) out->ref_output_len = NAN;
-    }
-    const cJSON *pk = cJSON_GetObjectItemCaseSensitive(j, "per_k");
-    int n = cJSON_GetArraySize(pk);
-    if (!cJSON_IsArray(pk) || n == 0) {
-        snprintf(err, errlen, "certificate: per_k: missing or empty");
-        goto out;
-    }
-    out->per_k = calloc((size_t)n, sizeof *out->per_k);
-    if (!out->per_k) {
-        rc = -ENOMEM;
-        snprintf(err, errlen, "certificate: out of memory");
-        goto out;
-    }
-    for (int i = 0; i < n; i++) {
-        const cJSON *e = cJSON_GetArrayItem(pk, i);
-        lg_cert_entry *c = &out->per_k[i];
-        double k;
-        if (get_num(e, "workers", &k) || !(k >= 1 && k <= INT_MAX)) {
-            snprintf(err, errlen, "certificate: per_k[%d].workers: missing or not in [1, %d]", i,
-                     INT_MAX);
-            goto out;
-        }
-        c->workers = (int)k;
-        if (out->version == 2) {
-            /* safe_rho is the figure; null means nothing was certified */
-            const cJSON *sr = cJSON_GetObjectItemCaseSensitive(e, "safe_rho");
-            if (!cJSON_IsNumber(sr) && !cJSON_IsNull(sr)) {
-                snprintf(err, errlen, "certificate: per_k[%d].safe_rho: missing", i);
-                goto out;
-            }
-            c->safe_rho = cJSON_IsNumber(sr) ? sr->valuedouble : NAN;
-            if (get_num(e, "safe_rate_per_worker", &c->safe_rate_per_worker))
-                c->safe_rate_per_worker = NAN;
-        } else {
-            if (get_num(e, "safe_rate_per_worker", &c->safe_rate_per_worker) ||
-                !(c->safe_rate_per_worker >= 0)) {
-                snprintf(err, errlen, "certificate: per_k[%d].safe_rate_per_worker: missing or < 0",
-                         i);
-                goto out;
-            }
-            if (get_num(e, "safe_rho", &c->safe_rho)) c->safe_rho = NAN;
-        }
-        if (get_num(e, "transport_us", &c->transport_us)) c->transport_us = NAN;
-        if (get_num(e, "safe_total_rate", &c->safe_total_rate))
-            c->safe_total_rate = c->safe_rate_per_worker * c->workers;
-        out->n++;
-    }
-    rc = 0;
-out:
-    if (rc) lg_cert_free(out);
-    cJSON_Delete(j);
-    return rc;
+    return rb_cert_parse(json, len, out, err, errlen);
 }
 
 void lg_cert_free(lg_cert *c)
 {
-    free(c->per_k);
-    c->per_k = NULL;
-    c->n = 0;
+    rb_cert_free(c);
 }
 
 void lg_cert_check(const lg_cert *c, const rb_host *h, int k, double rate, lg_cert_decision *d)

@@ -1,5 +1,6 @@
 /* lg_cert: the host certificate written by calibrate, and the rule that
- * refuses a plan beyond it. Pure: parses JSON text and compares numbers.
+ * refuses a plan beyond it. Pure: parses JSON text (with common/rb_cert, the
+ * format's one reader and writer) and compares numbers.
  *
  * Two format versions are read (rhobench_certificate: 1 or absent, or 2):
  *   1: the certified figure is a request rate per worker of calibrate's own
@@ -16,28 +17,12 @@
 
 #include <stddef.h>
 
+#include "rb_cert.h"
 #include "rb_host.h"
 
-typedef struct lg_cert_entry {
-    int workers;
-    double safe_rho;
-    double safe_rate_per_worker; /* requests/s per worker (v2: of the reference workload; NAN) */
-    double safe_total_rate;
-    double transport_us; /* the fitted constant term (NAN when absent) */
-} lg_cert_entry;
-
-typedef struct lg_cert {
-    int version; /* 1 or 2 */
-    char cpu_model[160];
-    int cores_online;
-    double budget_us;     /* NAN when absent */
-    lg_cert_entry *per_k; /* malloc'd; lg_cert_free */
-    size_t n;
-    /* v2: the cost model and the reference workload (NAN when absent) */
-    double per_delivery_us, per_event_us;
-    double ref_events_per_request; /* events per request of the reference workload */
-    double ref_output_len;         /* its content tokens per request */
-} lg_cert;
+/* The certificate as common/rb_cert reads it (and calibrate writes it). */
+typedef rb_cert_entry lg_cert_entry;
+typedef rb_cert lg_cert;
 
 /* Returns 0, or -EINVAL with err naming the missing or bad key (or the
  * version it does not read). */

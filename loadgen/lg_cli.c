@@ -1,6 +1,9 @@
-/* lg_cli: the command-line parser of lg_cli.h. Table-free and flat on
- * purpose: each flag is one branch that parses its value with rb_units and
- * names itself when the value is wrong. */
+/* lg_cli: loadgen's options table (rb_opts, alphabetical), its defaults, the
+ * parsers of the flags whose values have a shape of their own (stages,
+ * budgets, lists), and the rules between flags (lg_cli_finish). --help is
+ * generated from the table. About 720 lines, one file on purpose: the
+ * table, its parsers and the rules between flags are together the one
+ * description of what loadgen accepts. */
 #include "lg_cli.h"
 
 #include <errno.h>
@@ -10,47 +13,31 @@
 #include <string.h>
 #include <strings.h>
 
-#include "rb_units.h"
 #include "lg_export.h"
+#include "rb_opts.h"
+#include "rb_units.h"
 
 const char *const lg_metric_names[LG_N_METRICS] = {"ttft", "tpot", "itl", "e2el", "ntpot"};
 
 void lg_opts_defaults(lg_opts *o, int online_cpus)
 {
+    /* The defaults of the flags whose parsers do more than store a value
+     * (and of what no flag sets); the table's own come after. */
     *o = (lg_opts){
-        .base_url = "http://127.0.0.1:8000",
         .endpoint = "/v1/completions",
-        .model = "sim-model",
         .num_workers = online_cpus > 0 ? online_cpus : 1,
-        .max_conn_per_worker = 512,
-        .request_rate = INFINITY,
-        .burstiness = 1.0,
-        .num_prompts = 1000,
-        .saturation_lag_ms = 10.0,
-        .seed = 0,
-        .dataset = LG_DS_RANDOM,
-        .trace_speedup = 1.0,
-        .random_input_len = 1024,
-        .random_output_len = 128,
-        .random_range_ratio = 0.0,
-        .random_len_dist = LG_LEN_UNIFORM,
-        .prefix_groups = 4,
-        .prefix_prompts_per_group = 16,
-        .prefix_system_len = 512,
-        .prefix_question_len = 64,
         .stream = 1,
-        .sim_stamps = LG_STAMPS_AUTO,
-        .receive_clock = LG_RXC_KERNEL,
         .bias_budget_mean_us = 100.0,
         .bias_budget_p99_us = 2000.0,
         .request_timeout_ns = 60000000000LL,
-        .drain_timeout_ns = 5000000000LL,
         .percentiles = {50, 90, 99},
         .n_percentiles = 3,
         .percentile_metrics = (1u << LG_N_METRICS) - 1,
-        .result_dir = ".",
         .progress = -1,
     };
+    char err[256];
+    /* they parse, as test_lg_cli checks: a failure is a broken table */
+    if (rb_opts_defaults(&lg_cli_spec, o, err, sizeof err)) abort();
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, const char *flag, const char *val)
@@ -61,32 +48,27 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *flag, con
 
 #define BAD(what) fail(err, errlen, "%s: " what ", got '%s'", flag, val)
 
-static int copy_str(char *dst, size_t cap, const char *flag, const char *val, char *err,
-                    size_t errlen)
-{
-    if (strlen(val) >= cap) return BAD("too long");
-    if (!*val) return BAD("must not be empty");
-    strcpy(dst, val);
-    return 0;
-}
+/* ---- the flags' own parsers (rb_opt_fn: 0, or -1 with why) ------------ */
 
-static int parse_percentiles(lg_opts *o, const char *flag, const char *val, char *err,
-                             size_t errlen)
+#define WHY(...) (snprintf(why, n, __VA_ARGS__), -1)
+
+static int parse_percentiles(void *base, const char *val, char *why, size_t n)
 {
+    lg_opts *o = base;
     char buf[512];
-    if (strlen(val) >= sizeof buf || !*val) return BAD("expected a list like 50,90,99");
+    if (strlen(val) >= sizeof buf || !*val) return WHY("expected a list like 50,90,99");
     strcpy(buf, val);
-    int n = 0;
+    int k = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
         double p;
-        if (n == LG_MAX_PERCENTILES) return BAD("too many percentiles (at most 16)");
+        if (k == LG_MAX_PERCENTILES) return WHY("too many percentiles (at most 16)");
         if (rb_parse_double(tok, 0.0, 100.0, &p) || p <= 0.0 || p >= 100.0)
-            return BAD("each percentile must be in (0, 100)");
-        o->percentiles[n++] = p;
+            return WHY("each percentile must be in (0, 100)");
+        o->percentiles[k++] = p;
     }
-    if (n == 0) return BAD("expected a list like 50,90,99");
-    o->n_percentiles = n;
+    if (k == 0) return WHY("expected a list like 50,90,99");
+    o->n_percentiles = k;
     return 0;
 }
 
@@ -98,459 +80,476 @@ static int metric_index(const char *name)
     return -1;
 }
 
-static int parse_metrics(lg_opts *o, const char *flag, const char *val, char *err, size_t errlen)
+static int parse_metrics(void *base, const char *val, char *why, size_t n)
 {
+    lg_opts *o = base;
     char buf[256];
     if (strlen(val) >= sizeof buf || !*val)
-        return BAD("expected a list of ttft,tpot,itl,e2el,ntpot");
+        return WHY("expected a list of ttft,tpot,itl,e2el,ntpot");
     strcpy(buf, val);
     unsigned mask = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
         int m = metric_index(tok);
-        if (m < 0) return BAD("unknown metric (known: ttft,tpot,itl,e2el,ntpot)");
+        if (m < 0) return WHY("unknown metric (known: ttft,tpot,itl,e2el,ntpot)");
         mask |= 1u << m;
     }
     o->percentile_metrics = mask;
     return 0;
 }
 
-int lg_goodput_parse_item(lg_goodput *g, const char *item, char *err, size_t errlen)
+static int goodput_item(lg_goodput *g, const char *item, char *why, size_t n)
 {
-    const char *flag = "--goodput", *val = item;
     const char *colon = strchr(item, ':');
-    if (!colon) return BAD("expected NAME:MS (e.g. ttft:300)");
     char name[32];
-    size_t n = (size_t)(colon - item);
-    if (n == 0 || n >= sizeof name) return BAD("expected NAME:MS (e.g. ttft:300)");
-    memcpy(name, item, n);
-    name[n] = '\0';
+    size_t len = colon ? (size_t)(colon - item) : 0;
+    if (!colon || len == 0 || len >= sizeof name) return WHY("expected NAME:MS (e.g. ttft:300)");
+    memcpy(name, item, len);
+    name[len] = '\0';
     int m = metric_index(name);
-    if (m < 0) return BAD("unknown metric (known: ttft,tpot,itl,e2el,ntpot)");
+    if (m < 0) return WHY("unknown metric (known: ttft,tpot,itl,e2el,ntpot)");
     double ms;
     if (rb_parse_double(colon + 1, 0.0, 1e12, &ms) || ms <= 0.0)
-        return BAD("the threshold must be a number of milliseconds > 0");
+        return WHY("the threshold must be a number of milliseconds > 0");
     g->slo_ns[m] = (int64_t)llround(ms * 1e6);
     g->enabled = 1;
     return 0;
 }
 
-static int parse_stage(lg_opts *o, const char *flag, const char *val, char *err, size_t errlen)
+int lg_goodput_parse_item(lg_goodput *g, const char *item, char *err, size_t errlen)
 {
-    if (o->n_stages == LG_MAX_STAGES) return BAD("too many stages (at most 64)");
+    char why[128];
+    if (goodput_item(g, item, why, sizeof why) == 0) return 0;
+    snprintf(err, errlen, "--goodput: %s, got '%s'", why, item);
+    return -EINVAL;
+}
+
+static int parse_goodput(void *base, const char *val, char *why, size_t n)
+{
+    return goodput_item(&((lg_opts *)base)->goodput, val, why, n);
+}
+
+static int parse_stage(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    if (o->n_closed_stages) return WHY("cannot be combined with --closed-stage");
+    if (o->n_stages == LG_MAX_STAGES) return WHY("too many stages (at most 64)");
     const char *colon = strchr(val, ':');
-    if (!colon) return BAD("expected RATE:DURATION (e.g. 100:10s)");
     char rate[64];
-    size_t n = (size_t)(colon - val);
-    if (n == 0 || n >= sizeof rate) return BAD("expected RATE:DURATION (e.g. 100:10s)");
-    memcpy(rate, val, n);
-    rate[n] = '\0';
+    size_t len = colon ? (size_t)(colon - val) : 0;
+    if (!colon || len == 0 || len >= sizeof rate)
+        return WHY("expected RATE:DURATION (e.g. 100:10s)");
+    memcpy(rate, val, len);
+    rate[len] = '\0';
     lg_stage st = {0};
     if (rb_parse_double(rate, 0.0, INFINITY, &st.rate_per_s) || !(st.rate_per_s > 0.0))
-        return BAD("the rate must be > 0 (or inf)");
+        return WHY("the rate must be > 0 (or inf)");
     if (rb_parse_seconds_ns(colon + 1, &st.duration_ns) || st.duration_ns <= 0)
-        return BAD("the duration must be > 0 (seconds, or with a unit: 10s, 500ms)");
+        return WHY("the duration must be > 0 (seconds, or with a unit: 10s, 500ms)");
     o->stages[o->n_stages++] = st;
     return 0;
 }
 
 /* --closed-stage C:N: N requests with C in flight, after the stage before. */
-static int parse_closed_stage(lg_opts *o, const char *flag, const char *val, char *err,
-                              size_t errlen)
+static int parse_closed_stage(void *base, const char *val, char *why, size_t n)
 {
-    if (o->n_stages == LG_MAX_STAGES) return BAD("too many stages (at most 64)");
-    if (o->n_stages != o->n_closed_stages) return BAD("cannot be combined with --stage");
+    lg_opts *o = base;
+    if (o->n_stages == LG_MAX_STAGES) return WHY("too many stages (at most 64)");
+    if (o->n_stages != o->n_closed_stages) return WHY("cannot be combined with --stage");
     char c[32], *end;
     const char *colon = strchr(val, ':');
-    int64_t conc, n;
+    int64_t conc, reqs;
     if (!colon || colon == val || (size_t)(colon - val) >= sizeof c)
-        return BAD("expected CONCURRENCY:REQUESTS (e.g. 8:100)");
+        return WHY("expected CONCURRENCY:REQUESTS (e.g. 8:100)");
     memcpy(c, val, (size_t)(colon - val));
     c[colon - val] = '\0';
     conc = strtoll(c, &end, 10);
-    if (*end || conc < 1 || conc > 10000000) return BAD("the concurrency must be 1..10000000");
-    if (rb_parse_i64(colon + 1, 1, INT64_MAX / 2, &n)) return BAD("the requests must be >= 1");
-    o->stages[o->n_stages] = (lg_stage){.rate_per_s = INFINITY, .max_requests = n};
+    if (*end || conc < 1 || conc > 10000000) return WHY("the concurrency must be 1..10000000");
+    if (rb_parse_i64(colon + 1, 1, INT64_MAX / 2, &reqs)) return WHY("the requests must be >= 1");
+    o->stages[o->n_stages] = (lg_stage){.rate_per_s = INFINITY, .max_requests = reqs};
     o->stage_conc[o->n_stages++] = (int)conc;
     o->n_closed_stages++;
     return 0;
 }
 
-static int parse_cost(lg_opts *o, const char *flag, const char *val, char *err, size_t errlen)
+static int parse_report_format(void *base, const char *val, char *why, size_t n)
 {
+    lg_opts *o = base;
+    int f = lg_export_parse_format(val);
+    if (f < 0) return WHY("must be rhobench, vllm, inference-perf or both");
+    o->report_formats = (unsigned)f;
+    if (f) o->save_result = 1; /* converted from the saved result */
+    return 0;
+}
+
+static int parse_cost(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
     const char *colon = strchr(val, ':');
-    if (!colon) return BAD("expected fixed:US or exp:US");
-    size_t n = (size_t)(colon - val);
-    if (n == 5 && strncmp(val, "fixed", 5) == 0)
+    size_t len = colon ? (size_t)(colon - val) : 0;
+    if (colon && len == 5 && strncmp(val, "fixed", 5) == 0)
         o->client_cost = LG_COST_FIXED;
-    else if (n == 3 && strncmp(val, "exp", 3) == 0)
+    else if (colon && len == 3 && strncmp(val, "exp", 3) == 0)
         o->client_cost = LG_COST_EXP;
     else
-        return BAD("expected fixed:US or exp:US");
+        return WHY("expected fixed:US or exp:US");
     if (rb_parse_double(colon + 1, 0.0, 1e6, &o->client_cost_us))
-        return BAD("the cost must be a number of microseconds in [0, 1e6]");
+        return WHY("the cost must be a number of microseconds in [0, 1e6]");
     if (o->client_cost_us == 0.0) o->client_cost = LG_COST_NONE;
     return 0;
 }
 
 /* "mean:100us,p99:2ms": either part alone keeps the other's value. Each
  * value needs its unit (a latency, not a run length). */
-static int parse_budget(lg_opts *o, const char *flag, const char *val, char *err, size_t errlen)
+static int parse_budget(void *base, const char *val, char *why, size_t n)
 {
+    lg_opts *o = base;
     char buf[128];
-    if (strlen(val) >= sizeof buf) return BAD("too long");
+    if (strlen(val) >= sizeof buf) return WHY("too long");
     snprintf(buf, sizeof buf, "%s", val);
     char *save = NULL;
     int any = 0;
     for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         char *colon = strchr(item, ':');
-        if (!colon) return BAD("expected mean:DURATION,p99:DURATION (e.g. mean:100us,p99:2ms)");
+        if (!colon) return WHY("expected mean:DURATION,p99:DURATION (e.g. mean:100us,p99:2ms)");
         *colon = '\0';
         const char *v = colon + 1;
-        size_t n = strlen(v);
+        size_t len = strlen(v);
         int64_t ns;
-        if (n == 0 || !(v[n - 1] >= 'a' && v[n - 1] <= 'z') || rb_parse_duration_ns(v, &ns) ||
+        if (len == 0 || !(v[len - 1] >= 'a' && v[len - 1] <= 'z') || rb_parse_duration_ns(v, &ns) ||
             ns <= 0)
-            return BAD("each budget must be a duration > 0 with its unit (e.g. 100us, 2ms)");
+            return WHY("each budget must be a duration > 0 with its unit (e.g. 100us, 2ms)");
         if (strcmp(item, "mean") == 0)
             o->bias_budget_mean_us = (double)ns / 1e3;
         else if (strcmp(item, "p99") == 0)
             o->bias_budget_p99_us = (double)ns / 1e3;
         else
-            return BAD("budgets are named mean and p99");
+            return WHY("budgets are named mean and p99");
         any = 1;
     }
-    if (!any) return BAD("expected mean:DURATION,p99:DURATION");
+    if (!any) return WHY("expected mean:DURATION,p99:DURATION");
     return 0;
 }
 
-static int parse_i32(const char *flag, const char *val, int64_t min, int64_t max, int32_t *out,
-                     char *err, size_t errlen)
+static int parse_endpoint(void *base, const char *val, char *why, size_t n)
 {
+    lg_opts *o = base;
+    if (!*val) return WHY("must not be empty");
+    if (strlen(val) >= sizeof o->endpoint) return WHY("too long");
+    if (val[0] != '/') return WHY("must start with '/'");
+    strcpy(o->endpoint, val);
+    return 0;
+}
+
+static int parse_result_filename(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    if (!*val) return WHY("must not be empty");
+    if (strlen(val) >= sizeof o->result_filename) return WHY("too long");
+    if (strchr(val, '/')) return WHY("must be a file name (use --result-dir for the folder)");
+    strcpy(o->result_filename, val);
+    return 0;
+}
+
+static int parse_metadata(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    size_t l = strlen(o->metadata);
+    if (!strchr(val, '=') || val[0] == '=' || strchr(val, '\n')) return WHY("expected KEY=VALUE");
+    if (l + strlen(val) + 2 > sizeof o->metadata) return WHY("too much metadata");
+    snprintf(o->metadata + l, sizeof o->metadata - l, "%s\n", val);
+    return 0;
+}
+
+static int parse_header(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    if (o->n_headers == LG_MAX_HEADERS) return WHY("too many headers (at most 32)");
+    const char *c = strchr(val, ':');
+    if (!c || c == val) return WHY("expected KEY:VALUE");
+    if (strpbrk(val, "\r\n")) return WHY("must not contain a line break");
+    o->headers[o->n_headers++] = (char *)val; /* argv outlives o */
+    return 0;
+}
+
+static int parse_request_timeout(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
     int64_t v;
-    if (rb_parse_i64(val, min, max, &v)) {
-        snprintf(err, errlen, "%s: must be a whole number in [%lld, %lld], got '%s'", flag,
-                 (long long)min, (long long)max, val);
-        return -EINVAL;
-    }
-    *out = (int32_t)v;
+    if (rb_parse_seconds_ns(val, &v) || v <= 0)
+        return WHY("must be seconds > 0, or a duration with a unit (500ms, 2s)");
+    /* curl counts whole milliseconds, and reads 0 as "no timeout". */
+    if (v < 1000000) return WHY("must be at least 1ms");
+    o->request_timeout_ns = v;
     return 0;
 }
 
-static int parse_int(const char *flag, const char *val, int64_t min, int64_t max, int *out,
-                     char *err, size_t errlen)
+static int set_save_detailed(void *base, const char *val, char *why, size_t n)
 {
-    int32_t v;
-    int rc = parse_i32(flag, val, min, max, &v, err, errlen);
-    if (rc == 0) *out = v;
-    return rc;
-}
-
-static int parse_dur(const char *flag, const char *val, int allow_zero, int64_t *out, char *err,
-                     size_t errlen)
-{
-    int64_t v;
-    if (rb_parse_seconds_ns(val, &v) || (!allow_zero && v <= 0)) {
-        if (allow_zero) return BAD("must be seconds >= 0, or a duration with a unit (500ms, 2s)");
-        return BAD("must be seconds > 0, or a duration with a unit (500ms, 2s)");
-    }
-    *out = v;
+    lg_opts *o = base;
+    if (val) return WHY("takes no value");
+    o->save_detailed = o->save_result = 1;
     return 0;
 }
 
-/* A flag last on the line without its value: "needs a value" if the flag is
- * known, "unknown flag" if not (found by parsing it with a dummy value). */
-static int missing_value(const lg_opts *o, const char *flag, char *err, size_t errlen)
-{
-    lg_opts *scratch = malloc(sizeof *scratch);
-    char e2[256] = "";
-    char *probe[2] = {(char *)flag, "1"};
-    if (scratch) {
-        *scratch = *o;
-        lg_cli_parse(scratch, 2, probe, e2, sizeof e2);
-        free(scratch);
+/* ---- the table: one entry per flag, alphabetical ---------------------- */
+
+#define XSTR(x) #x
+#define STR_(x) XSTR(x)
+#define AT(member) RB_OPT_AT(lg_opts, member)
+#define FLAG(flag, member, v, text)                                                                \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_FLAG, AT(member), .ival = v, .help = text                     \
     }
-    if (strncmp(e2, "unknown flag", 12) == 0) {
-        snprintf(err, errlen, "%s", e2);
-        return -EINVAL;
+#define CUSTOM(flag, value, f, text)                                                               \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_CUSTOM, .arg = value, .fn = f, .help = text                   \
     }
-    return fail(err, errlen, "%s: needs a value%s", flag, "");
-}
+#define INT(flag, member, l, h, d, text)                                                           \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_INT, .arg = "N", AT(member), .lo = l, .hi = h, .def = d,      \
+        .why = "must be a whole number in [" STR_(l) ", " STR_(h) "]", .help = text                \
+    }
+#define RATE(flag, member, d, bad, text)                                                           \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_DOUBLE, .arg = "R", AT(member), .min = 0, .max = 1e9,         \
+        .excl_min = 1, .def = d, .why = bad, .help = text                                          \
+    }
+#define SECONDS(flag, member, l, d, text)                                                          \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_SECONDS, .arg = "D", AT(member), .lo = l, .def = d,           \
+        .why = l ? "must be seconds > 0, or a duration with a unit (500ms, 2s)"                    \
+                 : "must be seconds >= 0, or a duration with a unit (500ms, 2s)",                  \
+        .help = text                                                                               \
+    }
+#define STRING(flag, value, member, d, text)                                                       \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_STR, .arg = value, AT(member), .def = d, .help = text         \
+    }
+#define CHOICE(flag, value, member, list, d, bad, text)                                            \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_CHOICE, .arg = value, AT(member), .choices = list, .def = d,  \
+        .why = bad, .help = text                                                                   \
+    }
+
+#define POOL(flag, text)                                                                           \
+    {                                                                                              \
+        .name = flag, .type = RB_OPT_INT, .arg = "N", AT(prompt_pool_size),                        \
+        RB_OPT_GIVEN(lg_opts, prompt_pool_given), .lo = 1, .hi = LG_POOL_MAX,                      \
+        .why = "must be a whole number in [1, " STR_(LG_POOL_MAX) "]", .help = text                \
+    }
+
+static const rb_choice DATASETS[] = {{"random", LG_DS_RANDOM},
+                                     {"prefix", LG_DS_PREFIX},
+                                     {"shared_prefix", LG_DS_PREFIX},
+                                     {"shared-prefix", LG_DS_PREFIX},
+                                     {"prefix_repetition", LG_DS_PREFIX},
+                                     {"sharegpt", LG_DS_SHAREGPT},
+                                     {"trace", LG_DS_TRACE},
+                                     {NULL, 0}};
+static const rb_choice LEN_DISTS[] = {{"fixed", LG_LEN_FIXED},
+                                      {"uniform", LG_LEN_UNIFORM},
+                                      {"normal", LG_LEN_NORMAL},
+                                      {"lognormal", LG_LEN_LOGNORMAL},
+                                      {NULL, 0}};
+static const rb_choice CLOCKS[] = {{"kernel", LG_RXC_KERNEL}, {"user", LG_RXC_USER}, {NULL, 0}};
+static const rb_choice STAMPS[] = {
+    {"auto", LG_STAMPS_AUTO}, {"on", LG_STAMPS_ON}, {"off", LG_STAMPS_OFF}, {NULL, 0}};
+static const rb_choice SWEEPS[] = {
+    {"linear", LG_SWEEP_LINEAR}, {"geometric", LG_SWEEP_GEOMETRIC}, {NULL, 0}};
+
+static const rb_opt OPTS[] = {
+    FLAG("allow-remote", allow_remote, 1, "allow a base URL that is not a loopback address"),
+    STRING("base-url", "URL", base_url, "http://127.0.0.1:8000", "the server; loopback only"),
+    CUSTOM("bias-budget", "mean:D,p99:D", parse_budget,
+           "the client's own delay per token the verdict accepts (default mean:100us,p99:2ms)"),
+    {.name = "burstiness",
+     .type = RB_OPT_DOUBLE,
+     .arg = "B",
+     AT(burstiness),
+     .min = 0,
+     .max = INFINITY,
+     .excl_min = 1,
+     .def = "1",
+     .why = "must be > 0 (1 is Poisson, inf is constant rate)",
+     .help = "gamma shape of the gaps: 1 Poisson, inf constant"},
+    STRING("certificate", "FILE", certificate, NULL, "refuse a plan beyond this host certificate"),
+    CUSTOM("client-cost", "fixed:US|exp:US", parse_cost,
+           "busy CPU work per received event (emulates a slow client)"),
+    CUSTOM("closed-stage", "C:N", parse_closed_stage,
+           "a closed-loop stage: N requests, C in flight; stages in turn (repeatable; Inference "
+           "Perf's concurrent)"),
+    STRING("config", "FILE", config, NULL,
+           "Inference Perf config, YAML or JSON; flags override it"),
+    CHOICE("dataset-name", "NAME", dataset, DATASETS, "random",
+           "must be random, shared-prefix, sharegpt or trace",
+           "random, shared-prefix, sharegpt, trace"),
+    STRING("dataset-path", "FILE", dataset_path, NULL,
+           "ShareGPT JSON, or an Azure-style trace CSV"),
+    SECONDS("drain-timeout", drain_timeout_ns, 0, "5s",
+            "wait for in-flight requests at the end or on SIGINT"),
+    FLAG("dry-run", dry_run, 1, "check the options, print the plan, send nothing"),
+    SECONDS("duration", duration_ns, 1, NULL, "send for D seconds instead (e.g. 30, or 30s)"),
+    CUSTOM("endpoint", "PATH", parse_endpoint, "/v1/completions (default) or /v1/chat/completions"),
+    FLAG("force", force, 1, "run anyway beyond the certificate"),
+    {.name = "goodput",
+     .type = RB_OPT_CUSTOM,
+     .arg = "NAME:MS ...",
+     .fn = parse_goodput,
+     .greedy = 1,
+     .help = "SLOs for goodput (ttft, tpot, itl, ntpot, e2el)"},
+    CUSTOM("header", "K:V", parse_header,
+           "extra request header (repeatable); OPENAI_API_KEY in the environment -> "
+           "Authorization: Bearer"),
+    FLAG("ignore-eos", ignore_eos, 1, "ask the server to ignore end-of-sequence"),
+    INT("max-concurrency", max_concurrency, 1, 10000000, NULL,
+        "alone: closed loop with C in flight; with a rate: a cap (waiting for a slot counts in "
+        "latency from intended time)"),
+    INT("max-connections-per-worker", max_conn_per_worker, 1, 100000, "512",
+        "connection limit of each worker"),
+    CUSTOM("metadata", "KEY=VALUE", parse_metadata, "written into the result JSON (repeatable)"),
+    CUSTOM("metric-percentiles", "LIST", parse_percentiles, "percentiles (default 50,90,99)"),
+    STRING("model", "NAME", model, "sim-model", "model name sent in each request"),
+    INT("nice", nice, -20, 19, NULL,
+        "scheduling priority of the workers (default: unchanged; negative needs privileges)"),
+    FLAG("no-progress", progress, 0, "no live progress line"),
+    FLAG("no-stream", stream, 0, "non-streamed responses"),
+    POOL("num-dataset-entries", "the same as --prompt-pool-size"),
+    {.name = "num-prompts",
+     .type = RB_OPT_INT,
+     .arg = "N",
+     AT(num_prompts),
+     RB_OPT_GIVEN(lg_opts, num_prompts_given),
+     .lo = 1,
+     .hi = INT64_MAX / 4,
+     .def = "1000",
+     .why = "must be a whole number >= 1",
+     .help = "requests to send"},
+    INT("num-workers", num_workers, 0, 1024, NULL,
+        "worker processes (default: online CPUs; 0: one in-process)"),
+    CUSTOM("percentile-metrics", "LIST", parse_metrics,
+           "of ttft,tpot,itl,e2el,ntpot (default all)"),
+    INT("prefix-groups", prefix_groups, 1, 100000, "4", "shared-prefix: groups"),
+    INT("prefix-prompts-per-group", prefix_prompts_per_group, 1, 100000, "16",
+        "shared-prefix: prompts per group"),
+    INT("prefix-question-len", prefix_question_len, 1, 1000000, "64",
+        "shared-prefix: question words"),
+    INT("prefix-system-len", prefix_system_len, 0, 1000000, "512",
+        "shared-prefix: system prompt words"),
+    FLAG("progress", progress, 1, "live progress line on stderr (default: when a terminal)"),
+    POOL("prompt-pool-size",
+         "distinct prompts; request i uses prompt i mod N (default: one per planned request, "
+         "within 512 MiB; a smaller N repeats prompts on purpose)"),
+    FLAG("quiet", quiet, 1, "no summary table"),
+    INT("random-input-len", random_input_len, 1, 1000000, "1024", "prompt words"),
+    CHOICE("random-len-dist", "D", random_len_dist, LEN_DISTS, "uniform",
+           "must be fixed, uniform, normal or lognormal", "fixed, uniform, normal, lognormal"),
+    INT("random-output-len", random_output_len, 1, 1000000, "128", "max_tokens"),
+    {.name = "random-range-ratio",
+     .type = RB_OPT_DOUBLE,
+     .arg = "R",
+     AT(random_range_ratio),
+     .min = 0,
+     .max = 0.9999999999999999,
+     .def = "0",
+     .why = "must be in [0, 1)",
+     .help = "spread of the lengths, in [0, 1): lengths in [L(1-R), L(1+R)], as today's vLLM; "
+             "vLLM v0.6.1 drew randint(L*R, L): its R=0.5 is not this R=0.5"},
+    INT("realtime-priority", rt_priority, 0, 99, NULL,
+        "run the workers SCHED_FIFO at priority 1..99 (needs privileges): wake-ups on a shared "
+        "host are then not delayed by other processes (default 0: off)"),
+    CHOICE("receive-clock", "kernel|user", receive_clock, CLOCKS, "kernel",
+           "must be kernel or user",
+           "a token's receive time: the kernel's receive stamp, or user: when the loop picked it "
+           "up"),
+    CUSTOM("report-format", "F", parse_report_format,
+           "rhobench (default), vllm, inference-perf or both (also <result>.vllm.json, "
+           "<result>.inference-perf/)"),
+    {.name = "request-rate",
+     .type = RB_OPT_DOUBLE,
+     .arg = "R",
+     AT(request_rate),
+     RB_OPT_GIVEN(lg_opts, rate_given),
+     .min = 0,
+     .max = INFINITY,
+     .excl_min = 1,
+     .def = "inf",
+     .why = "must be > 0 (or inf)",
+     .unit = "requests/s, all workers",
+     .help = "the offered rate (inf: all at once)"},
+    CUSTOM("request-timeout", "D", parse_request_timeout,
+           "bound on each request, at least 1ms (default 60s)"),
+    STRING("result-dir", "DIR", result_dir, ".", "the result JSON's folder"),
+    CUSTOM("result-filename", "NAME", parse_result_filename,
+           "its name (default loadgen-<rate>qps-<model>-<time>.json)"),
+    RATE("saturation-lag-ms", saturation_lag_ms, "10", "must be a number of milliseconds > 0",
+         "lag bound of saturation [ms]"),
+    {.name = "save-detailed",
+     .type = RB_OPT_CUSTOM,
+     .fn = set_save_detailed,
+     .help = "also one JSON line per request (<result>.jsonl); implies --save-result"},
+    FLAG("save-result", save_result, 1, "write the result JSON"),
+    {.name = "seed",
+     .type = RB_OPT_INT,
+     .arg = "S",
+     AT(seed),
+     .lo = 0,
+     .hi = INT64_MAX,
+     .def = "0",
+     .why = "must be a whole number >= 0",
+     .help = "seed of the arrival schedule and the dataset"},
+    CHOICE("sim-stamps", "auto|on|off", sim_stamps, STAMPS, "auto", "must be auto, on or off",
+           "send X-Sim-Stamp: 1 for simserver's ground truth (auto: on)"),
+    CUSTOM("stage", "RATE:D", parse_stage,
+           "a stage of the run (repeatable; e.g. 100:10 or 100:10s)"),
+    SECONDS("stage-duration", stage_duration_ns, 1, NULL, "duration of each sweep stage"),
+    SECONDS("stage-pause", stage_pause_ns, 0, "0", "idle time between stages"),
+    FLAG("stream", stream, 1, "streamed SSE responses (the default)"),
+    CHOICE("sweep", "linear|geometric", sweep, SWEEPS, NULL, "must be linear or geometric",
+           "stages up to --sweep-max-rate"),
+    RATE("sweep-max-rate", sweep_max_rate, NULL, "must be a finite rate > 0",
+         "the sweep's last rate"),
+    RATE("sweep-min-rate", sweep_min_rate, NULL, "must be a finite rate > 0",
+         "geometric sweep's first rate (default max/2^(N-1))"),
+    INT("sweep-stages", sweep_stages, 1, 64, NULL,
+        "number of sweep stages (default 5; 10 until saturation)"),
+    FLAG("sweep-until-saturation", sweep_until_saturation, 1,
+         "stop after the first saturated stage: by the client (dispatched < 95% of scheduled, or "
+         "> 1% later than --saturation-lag-ms) or by the server (completed < 95% of offered with "
+         "a growing backlog, or TTFT p50 past its knee); the report's \"knee\" says which"),
+    STRING("tokenizer", "NAME", tokenizer, NULL,
+           "recorded as tokenizer_id (token counts come from the server)"),
+    RATE("trace-speedup", trace_speedup, "1", "must be > 0", "replay a trace X times faster"),
+};
+
+_Static_assert(LG_MAX_STAGES == 64, "--sweep-stages' bound in the table");
+
+const rb_opts_spec lg_cli_spec = {
+    .prog = "loadgen",
+    .opts = OPTS,
+    .n = sizeof OPTS / sizeof OPTS[0],
+    .head = "usage: loadgen [FLAGS]\n"
+            "An open-loop, multi-process load generator for OpenAI-compatible servers.\n"
+            "Latency is measured from each request's intended send time and from its\n"
+            "actual dispatch; every report says how much of it is the client's own doing.\n"
+            "Durations (D): a plain number is seconds (10 = 10 s); a unit may be given:\n"
+            "250us, 500ms, 2s, 1.5m, 1h. vLLM bench's own flags (--host H --port P,\n"
+            "--backend B, --disable-tqdm, ...) are read as loadgen's (loadgen/lg_vllm.h).\n"
+            "\n",
+    .tail = "A non-streamed response body is kept up to 1 MiB; a longer one fails as\n"
+            "body_too_large.\n"
+            "\n"
+            "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143/129 interrupted\n"
+            "(SIGINT/SIGTERM/SIGHUP).\n",
+    .unknown_fmt = "unknown flag '%s' (see --help)",
+    .stray_fmt = "unexpected argument '%s'",
+};
 
 int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
 {
-    for (int i = 0; i < argc; i++) {
-        const char *flag = argv[i];
-        const char *val = NULL;
-        char flagbuf[64];
-        /* "--flag=value" is accepted as well as "--flag value". */
-        const char *eq = strncmp(flag, "--", 2) == 0 ? strchr(flag, '=') : NULL;
-        if (eq && (size_t)(eq - flag) < sizeof flagbuf) {
-            memcpy(flagbuf, flag, (size_t)(eq - flag));
-            flagbuf[eq - flag] = '\0';
-            val = eq + 1;
-            flag = flagbuf;
-        }
-#define IS(name) (strcmp(flag, name) == 0)
-#define NEXT()                                                                                     \
-    do {                                                                                           \
-        if (!val) {                                                                                \
-            if (i + 1 >= argc) return missing_value(o, flag, err, errlen);                         \
-            val = argv[++i];                                                                       \
-        }                                                                                          \
-    } while (0)
-#define CHECK(expr)                                                                                \
-    do {                                                                                           \
-        int rc_ = (expr);                                                                          \
-        if (rc_) return rc_;                                                                       \
-    } while (0)
-        if (IS("--help") || IS("-h") || IS("--version")) return 1;
-        /* flags without a value */
-        if (IS("--allow-remote")) {
-            o->allow_remote = 1;
-            continue;
-        }
-        if (IS("--sweep-until-saturation")) {
-            o->sweep_until_saturation = 1;
-            continue;
-        }
-        if (IS("--ignore-eos")) {
-            o->ignore_eos = 1;
-            continue;
-        }
-        if (IS("--no-stream")) {
-            o->stream = 0;
-            continue;
-        }
-        if (IS("--stream")) {
-            o->stream = 1;
-            continue;
-        }
-        if (IS("--save-result")) {
-            o->save_result = 1;
-            continue;
-        }
-        if (IS("--save-detailed")) {
-            o->save_detailed = 1;
-            o->save_result = 1;
-            continue;
-        }
-        if (IS("--force")) {
-            o->force = 1;
-            continue;
-        }
-        if (IS("--dry-run")) {
-            o->dry_run = 1;
-            continue;
-        }
-        if (IS("--quiet")) {
-            o->quiet = 1;
-            continue;
-        }
-        if (IS("--progress")) {
-            o->progress = 1;
-            continue;
-        }
-        if (IS("--no-progress")) {
-            o->progress = 0;
-            continue;
-        }
-        if (IS("--goodput")) {
-            /* vLLM's form: one or more NAME:MS items after the flag. */
-            int any = 0;
-            if (val) {
-                CHECK(lg_goodput_parse_item(&o->goodput, val, err, errlen));
-                any = 1;
-            }
-            while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
-                CHECK(lg_goodput_parse_item(&o->goodput, argv[++i], err, errlen));
-                any = 1;
-            }
-            if (!any) return fail(err, errlen, "%s: needs a value%s", flag, "");
-            continue;
-        }
-        if (strncmp(flag, "--", 2) != 0)
-            return fail(err, errlen, "unexpected argument '%s'%s", flag, "");
-        NEXT();
-        if (IS("--base-url"))
-            CHECK(copy_str(o->base_url, sizeof o->base_url, flag, val, err, errlen));
-        else if (IS("--endpoint")) {
-            CHECK(copy_str(o->endpoint, sizeof o->endpoint, flag, val, err, errlen));
-            if (val[0] != '/') return BAD("must start with '/'");
-        } else if (IS("--model"))
-            CHECK(copy_str(o->model, sizeof o->model, flag, val, err, errlen));
-        else if (IS("--tokenizer"))
-            CHECK(copy_str(o->tokenizer, sizeof o->tokenizer, flag, val, err, errlen));
-        else if (IS("--metadata")) {
-            size_t l = strlen(o->metadata);
-            if (!strchr(val, '=') || val[0] == '=' || strchr(val, '\n'))
-                return BAD("expected KEY=VALUE");
-            if (l + strlen(val) + 2 > sizeof o->metadata) return BAD("too much metadata");
-            snprintf(o->metadata + l, sizeof o->metadata - l, "%s\n", val);
-        } else if (IS("--header")) {
-            if (o->n_headers == LG_MAX_HEADERS) return BAD("too many headers (at most 32)");
-            const char *c = strchr(val, ':');
-            if (!c || c == val) return BAD("expected KEY:VALUE");
-            if (strpbrk(val, "\r\n")) return BAD("must not contain a line break");
-            o->headers[o->n_headers++] = (char *)val;
-        } else if (IS("--num-workers"))
-            CHECK(parse_int(flag, val, 0, 1024, &o->num_workers, err, errlen));
-        else if (IS("--nice"))
-            CHECK(parse_int(flag, val, -20, 19, &o->nice, err, errlen));
-        else if (IS("--realtime-priority"))
-            CHECK(parse_int(flag, val, 0, 99, &o->rt_priority, err, errlen));
-        else if (IS("--max-connections-per-worker"))
-            CHECK(parse_int(flag, val, 1, 100000, &o->max_conn_per_worker, err, errlen));
-        else if (IS("--request-rate")) {
-            if (rb_parse_double(val, 0.0, INFINITY, &o->request_rate) || !(o->request_rate > 0.0))
-                return BAD("must be > 0 (or inf)");
-            o->rate_given = 1;
-        } else if (IS("--burstiness")) {
-            if (rb_parse_double(val, 0.0, INFINITY, &o->burstiness) || !(o->burstiness > 0.0))
-                return BAD("must be > 0 (1 is Poisson, inf is constant rate)");
-        } else if (IS("--num-prompts")) {
-            int64_t v;
-            if (rb_parse_i64(val, 1, INT64_MAX / 4, &v)) return BAD("must be a whole number >= 1");
-            o->num_prompts = v;
-            o->num_prompts_given = 1;
-        } else if (IS("--prompt-pool-size") || IS("--num-dataset-entries")) {
-            int64_t v;
-            if (rb_parse_i64(val, 1, LG_POOL_MAX, &v))
-                return BAD("must be a whole number in [1, 10000000]");
-            o->prompt_pool_size = v;
-            o->prompt_pool_given = 1;
-        } else if (IS("--duration"))
-            CHECK(parse_dur(flag, val, 0, &o->duration_ns, err, errlen));
-        else if (IS("--stage")) {
-            if (o->n_closed_stages) return BAD("cannot be combined with --closed-stage");
-            CHECK(parse_stage(o, flag, val, err, errlen));
-        } else if (IS("--closed-stage"))
-            CHECK(parse_closed_stage(o, flag, val, err, errlen));
-        else if (IS("--stage-pause"))
-            CHECK(parse_dur(flag, val, 1, &o->stage_pause_ns, err, errlen));
-        else if (IS("--sweep")) {
-            if (strcmp(val, "linear") == 0)
-                o->sweep = LG_SWEEP_LINEAR;
-            else if (strcmp(val, "geometric") == 0)
-                o->sweep = LG_SWEEP_GEOMETRIC;
-            else
-                return BAD("must be linear or geometric");
-        } else if (IS("--sweep-stages"))
-            CHECK(parse_int(flag, val, 1, LG_MAX_STAGES, &o->sweep_stages, err, errlen));
-        else if (IS("--sweep-max-rate")) {
-            if (rb_parse_double(val, 0.0, 1e9, &o->sweep_max_rate) || !(o->sweep_max_rate > 0.0))
-                return BAD("must be a finite rate > 0");
-        } else if (IS("--sweep-min-rate")) {
-            if (rb_parse_double(val, 0.0, 1e9, &o->sweep_min_rate) || !(o->sweep_min_rate > 0.0))
-                return BAD("must be a finite rate > 0");
-        } else if (IS("--stage-duration"))
-            CHECK(parse_dur(flag, val, 0, &o->stage_duration_ns, err, errlen));
-        else if (IS("--saturation-lag-ms")) {
-            if (rb_parse_double(val, 0.0, 1e9, &o->saturation_lag_ms) ||
-                !(o->saturation_lag_ms > 0.0))
-                return BAD("must be a number of milliseconds > 0");
-        } else if (IS("--max-concurrency"))
-            CHECK(parse_int(flag, val, 1, 10000000, &o->max_concurrency, err, errlen));
-        else if (IS("--seed")) {
-            int64_t v;
-            if (rb_parse_i64(val, 0, INT64_MAX, &v)) return BAD("must be a whole number >= 0");
-            o->seed = (uint64_t)v;
-        } else if (IS("--dataset-name")) {
-            if (strcmp(val, "random") == 0)
-                o->dataset = LG_DS_RANDOM;
-            else if (strcmp(val, "prefix") == 0 || strcmp(val, "shared_prefix") == 0 ||
-                     strcmp(val, "shared-prefix") == 0 || strcmp(val, "prefix_repetition") == 0)
-                o->dataset = LG_DS_PREFIX;
-            else if (strcmp(val, "sharegpt") == 0)
-                o->dataset = LG_DS_SHAREGPT;
-            else if (strcmp(val, "trace") == 0)
-                o->dataset = LG_DS_TRACE;
-            else
-                return BAD("must be random, shared-prefix, sharegpt or trace");
-        } else if (IS("--dataset-path"))
-            CHECK(copy_str(o->dataset_path, sizeof o->dataset_path, flag, val, err, errlen));
-        else if (IS("--trace-speedup")) {
-            if (rb_parse_double(val, 0.0, 1e9, &o->trace_speedup) || !(o->trace_speedup > 0.0))
-                return BAD("must be > 0");
-        } else if (IS("--random-input-len"))
-            CHECK(parse_i32(flag, val, 1, 1000000, &o->random_input_len, err, errlen));
-        else if (IS("--random-output-len"))
-            CHECK(parse_i32(flag, val, 1, 1000000, &o->random_output_len, err, errlen));
-        else if (IS("--random-range-ratio")) {
-            if (rb_parse_double(val, 0.0, 1.0, &o->random_range_ratio) ||
-                o->random_range_ratio >= 1.0)
-                return BAD("must be in [0, 1)");
-        } else if (IS("--random-len-dist")) {
-            if (strcmp(val, "fixed") == 0)
-                o->random_len_dist = LG_LEN_FIXED;
-            else if (strcmp(val, "uniform") == 0)
-                o->random_len_dist = LG_LEN_UNIFORM;
-            else if (strcmp(val, "normal") == 0)
-                o->random_len_dist = LG_LEN_NORMAL;
-            else if (strcmp(val, "lognormal") == 0)
-                o->random_len_dist = LG_LEN_LOGNORMAL;
-            else
-                return BAD("must be fixed, uniform, normal or lognormal");
-        } else if (IS("--prefix-groups"))
-            CHECK(parse_i32(flag, val, 1, 100000, &o->prefix_groups, err, errlen));
-        else if (IS("--prefix-prompts-per-group"))
-            CHECK(parse_i32(flag, val, 1, 100000, &o->prefix_prompts_per_group, err, errlen));
-        else if (IS("--prefix-system-len"))
-            CHECK(parse_i32(flag, val, 0, 1000000, &o->prefix_system_len, err, errlen));
-        else if (IS("--prefix-question-len"))
-            CHECK(parse_i32(flag, val, 1, 1000000, &o->prefix_question_len, err, errlen));
-        else if (IS("--sim-stamps")) {
-            if (strcmp(val, "auto") == 0)
-                o->sim_stamps = LG_STAMPS_AUTO;
-            else if (strcmp(val, "on") == 0)
-                o->sim_stamps = LG_STAMPS_ON;
-            else if (strcmp(val, "off") == 0)
-                o->sim_stamps = LG_STAMPS_OFF;
-            else
-                return BAD("must be auto, on or off");
-        } else if (IS("--client-cost"))
-            CHECK(parse_cost(o, flag, val, err, errlen));
-        else if (IS("--receive-clock")) {
-            if (strcmp(val, "kernel") == 0)
-                o->receive_clock = LG_RXC_KERNEL;
-            else if (strcmp(val, "user") == 0)
-                o->receive_clock = LG_RXC_USER;
-            else
-                return BAD("must be kernel or user");
-        } else if (IS("--bias-budget"))
-            CHECK(parse_budget(o, flag, val, err, errlen));
-        else if (IS("--request-timeout")) {
-            CHECK(parse_dur(flag, val, 0, &o->request_timeout_ns, err, errlen));
-            /* curl counts whole milliseconds, and reads 0 as "no timeout". */
-            if (o->request_timeout_ns < 1000000) return BAD("must be at least 1ms");
-        } else if (IS("--drain-timeout"))
-            CHECK(parse_dur(flag, val, 1, &o->drain_timeout_ns, err, errlen));
-        else if (IS("--metric-percentiles"))
-            CHECK(parse_percentiles(o, flag, val, err, errlen));
-        else if (IS("--percentile-metrics"))
-            CHECK(parse_metrics(o, flag, val, err, errlen));
-        else if (IS("--result-dir"))
-            CHECK(copy_str(o->result_dir, sizeof o->result_dir, flag, val, err, errlen));
-        else if (IS("--result-filename")) {
-            CHECK(copy_str(o->result_filename, sizeof o->result_filename, flag, val, err, errlen));
-            if (strchr(val, '/'))
-                return BAD("must be a file name (use --result-dir for the folder)");
-        } else if (IS("--certificate"))
-            CHECK(copy_str(o->certificate, sizeof o->certificate, flag, val, err, errlen));
-        else if (IS("--report-format")) {
-            int f = lg_export_parse_format(val);
-            if (f < 0) return BAD("must be rhobench, vllm, inference-perf or both");
-            o->report_formats = (unsigned)f;
-            if (f) o->save_result = 1; /* converted from the saved result */
-        } else if (IS("--config"))
-            CHECK(copy_str(o->config, sizeof o->config, flag, val, err, errlen));
-        else
-            return fail(err, errlen, "unknown flag '%s'%s (see --help)", flag, "");
-#undef IS
-#undef NEXT
-#undef CHECK
-    }
-    return 0;
+    int rc = rb_opts_parse(&lg_cli_spec, o, argc, argv, err, errlen);
+    if (rc == RB_OPTS_HELP || rc == RB_OPTS_VERSION) return 1;
+    return rc ? -EINVAL : 0;
 }
 
 /* Host part of a URL "scheme://[user@]host[:port]/path" into buf. */
@@ -767,126 +766,7 @@ static void size_pool(lg_opts *o)
 
 const char *lg_cli_usage(void)
 {
-    return "usage: loadgen [FLAGS]\n"
-           "An open-loop, multi-process load generator for OpenAI-compatible servers.\n"
-           "Latency is measured from each request's intended send time and from its\n"
-           "actual dispatch; every report says how much of it is the client's own doing.\n"
-           "\n"
-           "Target:\n"
-           "  --base-url URL                  server (default http://127.0.0.1:8000); loopback "
-           "only\n"
-           "  --allow-remote                  allow a base URL that is not a loopback address\n"
-           "  --endpoint PATH                 /v1/completions (default) or /v1/chat/completions\n"
-           "  --model NAME                    model name sent in each request (default sim-model)\n"
-           "  --tokenizer NAME                recorded as tokenizer_id (token counts come from the "
-           "server)\n"
-           "  --metadata KEY=VALUE            written into the result JSON (repeatable)\n"
-           "  --host H --port P, --backend B, --disable-tqdm, ...\n"
-           "                                  vLLM bench's own flags, read as loadgen's "
-           "(loadgen/lg_vllm.h)\n"
-           "  --header K:V                    extra request header (repeatable)\n"
-           "                                  OPENAI_API_KEY in the environment -> Authorization: "
-           "Bearer\n"
-           "Processes:\n"
-           "  --num-workers K                 worker processes (default: online CPUs; 0: one "
-           "in-process)\n"
-           "  --max-connections-per-worker N  connection limit of each worker (default 512)\n"
-           "  --nice N                        scheduling priority of the workers, -20..19 "
-           "(default:\n"
-           "                                  unchanged; negative needs privileges)\n"
-           "  --realtime-priority P           run the workers SCHED_FIFO at priority 1..99 (needs\n"
-           "                                  privileges): wake-ups on a shared host are then not\n"
-           "                                  delayed by other processes (default 0: off)\n"
-           "Durations (D): a plain number is seconds (10 = 10 s); a unit may be given:\n"
-           "  250us, 500ms, 2s, 1.5m, 1h.\n"
-           "Load (open loop by default):\n"
-           "  --request-rate R                requests/s over all workers (default inf: all at "
-           "once)\n"
-           "  --burstiness B                  gamma shape of the gaps: 1 Poisson (default), inf "
-           "constant\n"
-           "  --num-prompts N                 requests to send (default 1000)\n"
-           "  --duration D                    send for D seconds instead (e.g. 30, or 30s)\n"
-           "  --stage RATE:D                  a stage of the run (repeatable; e.g. 100:10 or "
-           "100:10s)\n"
-           "  --closed-stage C:N              a closed-loop stage: N requests, C in flight; "
-           "stages\n"
-           "                                  in turn (repeatable; Inference Perf's concurrent)\n"
-           "  --stage-pause D                 idle time between stages (default 0)\n"
-           "  --sweep linear|geometric        stages up to --sweep-max-rate\n"
-           "  --sweep-stages N                number of sweep stages (default 5; 10 until "
-           "saturation)\n"
-           "  --sweep-max-rate R              the sweep's last rate\n"
-           "  --sweep-min-rate R              geometric sweep's first rate (default max/2^(N-1))\n"
-           "  --stage-duration D              duration of each sweep stage\n"
-           "  --sweep-until-saturation        stop after the first saturated stage: by the client\n"
-           "                                  (dispatched < 95% of scheduled, or > 1% later than\n"
-           "                                  --saturation-lag-ms) or by the server (completed <\n"
-           "                                  95% of offered with a growing backlog, or TTFT p50\n"
-           "                                  past its knee); the report's \"knee\" says which\n"
-           "  --saturation-lag-ms MS          lag bound of saturation (default 10)\n"
-           "  --max-concurrency C             alone: closed loop with C in flight; with a rate: a "
-           "cap\n"
-           "                                  (waiting for a slot counts in latency from intended "
-           "time)\n"
-           "  --seed S                        seed of the arrival schedule and the dataset "
-           "(default 0)\n"
-           "Data:\n"
-           "  --dataset-name NAME             random (default), shared-prefix, sharegpt, trace\n"
-           "  --dataset-path FILE             ShareGPT JSON, or an Azure-style trace CSV\n"
-           "  --trace-speedup X               replay a trace X times faster (default 1)\n"
-           "  --prompt-pool-size N            distinct prompts; request i uses prompt i mod N\n"
-           "                                  (default: one per planned request, within 512 MiB;\n"
-           "                                  a smaller N repeats prompts on purpose)\n"
-           "  --random-input-len N            prompt words (default 1024)\n"
-           "  --random-output-len N           max_tokens (default 128)\n"
-           "  --random-range-ratio R          spread of the lengths, in [0, 1) (default 0): "
-           "lengths in\n"
-           "                                  [L(1-R), L(1+R)], as today's vLLM; vLLM v0.6.1 "
-           "drew\n"
-           "                                  randint(L*R, L): its R=0.5 is not this R=0.5\n"
-           "  --random-len-dist D             fixed, uniform (default), normal, lognormal\n"
-           "  --prefix-groups N               shared-prefix: groups (default 4)\n"
-           "  --prefix-prompts-per-group N    shared-prefix: prompts per group (default 16)\n"
-           "  --prefix-system-len N           shared-prefix: system prompt words (default 512)\n"
-           "  --prefix-question-len N         shared-prefix: question words (default 64)\n"
-           "  --ignore-eos                    ask the server to ignore end-of-sequence\n"
-           "  --no-stream | --stream          non-streamed responses, or streamed SSE (the "
-           "default)\n"
-           "  --sim-stamps auto|on|off        send X-Sim-Stamp: 1 for simserver's ground truth "
-           "(auto: on)\n"
-           "  --client-cost fixed:US|exp:US   busy CPU work per received event (emulates a slow "
-           "client)\n"
-           "  --receive-clock kernel|user     a token's receive time: the kernel's receive stamp\n"
-           "                                  (default; user: when the loop picked it up)\n"
-           "  --bias-budget mean:D,p99:D      the client's own delay per token the verdict\n"
-           "                                  accepts (default mean:100us,p99:2ms)\n"
-           "Limits:\n"
-           "  --request-timeout D             bound on each request, at least 1ms (default 60s)\n"
-           "  --drain-timeout D               wait for in-flight requests at the end or on SIGINT\n"
-           "                                  (default 5s)\n"
-           "  (fixed)                         a non-streamed response body is kept up to 1 MiB;\n"
-           "                                  a longer one fails as body_too_large\n"
-           "Report:\n"
-           "  --metric-percentiles LIST       percentiles (default 50,90,99)\n"
-           "  --percentile-metrics LIST       of ttft,tpot,itl,e2el,ntpot (default all)\n"
-           "  --goodput NAME:MS ...           SLOs for goodput (ttft, tpot, itl, ntpot, e2el)\n"
-           "  --save-result                   write the result JSON\n"
-           "  --result-dir DIR                its folder (default .)\n"
-           "  --result-filename NAME          its name (default "
-           "loadgen-<rate>qps-<model>-<time>.json)\n"
-           "  --save-detailed                 also one JSON line per request (<result>.jsonl)\n"
-           "  --report-format F               rhobench (default), vllm, inference-perf or both\n"
-           "                                  (also <result>.vllm.json, <result>.inference-perf/)\n"
-           "  --certificate FILE              refuse a plan beyond this host certificate\n"
-           "  --force                         run anyway beyond the certificate\n"
-           "  --quiet                         no summary table\n"
-           "  --progress | --no-progress      live progress line on stderr (default: when a "
-           "terminal)\n"
-           "  --config FILE                   Inference Perf config, YAML or JSON; flags override "
-           "it\n"
-           "  --dry-run                       check the options, print the plan, send nothing\n"
-           "  --help                          this text (--version: the version)\n"
-           "\n"
-           "Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130/143/129 interrupted\n"
-           "(SIGINT/SIGTERM/SIGHUP).\n";
+    static char *text; /* built once, kept for the process */
+    if (!text) text = rb_opts_usage(&lg_cli_spec);
+    return text ? text : "loadgen: no memory for the usage text\n";
 }

@@ -1,7 +1,9 @@
 /* lg_cli: the options of a loadgen run and the command-line parser that fills
- * them. Pure: no I/O (the config file is read by the caller and handed in as
- * flags), so every validation rule is unit-testable. Defaults live in one
- * place (lg_opts_defaults). Single-threaded; call before forking workers. */
+ * them, from one options table (lg_cli_spec on common/rb_opts). Pure: no I/O
+ * (the config file is read by the caller and handed in as flags), so every
+ * validation rule is unit-testable. Defaults: the table's, and in
+ * lg_opts_defaults those of the flags with parsers of their own.
+ * Single-threaded; call before forking workers. */
 #ifndef LG_CLI_H
 #define LG_CLI_H
 
@@ -10,6 +12,7 @@
 
 #include "lg_dataset.h"
 #include "lg_sched.h"
+#include "rb_opts.h"
 
 #define LG_MAX_HEADERS 32
 #define LG_MAX_STAGES 64
@@ -133,7 +136,11 @@ int64_t lg_cli_planned_arrivals(const lg_opts *o);
 /* 1 if the URL's host is a loopback address (127.0.0.0/8, ::1, localhost). */
 int lg_url_is_loopback(const char *url);
 
-/* The full --help text. */
+/* The options table (rb_opts), alphabetical: every flag, its value, bounds,
+ * default and help. */
+extern const rb_opts_spec lg_cli_spec;
+
+/* The full --help text, generated from the table (built once). */
 const char *lg_cli_usage(void);
 
 /* "--goodput ttft:MS ..." parsing of one "name:ms" item into *g. */

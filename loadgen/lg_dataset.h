@@ -63,6 +63,8 @@ void lg_dataset_free(lg_dataset *d);
  * at least 1; arrivals < 0 means unknown (then the memory bound). */
 #define LG_POOL_MAX 10000000
 #define LG_POOL_BUDGET_BYTES ((size_t)512 << 20)
+/* The largest dataset or trace file read (whole, into memory). */
+#define LG_MAX_FILE_BYTES ((size_t)1 << 30) /* ShareGPT V3 is 0.65 GB */
 size_t lg_pool_bytes_per_prompt(int64_t tokens);
 size_t lg_pool_size_for(int64_t arrivals, size_t bytes_per_prompt, size_t budget_bytes);
 

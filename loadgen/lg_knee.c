@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lg_run.h"
+#include "rb_json.h"
 
 const char *lg_sat_name(lg_sat_by by)
 {
@@ -111,14 +112,6 @@ void lg_knee_find(const lg_knee_obs *obs, const lg_knee_verdict *v, int n, lg_kn
     }
 }
 
-static void num_or_null(cJSON *o, const char *key, double v)
-{
-    if (isnan(v) || isinf(v))
-        cJSON_AddNullToObject(o, key);
-    else
-        cJSON_AddNumberToObject(o, key, v);
-}
-
 void lg_knee_stage_json(cJSON *stage, const lg_knee_verdict *v)
 {
     cJSON_AddBoolToObject(stage, "saturated", v->saturated);
@@ -129,7 +122,7 @@ void lg_knee_stage_json(cJSON *stage, const lg_knee_verdict *v)
         cJSON_AddNullToObject(stage, "saturated_by");
         cJSON_AddNullToObject(stage, "saturation_criterion");
     }
-    num_or_null(stage, "completed_rate", v->completed_rate);
+    rb_json_put_num(stage, "completed_rate", v->completed_rate);
 }
 
 void lg_knee_json(cJSON *top, const lg_knee *k)
@@ -139,7 +132,7 @@ void lg_knee_json(cJSON *top, const lg_knee *k)
         return;
     }
     cJSON *o = cJSON_AddObjectToObject(top, "knee");
-    num_or_null(o, "rate", k->rate_per_s);
+    rb_json_put_num(o, "rate", k->rate_per_s);
     cJSON_AddStringToObject(o, "cause", lg_sat_name(k->cause));
     cJSON_AddStringToObject(o, "criterion", k->criterion);
     cJSON_AddNumberToObject(o, "stage", k->stage);

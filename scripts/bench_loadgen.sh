@@ -49,6 +49,7 @@ mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/lg-bench.XXXXXX")
 pids=()
 source "$here/scripts/lib/nginx_sse.sh"
+source "$here/scripts/lib/sim.sh"
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   nginx_sse_stop
@@ -57,15 +58,13 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# simserver on a free loopback port (scripts/lib/sim.sh, sourced above).
 start_sim() {
-  "$simserver" --port 0 >"$work/sim.out" 2>"$work/sim.err" &
-  pids+=($!)
-  for _ in $(seq 1 100); do
-    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/sim.out" 2>/dev/null | head -n 1 || true)
-    [ -n "$url" ] && return 0
-    sleep 0.05
-  done
-  echo "simserver did not start" >&2; exit 1
+  local rc=0
+  sim_start "$work" sim "$simserver" || rc=$?
+  pids+=("$SIM_PID")
+  [ "$rc" -eq 0 ] || exit 1
+  url=$SIM_URL
 }
 
 # nginx on a free loopback port (scripts/lib/nginx_sse.sh, sourced above).

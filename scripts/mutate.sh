@@ -33,9 +33,9 @@ tests_for() {
     loadgen/lg_rxclock.c) echo "test_lg_rxclock" ;;
     loadgen/lg_bias.c) echo "test_lg_bias" ;;
     loadgen/lg_knee.c) echo "test_lg_knee" ;;
-    loadgen/lg_sched.c) echo "test_sched" ;;
-    loadgen/lg_sse.c) echo "test_sse" ;;
-    loadgen/lg_chunk.c) echo "test_chunk" ;;
+    loadgen/lg_sched.c) echo "test_lg_sched" ;;
+    loadgen/lg_sse.c) echo "test_lg_sse" ;;
+    loadgen/lg_chunk.c) echo "test_lg_chunk" ;;
     loadgen/lg_stats.c) echo "test_lg_stats" ;;
     simserver/sim_http.c) echo "test_sim_http" ;;
     simserver/sim_model.c) echo "test_sim_model" ;;

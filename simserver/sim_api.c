@@ -1,6 +1,7 @@
 /* sim_api: see sim_api.h. JSON is read with cJSON; every field is checked for
  * its type before use, so any body earns either a spec or a 400. */
 #include "sim_api.h"
+#include "rb_buf.h"
 #include "rb_text.h"
 
 #include <cjson/cJSON.h>
@@ -58,7 +59,7 @@ static uint64_t mix64(uint64_t x)
 typedef struct toks {
     sim_req_spec *s;
     int64_t cap;
-    size_t words_len, words_cap;
+    rb_buf words; /* its data is s->words (which owns it once parsed) */
 } toks;
 
 static void toks_push(toks *t, const char *w, size_t n, uint64_t h)
@@ -73,22 +74,13 @@ static void toks_push(toks *t, const char *w, size_t n, uint64_t h)
         s->word_off = wo;
         t->cap = cap;
     }
-    if (t->words_len + n + 1 > t->words_cap) {
-        size_t cap = t->words_cap ? t->words_cap : 256;
-        while (cap < t->words_len + n + 1)
-            cap *= 2;
-        char *p = realloc(s->words, cap);
-        if (!p) abort();
-        s->words = p;
-        t->words_cap = cap;
-    }
-    memcpy(s->words + t->words_len, w, n);
-    s->word_off[s->prompt_tokens] = (uint32_t)t->words_len;
-    t->words_len += n;
-    s->words[t->words_len] = '\0';
+    size_t off = t->words.len;
+    if (rb_buf_add(&t->words, w, n)) abort(); /* no memory: simserver's policy */
+    s->words = t->words.data;
+    s->word_off[s->prompt_tokens] = (uint32_t)off;
     s->tok_hash[s->prompt_tokens] = h;
     s->prompt_tokens++;
-    s->word_off[s->prompt_tokens] = (uint32_t)t->words_len;
+    s->word_off[s->prompt_tokens] = (uint32_t)t->words.len;
     s->prompt_hash = mix64(s->prompt_hash ^ h);
 }
 

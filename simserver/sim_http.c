@@ -128,18 +128,9 @@ static int on_body(http_parser *p, const char *at, size_t n)
         hp->error_status = 413;
         return -1;
     }
-    if (r->body_len + n + 1 > hp->body_cap) {
-        size_t cap = hp->body_cap ? hp->body_cap : 1024;
-        while (cap < r->body_len + n + 1)
-            cap *= 2;
-        char *b = realloc(r->body, cap);
-        if (!b) abort();
-        r->body = b;
-        hp->body_cap = cap;
-    }
-    memcpy(r->body + r->body_len, at, n);
-    r->body_len += n;
-    r->body[r->body_len] = '\0';
+    if (rb_buf_add(&hp->body, at, n)) abort(); /* no memory: simserver's policy */
+    r->body = hp->body.data;
+    r->body_len = hp->body.len;
     return 0;
 }
 
@@ -164,10 +155,9 @@ static const http_parser_settings settings = {
 
 static void reset_request(sim_http_parser *hp)
 {
-    char *body = hp->req.body;
     memset(&hp->req, 0, sizeof hp->req);
-    hp->req.body = body;
-    if (body) body[0] = '\0';
+    rb_buf_reset(&hp->body); /* the memory is kept for the next request */
+    hp->req.body = hp->body.data;
     hp->header_bytes = 0;
     hp->in_message = 0;
     hp->headers_done = 0;
@@ -215,9 +205,8 @@ void sim_http_next(sim_http_parser *hp)
 
 void sim_http_free(sim_http_parser *hp)
 {
-    free(hp->req.body);
+    rb_buf_free(&hp->body);
     hp->req.body = NULL;
-    hp->body_cap = 0;
 }
 
 int sim_http_parse_bytes(const char *data, size_t len, const sim_http_limits *lim,

@@ -10,6 +10,8 @@
 
 #include <http_parser.h>
 
+#include "rb_buf.h"
+
 #define SIM_HTTP_PATH_MAX 256
 #define SIM_HTTP_FAIL_MAX 32
 
@@ -37,7 +39,7 @@ typedef struct sim_http_parser {
     http_parser p;
     sim_http_limits lim;
     sim_http_request req;
-    size_t body_cap;
+    rb_buf body; /* req.body's bytes */
     size_t header_bytes;
     int in_message; /* some bytes of a request were seen */
     int headers_done;

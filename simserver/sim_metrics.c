@@ -80,18 +80,18 @@ void sim_metrics_sum(const sim_metrics *slots, int n, sim_metrics *out)
     }
 }
 
-static void head(sim_buf *o, const char *name, const char *type, const char *help)
+static void head(rb_buf *o, const char *name, const char *type, const char *help)
 {
-    sim_buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    rb_buf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void sample(sim_buf *o, const char *name, const char *labels, const char *model, double v)
+static void sample(rb_buf *o, const char *name, const char *labels, const char *model, double v)
 {
-    sim_buf_printf(o, "%s{%smodel_name=\"%s\"} %.17g\n", name, labels, model, v);
+    rb_buf_printf(o, "%s{%smodel_name=\"%s\"} %.17g\n", name, labels, model, v);
 }
 
 /* A histogram's lines: n bucket bounds, then +Inf (counts[n]), sum, count. */
-static void hist_lines(sim_buf *o, const char *name, const char *help, const char *model,
+static void hist_lines(rb_buf *o, const char *name, const char *help, const char *model,
                        const double *bounds, int n, const uint64_t *counts, double sum,
                        const char *sum_fmt, uint64_t count)
 {
@@ -100,33 +100,33 @@ static void hist_lines(sim_buf *o, const char *name, const char *help, const cha
     for (int i = 0; i <= n; i++) {
         cum += counts[i];
         if (i < n)
-            sim_buf_printf(o, "%s_bucket{le=\"%g\",model_name=\"%s\"} %llu\n", name, bounds[i],
-                           model, (unsigned long long)cum);
+            rb_buf_printf(o, "%s_bucket{le=\"%g\",model_name=\"%s\"} %llu\n", name, bounds[i],
+                          model, (unsigned long long)cum);
         else
-            sim_buf_printf(o, "%s_bucket{le=\"+Inf\",model_name=\"%s\"} %llu\n", name, model,
-                           (unsigned long long)cum);
+            rb_buf_printf(o, "%s_bucket{le=\"+Inf\",model_name=\"%s\"} %llu\n", name, model,
+                          (unsigned long long)cum);
     }
-    sim_buf_printf(o, "%s_sum{model_name=\"%s\"} ", name, model);
-    sim_buf_printf(o, sum_fmt, sum);
-    sim_buf_printf(o, "\n%s_count{model_name=\"%s\"} %llu\n", name, model,
-                   (unsigned long long)count);
+    rb_buf_printf(o, "%s_sum{model_name=\"%s\"} ", name, model);
+    rb_buf_printf(o, sum_fmt, sum);
+    rb_buf_printf(o, "\n%s_count{model_name=\"%s\"} %llu\n", name, model,
+                  (unsigned long long)count);
 }
 
-static void hist(sim_buf *o, const char *name, const char *help, const sim_hist *h,
+static void hist(rb_buf *o, const char *name, const char *help, const sim_hist *h,
                  const char *model)
 {
     hist_lines(o, name, help, model, bucket_s, SIM_HIST_BUCKETS, h->counts,
                (double)h->sum_ns * 1e-9, "%.9f", h->count);
 }
 
-static void thist(sim_buf *o, const char *name, const char *help, const sim_thist *h,
+static void thist(rb_buf *o, const char *name, const char *help, const sim_thist *h,
                   const char *model)
 {
     hist_lines(o, name, help, model, bucket_tok, SIM_THIST_BUCKETS, h->counts, (double)h->sum,
                "%.0f", h->count);
 }
 
-void sim_metrics_render(const sim_metrics *m, const char *model, sim_buf *o)
+void sim_metrics_render(const sim_metrics *m, const char *model, rb_buf *o)
 {
     head(o, "vllm:num_requests_running", "gauge", "Number of requests in model execution batches.");
     sample(o, "vllm:num_requests_running", "", model, (double)m->running);
@@ -182,6 +182,6 @@ void sim_metrics_render(const sim_metrics *m, const char *model, sim_buf *o)
          &m->late, model);
     head(o, "sim_injected_faults_total", "counter", "Faults injected by the simulator, by type.");
     for (int f = 1; f < SIM_FAULT_COUNT; f++)
-        sim_buf_printf(o, "sim_injected_faults_total{type=\"%s\"} %llu\n",
-                       sim_fault_name((sim_fault)f), (unsigned long long)m->faults[f]);
+        rb_buf_printf(o, "sim_injected_faults_total{type=\"%s\"} %llu\n",
+                      sim_fault_name((sim_fault)f), (unsigned long long)m->faults[f]);
 }

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "sim_buf.h"
+#include "rb_buf.h"
 #include "sim_model.h"
 
 #define SIM_HIST_BUCKETS 26
@@ -59,6 +59,6 @@ void sim_thist_add(sim_thist *h, int64_t tokens);
 /* out = the sum of n slots (read with relaxed atomic loads). */
 void sim_metrics_sum(const sim_metrics *slots, int n, sim_metrics *out);
 /* Appends the Prometheus text exposition of m. */
-void sim_metrics_render(const sim_metrics *m, const char *model_name, sim_buf *out);
+void sim_metrics_render(const sim_metrics *m, const char *model_name, rb_buf *out);
 
 #endif

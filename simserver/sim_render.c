@@ -4,9 +4,10 @@
 
 #include <string.h>
 
-static void put(sim_buf *o, const char *lit)
+/* Always inlined, so that a literal's strlen is folded at compile time. */
+static inline __attribute__((always_inline)) void put(rb_buf *o, const char *lit)
 {
-    sim_buf_append(o, lit, strlen(lit));
+    rb_buf_add(o, lit, strlen(lit));
 }
 
 void sim_render_ctx_init(sim_render_ctx *r, int chat, const char *id, int64_t created,
@@ -15,27 +16,27 @@ void sim_render_ctx_init(sim_render_ctx *r, int chat, const char *id, int64_t cr
     memset(r, 0, sizeof *r);
     r->chat = chat;
     for (int k = 0; k < 2; k++) {
-        sim_buf *b = k == 0 ? &r->pre : &r->body;
+        rb_buf *b = k == 0 ? &r->pre : &r->body;
         if (k == 0) put(b, "data: ");
         put(b, "{\"id\":\"");
-        sim_buf_json_str(b, id, strlen(id));
+        rb_buf_json_str(b, id, strlen(id));
         put(b, "\",\"object\":\"");
         if (k == 0)
             put(b, chat ? "chat.completion.chunk" : "text_completion");
         else
             put(b, chat ? "chat.completion" : "text_completion");
         put(b, "\",\"created\":");
-        sim_buf_i64(b, created);
+        rb_buf_i64(b, created);
         put(b, ",\"model\":\"");
-        sim_buf_json_str(b, model, strlen(model));
+        rb_buf_json_str(b, model, strlen(model));
         put(b, "\",");
     }
 }
 
 void sim_render_ctx_free(sim_render_ctx *r)
 {
-    sim_buf_free(&r->pre);
-    sim_buf_free(&r->body);
+    rb_buf_free(&r->pre);
+    rb_buf_free(&r->body);
 }
 
 const char *sim_render_reason(int status)
@@ -70,11 +71,11 @@ const char *sim_render_reason(int status)
     }
 }
 
-void sim_render_head(sim_buf *o, int status, const char *content_type, int64_t content_length,
+void sim_render_head(rb_buf *o, int status, const char *content_type, int64_t content_length,
                      int keep_alive, const char *extra)
 {
     put(o, "HTTP/1.1 ");
-    sim_buf_i64(o, status);
+    rb_buf_i64(o, status);
     put(o, " ");
     put(o, sim_render_reason(status));
     put(o, "\r\ncontent-type: ");
@@ -85,7 +86,7 @@ void sim_render_head(sim_buf *o, int status, const char *content_type, int64_t c
         put(o, "\r\ncache-control: no-cache");
     } else {
         put(o, "\r\ncontent-length: ");
-        sim_buf_i64(o, content_length);
+        rb_buf_i64(o, content_length);
     }
     if (!keep_alive)
         put(o, "\r\nconnection: close");
@@ -96,14 +97,14 @@ void sim_render_head(sim_buf *o, int status, const char *content_type, int64_t c
     put(o, "\r\n");
 }
 
-void sim_render_stamp(sim_buf *o, int64_t t_ns)
+void sim_render_stamp(rb_buf *o, int64_t t_ns)
 {
     put(o, ": t=");
-    sim_buf_i64(o, t_ns);
+    rb_buf_i64(o, t_ns);
     put(o, "\n");
 }
 
-static void tail(sim_buf *o, const char *finish)
+static void tail(rb_buf *o, const char *finish)
 {
     if (finish) {
         put(o, "\"logprobs\":null,\"finish_reason\":\"");
@@ -114,87 +115,87 @@ static void tail(sim_buf *o, const char *finish)
     }
 }
 
-void sim_render_role(sim_buf *o, const sim_render_ctx *r)
+void sim_render_role(rb_buf *o, const sim_render_ctx *r)
 {
-    sim_buf_append(o, r->pre.data, r->pre.len);
+    rb_buf_add(o, r->pre.data, r->pre.len);
     put(o, "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"},");
     tail(o, NULL);
 }
 
-void sim_render_token(sim_buf *o, const sim_render_ctx *r, const char *word, size_t len,
+void sim_render_token(rb_buf *o, const sim_render_ctx *r, const char *word, size_t len,
                       const char *finish)
 {
-    sim_buf_reserve(o, r->pre.len + len + 120);
-    sim_buf_append(o, r->pre.data, r->pre.len);
+    rb_buf_reserve(o, r->pre.len + len + 120);
+    rb_buf_add(o, r->pre.data, r->pre.len);
     if (r->chat)
         put(o, "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"");
     else
         put(o, "\"choices\":[{\"index\":0,\"text\":\"");
     if (len) {
         put(o, " ");
-        sim_buf_json_str(o, word, len);
+        rb_buf_json_str(o, word, len);
     }
     put(o, r->chat ? "\"}," : "\",");
     tail(o, finish);
 }
 
-void sim_render_malformed(sim_buf *o)
+void sim_render_malformed(rb_buf *o)
 {
     put(o, "data: {\"choices\":[{\"index\":0,\"text\":\" trunc\n\n");
 }
 
-static void usage_obj(sim_buf *o, int64_t prompt, int64_t completion, int64_t cached)
+static void usage_obj(rb_buf *o, int64_t prompt, int64_t completion, int64_t cached)
 {
     put(o, "\"usage\":{\"prompt_tokens\":");
-    sim_buf_i64(o, prompt);
+    rb_buf_i64(o, prompt);
     put(o, ",\"completion_tokens\":");
-    sim_buf_i64(o, completion);
+    rb_buf_i64(o, completion);
     put(o, ",\"total_tokens\":");
-    sim_buf_i64(o, prompt + completion);
+    rb_buf_i64(o, prompt + completion);
     put(o, ",\"prompt_tokens_details\":{\"cached_tokens\":");
-    sim_buf_i64(o, cached);
+    rb_buf_i64(o, cached);
     put(o, "}}");
 }
 
-void sim_render_usage(sim_buf *o, const sim_render_ctx *r, int64_t prompt, int64_t completion,
+void sim_render_usage(rb_buf *o, const sim_render_ctx *r, int64_t prompt, int64_t completion,
                       int64_t cached)
 {
-    sim_buf_append(o, r->pre.data, r->pre.len);
+    rb_buf_add(o, r->pre.data, r->pre.len);
     put(o, "\"choices\":[],");
     usage_obj(o, prompt, completion, cached);
     put(o, "}\n\n");
 }
 
-void sim_render_done(sim_buf *o)
+void sim_render_done(rb_buf *o)
 {
     put(o, "data: [DONE]\n\n");
 }
 
-void sim_render_truth(sim_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns,
+void sim_render_truth(rb_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns,
                       int64_t cached, int64_t max_late_ns)
 {
     put(o, ": {\"queue_ns\":");
-    sim_buf_i64(o, queue_ns);
+    rb_buf_i64(o, queue_ns);
     put(o, ",\"prefill_ns\":");
-    sim_buf_i64(o, prefill_ns);
+    rb_buf_i64(o, prefill_ns);
     put(o, ",\"decode_ns\":");
-    sim_buf_i64(o, decode_ns);
+    rb_buf_i64(o, decode_ns);
     put(o, ",\"cached_tokens\":");
-    sim_buf_i64(o, cached);
+    rb_buf_i64(o, cached);
     put(o, ",\"max_late_ns\":");
-    sim_buf_i64(o, max_late_ns);
+    rb_buf_i64(o, max_late_ns);
     put(o, "}\n\n");
 }
 
-void sim_render_full(sim_buf *o, const sim_render_ctx *r, const char *text, size_t len,
+void sim_render_full(rb_buf *o, const sim_render_ctx *r, const char *text, size_t len,
                      const char *finish, int64_t prompt, int64_t completion, int64_t cached)
 {
-    sim_buf_append(o, r->body.data, r->body.len);
+    rb_buf_add(o, r->body.data, r->body.len);
     if (r->chat)
         put(o, "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"");
     else
         put(o, "\"choices\":[{\"index\":0,\"text\":\"");
-    sim_buf_json_str(o, text, len);
+    rb_buf_json_str(o, text, len);
     put(o, r->chat ? "\"}," : "\",");
     put(o, "\"logprobs\":null,\"finish_reason\":\"");
     put(o, finish);
@@ -203,18 +204,18 @@ void sim_render_full(sim_buf *o, const sim_render_ctx *r, const char *text, size
     put(o, "}");
 }
 
-static void str_or_null(sim_buf *o, const char *s)
+static void str_or_null(rb_buf *o, const char *s)
 {
     if (!s || !*s) {
         put(o, "null");
         return;
     }
     put(o, "\"");
-    sim_buf_json_str(o, s, strlen(s));
+    rb_buf_json_str(o, s, strlen(s));
     put(o, "\"");
 }
 
-void sim_render_error(sim_buf *o, const char *message, const char *type, const char *param,
+void sim_render_error(rb_buf *o, const char *message, const char *type, const char *param,
                       const char *code)
 {
     put(o, "{\"error\":{\"message\":");
@@ -228,7 +229,7 @@ void sim_render_error(sim_buf *o, const char *message, const char *type, const c
     put(o, "}}");
 }
 
-void sim_render_models(sim_buf *o, const char *const *names, int n, int64_t created)
+void sim_render_models(rb_buf *o, const char *const *names, int n, int64_t created)
 {
     put(o, "{\"object\":\"list\",\"data\":[");
     for (int i = 0; i < n; i++) {
@@ -236,7 +237,7 @@ void sim_render_models(sim_buf *o, const char *const *names, int n, int64_t crea
         put(o, "{\"id\":");
         str_or_null(o, names[i]);
         put(o, ",\"object\":\"model\",\"created\":");
-        sim_buf_i64(o, created);
+        rb_buf_i64(o, created);
         put(o, ",\"owned_by\":\"rhobench\",\"root\":");
         str_or_null(o, names[i]);
         put(o, ",\"parent\":null,\"max_model_len\":null}");

@@ -1,6 +1,6 @@
 /* sim_render: the bytes of every response: HTTP heads, OpenAI JSON bodies,
  * SSE events, the ground-truth comments, errors, the model list. Pure: each
- * function appends to a sim_buf. A sim_render_ctx holds the parts shared by
+ * function appends to a rb_buf. A sim_render_ctx holds the parts shared by
  * every chunk of one response (id, created, model) pre-rendered; free it
  * with sim_render_ctx_free. */
 #ifndef SIM_RENDER_H
@@ -8,12 +8,12 @@
 
 #include <stdint.h>
 
-#include "sim_buf.h"
+#include "rb_buf.h"
 
 typedef struct sim_render_ctx {
     int chat;
-    sim_buf pre;  /* `data: {"id":..,"object":..,"created":..,"model":..,` */
-    sim_buf body; /* the same without "data: ", for non-streamed bodies */
+    rb_buf pre;  /* `data: {"id":..,"object":..,"created":..,"model":..,` */
+    rb_buf body; /* the same without "data: ", for non-streamed bodies */
 } sim_render_ctx;
 
 void sim_render_ctx_init(sim_render_ctx *r, int chat, const char *id, int64_t created,
@@ -28,31 +28,31 @@ void sim_render_ctx_free(sim_render_ctx *r);
 /* HTTP response head. content_length -1 means chunked transfer encoding,
  * -2 a body that ends when the connection closes (HTTP/1.0 streams);
  * extra is NULL or complete header lines ("Name: value\r\n"). */
-void sim_render_head(sim_buf *o, int status, const char *content_type, int64_t content_length,
+void sim_render_head(rb_buf *o, int status, const char *content_type, int64_t content_length,
                      int keep_alive, const char *extra);
 const char *sim_render_reason(int status);
 
 /* SSE events ("data: ...\n\n"). finish is NULL, "length" or "stop". */
-void sim_render_stamp(sim_buf *o, int64_t t_ns);
-void sim_render_role(sim_buf *o, const sim_render_ctx *r);
-void sim_render_token(sim_buf *o, const sim_render_ctx *r, const char *word, size_t len,
+void sim_render_stamp(rb_buf *o, int64_t t_ns);
+void sim_render_role(rb_buf *o, const sim_render_ctx *r);
+void sim_render_token(rb_buf *o, const sim_render_ctx *r, const char *word, size_t len,
                       const char *finish);
-void sim_render_malformed(sim_buf *o);
-void sim_render_usage(sim_buf *o, const sim_render_ctx *r, int64_t prompt, int64_t completion,
+void sim_render_malformed(rb_buf *o);
+void sim_render_usage(rb_buf *o, const sim_render_ctx *r, int64_t prompt, int64_t completion,
                       int64_t cached);
-void sim_render_done(sim_buf *o);
+void sim_render_done(rb_buf *o);
 /* The last comment: `: {"queue_ns":..,"prefill_ns":..,"decode_ns":..,"cached_tokens":..,
  * "max_late_ns":..}\n\n` (max_late_ns: the stream's largest send lateness). */
-void sim_render_truth(sim_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns,
+void sim_render_truth(rb_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t decode_ns,
                       int64_t cached, int64_t max_late_ns);
 
 /* A whole non-streamed body; text is the raw output (escaped here). */
-void sim_render_full(sim_buf *o, const sim_render_ctx *r, const char *text, size_t len,
+void sim_render_full(rb_buf *o, const sim_render_ctx *r, const char *text, size_t len,
                      const char *finish, int64_t prompt, int64_t completion, int64_t cached);
 /* {"error":{"message":..,"type":..,"param":..,"code":..}}; param "" or
  * NULL and code NULL render as null. */
-void sim_render_error(sim_buf *o, const char *message, const char *type, const char *param,
+void sim_render_error(rb_buf *o, const char *message, const char *type, const char *param,
                       const char *code);
-void sim_render_models(sim_buf *o, const char *const *names, int n, int64_t created);
+void sim_render_models(rb_buf *o, const char *const *names, int n, int64_t created);
 
 #endif

@@ -29,7 +29,7 @@
 #include "rb_clock.h"
 #include "rb_timer.h"
 #include "sim_api.h"
-#include "sim_buf.h"
+#include "rb_buf.h"
 #include "sim_engine.h"
 #include "sim_http.h"
 #include "sim_render.h"
@@ -68,8 +68,8 @@ typedef struct stream {
     int chunked; /* HTTP/1.1: chunked; HTTP/1.0: close-delimited */
     int stream;
     int head_sent;
-    int blocked;  /* due events wait for the socket to drain */
-    sim_buf text; /* non-streamed output so far */
+    int blocked; /* due events wait for the socket to drain */
+    rb_buf text; /* non-streamed output so far */
 } stream;
 
 struct conn {
@@ -77,8 +77,7 @@ struct conn {
     worker *w;
     conn *prev, *next; /* all connections of the worker */
     sim_http_parser hp;
-    char *in; /* bytes received while busy */
-    size_t in_len, in_cap;
+    rb_buf in; /* bytes received while busy */
     int closing;
     int read_paused;
     int in_process;
@@ -115,7 +114,7 @@ struct worker {
     int handles_closed;
     sim_http_limits hlim;
     sim_api_limits alim;
-    sim_buf out; /* scratch for one write */
+    rb_buf out; /* scratch for one write */
     char rbuf[READ_BUF_BYTES];
 };
 
@@ -239,7 +238,7 @@ static void stream_clear(conn *c)
     sim_engine_remove(&w->eng, &s->es, rb_now_ns());
     s->blocked = 0;
     sim_render_ctx_free(&s->rc);
-    sim_buf_free(&s->text);
+    rb_buf_free(&s->text);
     c->busy = 0;
     arm_pace(w); /* a waiting request may have started */
 }
@@ -250,10 +249,8 @@ static void conn_detach(conn *c)
     c->closing = 1;
     stream_clear(c);
     sim_http_free(&c->hp);
-    w->in_total -= c->in_len;
-    free(c->in);
-    c->in = NULL;
-    c->in_len = c->in_cap = 0;
+    w->in_total -= c->in.len;
+    rb_buf_free(&c->in);
     arm_pace(w);
 }
 
@@ -321,16 +318,25 @@ static void conn_end(conn *c)
 
 /* ------------------------------------------------------------ responses */
 
+/* rb_buf's policy is to report no memory; simserver's is to abort on it (a
+ * server without memory cannot answer, and every buffer is bounded by the
+ * request limits). Called on each buffer before its bytes are used. */
+static void need_memory(const rb_buf *b)
+{
+    if (b->err) abort();
+}
+
 static void respond(conn *c, int status, const char *ctype, const char *body, size_t len,
                     const char *extra, int keep_alive)
 {
     worker *w = c->w;
     keep_alive = keep_alive && !w->draining;
-    sim_buf *o = &w->out;
-    o->len = 0;
+    rb_buf *o = &w->out;
+    rb_buf_reset(o);
     int say = keep_alive && c->hp.req.http_minor == 0 ? SIM_KEEP_ALIVE_SAY : keep_alive;
     sim_render_head(o, status, ctype, (int64_t)len, say, extra);
-    sim_buf_append(o, body, len);
+    rb_buf_add(o, body, len);
+    need_memory(o);
     if (conn_write1(c, o->data, o->len) != 0) return;
     if (!keep_alive) conn_end(c);
 }
@@ -338,10 +344,11 @@ static void respond(conn *c, int status, const char *ctype, const char *body, si
 static void respond_error(conn *c, int status, const char *message, const char *type,
                           const char *param, const char *code, const char *extra, int keep_alive)
 {
-    sim_buf body = {0};
+    rb_buf body = {0};
     sim_render_error(&body, message, type, param, code);
+    need_memory(&body);
     respond(c, status, "application/json", body.data, body.len, extra, keep_alive);
-    sim_buf_free(&body);
+    rb_buf_free(&body);
 }
 
 /* ------------------------------------------------------------ the engine */
@@ -364,7 +371,7 @@ static const char *finish_of(const stream *s)
     return s->es.finish_stop ? "stop" : "length";
 }
 
-static void append_stamp(sim_buf *o, const stream *s, int64_t t)
+static void append_stamp(rb_buf *o, const stream *s, int64_t t)
 {
     if (s->stamp) sim_render_stamp(o, t);
 }
@@ -385,14 +392,13 @@ static void stream_finish(conn *c, int64_t now)
     }
     c->deadline_ns = now + w->cfg->idle_timeout_ns;
     if (c->in_process) return; /* conn_process goes on with the rest */
-    if (c->in_len) {
+    if (c->in.len) {
         /* Bytes of the next request that came in meanwhile. */
-        char *buf = c->in;
-        size_t n = c->in_len;
-        w->in_total -= n;
-        c->in = NULL;
-        c->in_len = c->in_cap = 0;
-        conn_process(c, buf, n); /* it ends c if the peer is gone */
+        char *buf;
+        size_t n;
+        w->in_total -= c->in.len;
+        rb_buf_take(&c->in, &buf, &n); /* it holds bytes: no error */
+        conn_process(c, buf, n);       /* it ends c if the peer is gone */
         free(buf);
     } else if (c->peer_eof && !c->busy) {
         conn_end(c);
@@ -409,10 +415,12 @@ static void write_full(conn *c, int fault_cut)
 {
     worker *w = c->w;
     stream *s = &c->st;
-    sim_buf body = {0};
+    rb_buf body = {0};
     const sim_stream *es = &s->es;
+    need_memory(&s->text);
     sim_render_full(&body, &s->rc, s->text.data ? s->text.data : "", s->text.len, finish_of(s),
                     es->spec.prompt_tokens, es->emitted, es->cached);
+    need_memory(&body);
     size_t send_len = body.len;
     int64_t declared = (int64_t)body.len;
     if (es->fault == SIM_FAULT_MALFORMED_CHUNK) {
@@ -429,13 +437,14 @@ static void write_full(conn *c, int fault_cut)
                  (long long)(es->start_ns - es->arrival_ns),
                  (long long)(es->first_ns - es->start_ns), (long long)(es->last_ns - es->first_ns),
                  (long long)es->cached, (long long)es->max_late_ns);
-    sim_buf *o = &w->out;
-    o->len = 0;
+    rb_buf *o = &w->out;
+    rb_buf_reset(o);
     int keep = s->keep_alive && !w->draining;
     sim_render_head(o, 200, "application/json", declared,
                     keep && !s->chunked ? SIM_KEEP_ALIVE_SAY : keep, extra);
-    sim_buf_append(o, body.data, send_len);
-    sim_buf_free(&body);
+    rb_buf_add(o, body.data, send_len);
+    rb_buf_free(&body);
+    need_memory(o);
     conn_write1(c, o->data, o->len);
 }
 
@@ -445,9 +454,9 @@ static void stream_pump(conn *c)
     worker *w = c->w;
     const sim_config *cfg = w->cfg;
     stream *s = &c->st;
-    sim_buf *o = &w->out;
+    rb_buf *o = &w->out;
     int64_t now = rb_now_ns();
-    o->len = 0;
+    rb_buf_reset(o);
     if (s->stream && !s->head_sent) {
         sim_render_head(o, 200, "text/event-stream; charset=utf-8", s->chunked ? -1 : -2,
                         s->keep_alive, NULL);
@@ -456,7 +465,7 @@ static void stream_pump(conn *c)
     size_t head_end = o->len;
     size_t payload = head_end;
     if (s->stream && s->chunked) {
-        sim_buf_reserve(o, CHUNK_HDR_RESERVE);
+        if (rb_buf_reserve(o, CHUNK_HDR_RESERVE)) abort(); /* see need_memory */
         o->len += CHUNK_HDR_RESERVE;
         payload = o->len;
     }
@@ -471,8 +480,8 @@ static void stream_pump(conn *c)
             if (!s->stream) {
                 /* (a response of no tokens has one empty token event) */
                 if (e->kind == SIM_EV_TOKEN && es->n_out > 0) {
-                    sim_buf_append(&s->text, " ", 1);
-                    sim_buf_append(&s->text, e->tok.word, e->tok.len);
+                    rb_buf_add(&s->text, " ", 1);
+                    rb_buf_add(&s->text, e->tok.word, e->tok.len);
                 }
                 continue;
             }
@@ -502,6 +511,7 @@ static void stream_pump(conn *c)
     }
     /* Frame and write what was rendered. Appends first (they may move the
      * buffer), then the iovecs. */
+    need_memory(o);
     if (s->stream) {
         size_t plen = o->len - payload;
         size_t start = payload;
@@ -511,9 +521,10 @@ static void stream_pump(conn *c)
                 int hl = snprintf(hdr, sizeof hdr, "%zx\r\n", plen);
                 start = payload - (size_t)hl;
                 memcpy(o->data + start, hdr, (size_t)hl);
-                sim_buf_puts(o, "\r\n");
+                rb_buf_puts(o, "\r\n");
             }
-            if (ended) sim_buf_puts(o, "0\r\n\r\n");
+            if (ended) rb_buf_puts(o, "0\r\n\r\n");
+            need_memory(o);
         }
         uv_buf_t bufs[2];
         unsigned nb = 0;
@@ -649,6 +660,8 @@ static void start_completion(conn *c, int chat)
     snprintf(id, sizeof id, "%s-%d-%llu", chat ? "chatcmpl" : "cmpl", w->index,
              (unsigned long long)w->req_counter);
     sim_render_ctx_init(&s->rc, chat, id, (int64_t)time(NULL), es->spec.model);
+    need_memory(&s->rc.pre);
+    need_memory(&s->rc.body);
     c->busy = 1;
     c->deadline_ns = 0;
 
@@ -677,19 +690,21 @@ static void handle_request(conn *c)
         respond(c, 200, "application/json", "", 0, NULL, keep);
         return;
     case SIM_ROUTE_MODELS: {
-        sim_buf b = {0};
+        rb_buf b = {0};
         sim_render_models(&b, w->cfg->served, w->cfg->n_served, (int64_t)time(NULL));
+        need_memory(&b);
         respond(c, 200, "application/json", b.data, b.len, NULL, keep);
-        sim_buf_free(&b);
+        rb_buf_free(&b);
         return;
     }
     case SIM_ROUTE_METRICS: {
         sim_metrics sum;
         sim_metrics_sum(w->slots, w->n_slots, &sum);
-        sim_buf b = {0};
+        rb_buf b = {0};
         sim_metrics_render(&sum, w->cfg->served[0], &b);
+        need_memory(&b);
         respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", b.data, b.len, NULL, keep);
-        sim_buf_free(&b);
+        rb_buf_free(&b);
         return;
     }
     case SIM_ROUTE_BAD_METHOD:
@@ -713,23 +728,16 @@ static void handle_request(conn *c)
 
 static void conn_buffer_input(conn *c, const char *data, size_t len)
 {
-    if (c->in_len + len > c->in_cap) {
-        size_t cap = c->in_cap ? c->in_cap : 4096;
-        while (cap < c->in_len + len)
-            cap *= 2;
-        char *p = realloc(c->in, cap);
-        if (!p) {
-            conn_abort(c);
-            return;
-        }
-        c->in = p;
-        c->in_cap = cap;
+    size_t before = c->in.len;
+    if (rb_buf_add(&c->in, data, len)) {
+        /* no memory for a client's pipelined bytes: that client goes */
+        c->w->in_total -= before;
+        conn_abort(c);
+        return;
     }
-    memcpy(c->in + c->in_len, data, len);
-    c->in_len += len;
     c->w->in_total += len;
     /* Past the hold, stop reading until the request in service is done. */
-    if ((c->in_len >= PIPELINE_HOLD_BYTES || c->w->in_total >= PIPELINE_TOTAL_BYTES) &&
+    if ((c->in.len >= PIPELINE_HOLD_BYTES || c->w->in_total >= PIPELINE_TOTAL_BYTES) &&
         !c->read_paused) {
         uv_read_stop((uv_stream_t *)&c->tcp);
         c->read_paused = 1;
@@ -783,7 +791,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     if (c->busy && !c->closing) {
         /* What is read now is held: no more than both holds allow (none
          * left: a zero-length buffer, and on_read pauses the reads). */
-        size_t room = c->in_len < PIPELINE_HOLD_BYTES ? PIPELINE_HOLD_BYTES - c->in_len : 0;
+        size_t room = c->in.len < PIPELINE_HOLD_BYTES ? PIPELINE_HOLD_BYTES - c->in.len : 0;
         if (wroom < room) room = wroom;
         if (room < n) n = room;
     } else if (!c->closing && wroom < n) {
@@ -1000,7 +1008,7 @@ int sim_server_run(const sim_config *cfg, int listen_fd, int index, sim_metrics 
     /* The loop ends once the drain closed every handle. */
     uv_loop_close(&w->loop);
     sim_engine_free(&w->eng);
-    sim_buf_free(&w->out);
+    rb_buf_free(&w->out);
     sim_cache_free(&w->cache);
     gsl_rng_free(w->rng);
     free(w);

@@ -134,6 +134,43 @@ static void test_round_trip(void **state)
     free(text);
 }
 
+/* What calibrate writes is what loadgen reads: the text through rb_cert_parse,
+ * the reader loadgen --certificate uses (lg_cert_parse). */
+static void test_loadgen_reads_what_calibrate_writes(void **state)
+{
+    cal_cert_info info;
+    cal_per_k pk[2];
+    cal_step st;
+    fill(&info, pk, &st);
+    info.cost.per_delivery_us = 3.5;
+    info.cost.per_event_us = 0.75;
+    info.ref_events_per_request = 19;
+    pk[1].safe_rho = NAN; /* nothing certified for 2 workers */
+    char *text = cal_cert_to_json(&info, pk, 2, &st, 1);
+    assert_non_null(text);
+    rb_cert c;
+    char err[256] = "";
+    assert_int_equal(rb_cert_parse(text, strlen(text), &c, err, sizeof err), 0);
+    assert_int_equal(c.version, RB_CERT_VERSION);
+    assert_string_equal(c.cpu_model, info.host.cpu_model);
+    assert_int_equal(c.cores_online, info.host.cores_online);
+    assert_true(c.budget_us == info.budget_us);
+    assert_true(c.per_delivery_us == 3.5 && c.per_event_us == 0.75);
+    assert_true(c.ref_events_per_request == 19);
+    assert_true(c.ref_output_len == info.output_len);
+    assert_int_equal(c.n, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(c.per_k[i].workers, pk[i].workers);
+        assert_true(c.per_k[i].safe_rate_per_worker == pk[i].safe_rate_per_worker);
+        assert_true(c.per_k[i].safe_total_rate == pk[i].safe_total_rate);
+        assert_true(c.per_k[i].transport_us == pk[i].transport_us);
+    }
+    assert_true(c.per_k[0].safe_rho == pk[0].safe_rho);
+    assert_true(isnan(c.per_k[1].safe_rho)); /* written as null, read as not certified */
+    rb_cert_free(&c);
+    free(text);
+}
+
 static void test_required_keys(void **state)
 {
     (void)state;
@@ -145,7 +182,8 @@ static void test_required_keys(void **state)
     assert_int_equal(cal_cert_parse(no_host, strlen(no_host), &info, pk, 2, &n, err, sizeof err),
                      -EINVAL);
     assert_non_null(strstr(err, "host.cpu_model"));
-    const char *no_rho = "{\"rhobench_certificate\": 1, \"budget_us\": 100, \"host\": "
+    /* version 2: safe_rho is the certified figure (version 1 had none) */
+    const char *no_rho = "{\"rhobench_certificate\": 2, \"budget_us\": 100, \"host\": "
                          "{\"cpu_model\": \"x\", \"cores_online\": 2}, \"per_k\": [{\"workers\": "
                          "1, \"safe_rate_per_worker\": 5, \"safe_total_rate\": 5}]}";
     assert_int_equal(cal_cert_parse(no_rho, strlen(no_rho), &info, pk, 2, &n, err, sizeof err),
@@ -162,6 +200,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_loadgen_reads_what_calibrate_writes),
         cmocka_unit_test(test_required_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

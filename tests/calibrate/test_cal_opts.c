@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <math.h>
 
@@ -153,6 +154,22 @@ static void test_bad_values_name_flag_and_value(void **state)
     BAD("stray", NULL, "stray: unexpected argument");
 }
 
+/* The table is alphabetical and well-formed, and --help lists every flag. */
+static void test_table_and_usage(void **state)
+{
+    (void)state;
+    static cal_opts scratch;
+    char err[256] = "";
+    if (rb_opts_check(&cal_opts_spec, &scratch, err, sizeof err)) fail_msg("%s", err);
+    const char *u = cal_usage();
+    for (size_t i = 0; i < cal_opts_spec.n; i++) {
+        char flag[80];
+        snprintf(flag, sizeof flag, "  --%s", cal_opts_spec.opts[i].name);
+        if (!strstr(u, flag)) fail_msg("--help lacks %s", flag);
+    }
+    assert_non_null(strstr(u, "Exit: 0 ok, 1 run failed (or self-test FAIL), 2 bad usage.\n"));
+}
+
 static void test_int_list(void **state)
 {
     (void)state;
@@ -180,9 +197,13 @@ static void test_listening_line(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults), cmocka_unit_test(test_where_files_go),
-        cmocka_unit_test(test_flags),    cmocka_unit_test(test_bad_values_name_flag_and_value),
-        cmocka_unit_test(test_int_list), cmocka_unit_test(test_listening_line),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_where_files_go),
+        cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_bad_values_name_flag_and_value),
+        cmocka_unit_test(test_table_and_usage),
+        cmocka_unit_test(test_int_list),
+        cmocka_unit_test(test_listening_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

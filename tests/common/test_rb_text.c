@@ -10,7 +10,7 @@
 #include "rb_text.h"
 
 /* The rule's everyday cases are tested through its loadgen wrapper
- * (tests/loadgen/test_dataset.c); these are the edges of the byte rule. */
+ * (tests/loadgen/test_lg_dataset.c); these are the edges of the byte rule. */
 static void length_bounds_the_count_not_nul(void **state)
 {
     const char buf[] = {'a', ' ', 'b', '\0', 'c', ' ', 'd'};

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,9 +264,57 @@ static void test_config_then_flags_override(void **state)
     lg_args_free(&a);
 }
 
+/* The table is alphabetical and well-formed (its defaults parse), --help has
+ * a line for every flag, and the defaults the table gives are the documented
+ * ones. */
+static void test_table_and_usage(void **state)
+{
+    (void)state;
+    static lg_opts scratch;
+    char err[256] = "";
+    if (rb_opts_check(&lg_cli_spec, &scratch, err, sizeof err)) fail_msg("%s", err);
+    const char *u = lg_cli_usage();
+    for (size_t i = 0; i < lg_cli_spec.n; i++) {
+        char flag[80];
+        snprintf(flag, sizeof flag, "\n  --%s", lg_cli_spec.opts[i].name);
+        if (!strstr(u, flag)) fail_msg("--help lacks %s", flag + 1);
+    }
+    lg_opts o;
+    lg_opts_defaults(&o, 3);
+    assert_string_equal(o.base_url, "http://127.0.0.1:8000");
+    assert_string_equal(o.endpoint, "/v1/completions");
+    assert_string_equal(o.model, "sim-model");
+    assert_string_equal(o.result_dir, ".");
+    assert_int_equal(o.num_workers, 3);
+    assert_int_equal(o.max_conn_per_worker, 512);
+    assert_true(isinf(o.request_rate) && o.burstiness == 1.0 && o.saturation_lag_ms == 10.0);
+    assert_int_equal(o.num_prompts, 1000);
+    assert_int_equal(o.random_input_len, 1024);
+    assert_int_equal(o.random_output_len, 128);
+    assert_int_equal(o.random_len_dist, LG_LEN_UNIFORM);
+    assert_int_equal(o.prefix_groups, 4);
+    assert_int_equal(o.prefix_prompts_per_group, 16);
+    assert_int_equal(o.prefix_system_len, 512);
+    assert_int_equal(o.prefix_question_len, 64);
+    assert_int_equal(o.dataset, LG_DS_RANDOM);
+    assert_int_equal(o.sim_stamps, LG_STAMPS_AUTO);
+    assert_int_equal(o.receive_clock, LG_RXC_KERNEL);
+    assert_int_equal(o.drain_timeout_ns, 5000000000LL);
+    assert_int_equal(o.request_timeout_ns, 60000000000LL);
+    assert_int_equal(o.stream, 1);
+    assert_int_equal(o.progress, -1);
+    assert_true(o.trace_speedup == 1.0 && o.random_range_ratio == 0.0);
+    /* the alias sets what the flag sets */
+    char *alias[] = {"--num-dataset-entries", "7"};
+    assert_int_equal(lg_cli_parse(&o, 2, alias, err, sizeof err), 0);
+    assert_int_equal(o.prompt_pool_size, 7);
+    assert_int_equal(o.prompt_pool_given, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table_and_usage),
         cmocka_unit_test(test_bad_values_name_flag_and_value),
         cmocka_unit_test(test_unknown_flag_and_missing_value),
         cmocka_unit_test(test_plain_durations_are_seconds),

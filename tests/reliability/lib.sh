@@ -24,26 +24,16 @@ pass() { echo "PASS: $*"; }
 # fig KEY VALUE: a figure for results/reliability.md (grep '^FIG ').
 fig() { echo "FIG $*"; }
 
-# start_sim NAME [simserver flags...]: simserver on a free loopback port;
-# sets SIM_URL, SIM_PORT and SIM_PID. Waits at most 5 s for its first line.
+# start_sim NAME [simserver flags...]: simserver on a free loopback port
+# (scripts/lib/sim.sh, with $SIM_WRAP and $SIM_START_TRIES); sets SIM_URL,
+# SIM_PORT and SIM_PID. Waits at most 5 s for its first line.
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/sim.sh"
 start_sim() {
-  local name=$1
+  local name=$1 rc=0
   shift
-  ${SIM_WRAP:-} "$SIMSERVER" --port 0 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
-  SIM_PID=$!
+  sim_start "$WORK" "$name" "$SIMSERVER" "$@" || rc=$?
   CHILDREN+=("$SIM_PID")
-  local line
-  for _ in $(seq 1 ${SIM_START_TRIES:-100}); do
-    line=$(head -n 1 "$WORK/$name.out" 2>/dev/null || true)
-    SIM_PORT=$(sed -n 's|^listening http://127\.0\.0\.1:\([0-9][0-9]*\)$|\1|p' <<<"$line")
-    if [ -n "$SIM_PORT" ]; then
-      SIM_URL="http://127.0.0.1:$SIM_PORT"
-      return 0
-    fi
-    kill -0 "$SIM_PID" 2>/dev/null || { cat "$WORK/$name.err" >&2; fail "simserver exited at start"; }
-    sleep 0.05
-  done
-  fail "simserver did not print its listening line"
+  [ "$rc" -eq 0 ] || fail "simserver $name did not start"
 }
 
 # jnum FILE FILTER: a value from a JSON file (jq -e), or fail.

@@ -63,9 +63,9 @@ static void step_n(fixture *f, sim_stream *s, int n)
 
 static char *render(const sim_metrics *m)
 {
-    sim_buf b = {0};
+    rb_buf b = {0};
     sim_metrics_render(m, "sim-model", &b);
-    sim_buf_append(&b, "", 1);
+    rb_buf_add(&b, "", 1);
     return b.data;
 }
 

@@ -1,4 +1,4 @@
-/* Unit tests for the pure output side: sim_buf's JSON escaping, sim_render's
+/* Unit tests for the pure output side: rb_buf's JSON escaping, sim_render's
  * chunks and bodies (each must parse as the JSON OpenAI clients expect),
  * sim_metrics' Prometheus text, and sim_heap's ordering. */
 #include <setjmp.h>
@@ -11,39 +11,39 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_buf.h"
+#include "rb_buf.h"
 #include "sim_heap.h"
 #include "sim_metrics.h"
 #include "sim_render.h"
 
-static char *cstr(sim_buf *b)
+static char *cstr(rb_buf *b)
 {
-    sim_buf_append(b, "", 1);
+    rb_buf_add(b, "", 1);
     b->len--;
     return b->data;
 }
 
 static void json_strings_are_escaped_and_valid_utf8(void **state)
 {
-    sim_buf b = {0};
+    rb_buf b = {0};
     const char in[] = "a\"b\\c\n\x01\xc3\xa9\xff\xe2\x82";
-    sim_buf_append(&b, "\"", 1);
-    sim_buf_json_str(&b, in, sizeof in - 1);
-    sim_buf_append(&b, "\"", 1);
+    rb_buf_add(&b, "\"", 1);
+    rb_buf_json_str(&b, in, sizeof in - 1);
+    rb_buf_add(&b, "\"", 1);
     assert_string_equal(cstr(&b), "\"a\\\"b\\\\c\\n\\u0001\xc3\xa9\\ufffd\\ufffd\\ufffd\"");
     cJSON *j = cJSON_Parse(b.data);
     assert_non_null(j);
     assert_string_equal(j->valuestring,
                         "a\"b\\c\n\x01\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
     cJSON_Delete(j);
-    sim_buf_free(&b);
-    sim_buf_i64(&b, -1234567890123LL);
+    rb_buf_free(&b);
+    rb_buf_i64(&b, -1234567890123LL);
     assert_string_equal(cstr(&b), "-1234567890123");
-    sim_buf_free(&b);
+    rb_buf_free(&b);
 }
 
 /* Parses one "data: {...}\n\n" event. */
-static cJSON *event_json(const sim_buf *b)
+static cJSON *event_json(const rb_buf *b)
 {
     assert_true(b->len > 8);
     assert_memory_equal(b->data, "data: ", 6);
@@ -59,7 +59,7 @@ static void completion_chunks_are_openai_json(void **state)
 {
     sim_render_ctx r;
     sim_render_ctx_init(&r, 0, "cmpl-0-1", 1700000000, "sim-model");
-    sim_buf b = {0};
+    rb_buf b = {0};
     sim_render_token(&b, &r, "wo\"rd", 5, "length");
     cJSON *j = event_json(&b);
     assert_string_equal(cJSON_GetObjectItem(j, "id")->valuestring, "cmpl-0-1");
@@ -69,7 +69,7 @@ static void completion_chunks_are_openai_json(void **state)
     assert_string_equal(cJSON_GetObjectItem(c0, "text")->valuestring, " wo\"rd");
     assert_string_equal(cJSON_GetObjectItem(c0, "finish_reason")->valuestring, "length");
     cJSON_Delete(j);
-    b.len = 0;
+    rb_buf_reset(&b);
     sim_render_usage(&b, &r, 7, 16, 4);
     j = event_json(&b);
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "choices")), 0);
@@ -82,7 +82,7 @@ static void completion_chunks_are_openai_json(void **state)
             ->valuedouble,
         4);
     cJSON_Delete(j);
-    sim_buf_free(&b);
+    rb_buf_free(&b);
     sim_render_ctx_free(&r);
 }
 
@@ -90,7 +90,7 @@ static void chat_chunks_have_role_and_delta(void **state)
 {
     sim_render_ctx r;
     sim_render_ctx_init(&r, 1, "chatcmpl-0-2", 1, "m");
-    sim_buf b = {0};
+    rb_buf b = {0};
     sim_render_role(&b, &r);
     cJSON *j = event_json(&b);
     assert_string_equal(cJSON_GetObjectItem(j, "object")->valuestring, "chat.completion.chunk");
@@ -99,7 +99,7 @@ static void chat_chunks_have_role_and_delta(void **state)
     assert_string_equal(cJSON_GetObjectItem(d, "role")->valuestring, "assistant");
     assert_null(cJSON_GetObjectItem(d, "content"));
     cJSON_Delete(j);
-    b.len = 0;
+    rb_buf_reset(&b);
     sim_render_token(&b, &r, "hi", 2, NULL);
     j = event_json(&b);
     cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "choices"), 0);
@@ -107,7 +107,7 @@ static void chat_chunks_have_role_and_delta(void **state)
         cJSON_GetObjectItem(cJSON_GetObjectItem(c0, "delta"), "content")->valuestring, " hi");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(c0, "finish_reason")));
     cJSON_Delete(j);
-    b.len = 0;
+    rb_buf_reset(&b);
     sim_render_full(&b, &r, " a b", 4, "stop", 3, 2, 0);
     j = cJSON_ParseWithLength(b.data, b.len);
     assert_non_null(j);
@@ -117,13 +117,13 @@ static void chat_chunks_have_role_and_delta(void **state)
         cJSON_GetObjectItem(cJSON_GetObjectItem(c0, "message"), "content")->valuestring, " a b");
     assert_string_equal(cJSON_GetObjectItem(c0, "finish_reason")->valuestring, "stop");
     cJSON_Delete(j);
-    sim_buf_free(&b);
+    rb_buf_free(&b);
     sim_render_ctx_free(&r);
 }
 
 static void stamps_truth_and_errors_have_their_formats(void **state)
 {
-    sim_buf b = {0};
+    rb_buf b = {0};
     sim_render_stamp(&b, 123456789012LL);
     sim_render_done(&b);
     sim_render_truth(&b, 1, 2, 3, 16, 45);
@@ -131,7 +131,7 @@ static void stamps_truth_and_errors_have_their_formats(void **state)
                         ": t=123456789012\ndata: [DONE]\n\n"
                         ": {\"queue_ns\":1,\"prefill_ns\":2,\"decode_ns\":3,\"cached_tokens\":16,"
                         "\"max_late_ns\":45}\n\n");
-    b.len = 0;
+    rb_buf_reset(&b);
     sim_render_error(&b, "bad \"x\"", "invalid_request_error", "max_tokens", NULL);
     cJSON *j = cJSON_ParseWithLength(b.data, b.len);
     cJSON *e = cJSON_GetObjectItem(j, "error");
@@ -139,12 +139,12 @@ static void stamps_truth_and_errors_have_their_formats(void **state)
     assert_string_equal(cJSON_GetObjectItem(e, "param")->valuestring, "max_tokens");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(e, "code")));
     cJSON_Delete(j);
-    b.len = 0;
+    rb_buf_reset(&b);
     sim_render_head(&b, 429, "application/json", 12, 0, "x-a: 1\r\n");
     assert_string_equal(cstr(&b),
                         "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
                         "content-length: 12\r\nconnection: close\r\nx-a: 1\r\n\r\n");
-    sim_buf_free(&b);
+    rb_buf_free(&b);
 }
 
 static void metrics_render_cumulative_buckets_and_sum_slots(void **state)
@@ -162,7 +162,7 @@ static void metrics_render_cumulative_buckets_and_sum_slots(void **state)
     sim_hist_add(&slots[1].late, 7000000); /* 7 ms late */
     sim_metrics m;
     sim_metrics_sum(slots, 2, &m);
-    sim_buf b = {0};
+    rb_buf b = {0};
     sim_metrics_render(&m, "sim-model", &b);
     const char *t = cstr(&b);
     assert_non_null(strstr(t, "vllm:num_requests_running{model_name=\"sim-model\"} 5\n"));
@@ -193,7 +193,7 @@ static void metrics_render_cumulative_buckets_and_sum_slots(void **state)
     assert_non_null(
         strstr(t, "sim_send_lateness_seconds_sum{model_name=\"sim-model\"} 0.007200000\n"));
     assert_non_null(strstr(t, "sim_send_lateness_seconds_count{model_name=\"sim-model\"} 2\n"));
-    sim_buf_free(&b);
+    rb_buf_free(&b);
 }
 
 static void heap_pops_in_deadline_order_and_removes(void **state)

@@ -18,19 +18,14 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "PASS: $*"; }
 
 # start_sim NAME [simserver flags...]: starts simserver on a free loopback
-# port; sets SIM_URL and SIM_PID.
+# port (scripts/lib/sim.sh); sets SIM_URL and SIM_PID.
+source "$(dirname "${BASH_SOURCE[0]}")/../../../scripts/lib/sim.sh"
 start_sim() {
-  local name=$1; shift
-  "$SIMSERVER" --port 0 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
-  SIM_PID=$!
+  local name=$1 rc=0
+  shift
+  sim_start "$WORK" "$name" "$SIMSERVER" "$@" || rc=$?
   CHILDREN+=("$SIM_PID")
-  for _ in $(seq 1 100); do
-    SIM_URL=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$WORK/$name.out" 2>/dev/null | head -n 1 || true)
-    [ -n "$SIM_URL" ] && return 0
-    kill -0 "$SIM_PID" 2>/dev/null || { cat "$WORK/$name.err" >&2; fail "simserver exited"; }
-    sleep 0.05
-  done
-  fail "simserver did not print its address"
+  [ "$rc" -eq 0 ] || fail "simserver $name did not start"
 }
 
 # jnum FILE FILTER: a number from a JSON file (jq), or fail.

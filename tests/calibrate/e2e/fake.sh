@@ -9,8 +9,8 @@ set -euo pipefail
 build=$(cd "${RB_BUILD_DIR:?}" && pwd) # absolute: some runs start in another directory
 src=${RB_SOURCE_DIR:?}
 cal=$build/calibrate/calibrate
-fsim=$src/tests/calibrate/fake_simserver.sh
-flg=$src/tests/calibrate/fake_loadgen.sh
+fsim=$src/tests/calibrate/e2e/fake_simserver.sh
+flg=$src/tests/calibrate/e2e/fake_loadgen.sh
 tmp=$(mktemp -d)
 calpid=""
 cleanup() {

@@ -8,7 +8,7 @@
 # bound (a --max-time only): they are the host's.
 # Also: the max-num-seqs queue, the 429 past the waiting queue, the
 # prefill-per-token TTFT with the prefix cache, and a clean drain on SIGTERM.
-. "$(dirname "$0")/sim_e2e_lib.sh"
+. "$(dirname "$0")/lib.sh"
 ms() { awk -v ns="$1" 'BEGIN { printf "%.3f", ns / 1e6 }'; }
 # truth FILE KEY: a field of a stream's last comment (the ground truth).
 truth() { sed -n 's/^: \({.*}\)$/\1/p' "$1" | jq -e ".$2"; }

@@ -5,7 +5,7 @@
 # token counters, the older time_per_output_token name beside
 # inter_token_latency, and no preemptions. Then, when promtool is installed,
 # `promtool check metrics` finds nothing but the colons of vLLM's own names.
-source "$(dirname "$0")/sim_e2e_lib.sh"
+source "$(dirname "$0")/lib.sh"
 start_sim m --inter-token-latency 20ms --prefix-cache-blocks 1000
 words=""
 for i in $(seq 0 39); do words="$words w$i"; done

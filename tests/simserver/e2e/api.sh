@@ -3,7 +3,7 @@
 # and chat, streamed and not; stamps only on request and otherwise the
 # standard bytes; /health, /v1/models, /metrics moving; echo mode; prefix
 # cache; keep-alive; --workers 2 with aggregated metrics.
-. "$(dirname "$0")/sim_e2e_lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 start_sim a --mode random
 P='"prompt":"one two  three\nfour","max_tokens":5'

@@ -2,7 +2,7 @@
 # simserver end to end: what each bad input and each injected fault looks
 # like on the wire, the fault counters, the idle and slow-request cuts, a
 # client that never reads, and the exit codes of bad flags.
-. "$(dirname "$0")/sim_e2e_lib.sh"
+. "$(dirname "$0")/lib.sh"
 
 # --- bad command lines: exit 2 with a message naming the flag
 for args in "--port -1" "--inter-token-latency 5xs" "--failure-types stall,bogus" "--mode loud" \

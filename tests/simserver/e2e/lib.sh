@@ -30,23 +30,19 @@ finish() {
   [ "$FAILS" -eq 0 ]
 }
 
-# start_sim NAME ARGS...: starts simserver on a free port; sets PORT, URL and
-# the pid in SIM_PID_<NAME>. Waits (at most 5 s) for the listening line.
+# start_sim NAME ARGS...: starts simserver on a free port (scripts/lib/sim.sh);
+# sets PORT, URL and the pid in SIM_PID_<NAME>. Waits (at most 5 s) for the
+# listening line.
+source "$(dirname "${BASH_SOURCE[0]}")/../../../scripts/lib/sim.sh"
 start_sim() {
-  local name=$1
+  local name=$1 rc=0
   shift
-  "$SIM" --port 0 "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
-  local pid=$!
-  PIDS+=("$pid")
-  eval "SIM_PID_$name=$pid"
-  for _ in $(seq 1 100); do
-    if grep -q '^listening http://' "$TMP/$name.out" 2>/dev/null; then break; fi
-    if ! kill -0 "$pid" 2>/dev/null; then cat "$TMP/$name.err" >&2; echo "simserver exited at start" >&2; exit 1; fi
-    sleep 0.05
-  done
-  PORT=$(sed -n '1s|^listening http://127.0.0.1:\([0-9]*\)$|\1|p' "$TMP/$name.out")
-  [ -n "$PORT" ] || { echo "no listening line" >&2; exit 1; }
-  URL="http://127.0.0.1:$PORT"
+  sim_start "$TMP" "$name" "$SIM" "$@" || rc=$?
+  PIDS+=("$SIM_PID")
+  eval "SIM_PID_$name=$SIM_PID"
+  [ "$rc" -eq 0 ] || exit 1
+  PORT=$SIM_PORT
+  URL=$SIM_URL
 }
 
 # stop_sim NAME: SIGTERM, then waits (at most 5 s); sets STOP_RC, and checks

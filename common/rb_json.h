@@ -1,0 +1,26 @@
+/* rb_json: the suite's one set of small cJSON getters and putters, so that a
+ * number that is absent, null or not a number reads the same way in every
+ * program, and a figure that is not finite is written the same way (JSON has
+ * no NaN). Pure; o may be NULL (an absent parent object). */
+#ifndef RB_JSON_H
+#define RB_JSON_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+/* o[key] as a number, or NAN when absent or not a number. */
+double rb_json_num(const cJSON *o, const char *key);
+/* o[key] into *out: 0, or -1 (out untouched) when absent or not a number. */
+int rb_json_get_num(const cJSON *o, const char *key, double *out);
+/* o[key] as a string into dst[0..n), or "" when absent or not a string. */
+void rb_json_str(const cJSON *o, const char *key, char *dst, size_t n);
+/* o[key] as a two-number array (an interval); NAN where absent. */
+void rb_json_pair(const cJSON *o, const char *key, double v[2]);
+
+/* Adds key: v, or key: null when v is not finite. */
+void rb_json_put_num(cJSON *o, const char *key, double v);
+/* Adds key: [v0, v1], each null when not finite. */
+void rb_json_put_pair(cJSON *o, const char *key, const double v[2]);
+
+#endif

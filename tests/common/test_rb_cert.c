@@ -1,0 +1,118 @@
+/* Unit tests for rb_cert: the certificate's keys loadgen relies on, written
+ * and read back equal (write -> read -> equal), figures not measured travel
+ * as null, and the reader's refusals name the key. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rb_cert.h"
+
+static char *write_text(const rb_cert *c)
+{
+    cJSON *root = cJSON_CreateObject();
+    assert_non_null(rb_cert_put(root, c));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    assert_non_null(text);
+    return text;
+}
+
+static void round_trip_is_equal(void **state)
+{
+    rb_cert_entry e[3] = {
+        {1, 0.8125, 2216.2, 2216.2, 40.0625}, {2, NAN, 1999.5, 3999, NAN}, {4, 0.5, NAN, NAN, 12}};
+    rb_cert c = {.version = RB_CERT_VERSION,
+                 .cpu_model = "AMD EPYC \"quoted\" 7B13",
+                 .cores_online = 2,
+                 .budget_us = 100,
+                 .per_k = e,
+                 .n = 3,
+                 .per_delivery_us = 3.25,
+                 .per_event_us = 0.5,
+                 .ref_events_per_request = 18,
+                 .ref_output_len = 16};
+    char *text = write_text(&c);
+    rb_cert b;
+    char err[256] = "";
+    assert_int_equal(rb_cert_parse(text, strlen(text), &b, err, sizeof err), 0);
+    assert_int_equal(b.version, c.version);
+    assert_string_equal(b.cpu_model, c.cpu_model);
+    assert_int_equal(b.cores_online, c.cores_online);
+    assert_true(b.budget_us == c.budget_us);
+    assert_true(b.per_delivery_us == c.per_delivery_us && b.per_event_us == c.per_event_us);
+    assert_true(b.ref_events_per_request == c.ref_events_per_request);
+    assert_true(b.ref_output_len == c.ref_output_len);
+    assert_int_equal(b.n, c.n);
+    for (size_t i = 0; i < c.n; i++) {
+        const rb_cert_entry *x = &c.per_k[i], *y = &b.per_k[i];
+        assert_int_equal(y->workers, x->workers);
+        /* equal, or both not measured (written as null, read as NAN) */
+        assert_true(y->safe_rho == x->safe_rho || (isnan(x->safe_rho) && isnan(y->safe_rho)));
+        assert_true(y->safe_rate_per_worker == x->safe_rate_per_worker ||
+                    (isnan(x->safe_rate_per_worker) && isnan(y->safe_rate_per_worker)));
+        assert_true(y->transport_us == x->transport_us ||
+                    (isnan(x->transport_us) && isnan(y->transport_us)));
+    }
+    assert_true(b.per_k[0].safe_total_rate == 2216.2 && b.per_k[1].safe_total_rate == 3999);
+    rb_cert_free(&b);
+    assert_null(b.per_k);
+    free(text);
+}
+
+static void put_adds_to_objects_root_has(void **state)
+{
+    rb_cert_entry e = {1, 0.5, 10, 10, 1};
+    rb_cert c = {.cpu_model = "cpu", .cores_online = 1, .budget_us = 50, .per_k = &e, .n = 1};
+    cJSON *root = cJSON_Parse("{\"host\":{\"kernel\":\"Linux\"}}");
+    cJSON *arr = rb_cert_put(root, &c);
+    assert_int_equal(cJSON_GetArraySize(arr), 1);
+    cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
+    assert_int_equal(cJSON_GetArraySize(host), 3); /* kernel kept, two keys added */
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(host, "kernel")->valuestring, "Linux");
+    cJSON_Delete(root);
+}
+
+static void refusals_name_the_key(void **state)
+{
+    static const struct {
+        const char *text, *key;
+    } bad[] = {
+        {"[1]", "not a JSON object"},
+        {"{\"rhobench_certificate\":3}", "format version 3"},
+        {"{\"host\":{\"cores_online\":2},\"per_k\":[]}", "host.cpu_model"},
+        {"{\"host\":{\"cpu_model\":\"x\",\"cores_online\":-1}}", "host.cores_online"},
+        {"{\"host\":{\"cpu_model\":\"x\",\"cores_online\":2},\"per_k\":[]}", "per_k"},
+        {"{\"host\":{\"cpu_model\":\"x\",\"cores_online\":2},\"per_k\":[{\"workers\":0}]}",
+         "per_k[0].workers"},
+        {"{\"host\":{\"cpu_model\":\"x\",\"cores_online\":2},\"per_k\":[{\"workers\":1}]}",
+         "per_k[0].safe_rate_per_worker"},
+        {"{\"rhobench_certificate\":2,\"host\":{\"cpu_model\":\"x\",\"cores_online\":2},"
+         "\"per_k\":[{\"workers\":1}]}",
+         "per_k[0].safe_rho"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rb_cert c;
+        char err[256] = "";
+        assert_int_equal(rb_cert_parse(bad[i].text, strlen(bad[i].text), &c, err, sizeof err),
+                         -EINVAL);
+        if (!strstr(err, bad[i].key)) fail_msg("%s: got \"%s\"", bad[i].text, err);
+        assert_null(c.per_k);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(round_trip_is_equal),
+        cmocka_unit_test(put_adds_to_objects_root_has),
+        cmocka_unit_test(refusals_name_the_key),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,68 @@
+/* Unit tests for rb_json: absent, null and wrong-typed keys read the same
+ * way everywhere; figures that are not finite are written as null. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rb_json.h"
+
+static const char DOC[] = "{\"n\":2.5,\"z\":null,\"s\":\"text\",\"ci\":[1,null],\"bad\":[\"x\"],"
+                          "\"o\":{\"n\":7}}";
+
+static void getters_read_numbers_and_fall_back(void **state)
+{
+    cJSON *j = cJSON_Parse(DOC);
+    assert_non_null(j);
+    assert_true(rb_json_num(j, "n") == 2.5);
+    assert_true(isnan(rb_json_num(j, "z")));       /* null */
+    assert_true(isnan(rb_json_num(j, "s")));       /* a string */
+    assert_true(isnan(rb_json_num(j, "missing"))); /* absent */
+    assert_true(isnan(rb_json_num(NULL, "n")));    /* no parent */
+    assert_true(rb_json_num(cJSON_GetObjectItemCaseSensitive(j, "o"), "n") == 7);
+    double v = -1;
+    assert_int_equal(rb_json_get_num(j, "n", &v), 0);
+    assert_true(v == 2.5);
+    v = -1;
+    assert_int_equal(rb_json_get_num(j, "z", &v), -1);
+    assert_true(v == -1); /* untouched */
+    char buf[3];
+    rb_json_str(j, "s", buf, sizeof buf);
+    assert_string_equal(buf, "te"); /* truncated to the buffer */
+    rb_json_str(j, "n", buf, sizeof buf);
+    assert_string_equal(buf, "");
+    double p[2];
+    rb_json_pair(j, "ci", p);
+    assert_true(p[0] == 1 && isnan(p[1]));
+    rb_json_pair(j, "bad", p);
+    assert_true(isnan(p[0]) && isnan(p[1]));
+    cJSON_Delete(j);
+}
+
+static void putters_write_null_for_what_is_not_finite(void **state)
+{
+    cJSON *o = cJSON_CreateObject();
+    rb_json_put_num(o, "a", 1.5);
+    rb_json_put_num(o, "b", NAN);
+    rb_json_put_num(o, "c", -INFINITY);
+    const double ci[2] = {INFINITY, 3};
+    rb_json_put_pair(o, "ci", ci);
+    char *text = cJSON_PrintUnformatted(o);
+    assert_string_equal(text, "{\"a\":1.5,\"b\":null,\"c\":null,\"ci\":[null,3]}");
+    free(text);
+    cJSON_Delete(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(getters_read_numbers_and_fall_back),
+        cmocka_unit_test(putters_write_null_for_what_is_not_finite),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
