@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lg_run.h"
+#include "lg_plan.h"
 
 typedef struct sbuf {
     char *p;
