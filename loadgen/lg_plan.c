@@ -113,7 +113,7 @@ int lg_closed_loop(const lg_opts *o)
 const char *lg_load_mode(const lg_opts *o)
 {
     if (!o->max_concurrency) return "open";
-    return o->rate_given || o->n_stages > 1 ? "open-capped" : "closed";
+    return lg_closed_loop(o) ? "closed" : "open-capped";
 }
 
 /* ---- building the plan ------------------------------------------------ */
