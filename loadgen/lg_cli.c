@@ -320,6 +320,10 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
             o->quiet = 1;
             continue;
         }
+        if (IS("--mpi")) {
+            o->mpi = 1;
+            continue;
+        }
         if (IS("--progress")) {
             o->progress = 1;
             continue;
@@ -827,6 +831,7 @@ const char *lg_cli_usage(void)
            "  --certificate FILE              refuse a plan beyond this host certificate\n"
            "  --force                         run anyway beyond the certificate\n"
            "  --quiet                         no summary table\n"
+           "  --mpi                           under mpirun: each rank one worker, rank 0 reports\n"
            "  --progress | --no-progress      live progress line on stderr (default: when a "
            "terminal)\n"
            "  --config FILE                   Inference Perf config, YAML or JSON; flags override "

@@ -22,11 +22,12 @@ static int run_in_process(lg_fleet *f)
     lg_plan *p = f->p;
     p->tick = f->tick;
     p->tick_ctx = f->ctx;
-    int rc = lg_worker_run(p, 0);
+    int w = p->slot_base; /* 0, or this rank's worker under --mpi */
+    int rc = lg_worker_run(p, w);
     if (rc) {
         f->lost[0] = 1;
-        if (lg_plan_slot(p, 0)->error[0])
-            fprintf(stderr, "loadgen: worker 0: %s\n", lg_plan_slot(p, 0)->error);
+        if (lg_plan_slot(p, w)->error[0])
+            fprintf(stderr, "loadgen: worker %d: %s\n", w, lg_plan_slot(p, w)->error);
     }
     return 0;
 }

@@ -61,13 +61,19 @@ int lg_merge_samples(const lg_plan *p, const int *lost, lg_merged *m)
         for (uint64_t i = 0; i < lg_plan_slot(p, w)->n_sample; i++)
             all[k++] = s[i];
     }
-    qsort(all, k, sizeof *all, cmp_sample_index);
+    lg_merge_sorted_samples(m, all, k);
+    return 0;
+}
+
+void lg_merge_sorted_samples(lg_merged *m, lg_dispatch_sample *all, size_t n)
+{
+    qsort(all, n, sizeof *all, cmp_sample_index);
     size_t c = 0;
-    while (c < k && all[c].index == all[0].index + (int64_t)c)
+    while (c < n && all[c].index == all[0].index + (int64_t)c)
         c++;
+    free(m->samples);
     m->samples = all;
     m->n_samples = c;
-    return 0;
 }
 
 void lg_merged_free(lg_merged *m)

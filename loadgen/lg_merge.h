@@ -28,6 +28,8 @@ int lg_merge_workers(const lg_plan *p, const int *lost, lg_merged *m);
 void lg_merge_total(lg_merged *m);
 /* The samples of the workers kept, sorted and cut (NULL on no memory). */
 int lg_merge_samples(const lg_plan *p, const int *lost, lg_merged *m);
+/* Takes all[0..n) (malloc'd) as m's samples: sorted, then cut. */
+void lg_merge_sorted_samples(lg_merged *m, lg_dispatch_sample *all, size_t n);
 void lg_merged_free(lg_merged *m);
 
 #endif

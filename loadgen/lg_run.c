@@ -23,6 +23,7 @@
 #include "lg_judge.h"
 #include "lg_knee.h"
 #include "lg_merge.h"
+#include "lg_mpi.h"
 #include "lg_progress.h"
 #include "lg_report.h"
 #include "mdl_stats.h"
@@ -435,7 +436,21 @@ typedef struct lg_runstate {
     char cert_note[512];
     double safe_rho, budget_us, transport_us;
     int *lost, *lost_sig; /* per worker */
+    int num_workers;      /* the report's */
+    /* --mpi: the back-end, this rank's place, and at rank 0 the fleet's
+     * results and the records the ranks committed */
+    lg_mpi *mpi;
+    int rank, n_ranks;
+    lg_mpi_fleet mf;
+    const lg_record_count *records;
 } lg_runstate;
+
+/* Under --mpi every rank takes the worst of every rank's code, so all
+ * leave together (or none does). */
+static int agree(lg_runstate *r, int rc)
+{
+    return r->mpi ? lg_mpi_max(r->mpi, rc) : rc;
+}
 
 static void coord_free(lg_coord *c)
 {
@@ -536,7 +551,7 @@ static int report_run(lg_runstate *r, int k, const lg_slot *const *slots,
     lg_report rep = {
         .o = o,
         .load_mode = lg_load_mode(o),
-        .num_workers = o->num_workers,
+        .num_workers = r->num_workers,
         .request_rate = p->n_trace ? NAN : (o->n_stages == 1 ? o->stages[0].rate_per_s : NAN),
         .t0_ns = sh->t0_ns,
         .total = m->total,
@@ -581,7 +596,10 @@ static int report_run(lg_runstate *r, int k, const lg_slot *const *slots,
     if (o->save_result) {
         /* The records first: the report says how they fared. */
         lg_record_count rc_ = {0};
-        if (o->save_detailed) {
+        if (r->records) {
+            rc_ = *r->records; /* each rank committed its own (see lg_run_mpi) */
+            exit_code |= rc_.lost > 0;
+        } else if (o->save_detailed) {
             commit_records(&r->out, k, slots, r->lost, &rc_);
             if (rc_.lost) {
                 fprintf(stderr, "loadgen: %llu of %llu per-request records lost (%s); %s%s\n",
@@ -607,6 +625,13 @@ static int report_run(lg_runstate *r, int k, const lg_slot *const *slots,
             cJSON_AddNumberToObject(j, "detailed_records", (double)rc_.written);
             cJSON_AddNumberToObject(j, "detailed_records_lost", (double)rc_.lost);
             cJSON_AddNumberToObject(j, "detailed_records_left_out", (double)rc_.left_out);
+        }
+        if (j && r->mpi) {
+            int degraded = 0;
+            for (int w = 0; w < k; w++)
+                degraded |= r->lost[w];
+            if (degraded) cJSON_AddBoolToObject(j, "degraded", 1);
+            cJSON_AddItemToObject(j, "mpi", lg_mpi_json(r->mpi, &r->mf));
         }
         char *txt = j ? cJSON_Print(j) : NULL;
         int rc = txt ? rb_write_file_atomic(r->out.json, txt, strlen(txt)) : -ENOMEM;
@@ -654,6 +679,67 @@ static int collect_and_report(lg_runstate *r)
     return exit_code;
 }
 
+/* Under --mpi each rank's files: its records are "<stem>.rank<r>.jsonl"
+ * (written where the rank runs: no record crosses the network, and the
+ * result folder need not be shared), and a rank other than 0 locks
+ * "<stem>.rank<r>.json", which it never writes. */
+static void outputs_for_rank(lg_outputs *out, int rank)
+{
+    size_t n = strlen(out->json);
+    int stem = n > 5 && strcmp(out->json + n - 5, ".json") == 0 ? (int)(n - 5) : (int)n;
+    char json[2048];
+    snprintf(json, sizeof json, "%s", out->json);
+    snprintf(out->jsonl, sizeof out->jsonl, "%.*s.rank%d.jsonl", stem, json, rank);
+    snprintf(out->partial, sizeof out->partial, "%.*s.rank%d.partial.jsonl", stem, json, rank);
+    if (rank) snprintf(out->json, sizeof out->json, "%.*s.rank%d.json", stem, json, rank);
+}
+
+/* --mpi after the run: each rank commits its records, the exchange brings
+ * everything to rank 0, which judges and reports. */
+static int finish_mpi(lg_runstate *r)
+{
+    lg_plan *p = &r->plan;
+    const lg_opts *o = r->o;
+    int exit_code = 0;
+    lg_record_count rec = {0};
+    const lg_slot *mine = lg_plan_slot(p, r->rank);
+    if (o->save_detailed) {
+        commit_records(&r->out, 1, &mine, r->lost, &rec);
+        if (rec.lost) {
+            fprintf(stderr, "loadgen: rank %d: %llu of %llu per-request records lost (%s)\n",
+                    r->rank, (unsigned long long)rec.lost,
+                    (unsigned long long)(rec.lost + rec.written),
+                    rb_file_strerror(rec.err ? rec.err : -EIO));
+            exit_code = 1;
+        }
+    }
+    uint64_t counts[3] = {rec.written, rec.lost, rec.left_out};
+    lg_mpi_sum_u64(r->mpi, counts, 3);
+    lg_shared *sh = lg_plan_shared(p);
+    sh->interrupted = lg_mpi_max(r->mpi, sh->interrupted);
+    sh->saturated_stage = -1;
+    int rc = lg_mpi_collect(r->mpi, p, r->lost[0], &r->mf);
+    if (r->rank != 0) return exit_code;
+    if (rc) {
+        fprintf(stderr, "loadgen: out of memory merging results\n");
+        return 1;
+    }
+    lg_record_count all = {.written = counts[0],
+                           .lost = counts[1],
+                           .left_out = counts[2],
+                           .err = rec.err,
+                           .path = rec.path};
+    r->records = o->save_detailed ? &all : NULL;
+    free(r->lost);
+    free(r->lost_sig);
+    r->lost = r->mf.lost;
+    r->lost_sig = r->mf.lost_sig;
+    rc = report_run(r, r->n_ranks, r->mf.slots, r->mf.blocks, &r->mf.merged);
+    r->lost = r->lost_sig = NULL;
+    r->records = NULL;
+    return rc | exit_code;
+}
+
 int lg_run(lg_opts *o)
 {
     char err[512] = "";
@@ -664,57 +750,79 @@ int lg_run(lg_opts *o)
         return 1;
     }
     r->o = o;
+    lg_outputs *out = &r->out;
+    lg_plan *p = &r->plan;
+    lg_coord *coord = &r->coord;
+    outputs_init(out, "");
+    r->n_ranks = 1;
+    if (o->mpi) {
+        /* Each rank is one worker (--num-workers has no say). */
+        if (o->sweep_until_saturation) {
+            fprintf(stderr, "loadgen: --mpi: --sweep-until-saturation needs every worker's live "
+                            "counters, which --mpi keeps off the network during the run\n");
+            free(r);
+            return 2;
+        }
+        if (!(r->mpi = lg_mpi_init())) {
+            free(r);
+            return 2;
+        }
+        r->rank = lg_mpi_rank(r->mpi);
+        r->n_ranks = lg_mpi_size(r->mpi);
+        if (o->max_concurrency && o->max_concurrency < r->n_ranks) {
+            if (r->rank == 0)
+                fprintf(stderr,
+                        "loadgen: --mpi: --max-concurrency %d is fewer than the %d ranks (each "
+                        "needs at least one)\n",
+                        o->max_concurrency, r->n_ranks);
+            exit_code = 2;
+            goto done;
+        }
+    }
     rb_host_read(&r->host);
-    int k = o->num_workers > 0 ? o->num_workers : 1;
+    int k = r->mpi ? r->n_ranks : (o->num_workers > 0 ? o->num_workers : 1);
+    r->num_workers = r->mpi ? r->n_ranks : o->num_workers;
     r->safe_rho = NAN;
     r->budget_us = 100.0;
     r->transport_us = NAN;
-    if (o->certificate[0]) {
-        int rc = check_certificate(o, &r->host, k, r->cert_note, sizeof r->cert_note, &r->safe_rho,
-                                   &r->budget_us, &r->transport_us);
-        if (rc) {
-            free(r);
-            return rc;
-        }
-    }
+    /* Under --mpi each host checks its own ranks against its own certificate. */
+    if (o->certificate[0])
+        exit_code =
+            check_certificate(o, &r->host, r->mpi ? lg_mpi_ranks_here(r->mpi) : k, r->cert_note,
+                              sizeof r->cert_note, &r->safe_rho, &r->budget_us, &r->transport_us);
+    if ((exit_code = agree(r, exit_code))) goto done;
     char result_name[600] = "", result_path[2048] = "";
     if (o->save_result) {
         int rc = rb_dir_check_writable(o->result_dir);
         if (rc) {
             fprintf(stderr, "loadgen: --result-dir: '%s' is not writable: %s\n", o->result_dir,
                     strerror(-rc));
-            free(r);
-            return 2;
+            exit_code = 2;
         }
         if (o->result_filename[0])
             snprintf(result_name, sizeof result_name, "%s", o->result_filename);
         else
             default_result_name(o, result_name, sizeof result_name);
+        if (r->mpi) lg_mpi_bcast(r->mpi, result_name, sizeof result_name);
         snprintf(result_path, sizeof result_path, "%s/%s", o->result_dir, result_name);
     }
-    lg_outputs *out = &r->out;
     outputs_init(out, result_path);
-    lg_plan *p = &r->plan;
-    lg_coord *coord = &r->coord;
-    if (o->save_result && check_outputs(o, result_name, out)) {
-        exit_code = 2;
-        goto done;
-    }
-    if (lg_plan_build(p, o, k, o->num_workers > 0, err, sizeof err)) {
+    if (r->mpi) outputs_for_rank(out, r->rank);
+    if (!exit_code && o->save_result && check_outputs(o, result_name, out)) exit_code = 2;
+    if ((exit_code = agree(r, exit_code))) goto done;
+    if (lg_plan_build(p, o, k, !r->mpi && o->num_workers > 0, err, sizeof err)) {
         fprintf(stderr, "loadgen: %s\n", err[0] ? err : "cannot build the dataset");
         exit_code = 2;
-        goto done;
     }
     *coord = (lg_coord){.p = p, .o = o, .judged = 0};
-    if (!p->closed) {
+    if (!exit_code && !p->closed) {
         coord->stage_clock = lg_sched_new(&p->spec, err, sizeof err);
         if (!coord->stage_clock) {
             fprintf(stderr, "loadgen: schedule: %s\n", err);
             exit_code = 2;
-            goto done;
         }
     }
-    if (o->sweep_until_saturation && coord->stage_clock) {
+    if (!exit_code && o->sweep_until_saturation && coord->stage_clock) {
         /* The scheduled count of each stage is the target the achieved
          * count is compared with (not rate x duration: no Poisson noise). */
         coord->stage_expected = calloc((size_t)p->n_stages, sizeof *coord->stage_expected);
@@ -724,22 +832,25 @@ int lg_run(lg_opts *o)
             if (a.stage >= 0 && a.stage < p->n_stages) coord->stage_expected[a.stage]++;
         lg_sched_free(it);
     }
-    if (o->save_result && open_outputs(o, k, o->result_dir, result_name, out)) {
+    /* Under --mpi this process holds one slot: its rank's worker. */
+    int n_slots = r->mpi ? 1 : k;
+    if (!exit_code && o->save_result && open_outputs(o, n_slots, o->result_dir, result_name, out))
         exit_code = 2;
-        goto done;
-    }
+    if ((exit_code = agree(r, exit_code))) goto done;
     p->detailed_fd = out->part_fd;
-    int mrc = lg_plan_map(p, 0, k);
+    int mrc = lg_plan_map(p, r->mpi ? r->rank : 0, n_slots);
     if (mrc) {
         fprintf(stderr, "loadgen: cannot map %zu bytes of shared memory: %s\n", p->shm_bytes,
                 strerror(-mrc));
         exit_code = 1;
-        goto done;
     }
+    if ((exit_code = agree(r, exit_code))) goto done;
     lg_shared *sh = lg_plan_shared(p);
 
-    coord->progress = o->progress >= 0 ? o->progress : isatty(STDERR_FILENO);
-    coord->knee = lg_knee_watch_new(p, coord->progress);
+    /* Under --mpi no live view: it would need every rank's counters
+     * during the run, and MPI stays off the run's hot path. */
+    coord->progress = r->mpi ? 0 : o->progress >= 0 ? o->progress : isatty(STDERR_FILENO);
+    coord->knee = r->mpi ? NULL : lg_knee_watch_new(p, coord->progress);
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -750,16 +861,21 @@ int lg_run(lg_opts *o)
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
 
-    int64_t margin = p->forked ? 30000000LL + 5000000LL * k : 5000000LL;
-    sh->t0_ns = rb_now_ns() + margin;
-    p->end_deadline_ns = lg_plan_end_deadline(p, sh->t0_ns);
     r->lost = calloc((size_t)k, sizeof *r->lost);
     r->lost_sig = calloc((size_t)k, sizeof *r->lost_sig);
     if (!r->lost || !r->lost_sig) {
         fprintf(stderr, "loadgen: out of memory\n");
         exit_code = 1;
-        goto done;
     }
+    if ((exit_code = agree(r, exit_code))) goto done;
+    if (r->mpi) {
+        /* about 1 s ahead: the clock sync and every rank's last setup fit */
+        sh->t0_ns = lg_mpi_start(r->mpi, 1000000000LL);
+    } else {
+        int64_t margin = p->forked ? 30000000LL + 5000000LL * k : 5000000LL;
+        sh->t0_ns = rb_now_ns() + margin;
+    }
+    p->end_deadline_ns = lg_plan_end_deadline(p, sh->t0_ns);
     fflush(stdout);
     fflush(stderr);
     lg_fleet fleet = {.p = p,
@@ -774,7 +890,7 @@ int lg_run(lg_opts *o)
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
 
-    if (collect_and_report(r)) exit_code = 1;
+    if (r->mpi ? finish_mpi(r) : collect_and_report(r)) exit_code = 1;
     if (sh->interrupted && exit_code == 0) exit_code = 128 + (int)g_last_signal;
 done:
     outputs_free(out);
@@ -782,6 +898,10 @@ done:
     free(r->lost_sig);
     coord_free(coord);
     lg_plan_free(p);
+    if (r->mpi) {
+        lg_mpi_fleet_free(&r->mf);
+        lg_mpi_finish(r->mpi);
+    }
     free(r);
     return exit_code;
 }
