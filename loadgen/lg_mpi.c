@@ -48,16 +48,28 @@ void lg_mpi_reduce_blocks(lg_mpi *m, const lg_stage_stats *const *src, lg_stage_
 {
 }
 void lg_mpi_fleet_free(lg_mpi_fleet *f) {}
-cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f)
+cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f, const lg_plan *p)
 {
     return NULL;
+}
+void lg_mpi_watch(lg_mpi *m, int64_t now_ns) {}
+int lg_mpi_survivors(lg_mpi *m, int64_t deadline_ns)
+{
+    return 0;
+}
+long lg_mpi_local_pid(const lg_mpi *m, int r)
+{
+    return 0;
 }
 void lg_mpi_finish(lg_mpi *m) {}
 
 #else
 
 #include <mpi.h>
+#include <signal.h>
+#include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rb_clock.h"
 
@@ -79,6 +91,16 @@ struct lg_mpi {
     int64_t applied_ns;           /* this rank's clock minus rank 0's, as used: 0 on rank 0's
                                      host (one CLOCK_MONOTONIC), else the measured offset */
     int64_t merge_ns;             /* rank 0: the exchange's wall time */
+    /* the ranks that reached the end: MPI_COMM_WORLD until lg_mpi_survivors,
+     * then a communicator of the survivors only (rank 0 first) */
+    MPI_Comm live;
+    int n_live;
+    int *alive;       /* [size]: 1 for a survivor (every rank knows) */
+    int *live_rank;   /* [n_live]: the world rank of each of live's ranks */
+    pid_t *pids;      /* rank 0: every rank's process */
+    int *same_host;   /* rank 0: the rank runs on rank 0's host */
+    int64_t *died_ns; /* rank 0: when rank 0 saw it gone (its clock; 0: not seen) */
+    int64_t last_watch_ns;
 };
 
 int lg_mpi_available(void)
@@ -120,8 +142,29 @@ lg_mpi *lg_mpi_init(void)
     }
     MPI_Gather(m->host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, m->hosts ? m->hosts[0] : NULL,
                MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+    m->live = MPI_COMM_WORLD;
+    m->n_live = m->size;
+    m->alive = calloc((size_t)m->size, sizeof *m->alive);
+    m->live_rank = calloc((size_t)m->size, sizeof *m->live_rank);
+    if (m->rank == 0) {
+        m->pids = calloc((size_t)m->size, sizeof *m->pids);
+        m->same_host = calloc((size_t)m->size, sizeof *m->same_host);
+        m->died_ns = calloc((size_t)m->size, sizeof *m->died_ns);
+    }
+    if (!m->alive || !m->live_rank ||
+        (m->rank == 0 && (!m->pids || !m->same_host || !m->died_ns))) {
+        fprintf(stderr, "loadgen: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int r = 0; r < m->size; r++) {
+        m->alive[r] = 1;
+        m->live_rank[r] = r;
+    }
+    pid_t me = getpid();
+    MPI_Gather(&me, (int)sizeof me, MPI_BYTE, m->pids, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (m->rank == 0)
         for (int r = 0; r < m->size; r++) {
+            m->same_host[r] = strcmp(m->hosts[r], m->hosts[0]) == 0;
             int seen = 0;
             for (int q = 0; q < r && !seen; q++)
                 seen = strcmp(m->hosts[q], m->hosts[r]) == 0;
@@ -161,7 +204,7 @@ int lg_mpi_max(lg_mpi *m, int v)
 {
     int out = v;
     MPI_Request req;
-    MPI_Iallreduce(&v, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &req);
+    MPI_Iallreduce(&v, &out, 1, MPI_INT, MPI_MAX, m->live, &req);
     wait_idle(&req);
     return out;
 }
@@ -176,7 +219,7 @@ void lg_mpi_bcast(lg_mpi *m, void *buf, size_t n)
 void lg_mpi_sum_u64(lg_mpi *m, uint64_t *v, int n)
 {
     MPI_Reduce(m->rank == 0 ? MPI_IN_PLACE : v, m->rank == 0 ? v : NULL, n, MPI_UINT64_T, MPI_SUM,
-               0, MPI_COMM_WORLD);
+               0, m->live);
 }
 
 /* Rank 0's side of the ping-pong with every other rank: the offset of the
@@ -187,6 +230,7 @@ static void measure(lg_mpi *m, lg_clock_sample *out)
         out[0] = (lg_clock_sample){0, 0};
         for (int r = 1; r < m->size; r++) {
             out[r] = (lg_clock_sample){0, INT64_MAX};
+            if (!m->alive[r]) continue;
             for (int i = 0; i < PINGS; i++) {
                 int64_t t1 = rb_now_ns(), tr = 0;
                 MPI_Send(&t1, 1, MPI_INT64_T, r, 1, MPI_COMM_WORLD);
@@ -232,6 +276,93 @@ static void merge_blocks(void *in, void *inout, int *len, MPI_Datatype *type)
                        (const lg_stage_stats *)((const char *)in + (size_t)i * bytes));
 }
 
+/* Whether a process of this host still runs (a zombie does not). */
+static int pid_alive(pid_t pid)
+{
+    if (kill(pid, 0) != 0) return 0;
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');
+    return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
+}
+
+void lg_mpi_watch(lg_mpi *m, int64_t now_ns)
+{
+    if (m->rank != 0 || now_ns - m->last_watch_ns < 100000000LL) return;
+    m->last_watch_ns = now_ns;
+    for (int r = 1; r < m->size; r++)
+        if (m->same_host[r] && !m->died_ns[r] && !pid_alive(m->pids[r])) m->died_ns[r] = now_ns;
+}
+
+#define TAG_DONE 11
+#define TAG_ALIVE 12
+
+int lg_mpi_survivors(lg_mpi *m, int64_t deadline_ns)
+{
+    int n = m->size;
+    if (m->rank != 0) {
+        int one = 1;
+        MPI_Request req[2];
+        MPI_Isend(&one, 1, MPI_INT, 0, TAG_DONE, MPI_COMM_WORLD, &req[0]);
+        MPI_Irecv(m->alive, n, MPI_INT, 0, TAG_ALIVE, MPI_COMM_WORLD, &req[1]);
+        wait_idle(&req[0]);
+        wait_idle(&req[1]);
+    } else {
+        /* Every rank says it is done; one that is gone from this host, or
+         * silent past the deadline, is lost. */
+        int *done = calloc((size_t)n, sizeof *done);
+        if (!done) MPI_Abort(MPI_COMM_WORLD, 1);
+        done[0] = 1;
+        for (int left = n - 1; left > 0;) {
+            int flag = 0;
+            MPI_Status st;
+            MPI_Iprobe(MPI_ANY_SOURCE, TAG_DONE, MPI_COMM_WORLD, &flag, &st);
+            if (flag) {
+                int x;
+                MPI_Recv(&x, 1, MPI_INT, st.MPI_SOURCE, TAG_DONE, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+                if (!done[st.MPI_SOURCE]) left--;
+                done[st.MPI_SOURCE] = 1;
+                continue;
+            }
+            int64_t now = rb_now_ns();
+            m->last_watch_ns = 0;
+            lg_mpi_watch(m, now);
+            int gone = 0;
+            for (int r = 1; r < n; r++)
+                gone += !done[r] && m->died_ns[r];
+            if (gone == left || (deadline_ns && now > deadline_ns)) break;
+            struct timespec ts = {0, 2000000L};
+            nanosleep(&ts, NULL);
+        }
+        for (int r = 0; r < n; r++)
+            m->alive[r] = done[r];
+        free(done);
+        for (int r = 1; r < n; r++)
+            if (m->alive[r]) MPI_Send(m->alive, n, MPI_INT, r, TAG_ALIVE, MPI_COMM_WORLD);
+    }
+    m->n_live = 0;
+    for (int r = 0; r < n; r++)
+        if (m->alive[r]) m->live_rank[m->n_live++] = r;
+    if (m->n_live == n) return 0;
+    /* Collective over the survivors only: a lost rank takes no part. */
+    MPI_Group world, g;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, m->n_live, m->live_rank, &g);
+    MPI_Comm sub;
+    int rc = MPI_Comm_create_group(MPI_COMM_WORLD, g, 13, &sub);
+    MPI_Group_free(&g);
+    MPI_Group_free(&world);
+    if (rc != MPI_SUCCESS) return -EIO;
+    m->live = sub;
+    return n - m->n_live;
+}
+
 void lg_mpi_reduce_blocks(lg_mpi *m, const lg_stage_stats *const *src, lg_stage_stats **dst, int n)
 {
     MPI_Datatype block;
@@ -240,7 +371,7 @@ void lg_mpi_reduce_blocks(lg_mpi *m, const lg_stage_stats *const *src, lg_stage_
     MPI_Type_commit(&block);
     MPI_Op_create(merge_blocks, 0 /* in rank order, as the fork merge */, &op);
     for (int s = 0; s < n; s++)
-        MPI_Reduce(src[s], m->rank == 0 ? dst[s] : NULL, 1, block, op, 0, MPI_COMM_WORLD);
+        MPI_Reduce(src[s], m->rank == 0 ? dst[s] : NULL, 1, block, op, 0, m->live);
     MPI_Op_free(&op);
     MPI_Type_free(&block);
 }
@@ -305,51 +436,60 @@ static void to_root_clock(const lg_mpi *m, const lg_plan *p, int w)
     }
 }
 
+/* Gathers `each` bytes of every survivor to rank 0, placed by world rank
+ * into out[size * each] (a lost rank's part left zero). */
+static void gather_placed(lg_mpi *m, const void *mine, size_t each, void *out)
+{
+    char *tmp = m->rank == 0 ? calloc((size_t)m->n_live, each ? each : 1) : NULL;
+    if (m->rank == 0 && !tmp) MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Gather(mine, (int)each, MPI_BYTE, tmp, (int)each, MPI_BYTE, 0, m->live);
+    if (m->rank != 0) return;
+    for (int i = 0; i < m->n_live; i++)
+        memcpy((char *)out + (size_t)m->live_rank[i] * each, tmp + (size_t)i * each, each);
+    free(tmp);
+}
+
 int lg_mpi_collect(lg_mpi *m, const lg_plan *p, int lost, lg_mpi_fleet *f)
 {
-    int root = m->rank == 0, k = m->size, ns = p->n_stages, w = m->rank;
+    int root = m->rank == 0, k = m->size, ns = p->n_stages, w = m->rank, nl = m->n_live;
     int rc = 0;
     memset(f, 0, sizeof *f);
-    /* Every rank's worker has ended before any data moves (and the wait
-     * sleeps: the last rank still running keeps its CPU). */
-    MPI_Request req;
-    MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    wait_idle(&req);
     int64_t t_begin = rb_now_ns();
     to_root_clock(m, p, w);
     if (root && fleet_alloc(f, k, ns)) rc = -ENOMEM;
     rc = lg_mpi_max(m, rc ? 1 : 0) ? -ENOMEM : 0;
     if (rc) return rc;
     const lg_slot *mine = lg_plan_slot(p, w);
-    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, root ? f->slot : NULL, (int)sizeof *mine,
-               MPI_BYTE, 0, MPI_COMM_WORLD);
-    MPI_Gather(&lost, 1, MPI_INT, root ? f->lost : NULL, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    gather_placed(m, mine, sizeof *mine, root ? f->slot : NULL);
+    gather_placed(m, &lost, sizeof lost, root ? f->lost : NULL);
+    if (root)
+        for (int r = 0; r < k; r++)
+            f->lost[r] |= !m->alive[r];
     /* The stage blocks' headers (the loop figures per worker) ... */
     lg_stage_stats *heads = calloc((size_t)ns, sizeof *heads);
     if (!heads) MPI_Abort(MPI_COMM_WORLD, 1);
     for (int s = 0; s < ns; s++)
         memcpy(&heads[s], lg_plan_stats(p, w, s), sizeof heads[s]);
-    MPI_Gather(heads, (int)(ns * sizeof *heads), MPI_BYTE, root ? f->head : NULL,
-               (int)(ns * sizeof *heads), MPI_BYTE, 0, MPI_COMM_WORLD);
+    gather_placed(m, heads, (size_t)ns * sizeof *heads, root ? f->head : NULL);
     free(heads);
     /* ... the dispatch samples of the ranks kept ... */
     int nbytes = lost ? 0 : (int)(mine->n_sample * sizeof(lg_dispatch_sample));
-    int *counts = root ? calloc((size_t)k, sizeof *counts) : NULL;
-    int *displs = root ? calloc((size_t)k, sizeof *displs) : NULL;
-    MPI_Gather(&nbytes, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    int *counts = root ? calloc((size_t)nl, sizeof *counts) : NULL;
+    int *displs = root ? calloc((size_t)nl, sizeof *displs) : NULL;
+    if (root && (!counts || !displs)) MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Gather(&nbytes, 1, MPI_INT, counts, 1, MPI_INT, 0, m->live);
     size_t total = 0;
     if (root)
-        for (int r = 0; r < k; r++) {
-            displs[r] = (int)total;
-            total += (size_t)counts[r];
+        for (int i = 0; i < nl; i++) {
+            displs[i] = (int)total;
+            total += (size_t)counts[i];
         }
     char *all = root ? malloc(total ? total : 1) : NULL;
     if (root && !all) MPI_Abort(MPI_COMM_WORLD, 1);
-    MPI_Gatherv(lg_plan_sample(p, w), nbytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0,
-                MPI_COMM_WORLD);
+    MPI_Gatherv(lg_plan_sample(p, w), nbytes, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, m->live);
     /* ... and the blocks themselves, reduced by their exact merge (a plain
-     * MPI_SUM/MIN/MAX would not do: first times use 0 for "none"). A lost
-     * rank adds an empty block. */
+     * MPI_SUM/MIN/MAX would not do: first times use 0 for "none"). A rank
+     * whose worker failed adds an empty block; a lost one takes no part. */
     lg_stage_stats *empty = lost ? lg_stats_new() : NULL;
     const lg_stage_stats **src = calloc((size_t)ns, sizeof *src);
     if ((lost && !empty) || !src) MPI_Abort(MPI_COMM_WORLD, 1);
@@ -369,13 +509,81 @@ int lg_mpi_collect(lg_mpi *m, const lg_plan *p, int lost, lg_mpi_fleet *f)
     free(counts);
     free(displs);
     int64_t applied = m->applied_ns;
-    MPI_Gather(&applied, 1, MPI_INT64_T, root ? m->applied : NULL, 1, MPI_INT64_T, 0,
-               MPI_COMM_WORLD);
+    gather_placed(m, &applied, sizeof applied, root ? m->applied : NULL);
     measure(m, m->end);
     return 0;
 }
 
-cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f)
+long lg_mpi_local_pid(const lg_mpi *m, int r)
+{
+    return m->rank == 0 && m->same_host[r] ? (long)m->pids[r] : 0;
+}
+
+/* A lost rank's stripe of the stream (a pure function of seed, N and r):
+ * its count and index range, and the part of it never offered: the
+ * arrivals due after rank 0 saw the process gone (it cannot have sent
+ * them; those due before may or may not have left). */
+static cJSON *lost_arrivals(const lg_mpi *m, const lg_plan *p, int r)
+{
+    cJSON *e = cJSON_CreateObject();
+    if (!e) return NULL;
+    int n = m->size;
+    int64_t count = 0, first = -1, last = -1, nv_first = -1, nv_last = -1, nv_count = 0;
+    int64_t died = m->died_ns[r];
+    int known = 1;
+    if (p->closed) {
+        int64_t total = p->spec.stages[0].max_requests;
+        known = total > 0;
+        if (known && total > r) {
+            count = (total - r + n - 1) / n;
+            first = r;
+            last = r + (count - 1) * n;
+        }
+    } else {
+        char err[128];
+        lg_sched *it = lg_sched_new(&p->spec, err, sizeof err);
+        lg_arrival a;
+        known = it != NULL;
+        while (it && lg_sched_next_for(it, r, n, &a)) {
+            count++;
+            if (first < 0) first = a.index;
+            last = a.index;
+            if (died && m->t0_root_ns + a.t_ns >= died) {
+                if (nv_first < 0) nv_first = a.index;
+                nv_last = a.index;
+                nv_count++;
+            }
+        }
+        lg_sched_free(it);
+    }
+    cJSON_AddNumberToObject(e, "rank", r);
+    cJSON_AddNumberToObject(e, "stride", n);
+    if (known) {
+        cJSON_AddNumberToObject(e, "count", (double)count);
+        cJSON_AddNumberToObject(e, "first_index", (double)first);
+        cJSON_AddNumberToObject(e, "last_index", (double)last);
+    } else {
+        cJSON_AddNullToObject(e, "count");
+    }
+    if (died)
+        cJSON_AddNumberToObject(e, "gone_after_s", (double)(died - m->t0_root_ns) / 1e9);
+    else
+        cJSON_AddNullToObject(e, "gone_after_s");
+    if (died && !p->closed) {
+        cJSON *nv = cJSON_AddObjectToObject(e, "never_offered");
+        if (nv) {
+            cJSON_AddNumberToObject(nv, "count", (double)nv_count);
+            cJSON_AddNumberToObject(nv, "first_index", (double)nv_first);
+            cJSON_AddNumberToObject(nv, "last_index", (double)nv_last);
+        }
+    } else {
+        /* a rank on another host (or a closed loop): no time of loss */
+        cJSON_AddNullToObject(e, "never_offered");
+    }
+    return e;
+}
+
+cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f, const lg_plan *p)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
@@ -389,10 +597,15 @@ cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f)
         cJSON_AddStringToObject(e, "host", m->hosts[r]);
         cJSON_AddNumberToObject(e, "offset_ns", (double)m->start[r].offset_ns);
         cJSON_AddNumberToObject(e, "uncertainty_ns", (double)(m->start[r].rtt_ns / 2));
-        cJSON_AddNumberToObject(e, "drift_ns",
-                                (double)(m->end[r].offset_ns - m->start[r].offset_ns));
-        cJSON_AddNumberToObject(e, "drift_uncertainty_ns",
-                                (double)((m->start[r].rtt_ns + m->end[r].rtt_ns) / 2));
+        if (m->end[r].rtt_ns != INT64_MAX) {
+            cJSON_AddNumberToObject(e, "drift_ns",
+                                    (double)(m->end[r].offset_ns - m->start[r].offset_ns));
+            cJSON_AddNumberToObject(e, "drift_uncertainty_ns",
+                                    (double)((m->start[r].rtt_ns + m->end[r].rtt_ns) / 2));
+        } else { /* lost before the second measurement */
+            cJSON_AddNullToObject(e, "drift_ns");
+            cJSON_AddNullToObject(e, "drift_uncertainty_ns");
+        }
         cJSON_AddBoolToObject(e, "same_clock_as_rank0", r == 0 || m->applied[r] == 0);
         /* when its send window opened, after the common start (rank 0's
          * clock: the slots were converted before the exchange) */
@@ -413,8 +626,12 @@ cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f)
     cJSON_AddNumberToObject(o, "start_skew_ns", hi >= lo ? (double)(hi - lo) : 0);
     cJSON_AddNumberToObject(o, "merge_ns", (double)m->merge_ns);
     cJSON *lr = cJSON_AddArrayToObject(o, "lost_ranks");
-    for (int r = 0; r < m->size && lr; r++)
-        if (f->lost[r]) cJSON_AddItemToArray(lr, cJSON_CreateNumber(r));
+    cJSON *la = cJSON_AddArrayToObject(o, "lost_arrivals");
+    for (int r = 0; r < m->size && lr && la; r++) {
+        if (!f->lost[r]) continue;
+        cJSON_AddItemToArray(lr, cJSON_CreateNumber(r));
+        cJSON_AddItemToArray(la, lost_arrivals(m, p, r));
+    }
     return o;
 }
 
@@ -425,6 +642,12 @@ void lg_mpi_finish(lg_mpi *m)
         free(m->start);
         free(m->end);
         free(m->applied);
+        free(m->alive);
+        free(m->live_rank);
+        free(m->pids);
+        free(m->same_host);
+        free(m->died_ns);
+        if (m->live != MPI_COMM_WORLD) MPI_Comm_free(&m->live);
         free(m);
     }
     int fin = 0;

@@ -45,6 +45,19 @@ void lg_mpi_sum_u64(lg_mpi *m, uint64_t *v, int n);
  * clock: rank 0's now + lead_ns, converted. */
 int64_t lg_mpi_start(lg_mpi *m, int64_t lead_ns);
 
+/* Rank 0, from the coordinator's watch during the run (no MPI: a signal 0
+ * to each rank on its host, every 100 ms): notes when a rank is gone. */
+void lg_mpi_watch(lg_mpi *m, int64_t now_ns);
+/* Once this rank's worker has ended: every rank tells rank 0 it is done;
+ * a rank gone from rank 0's host, or silent past deadline_ns (rank 0's
+ * clock; 0: none), is lost, and the exchange that follows runs over the
+ * survivors only. Open MPI 4.1 has no ULFM: without mpirun --enable-recovery
+ * it ends every rank when one dies, and no report is written. Returns the
+ * number of ranks lost, or -EIO. */
+int lg_mpi_survivors(lg_mpi *m, int64_t deadline_ns);
+/* Rank 0: rank r's process id when it runs on this host (else 0). */
+long lg_mpi_local_pid(const lg_mpi *m, int r);
+
 /* Rank 0's view of the whole fleet after the exchange. */
 typedef struct lg_mpi_fleet {
     int k, n_stages;
@@ -56,7 +69,8 @@ typedef struct lg_mpi_fleet {
     lg_merged merged;              /* reduced over the ranks kept */
 } lg_mpi_fleet;
 
-/* The exchange, on every rank once its worker has ended (lost: it failed).
+/* The exchange, on every survivor after lg_mpi_survivors (lost: its worker
+ * failed).
  * At rank 0 fills f; elsewhere leaves it empty. Then measures the clocks
  * again. Returns 0 or -ENOMEM (at rank 0). */
 int lg_mpi_collect(lg_mpi *m, const lg_plan *p, int lost, lg_mpi_fleet *f);
@@ -67,8 +81,9 @@ void lg_mpi_fleet_free(lg_mpi_fleet *f);
  * use 0 for "none"; histograms merge by their own rule). */
 void lg_mpi_reduce_blocks(lg_mpi *m, const lg_stage_stats *const *src, lg_stage_stats **dst, int n);
 
-/* The report's "mpi" object: {ranks, hosts, clock_sync, lost_ranks, ...}. */
-cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f);
+/* The report's "mpi" object: {ranks, hosts, clock_sync, start_skew_ns,
+ * merge_ns, lost_ranks, lost_arrivals}. */
+cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f, const lg_plan *p);
 
 /* MPI_Finalize and free. */
 void lg_mpi_finish(lg_mpi *m);

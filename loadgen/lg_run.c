@@ -54,6 +54,7 @@ typedef struct lg_coord {
     int judged;              /* stages judged so far */
     lg_sched *stage_clock;   /* for stage start times */
     lg_knee_watch *knee;     /* saturation by the server, and the knee */
+    lg_mpi *mpi;             /* --mpi: rank 0 notes the ranks gone from its host */
 } lg_coord;
 
 static int64_t stage_start_abs(const lg_coord *c, int s)
@@ -123,6 +124,7 @@ static void coord_tick(void *ctx)
     int64_t now = rb_now_ns();
     watch_saturation(c, now);
     lg_knee_watch_tick(c->knee, now);
+    if (c->mpi) lg_mpi_watch(c->mpi, now);
     if (c->progress && now - c->last_progress_ns >= 250000000LL && now >= sh->t0_ns) {
         c->last_progress_ns = now;
         lg_progress_print(c->p, c->stage_clock, now);
@@ -443,6 +445,7 @@ typedef struct lg_runstate {
     int rank, n_ranks;
     lg_mpi_fleet mf;
     const lg_record_count *records;
+    char result_name[600];
 } lg_runstate;
 
 /* Under --mpi every rank takes the worst of every rank's code, so all
@@ -482,7 +485,9 @@ static void lost_note_of(const lg_runstate *r, int k, char *note, size_t cap)
     for (int w = 0; w < k; w++) {
         if (!r->lost[w]) continue;
         size_t n = strlen(note);
-        if (r->lost_sig[w])
+        if (r->mpi)
+            snprintf(note + n, cap - n, "%srank %d lost", n ? "; " : "", w);
+        else if (r->lost_sig[w])
             snprintf(note + n, cap - n, "%sworker %d killed by signal %d (%s)", n ? "; " : "", w,
                      r->lost_sig[w], strsignal(r->lost_sig[w]));
         else
@@ -631,7 +636,7 @@ static int report_run(lg_runstate *r, int k, const lg_slot *const *slots,
             for (int w = 0; w < k; w++)
                 degraded |= r->lost[w];
             if (degraded) cJSON_AddBoolToObject(j, "degraded", 1);
-            cJSON_AddItemToObject(j, "mpi", lg_mpi_json(r->mpi, &r->mf));
+            cJSON_AddItemToObject(j, "mpi", lg_mpi_json(r->mpi, &r->mf, p));
         }
         char *txt = j ? cJSON_Print(j) : NULL;
         int rc = txt ? rb_write_file_atomic(r->out.json, txt, strlen(txt)) : -ENOMEM;
@@ -713,6 +718,12 @@ static int finish_mpi(lg_runstate *r)
             exit_code = 1;
         }
     }
+    /* Every rank says it is done; the exchange runs over the survivors. */
+    int gone = lg_mpi_survivors(r->mpi, p->end_deadline_ns ? p->end_deadline_ns + 3000000000LL : 0);
+    if (gone < 0) {
+        fprintf(stderr, "loadgen: rank %d: cannot form the survivors' group\n", r->rank);
+        return 1;
+    }
     uint64_t counts[3] = {rec.written, rec.lost, rec.left_out};
     lg_mpi_sum_u64(r->mpi, counts, 3);
     lg_shared *sh = lg_plan_shared(p);
@@ -723,6 +734,21 @@ static int finish_mpi(lg_runstate *r)
     if (rc) {
         fprintf(stderr, "loadgen: out of memory merging results\n");
         return 1;
+    }
+    /* A lost rank of this host left its part: its records are counted
+     * as left out (its requests are left out of the report) and removed. */
+    for (int w = 1; w < r->n_ranks && o->save_detailed; w++) {
+        long pid = lg_mpi_local_pid(r->mpi, w);
+        if (!r->mf.lost[w] || !pid) continue;
+        char part[2200];
+        snprintf(part, sizeof part, "%s/.%s.w0.%ld.part", o->result_dir, r->result_name, pid);
+        int fd = open(part, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) continue;
+        lg_record_count c = {0};
+        copy_part(fd, 1, NULL, &c);
+        close(fd);
+        unlink(part);
+        counts[2] += c.left_out;
     }
     lg_record_count all = {.written = counts[0],
                            .lost = counts[1],
@@ -804,6 +830,7 @@ int lg_run(lg_opts *o)
         else
             default_result_name(o, result_name, sizeof result_name);
         if (r->mpi) lg_mpi_bcast(r->mpi, result_name, sizeof result_name);
+        snprintf(r->result_name, sizeof r->result_name, "%s", result_name);
         snprintf(result_path, sizeof result_path, "%s/%s", o->result_dir, result_name);
     }
     outputs_init(out, result_path);
@@ -814,7 +841,7 @@ int lg_run(lg_opts *o)
         fprintf(stderr, "loadgen: %s\n", err[0] ? err : "cannot build the dataset");
         exit_code = 2;
     }
-    *coord = (lg_coord){.p = p, .o = o, .judged = 0};
+    *coord = (lg_coord){.p = p, .o = o, .judged = 0, .mpi = r->mpi};
     if (!exit_code && !p->closed) {
         coord->stage_clock = lg_sched_new(&p->spec, err, sizeof err);
         if (!coord->stage_clock) {
