@@ -61,6 +61,7 @@ long lg_mpi_local_pid(const lg_mpi *m, int r)
 {
     return 0;
 }
+void lg_mpi_set_certificate(lg_mpi *m, const char *note) {}
 void lg_mpi_finish(lg_mpi *m) {}
 
 #else
@@ -101,6 +102,8 @@ struct lg_mpi {
     int *same_host;   /* rank 0: the rank runs on rank 0's host */
     int64_t *died_ns; /* rank 0: when rank 0 saw it gone (its clock; 0: not seen) */
     int64_t last_watch_ns;
+    char cert[512];     /* this rank's certificate note */
+    char (*certs)[512]; /* rank 0: every survivor's */
 };
 
 int lg_mpi_available(void)
@@ -510,8 +513,15 @@ int lg_mpi_collect(lg_mpi *m, const lg_plan *p, int lost, lg_mpi_fleet *f)
     free(displs);
     int64_t applied = m->applied_ns;
     gather_placed(m, &applied, sizeof applied, root ? m->applied : NULL);
+    if (root && !(m->certs = calloc((size_t)k, sizeof *m->certs))) MPI_Abort(MPI_COMM_WORLD, 1);
+    gather_placed(m, m->cert, sizeof m->cert, root ? m->certs : NULL);
     measure(m, m->end);
     return 0;
+}
+
+void lg_mpi_set_certificate(lg_mpi *m, const char *note)
+{
+    snprintf(m->cert, sizeof m->cert, "%s", note);
 }
 
 long lg_mpi_local_pid(const lg_mpi *m, int r)
@@ -625,6 +635,26 @@ cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f, const lg_plan *p)
     }
     cJSON_AddNumberToObject(o, "start_skew_ns", hi >= lo ? (double)(hi - lo) : 0);
     cJSON_AddNumberToObject(o, "merge_ns", (double)m->merge_ns);
+    /* Each host checked its own ranks against its own certificate. */
+    cJSON *ct = cJSON_AddArrayToObject(o, "certificates");
+    for (int r = 0; r < m->size && ct; r++) {
+        int first = 1, ranks = 0;
+        for (int q = 0; q < m->size; q++) {
+            if (strcmp(m->hosts[q], m->hosts[r]) != 0) continue;
+            if (q < r) first = 0;
+            ranks++;
+        }
+        if (!first) continue;
+        cJSON *e = cJSON_CreateObject();
+        if (!e) break;
+        cJSON_AddStringToObject(e, "host", m->hosts[r]);
+        cJSON_AddNumberToObject(e, "ranks", ranks);
+        if (m->certs && m->certs[r][0])
+            cJSON_AddStringToObject(e, "certificate", m->certs[r]);
+        else
+            cJSON_AddNullToObject(e, "certificate");
+        cJSON_AddItemToArray(ct, e);
+    }
     cJSON *lr = cJSON_AddArrayToObject(o, "lost_ranks");
     cJSON *la = cJSON_AddArrayToObject(o, "lost_arrivals");
     for (int r = 0; r < m->size && lr && la; r++) {
@@ -647,6 +677,7 @@ void lg_mpi_finish(lg_mpi *m)
         free(m->pids);
         free(m->same_host);
         free(m->died_ns);
+        free(m->certs);
         if (m->live != MPI_COMM_WORLD) MPI_Comm_free(&m->live);
         free(m);
     }

@@ -55,6 +55,9 @@ void lg_mpi_watch(lg_mpi *m, int64_t now_ns);
  * it ends every rank when one dies, and no report is written. Returns the
  * number of ranks lost, or -EIO. */
 int lg_mpi_survivors(lg_mpi *m, int64_t deadline_ns);
+/* The note of the certificate this rank was checked against (its host's),
+ * listed per host in the report. */
+void lg_mpi_set_certificate(lg_mpi *m, const char *note);
 /* Rank 0: rank r's process id when it runs on this host (else 0). */
 long lg_mpi_local_pid(const lg_mpi *m, int r);
 
@@ -82,7 +85,7 @@ void lg_mpi_fleet_free(lg_mpi_fleet *f);
 void lg_mpi_reduce_blocks(lg_mpi *m, const lg_stage_stats *const *src, lg_stage_stats **dst, int n);
 
 /* The report's "mpi" object: {ranks, hosts, clock_sync, start_skew_ns,
- * merge_ns, lost_ranks, lost_arrivals}. */
+ * merge_ns, certificates, lost_ranks, lost_arrivals}. */
 cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f, const lg_plan *p);
 
 /* MPI_Finalize and free. */

@@ -817,6 +817,7 @@ int lg_run(lg_opts *o)
             check_certificate(o, &r->host, r->mpi ? lg_mpi_ranks_here(r->mpi) : k, r->cert_note,
                               sizeof r->cert_note, &r->safe_rho, &r->budget_us, &r->transport_us);
     if ((exit_code = agree(r, exit_code))) goto done;
+    if (r->mpi) lg_mpi_set_certificate(r->mpi, r->cert_note);
     char result_name[600] = "", result_path[2048] = "";
     if (o->save_result) {
         int rc = rb_dir_check_writable(o->result_dir);

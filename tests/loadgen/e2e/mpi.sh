@@ -49,6 +49,9 @@ jq -e '[.mpi.clock_sync[] | select(.rank > 0)] | all(.uncertainty_ns > 0 and
   (if .offset_ns < 0 then -.offset_ns else .offset_ns end) <= .uncertainty_ns)' "$R" >/dev/null ||
   fail "clock offsets: $(jq -c .mpi.clock_sync "$R")"
 jq -e '.mpi.clock_sync | map(.rank) == [0, 1, 2]' "$R" >/dev/null || fail "clock_sync ranks"
+# one host: one certificate entry for its 3 ranks (none given: null)
+jq -e '.mpi.certificates | length == 1 and .[0].ranks == 3 and .[0].certificate == null' "$R" \
+  >/dev/null || fail "certificates: $(jq -c .mpi.certificates "$R")"
 # everything else keeps the single-host schema
 diff <(jq -r 'keys[]' "$WORK/k3.json" | grep -vx 'knee') \
   <(jq -r 'keys[]' "$R" | grep -vx 'mpi\|knee') >/dev/null || fail "the report's keys differ"
