@@ -75,6 +75,10 @@ void lg_mpi_finish(lg_mpi *m) {}
 #include "rb_clock.h"
 
 #define PINGS 16 /* round trips per rank; the shortest is kept */
+/* Dispatch samples gathered at rank 0 for the arrival test, at most: each
+ * rank sends its first LG_MPI_SAMPLES / N (all of its 50,000 up to 40
+ * ranks, as the fork back-end keeps), 64 MB in all. */
+#define LG_MPI_SAMPLES 2000000
 
 typedef struct lg_clock_sample {
     int64_t offset_ns; /* the rank's clock minus rank 0's */
@@ -165,6 +169,10 @@ lg_mpi *lg_mpi_init(void)
     }
     pid_t me = getpid();
     MPI_Gather(&me, (int)sizeof me, MPI_BYTE, m->pids, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
+    const char *rec = getenv("OMPI_MCA_orte_enable_recovery");
+    if (m->rank == 0 && m->size > 1 && getenv("OMPI_COMM_WORLD_SIZE") && !(rec && atoi(rec)))
+        fprintf(stderr, "loadgen: --mpi: without mpirun --enable-recovery, Open MPI ends every "
+                        "rank when one is lost, and no report is written\n");
     if (m->rank == 0)
         for (int r = 0; r < m->size; r++) {
             m->same_host[r] = strcmp(m->hosts[r], m->hosts[0]) == 0;
@@ -476,7 +484,9 @@ int lg_mpi_collect(lg_mpi *m, const lg_plan *p, int lost, lg_mpi_fleet *f)
     gather_placed(m, heads, (size_t)ns * sizeof *heads, root ? f->head : NULL);
     free(heads);
     /* ... the dispatch samples of the ranks kept ... */
-    int nbytes = lost ? 0 : (int)(mine->n_sample * sizeof(lg_dispatch_sample));
+    uint64_t send = mine->n_sample, cap = LG_MPI_SAMPLES / (uint64_t)k;
+    if (send > cap) send = cap > 0 ? cap : 1;
+    int nbytes = lost ? 0 : (int)(send * sizeof(lg_dispatch_sample));
     int *counts = root ? calloc((size_t)nl, sizeof *counts) : NULL;
     int *displs = root ? calloc((size_t)nl, sizeof *displs) : NULL;
     if (root && (!counts || !displs)) MPI_Abort(MPI_COMM_WORLD, 1);
