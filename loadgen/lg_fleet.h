@@ -1,9 +1,11 @@
 /* lg_fleet: starts a plan's workers, watches them until each has ended, and
- * says which were lost. Two back-ends: fork (the default: k child processes
- * on one host sharing the plan's region, or one worker in-process) and mpi
- * (lg_mpi.h: each MPI rank is one worker; built with -DRHOBENCH_MPI=ON).
- * After a fleet has run, the plan's region holds every worker's slot, which
- * the merge (lg_merge.h) reads. */
+ * says which were lost. The fork back-end (lg_fleet_fork.c, the default):
+ * k child processes on one host sharing the plan's region, or one worker
+ * in-process. The mpi back-end runs the same in-process path on every rank
+ * (the plan's slot_base is the rank: this process holds that one worker's
+ * slot) and lg_mpi.h's exchange then brings every rank's slot to rank 0.
+ * After a fleet has run, the slots hold the results the merge (lg_merge.h)
+ * reads. */
 #ifndef LG_FLEET_H
 #define LG_FLEET_H
 
@@ -24,7 +26,8 @@ typedef struct lg_fleet {
 } lg_fleet;
 
 /* The fork back-end. Forks the plan's k workers (or, when the plan is not
- * forked, runs worker 0 in this process with the watch on its timer), calls
+ * forked, runs worker slot_base in this process with the watch on its
+ * timer; lost[0] is then its mark), calls
  * the watch until all have ended, and kills those still running 2 s past the
  * plan's end deadline. Returns 0, or 1 when a worker could not be started
  * (the others are stopped and reaped). */

@@ -465,11 +465,16 @@ static void coord_free(lg_coord *c)
     c->knee = NULL;
 }
 
+static void run_tick(void *ctx)
+{
+    coord_tick(&((lg_runstate *)ctx)->coord);
+}
+
 /* In a forked worker: the coordinator's memory, but not its files (the
  * parts are the coordinator's to remove). */
 static void child_exit(void *ctx)
 {
-    lg_runstate *r = (lg_runstate *)((char *)ctx - offsetof(lg_runstate, coord));
+    lg_runstate *r = ctx;
     coord_free(&r->coord);
     free(r->lost);
     free(r->lost_sig);
@@ -907,8 +912,8 @@ int lg_run(lg_opts *o)
     fflush(stdout);
     fflush(stderr);
     lg_fleet fleet = {.p = p,
-                      .tick = coord_tick,
-                      .ctx = coord,
+                      .tick = run_tick,
+                      .ctx = r,
                       .child_exit = child_exit,
                       .lost = r->lost,
                       .lost_sig = r->lost_sig};
