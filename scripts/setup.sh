@@ -22,7 +22,7 @@ done
 # by the end-to-end test scripts; procps gives the tests pgrep/ps; prometheus
 # gives promtool, which checks simserver's metrics exposition.
 pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libuv1-dev libcjson-dev libyaml-dev
-      libgsl-dev libcmocka-dev libhttp-parser-dev gnuplot-nox curl jq procps valgrind clang-format nginx-light prometheus openmpi-bin libopenmpi-dev "${extra[@]}")
+      libgsl-dev libcmocka-dev libhttp-parser-dev gnuplot-nox curl jq procps valgrind clang-format nginx-light prometheus openmpi-bin libopenmpi-dev mpich libmpich-dev "${extra[@]}")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
