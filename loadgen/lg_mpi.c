@@ -106,6 +106,7 @@ struct lg_mpi {
     int *same_host;   /* rank 0: the rank runs on rank 0's host */
     int64_t *died_ns; /* rank 0: when rank 0 saw it gone (its clock; 0: not seen) */
     int64_t last_watch_ns;
+    int broken;         /* rank 0 is gone: no MPI_Finalize (it would wait for it) */
     char cert[512];     /* this rank's certificate note */
     char (*certs)[512]; /* rank 0: every survivor's */
 };
@@ -200,15 +201,21 @@ int lg_mpi_ranks_here(const lg_mpi *m)
 }
 
 /* Completes a request without spinning: MPI_Test, then a 1 ms sleep. */
-static void wait_idle(MPI_Request *req)
+static int wait_until(MPI_Request *req, int64_t deadline_ns)
 {
     int done = 0;
     for (;;) {
         MPI_Test(req, &done, MPI_STATUS_IGNORE);
-        if (done) return;
+        if (done) return 0;
+        if (deadline_ns && rb_now_ns() > deadline_ns) return -ETIMEDOUT;
         struct timespec ts = {0, 1000000L};
         nanosleep(&ts, NULL);
     }
+}
+
+static void wait_idle(MPI_Request *req)
+{
+    wait_until(req, 0);
 }
 
 int lg_mpi_max(lg_mpi *m, int v)
@@ -321,8 +328,15 @@ int lg_mpi_survivors(lg_mpi *m, int64_t deadline_ns)
         MPI_Request req[2];
         MPI_Isend(&one, 1, MPI_INT, 0, TAG_DONE, MPI_COMM_WORLD, &req[0]);
         MPI_Irecv(m->alive, n, MPI_INT, 0, TAG_ALIVE, MPI_COMM_WORLD, &req[1]);
+        /* rank 0 answers by its own deadline; past ours (later, and in this
+         * rank's clock) it is taken as lost, and so is the run's report */
+        int64_t mine = deadline_ns ? deadline_ns + m->applied_ns + 10000000000LL : 0;
+        if (wait_until(&req[1], mine)) {
+            fprintf(stderr, "loadgen: rank %d: no word from rank 0: no report\n", m->rank);
+            m->broken = 1;
+            return -ETIMEDOUT;
+        }
         wait_idle(&req[0]);
-        wait_idle(&req[1]);
     } else {
         /* Every rank says it is done; one that is gone from this host, or
          * silent past the deadline, is lost. */
@@ -677,6 +691,7 @@ cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f, const lg_plan *p)
 
 void lg_mpi_finish(lg_mpi *m)
 {
+    int broken = m && m->broken;
     if (m) {
         free(m->hosts);
         free(m->start);
@@ -688,12 +703,12 @@ void lg_mpi_finish(lg_mpi *m)
         free(m->same_host);
         free(m->died_ns);
         free(m->certs);
-        if (m->live != MPI_COMM_WORLD) MPI_Comm_free(&m->live);
+        if (m->live != MPI_COMM_WORLD && !m->broken) MPI_Comm_free(&m->live);
         free(m);
     }
     int fin = 0;
     MPI_Finalized(&fin);
-    if (!fin) MPI_Finalize();
+    if (!fin && !broken) MPI_Finalize();
 }
 
 #endif

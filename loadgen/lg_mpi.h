@@ -52,8 +52,10 @@ void lg_mpi_watch(lg_mpi *m, int64_t now_ns);
  * a rank gone from rank 0's host, or silent past deadline_ns (rank 0's
  * clock; 0: none), is lost, and the exchange that follows runs over the
  * survivors only. Open MPI 4.1 has no ULFM: without mpirun --enable-recovery
- * it ends every rank when one dies, and no report is written. Returns the
- * number of ranks lost, or -EIO. */
+ * it ends every rank when one dies, and no report is written. A rank that
+ * hears nothing from rank 0 by 10 s past the deadline gives up (rank 0 is
+ * lost: there is no report). Returns the number of ranks lost, -EIO, or
+ * -ETIMEDOUT (then lg_mpi_finish skips MPI_Finalize). */
 int lg_mpi_survivors(lg_mpi *m, int64_t deadline_ns);
 /* The note of the certificate this rank was checked against (its host's),
  * listed per host in the report. */

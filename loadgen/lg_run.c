@@ -725,10 +725,9 @@ static int finish_mpi(lg_runstate *r)
     }
     /* Every rank says it is done; the exchange runs over the survivors. */
     int gone = lg_mpi_survivors(r->mpi, p->end_deadline_ns ? p->end_deadline_ns + 3000000000LL : 0);
-    if (gone < 0) {
+    if (gone == -EIO)
         fprintf(stderr, "loadgen: rank %d: cannot form the survivors' group\n", r->rank);
-        return 1;
-    }
+    if (gone < 0) return 1;
     uint64_t counts[3] = {rec.written, rec.lost, rec.left_out};
     lg_mpi_sum_u64(r->mpi, counts, 3);
     lg_shared *sh = lg_plan_shared(p);
