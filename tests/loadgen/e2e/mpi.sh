@@ -43,6 +43,12 @@ key='[.index, .worker, .intended_ns] | @tsv'
 jq -r "$key" "$WORK/k3.jsonl" | sort -n >"$WORK/s3"
 jq -r "$key" "$WORK/m3.all" | sort -n >"$WORK/sm3"
 cmp -s "$WORK/s3" "$WORK/sm3" || fail "the ranks' split differs from the fork back-end's k=3"
+# the report's counts equal the fork back-end's with k=3 (the same requests)
+for key in dispatched completed failed total_input_tokens total_output_tokens prompt_pool_size \
+  num_workers not_dispatched; do
+  [ "$(jq -c ".$key" "$R")" = "$(jq -c ".$key" "$WORK/k3.json")" ] ||
+    fail "$key: $(jq -c ".$key" "$R") under mpi, $(jq -c ".$key" "$WORK/k3.json") forked"
+done
 # the clock sync: one entry per rank, |offset| within its uncertainty
 [ "$(jnum "$R" '.mpi.clock_sync | length')" -eq 3 ] || fail "clock_sync entries"
 jq -e '[.mpi.clock_sync[] | select(.rank > 0)] | all(.uncertainty_ns > 0 and
