@@ -372,6 +372,8 @@ int lg_cli_parse(lg_opts *o, int argc, char **argv, char *err, size_t errlen)
             o->headers[o->n_headers++] = (char *)val;
         } else if (IS("--num-workers"))
             CHECK(parse_int(flag, val, 0, 1024, &o->num_workers, err, errlen));
+        else if (IS("--mpi-salvage"))
+            CHECK(parse_int(flag, val, 1, 1 << 20, &o->mpi_salvage, err, errlen));
         else if (IS("--nice"))
             CHECK(parse_int(flag, val, -20, 19, &o->nice, err, errlen));
         else if (IS("--realtime-priority"))
@@ -832,6 +834,7 @@ const char *lg_cli_usage(void)
            "  --force                         run anyway beyond the certificate\n"
            "  --quiet                         no summary table\n"
            "  --mpi                           under mpirun: each rank one worker, rank 0 reports\n"
+           "  --mpi-salvage N                 report an --mpi run of N ranks from its snapshots\n"
            "  --progress | --no-progress      live progress line on stderr (default: when a "
            "terminal)\n"
            "  --config FILE                   Inference Perf config, YAML or JSON; flags override "

@@ -61,6 +61,11 @@ long lg_mpi_local_pid(const lg_mpi *m, int r)
 {
     return 0;
 }
+void lg_mpi_to_root_clock(lg_mpi *m, const lg_plan *p) {}
+int64_t lg_mpi_t0_root(const lg_mpi *m)
+{
+    return 0;
+}
 void lg_mpi_set_certificate(lg_mpi *m, const char *note) {}
 void lg_mpi_finish(lg_mpi *m) {}
 
@@ -107,6 +112,7 @@ struct lg_mpi {
     int64_t *died_ns; /* rank 0: when rank 0 saw it gone (its clock; 0: not seen) */
     int64_t last_watch_ns;
     int broken;         /* rank 0 is gone: no MPI_Finalize (it would wait for it) */
+    int converted;      /* this rank's times are in rank 0's clock */
     char cert[512];     /* this rank's certificate note */
     char (*certs)[512]; /* rank 0: every survivor's */
 };
@@ -173,7 +179,8 @@ lg_mpi *lg_mpi_init(void)
     const char *rec = getenv("OMPI_MCA_orte_enable_recovery");
     if (m->rank == 0 && m->size > 1 && getenv("OMPI_COMM_WORLD_SIZE") && !(rec && atoi(rec)))
         fprintf(stderr, "loadgen: --mpi: without mpirun --enable-recovery, Open MPI ends every "
-                        "rank when one is lost, and no report is written\n");
+                        "rank soon after one is lost: the report then needs the others to "
+                        "finish within its grace, else --mpi-salvage\n");
     if (m->rank == 0)
         for (int r = 0; r < m->size; r++) {
             m->same_host[r] = strcmp(m->hosts[r], m->hosts[0]) == 0;
@@ -439,10 +446,12 @@ static void shift(int64_t *t, int64_t by)
 }
 
 /* This rank's absolute times in rank 0's clock (the run is over: in place). */
-static void to_root_clock(const lg_mpi *m, const lg_plan *p, int w)
+void lg_mpi_to_root_clock(lg_mpi *m, const lg_plan *p)
 {
     int64_t d = m->applied_ns;
-    if (!d) return;
+    int w = m->rank;
+    if (!d || m->converted) return;
+    m->converted = 1;
     lg_slot *sl = lg_plan_slot(p, w);
     shift(&sl->window_start_ns, d);
     shift(&sl->window_end_ns, d);
@@ -480,7 +489,7 @@ int lg_mpi_collect(lg_mpi *m, const lg_plan *p, int lost, lg_mpi_fleet *f)
     int rc = 0;
     memset(f, 0, sizeof *f);
     int64_t t_begin = rb_now_ns();
-    to_root_clock(m, p, w);
+    lg_mpi_to_root_clock(m, p);
     if (root && fleet_alloc(f, k, ns)) rc = -ENOMEM;
     rc = lg_mpi_max(m, rc ? 1 : 0) ? -ENOMEM : 0;
     if (rc) return rc;
@@ -548,73 +557,14 @@ void lg_mpi_set_certificate(lg_mpi *m, const char *note)
     snprintf(m->cert, sizeof m->cert, "%s", note);
 }
 
+int64_t lg_mpi_t0_root(const lg_mpi *m)
+{
+    return m->t0_root_ns;
+}
+
 long lg_mpi_local_pid(const lg_mpi *m, int r)
 {
     return m->rank == 0 && m->same_host[r] ? (long)m->pids[r] : 0;
-}
-
-/* A lost rank's stripe of the stream (a pure function of seed, N and r):
- * its count and index range, and the part of it never offered: the
- * arrivals due after rank 0 saw the process gone (it cannot have sent
- * them; those due before may or may not have left). */
-static cJSON *lost_arrivals(const lg_mpi *m, const lg_plan *p, int r)
-{
-    cJSON *e = cJSON_CreateObject();
-    if (!e) return NULL;
-    int n = m->size;
-    int64_t count = 0, first = -1, last = -1, nv_first = -1, nv_last = -1, nv_count = 0;
-    int64_t died = m->died_ns[r];
-    int known = 1;
-    if (p->closed) {
-        int64_t total = p->spec.stages[0].max_requests;
-        known = total > 0;
-        if (known && total > r) {
-            count = (total - r + n - 1) / n;
-            first = r;
-            last = r + (count - 1) * n;
-        }
-    } else {
-        char err[128];
-        lg_sched *it = lg_sched_new(&p->spec, err, sizeof err);
-        lg_arrival a;
-        known = it != NULL;
-        while (it && lg_sched_next_for(it, r, n, &a)) {
-            count++;
-            if (first < 0) first = a.index;
-            last = a.index;
-            if (died && m->t0_root_ns + a.t_ns >= died) {
-                if (nv_first < 0) nv_first = a.index;
-                nv_last = a.index;
-                nv_count++;
-            }
-        }
-        lg_sched_free(it);
-    }
-    cJSON_AddNumberToObject(e, "rank", r);
-    cJSON_AddNumberToObject(e, "stride", n);
-    if (known) {
-        cJSON_AddNumberToObject(e, "count", (double)count);
-        cJSON_AddNumberToObject(e, "first_index", (double)first);
-        cJSON_AddNumberToObject(e, "last_index", (double)last);
-    } else {
-        cJSON_AddNullToObject(e, "count");
-    }
-    if (died)
-        cJSON_AddNumberToObject(e, "gone_after_s", (double)(died - m->t0_root_ns) / 1e9);
-    else
-        cJSON_AddNullToObject(e, "gone_after_s");
-    if (died && !p->closed) {
-        cJSON *nv = cJSON_AddObjectToObject(e, "never_offered");
-        if (nv) {
-            cJSON_AddNumberToObject(nv, "count", (double)nv_count);
-            cJSON_AddNumberToObject(nv, "first_index", (double)nv_first);
-            cJSON_AddNumberToObject(nv, "last_index", (double)nv_last);
-        }
-    } else {
-        /* a rank on another host (or a closed loop): no time of loss */
-        cJSON_AddNullToObject(e, "never_offered");
-    }
-    return e;
 }
 
 cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f, const lg_plan *p)
@@ -630,7 +580,7 @@ cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f, const lg_plan *p)
         cJSON_AddNumberToObject(e, "rank", r);
         cJSON_AddStringToObject(e, "host", m->hosts[r]);
         cJSON_AddNumberToObject(e, "offset_ns", (double)m->start[r].offset_ns);
-        cJSON_AddNumberToObject(e, "uncertainty_ns", (double)(m->start[r].rtt_ns / 2));
+        cJSON_AddNumberToObject(e, "uncertainty_ns", (double)((m->start[r].rtt_ns + 1) / 2));
         if (m->end[r].rtt_ns != INT64_MAX) {
             cJSON_AddNumberToObject(e, "drift_ns",
                                     (double)(m->end[r].offset_ns - m->start[r].offset_ns));
@@ -684,7 +634,7 @@ cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f, const lg_plan *p)
     for (int r = 0; r < m->size && lr && la; r++) {
         if (!f->lost[r]) continue;
         cJSON_AddItemToArray(lr, cJSON_CreateNumber(r));
-        cJSON_AddItemToArray(la, lost_arrivals(m, p, r));
+        cJSON_AddItemToArray(la, lg_mpi_lost_arrivals(p, r, m->size, m->t0_root_ns, m->died_ns[r]));
     }
     return o;
 }

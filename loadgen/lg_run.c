@@ -6,6 +6,7 @@
 #include "lg_run.h"
 
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -446,6 +447,8 @@ typedef struct lg_runstate {
     lg_mpi_fleet mf;
     const lg_record_count *records;
     char result_name[600];
+    int salvage; /* --mpi-salvage N: N ranks' snapshots instead of a run */
+    int wrote;   /* the result file was written */
 } lg_runstate;
 
 /* Under --mpi every rank takes the worst of every rank's code, so all
@@ -490,7 +493,7 @@ static void lost_note_of(const lg_runstate *r, int k, char *note, size_t cap)
     for (int w = 0; w < k; w++) {
         if (!r->lost[w]) continue;
         size_t n = strlen(note);
-        if (r->mpi)
+        if (r->mpi || r->salvage)
             snprintf(note + n, cap - n, "%srank %d lost", n ? "; " : "", w);
         else if (r->lost_sig[w])
             snprintf(note + n, cap - n, "%sworker %d killed by signal %d (%s)", n ? "; " : "", w,
@@ -636,6 +639,21 @@ static int report_run(lg_runstate *r, int k, const lg_slot *const *slots,
             cJSON_AddNumberToObject(j, "detailed_records_lost", (double)rc_.lost);
             cJSON_AddNumberToObject(j, "detailed_records_left_out", (double)rc_.left_out);
         }
+        if (j && r->salvage) {
+            cJSON_AddBoolToObject(j, "degraded", 1);
+            cJSON *m = cJSON_AddObjectToObject(j, "mpi");
+            cJSON *lr = m ? cJSON_AddArrayToObject(m, "lost_ranks") : NULL;
+            cJSON *la = m ? cJSON_AddArrayToObject(m, "lost_arrivals") : NULL;
+            if (m) {
+                cJSON_AddNumberToObject(m, "ranks", k);
+                cJSON_AddBoolToObject(m, "salvaged", 1);
+            }
+            for (int w = 0; w < k && lr && la; w++) {
+                if (!r->lost[w]) continue;
+                cJSON_AddItemToArray(lr, cJSON_CreateNumber(w));
+                cJSON_AddItemToArray(la, lg_mpi_lost_arrivals(p, w, k, sh->t0_ns, 0));
+            }
+        }
         if (j && r->mpi) {
             int degraded = 0;
             for (int w = 0; w < k; w++)
@@ -650,6 +668,7 @@ static int report_run(lg_runstate *r, int k, const lg_slot *const *slots,
             exit_code = 1;
         } else {
             fprintf(stderr, "loadgen: wrote %s\n", r->out.json);
+            r->wrote = 1;
         }
         free(txt);
         cJSON_Delete(j);
@@ -723,6 +742,20 @@ static int finish_mpi(lg_runstate *r)
             exit_code = 1;
         }
     }
+    /* This rank's final slot, for a salvage if the exchange never happens. */
+    char snap[2200] = "";
+    lg_shared *sh = lg_plan_shared(p);
+    if (o->save_result) {
+        lg_mpi_to_root_clock(r->mpi, p);
+        lg_mpi_snap_path(o->result_dir, r->result_name, r->rank, snap, sizeof snap);
+        int src = lg_mpi_snap_write(snap, p, r->rank, r->n_ranks, lg_mpi_t0_root(r->mpi),
+                                    sh->interrupted);
+        if (src) {
+            fprintf(stderr, "loadgen: rank %d: cannot write %s: %s\n", r->rank, snap,
+                    rb_file_strerror(src));
+            snap[0] = '\0';
+        }
+    }
     /* Every rank says it is done; the exchange runs over the survivors. */
     int gone = lg_mpi_survivors(r->mpi, p->end_deadline_ns ? p->end_deadline_ns + 3000000000LL : 0);
     if (gone == -EIO)
@@ -730,10 +763,10 @@ static int finish_mpi(lg_runstate *r)
     if (gone < 0) return 1;
     uint64_t counts[3] = {rec.written, rec.lost, rec.left_out};
     lg_mpi_sum_u64(r->mpi, counts, 3);
-    lg_shared *sh = lg_plan_shared(p);
     sh->interrupted = lg_mpi_max(r->mpi, sh->interrupted);
     sh->saturated_stage = -1;
     int rc = lg_mpi_collect(r->mpi, p, r->lost[0], &r->mf);
+    if (snap[0]) unlink(snap); /* the exchange happened */
     if (r->rank != 0) return exit_code;
     if (rc) {
         fprintf(stderr, "loadgen: out of memory merging results\n");
@@ -754,6 +787,17 @@ static int finish_mpi(lg_runstate *r)
         unlink(part);
         counts[2] += c.left_out;
     }
+    for (int w = 1; w < r->n_ranks && o->save_result; w++) {
+        if (!r->mf.lost[w]) continue;
+        lg_mpi_snap_path(o->result_dir, r->result_name, w, snap, sizeof snap);
+        unlink(snap); /* a rank lost after its snapshot: this report is the run's */
+        if (!lg_mpi_local_pid(r->mpi, w)) continue;
+        lg_outputs theirs;
+        outputs_init(&theirs, r->out.json);
+        outputs_for_rank(&theirs, w);
+        snprintf(snap, sizeof snap, "%s.lock", theirs.json);
+        unlink(snap); /* its lock, left by its death */
+    }
     lg_record_count all = {.written = counts[0],
                            .lost = counts[1],
                            .left_out = counts[2],
@@ -768,6 +812,68 @@ static int finish_mpi(lg_runstate *r)
     r->lost = r->lost_sig = NULL;
     r->records = NULL;
     return rc | exit_code;
+}
+
+/* --mpi-salvage N: the ranks' final snapshots of a run whose exchange never
+ * happened, merged as that run's rank 0 would have (a rank without one is
+ * lost), then removed. */
+static int salvage(lg_runstate *r)
+{
+    lg_plan *p = &r->plan;
+    const lg_opts *o = r->o;
+    lg_shared *sh = lg_plan_shared(p);
+    int k = p->k, found = 0;
+    r->lost = calloc((size_t)k, sizeof *r->lost);
+    r->lost_sig = calloc((size_t)k, sizeof *r->lost_sig);
+    if (!r->lost || !r->lost_sig) {
+        fprintf(stderr, "loadgen: out of memory\n");
+        return 1;
+    }
+    char path[2200];
+    for (int w = 0; w < k; w++) {
+        lg_mpi_snap_path(o->result_dir, r->result_name, w, path, sizeof path);
+        int64_t t0 = 0;
+        int intr = 0;
+        int rc = lg_mpi_snap_read(path, p, w, k, &t0, &intr);
+        if (rc) {
+            if (rc != -ENOENT)
+                fprintf(stderr, "loadgen: --mpi-salvage: %s: %s\n", path,
+                        rc == -EINVAL ? "not a snapshot of this run's shape (ranks, stages)"
+                                      : rb_file_strerror(rc));
+            r->lost[w] = 1;
+            continue;
+        }
+        found++;
+        sh->t0_ns = t0;
+        sh->interrupted |= intr;
+        r->lost[w] = lg_plan_slot(p, w)->exit_code != 0;
+    }
+    if (!found) {
+        fprintf(stderr, "loadgen: --mpi-salvage: no snapshot of '%s' in %s\n", r->result_name,
+                o->result_dir);
+        return 2;
+    }
+    int rc = collect_and_report(r);
+    if (!r->wrote) return 1;
+    for (int w = 0; w < k; w++) {
+        lg_mpi_snap_path(o->result_dir, r->result_name, w, path, sizeof path);
+        unlink(path);
+    }
+    /* the lost ranks' record parts (".<name>.w0.<pid>.part"; the lock
+     * keeps any other run of this name away) */
+    char prefix[700];
+    int np = snprintf(prefix, sizeof prefix, ".%s.w0.", r->result_name);
+    DIR *d = opendir(o->result_dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, prefix, (size_t)np) || n < 5 || strcmp(e->d_name + n - 5, ".part"))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", o->result_dir, e->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+    return rc ? rc : 1; /* a salvaged run is never a whole one */
 }
 
 int lg_run(lg_opts *o)
@@ -810,8 +916,19 @@ int lg_run(lg_opts *o)
         }
     }
     rb_host_read(&r->host);
-    int k = r->mpi ? r->n_ranks : (o->num_workers > 0 ? o->num_workers : 1);
-    r->num_workers = r->mpi ? r->n_ranks : o->num_workers;
+    if (o->mpi_salvage > 0 && !o->mpi) {
+        r->salvage = 1;
+        o->save_detailed = 0; /* the ranks' records are already in their files */
+        if (!o->save_result) {
+            fprintf(stderr, "loadgen: --mpi-salvage: give the run's --save-result, --result-dir "
+                            "and --result-filename\n");
+            free(r);
+            return 2;
+        }
+    }
+    int k = r->mpi ? r->n_ranks
+                   : (r->salvage ? o->mpi_salvage : (o->num_workers > 0 ? o->num_workers : 1));
+    r->num_workers = r->mpi || r->salvage ? k : o->num_workers;
     r->safe_rho = NAN;
     r->budget_us = 100.0;
     r->transport_us = NAN;
@@ -842,7 +959,7 @@ int lg_run(lg_opts *o)
     if (r->mpi) outputs_for_rank(out, r->rank);
     if (!exit_code && o->save_result && check_outputs(o, result_name, out)) exit_code = 2;
     if ((exit_code = agree(r, exit_code))) goto done;
-    if (lg_plan_build(p, o, k, !r->mpi && o->num_workers > 0, err, sizeof err)) {
+    if (lg_plan_build(p, o, k, !r->mpi && !r->salvage && o->num_workers > 0, err, sizeof err)) {
         fprintf(stderr, "loadgen: %s\n", err[0] ? err : "cannot build the dataset");
         exit_code = 2;
     }
@@ -878,6 +995,10 @@ int lg_run(lg_opts *o)
     }
     if ((exit_code = agree(r, exit_code))) goto done;
     lg_shared *sh = lg_plan_shared(p);
+    if (r->salvage) {
+        exit_code = salvage(r);
+        goto done;
+    }
 
     /* Under --mpi no live view: it would need every rank's counters
      * during the run, and MPI stays off the run's hot path. */

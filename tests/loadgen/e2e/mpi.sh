@@ -58,6 +58,8 @@ jq -e '.mpi.clock_sync | map(.rank) == [0, 1, 2]' "$R" >/dev/null || fail "clock
 # one host: one certificate entry for its 3 ranks (none given: null)
 jq -e '.mpi.certificates | length == 1 and .[0].ranks == 3 and .[0].certificate == null' "$R" \
   >/dev/null || fail "certificates: $(jq -c .mpi.certificates "$R")"
+# the exchange happened: no snapshot or part is left
+ls -a "$WORK" | grep -q '\.snap$\|\.part$' && fail "snapshots or parts left after the run"
 # everything else keeps the single-host schema
 diff <(jq -r 'keys[]' "$WORK/k3.json" | grep -vx 'knee') \
   <(jq -r 'keys[]' "$R" | grep -vx 'mpi\|knee') >/dev/null || fail "the report's keys differ"

@@ -19,20 +19,7 @@ mpirun_np 3 --enable-recovery "$LOADGEN" --mpi --base-url "$SIM_URL" --request-r
   >"$WORK/mpi.out" 2>&1 &
 MPI_PID=$!
 CHILDREN+=("$MPI_PID")
-# rank 2: the loadgen process whose environment says so; killed once its
-# records show it has sent requests (its part file has grown)
-victim=""
-for _ in $(seq 1 300); do
-  for p in $(pgrep -x loadgen || true); do
-    if { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=2; then
-      victim=$p
-    fi
-  done
-  [ -n "$victim" ] && [ -s "$WORK/.m.json.w0.$victim.part" ] && break
-  sleep 0.05
-done
-[ -n "$victim" ] && [ -s "$WORK/.m.json.w0.$victim.part" ] || fail "rank 2 never started sending"
-kill -9 "$victim"
+kill_rank_once_sending 2
 wait "$MPI_PID" || true
 R="$WORK/m.json"
 [ -s "$R" ] || { cat "$WORK/mpi.out" >&2; fail "no report after a lost rank"; }
