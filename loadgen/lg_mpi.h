@@ -7,9 +7,10 @@
  * every rank the common start instant in its own clock); after it, one
  * exact exchange to rank 0 (MPI_Reduce of the stats blocks by their own
  * exact merge, gathers of the slot headers, the stage headers and the
- * dispatch samples) and a second clock measurement for the drift. Waits
- * sleep between MPI_Test calls: a rank that has finished must not spin on
- * a CPU that a rank still running needs.
+ * dispatch samples) and a second clock measurement for the drift. A rank
+ * that has finished waits for the others sleeping between MPI_Test calls:
+ * it must not spin on a CPU that a rank still running needs; the exchange
+ * proper starts only once every survivor has arrived (lg_mpi_survivors).
  *
  * Built with -DRHOBENCH_MPI=ON; without it lg_mpi_init says so. */
 #ifndef LG_MPI_H
