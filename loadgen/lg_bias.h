@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lg_run.h"
+#include "lg_slots.h"
 #include "lg_stats.h"
 #include "mdl_verdict.h"
 

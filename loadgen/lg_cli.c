@@ -410,6 +410,9 @@ static const rb_opt OPTS[] = {
     CUSTOM("metadata", "KEY=VALUE", parse_metadata, "written into the result JSON (repeatable)"),
     CUSTOM("metric-percentiles", "LIST", parse_percentiles, "percentiles (default 50,90,99)"),
     STRING("model", "NAME", model, "sim-model", "model name sent in each request"),
+    FLAG("mpi", mpi, 1, "under mpirun: each rank one worker, rank 0 reports"),
+    INT("mpi-salvage", mpi_salvage, 1, 1 << 20, NULL,
+        "report an --mpi run of N ranks from its snapshots"),
     INT("nice", nice, -20, 19, NULL,
         "scheduling priority of the workers (default: unchanged; negative needs privileges)"),
     FLAG("no-progress", progress, 0, "no live progress line"),
@@ -661,6 +664,11 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
             flag = "--closed-stage";
             val = o->max_concurrency ? "with --max-concurrency" : "with a sweep or a trace";
             return BAD("sets its own concurrency per stage; cannot be combined");
+        }
+        if (o->mpi) { /* the stage barrier reads the other workers' shared slots */
+            flag = "--closed-stage";
+            val = "with --mpi";
+            return BAD("needs the workers of one host (the fork back-end); cannot be combined");
         }
         int lo = o->stage_conc[0];
         for (int i = 0; i < o->n_stages; i++) {

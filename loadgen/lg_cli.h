@@ -104,6 +104,8 @@ typedef struct lg_opts {
     char certificate[1024];
     int force;
     int quiet;
+    int mpi;           /* --mpi: one worker per MPI rank (lg_mpi.h) */
+    int mpi_salvage;   /* --mpi-salvage N: merge an --mpi run's snapshots (0: no) */
     int progress;      /* -1 auto (isatty), 0 off, 1 on */
     char config[1024]; /* --config FILE, read by the caller */
 

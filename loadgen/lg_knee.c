@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lg_run.h"
+#include "lg_plan.h"
 #include "rb_json.h"
 
 const char *lg_sat_name(lg_sat_by by)

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "lg_run.h"
+#include "lg_plan.h"
 
 static void eta_text(const lg_progress_in *in, char *buf, size_t cap)
 {

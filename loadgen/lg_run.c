@@ -1,11 +1,12 @@
-/* lg_run: the coordinator. Builds the plan (schedule spec, prompt pool,
- * pre-rendered bodies), maps the shared region, forks the workers, watches
- * their live counters (progress, saturation, signals, deadlines), then
- * merges their blocks exactly and writes the report. */
+/* lg_run: a whole run along its data flow: the plan (lg_plan.h), the fleet
+ * that runs the workers (lg_fleet.h) under this coordinator's watch
+ * (progress, saturation, signals), the exact merge (lg_merge.h), the
+ * verdict's inputs (lg_judge.h) and the report with its files. */
 
 #include "lg_run.h"
 
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -13,29 +14,25 @@
 #include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lg_bias.h"
 #include "lg_cert.h"
-#include "lg_dryrun.h"
 #include "lg_export.h"
+#include "lg_fleet.h"
+#include "lg_judge.h"
 #include "lg_knee.h"
+#include "lg_merge.h"
+#include "lg_mpi.h"
 #include "lg_progress.h"
 #include "lg_report.h"
-#include "mdl_queue.h"
 #include "mdl_stats.h"
 #include "mdl_verdict.h"
 #include "rb_clock.h"
 #include "rb_file.h"
 #include "rb_host.h"
-
-#define PAGE 4096
-#define ALIGN_UP(x) (((x) + PAGE - 1) & ~(size_t)(PAGE - 1))
 
 static volatile sig_atomic_t g_signals;
 static volatile sig_atomic_t g_last_signal;
@@ -44,123 +41,6 @@ static void on_signal(int sig)
 {
     g_signals++;
     g_last_signal = sig;
-}
-
-/* ---- the shared region ------------------------------------------------ */
-
-static size_t slot_header_bytes(void)
-{
-    return ALIGN_UP(sizeof(lg_slot));
-}
-
-static size_t slot_bytes(int n_stages)
-{
-    return slot_header_bytes() + (size_t)n_stages * lg_stats_block_bytes() +
-           ALIGN_UP(LG_SAMPLE_PER_WORKER * sizeof(lg_dispatch_sample));
-}
-
-lg_shared *lg_plan_shared(const lg_plan *p)
-{
-    return (lg_shared *)p->shm;
-}
-
-lg_slot *lg_plan_slot(const lg_plan *p, int w)
-{
-    return (lg_slot *)((char *)p->shm + PAGE + (size_t)w * p->slot_bytes);
-}
-
-lg_stage_stats *lg_plan_stats(const lg_plan *p, int w, int stage)
-{
-    return (lg_stage_stats *)((char *)lg_plan_slot(p, w) + slot_header_bytes() +
-                              (size_t)stage * lg_stats_block_bytes());
-}
-
-lg_dispatch_sample *lg_plan_sample(const lg_plan *p, int w)
-{
-    return (lg_dispatch_sample *)((char *)lg_plan_slot(p, w) + slot_header_bytes() +
-                                  (size_t)p->n_stages * lg_stats_block_bytes());
-}
-
-int lg_plan_worker_cap(const lg_plan *p, int w)
-{
-    int c = p->o->max_concurrency;
-    if (!c) return 0;
-    return c / p->k + (w < c % p->k ? 1 : 0);
-}
-
-/* ---- building the plan ------------------------------------------------ */
-
-static int build_pool(lg_plan *p, char *err, size_t errlen)
-{
-    const lg_opts *o = p->o;
-    int rc = -EINVAL;
-    size_t pool = o->prompt_pool_size > 0 ? (size_t)o->prompt_pool_size : 1; /* lg_cli_finish */
-    switch (o->dataset) {
-    case LG_DS_RANDOM: {
-        lg_random_spec rs = {.seed = o->seed,
-                             .n = pool,
-                             .input_len = o->random_input_len,
-                             .output_len = o->random_output_len,
-                             .range_ratio = o->random_range_ratio,
-                             .dist = o->random_len_dist};
-        if (o->random_range_ratio == 0.0) rs.dist = LG_LEN_FIXED;
-        rc = lg_dataset_random(&rs, &p->ds, err, errlen);
-        break;
-    }
-    case LG_DS_PREFIX: {
-        lg_prefix_spec ps = {.seed = o->seed,
-                             .groups = o->prefix_groups,
-                             .prompts_per_group = o->prefix_prompts_per_group,
-                             .system_prompt_len = o->prefix_system_len,
-                             .question_len = o->prefix_question_len,
-                             .output_len = o->random_output_len};
-        rc = lg_dataset_shared_prefix(&ps, &p->ds, err, errlen);
-        break;
-    }
-    case LG_DS_SHAREGPT:
-        rc = lg_dataset_load_sharegpt(o->dataset_path, pool, &p->ds, err, errlen);
-        break;
-    case LG_DS_TRACE:
-        rc = lg_trace_load(o->dataset_path, &p->trace, &p->n_trace, err, errlen);
-        if (rc == 0 && p->n_trace == 0) {
-            snprintf(err, errlen, "--dataset-path: the trace has no rows");
-            rc = -EINVAL;
-        }
-        return rc;
-    }
-    if (rc) return rc;
-    if (p->ds.n == 0) {
-        snprintf(err, errlen, "--dataset-path: the dataset has no usable prompts");
-        return -EINVAL;
-    }
-    p->bodies = calloc(p->ds.n, sizeof *p->bodies);
-    p->body_len = calloc(p->ds.n, sizeof *p->body_len);
-    if (!p->bodies || !p->body_len) return -ENOMEM;
-    for (size_t i = 0; i < p->ds.n; i++) {
-        rc = lg_body_render(o, p->ds.items[i].text, p->ds.items[i].output_tokens, &p->bodies[i],
-                            &p->body_len[i]);
-        if (rc) return rc;
-    }
-    return 0;
-}
-
-static void free_plan(lg_plan *p)
-{
-    if (p->bodies)
-        for (size_t i = 0; i < p->ds.n; i++)
-            free(p->bodies[i]);
-    free(p->bodies);
-    free(p->body_len);
-    lg_dataset_free(&p->ds);
-    free(p->trace);
-    if (p->shm) munmap(p->shm, p->shm_bytes);
-}
-
-static const char *load_mode(const lg_opts *o)
-{
-    if (!o->max_concurrency) return "open";
-    if (o->n_closed_stages) return "closed"; /* --closed-stage */
-    return o->rate_given || o->n_stages > 1 ? "open-capped" : "closed";
 }
 
 /* ---- watching the run ------------------------------------------------- */
@@ -176,6 +56,7 @@ typedef struct lg_coord {
     int judged;              /* stages judged so far */
     lg_sched *stage_clock;   /* for stage start times */
     lg_knee_watch *knee;     /* saturation by the server, and the knee */
+    lg_mpi *mpi;             /* --mpi: rank 0 notes the ranks gone from its host */
 } lg_coord;
 
 static int64_t stage_start_abs(const lg_coord *c, int s)
@@ -220,11 +101,6 @@ static void watch_saturation(lg_coord *c, int64_t now)
     }
 }
 
-static void show_progress(lg_coord *c, int64_t now)
-{
-    lg_progress_print(c->p, c->stage_clock, now);
-}
-
 static void coord_tick(void *ctx)
 {
     lg_coord *c = ctx;
@@ -250,44 +126,11 @@ static void coord_tick(void *ctx)
     int64_t now = rb_now_ns();
     watch_saturation(c, now);
     lg_knee_watch_tick(c->knee, now);
+    if (c->mpi) lg_mpi_watch(c->mpi, now);
     if (c->progress && now - c->last_progress_ns >= 250000000LL && now >= sh->t0_ns) {
         c->last_progress_ns = now;
-        show_progress(c, now);
+        lg_progress_print(c->p, c->stage_clock, now);
     }
-}
-
-/* ---- the end: merging and judging ------------------------------------- */
-
-static int cmp_sample_index(const void *a, const void *b)
-{
-    const lg_dispatch_sample *x = a, *y = b;
-    return (x->index > y->index) - (x->index < y->index);
-}
-
-/* The workers' dispatch samples sorted by global index and cut to the
- * complete prefix of the stream: every worker kept its first arrivals, so
- * indices are contiguous up to where one worker's sample ends. */
-static lg_dispatch_sample *gather_samples(const lg_plan *p, const int *lost, size_t *count)
-{
-    size_t n = 0;
-    *count = 0;
-    for (int w = 0; w < p->k; w++)
-        if (!lost[w]) n += lg_plan_slot(p, w)->n_sample;
-    lg_dispatch_sample *all = malloc((n ? n : 1) * sizeof *all);
-    if (!all) return NULL;
-    size_t m = 0;
-    for (int w = 0; w < p->k; w++) {
-        if (lost[w]) continue;
-        const lg_dispatch_sample *s = lg_plan_sample(p, w);
-        for (uint64_t i = 0; i < lg_plan_slot(p, w)->n_sample; i++)
-            all[m++] = s[i];
-    }
-    qsort(all, m, sizeof *all, cmp_sample_index);
-    size_t c = 0;
-    while (c < m && all[c].index == all[0].index + (int64_t)c)
-        c++;
-    *count = c;
-    return all;
 }
 
 /* Why the run's arrivals cannot be tested (NULL: they can), and the
@@ -303,44 +146,6 @@ static const char *arrival_skip(const lg_plan *p, char *model, size_t cap)
     if (p->n_trace) return "trace replay: arrival times come from the trace";
     if (isinf(p->spec.stages[0].rate_per_s)) return "infinite rate: all requests at once";
     return NULL;
-}
-
-static void arrival_test(const lg_plan *p, const lg_dispatch_sample *all, size_t m, int stage,
-                         lg_arrival_test *t)
-{
-    char model[64];
-    const char *skip = arrival_skip(p, model, sizeof model);
-    if (skip || !all) {
-        memset(t, 0, sizeof *t);
-        t->statistic = t->p_value = t->below_share = NAN;
-        snprintf(t->model, sizeof t->model, "%s", model);
-        snprintf(t->note, sizeof t->note, "%s", skip ? skip : "out of memory");
-        return;
-    }
-    lg_bias_arrival_test(all, m, stage, model, t);
-}
-
-static void worker_bias(const lg_plan *p, int w, lg_worker_bias *b)
-{
-    const lg_slot *s = lg_plan_slot(p, w);
-    b->worker = w;
-    double el_ns = (double)(s->window_end_ns - s->window_start_ns);
-    if (el_ns <= 0) el_ns = NAN;
-    double rho = 1.0 - (double)s->idle_ns / el_ns;
-    if (rho < 0) rho = 0;
-    if (rho > 1) rho = 1;
-    b->rho = rho;
-    b->callbacks = (double)s->callbacks;
-    double el_s = el_ns / 1e9;
-    b->callback_rate_per_s = (double)s->callbacks / el_s;
-    double es = s->callbacks ? s->svc_sum_ns / (double)s->callbacks / 1e9 : NAN;
-    double es2 = s->callbacks ? s->svc_sumsq_ns2 / (double)s->callbacks / 1e18 : NAN;
-    b->mean_service_us = es * 1e6;
-    b->second_moment_us2 = es2 * 1e12;
-    b->events = (double)s->events;
-    b->event_rate_per_s = (double)s->events / el_s;
-    b->predicted_wq_us = mdl_mg1_wq(b->callback_rate_per_s, es, es2) * 1e6;
-    b->preemptions = (double)s->nivcsw;
 }
 
 static void default_result_name(const lg_opts *o, char *buf, size_t cap)
@@ -522,11 +327,12 @@ static void copy_part(int fd, int lost, rb_recfile *dst, lg_record_count *c)
  * was lost; else what survived goes to the ".partial" name and the loss is
  * counted. A lost worker's records are left out (its requests are left out
  * of the report) and counted. The parts are removed as they are read. */
-static void commit_records(lg_outputs *out, const lg_plan *p, const int *lost, lg_record_count *c)
+static void commit_records(lg_outputs *out, int k, const lg_slot *const *slots, const int *lost,
+                           lg_record_count *c)
 {
     memset(c, 0, sizeof *c);
-    for (int w = 0; w < p->k; w++) {
-        const lg_slot *sl = lg_plan_slot(p, w);
+    for (int w = 0; w < k; w++) {
+        const lg_slot *sl = slots[w];
         if (lost[w]) continue;
         c->lost += sl->detailed_lost;
         if (!c->err) c->err = sl->detailed_err;
@@ -595,11 +401,10 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
         return 2;
     }
     double rate = 0;
-    int closed = (o->max_concurrency && !o->rate_given && o->n_stages <= 1) || o->n_closed_stages;
     for (int i = 0; i < o->n_stages; i++)
         if (o->stages[i].rate_per_s > rate) rate = o->stages[i].rate_per_s;
     if (o->dataset == LG_DS_TRACE) rate = NAN; /* rate unknown until replayed */
-    if (closed) rate = NAN;
+    if (lg_closed_loop(o)) rate = NAN;
     lg_cert_decision d;
     /* a version 2 certificate predicts the plan's rho from its token count */
     double tokens = o->dataset == LG_DS_RANDOM ? (double)o->random_output_len : NAN;
@@ -623,129 +428,585 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
     return 0;
 }
 
+/* ---- the run ---------------------------------------------------------- */
+
+/* A run's state from the plan to the report. */
+typedef struct lg_runstate {
+    lg_opts *o;
+    lg_plan plan;
+    lg_coord coord;
+    lg_outputs out;
+    rb_host host;
+    char cert_note[512];
+    double safe_rho, budget_us, transport_us;
+    int *lost, *lost_sig; /* per worker */
+    int num_workers;      /* the report's */
+    /* --mpi: the back-end, this rank's place, and at rank 0 the fleet's
+     * results and the records the ranks committed */
+    lg_mpi *mpi;
+    int rank, n_ranks;
+    lg_mpi_fleet mf;
+    const lg_record_count *records;
+    char result_name[600];
+    int salvage; /* --mpi-salvage N: N ranks' snapshots instead of a run */
+    int wrote;   /* the result file was written */
+} lg_runstate;
+
+/* Under --mpi every rank takes the worst of every rank's code, so all
+ * leave together (or none does). */
+static int agree(lg_runstate *r, int rc)
+{
+    return r->mpi ? lg_mpi_max(r->mpi, rc) : rc;
+}
+
+static void coord_free(lg_coord *c)
+{
+    lg_sched_free(c->stage_clock);
+    free(c->stage_expected);
+    lg_knee_watch_free(c->knee);
+    c->stage_clock = NULL;
+    c->stage_expected = NULL;
+    c->knee = NULL;
+}
+
+static void run_tick(void *ctx)
+{
+    coord_tick(&((lg_runstate *)ctx)->coord);
+}
+
+/* In a forked worker: the coordinator's memory, but not its files (the
+ * parts are the coordinator's to remove). */
+static void child_exit(void *ctx)
+{
+    lg_runstate *r = ctx;
+    coord_free(&r->coord);
+    free(r->lost);
+    free(r->lost_sig);
+    lg_plan_free(&r->plan);
+    free(r->out.part);
+    free(r->out.part_fd);
+}
+
+/* "worker 1 killed by signal 9 (Killed); ..." for the lost workers. */
+static void lost_note_of(const lg_runstate *r, int k, char *note, size_t cap)
+{
+    note[0] = '\0';
+    for (int w = 0; w < k; w++) {
+        if (!r->lost[w]) continue;
+        size_t n = strlen(note);
+        if (r->mpi || r->salvage)
+            snprintf(note + n, cap - n, "%srank %d lost", n ? "; " : "", w);
+        else if (r->lost_sig[w])
+            snprintf(note + n, cap - n, "%sworker %d killed by signal %d (%s)", n ? "; " : "", w,
+                     r->lost_sig[w], strsignal(r->lost_sig[w]));
+        else
+            snprintf(note + n, cap - n, "%sworker %d failed", n ? "; " : "", w);
+    }
+}
+
+/* The merged results judged and reported: the summary on stdout and, with
+ * --save-result, the records and the result file. slots and blocks are
+ * every worker's (k of them; blocks worker-major, n_stages each). Returns
+ * 0 or 1. */
+static int report_run(lg_runstate *r, int k, const lg_slot *const *slots,
+                      const lg_stage_stats *const *blocks, lg_merged *m)
+{
+    lg_opts *o = r->o;
+    lg_plan *p = &r->plan;
+    lg_shared *sh = lg_plan_shared(p);
+    int exit_code = 0;
+    lg_stage_view *views = calloc((size_t)p->n_stages, sizeof *views);
+    lg_worker_bias *bias = calloc((size_t)k, sizeof *bias);
+    char lost_note[512] = "";
+    if (!views || !bias) {
+        fprintf(stderr, "loadgen: out of memory merging results\n");
+        free(views);
+        free(bias);
+        return 1;
+    }
+    int n_views = m->n_used;
+    for (int s = 0; s < p->n_stages; s++)
+        views[s] =
+            (lg_stage_view){.rate_per_s = p->n_trace ? NAN : o->stages[s].rate_per_s,
+                            .start_ns = p->closed && s > 0 ? m->stages[s]->first_intended_ns
+                                                           : stage_start_abs(&r->coord, s),
+                            .duration_ns = p->n_trace ? p->total_dur_ns : o->stages[s].duration_ns,
+                            .stats = m->stages[s]};
+    char model[64];
+    lg_judge_in jin = {
+        .k = k,
+        .n_stages = p->n_stages,
+        .n_views = n_views,
+        .closed = p->closed,
+        .lost = r->lost,
+        .slots = slots,
+        .blocks = blocks,
+        .stages = (const lg_stage_stats *const *)m->stages,
+        .total = m->total,
+        .samples = m->samples,
+        .n_samples = m->n_samples,
+        .budget = {.safe_rho = r->safe_rho,
+                   .mean_us = o->certificate[0] && isfinite(r->budget_us) ? r->budget_us
+                                                                          : o->bias_budget_mean_us,
+                   .p99_us = o->bias_budget_p99_us,
+                   .transport_us = r->transport_us},
+    };
+    jin.arrival_skip = arrival_skip(p, model, sizeof model);
+    jin.arrival_model = model;
+    double max_rho, worst_wq;
+    int stamps;
+    lg_judge_workers(&jin, bias, &max_rho, &worst_wq, &stamps);
+    for (int w = 0; w < k; w++) {
+        if (!r->lost[w]) continue;
+        bias[w].signal = r->lost_sig[w];
+        exit_code = 1;
+    }
+    lost_note_of(r, k, lost_note, sizeof lost_note);
+    if (lost_note[0]) fprintf(stderr, "loadgen: %s; its results are left out\n", lost_note);
+    lg_report rep = {
+        .o = o,
+        .load_mode = lg_load_mode(o),
+        .num_workers = r->num_workers,
+        .request_rate = p->n_trace ? NAN : (o->n_stages == 1 ? o->stages[0].rate_per_s : NAN),
+        .t0_ns = sh->t0_ns,
+        .total = m->total,
+        .total_duration_ns = p->bounded_by_time ? p->total_dur_ns : 0,
+        .stages = views,
+        .n_stages = n_views,
+        .interrupted = sh->interrupted,
+        .saturated_stage = sh->saturated_stage,
+        .workers = bias,
+        .n_workers = k,
+        .stamps_seen = stamps,
+        .predicted_wq_us = worst_wq,
+        .max_rho = max_rho,
+        .host = r->host,
+        .lost_note = lost_note[0] ? lost_note : NULL,
+        .prompt_pool_size = p->ds.n,
+    };
+    if (p->closed) rep.request_rate = NAN;
+    lg_knee_verdict *sat = calloc((size_t)p->n_stages, sizeof *sat);
+    if (sat && r->coord.knee) {
+        lg_knee_watch_finish(r->coord.knee, (const lg_stage_stats *const *)m->stages, n_views,
+                             sh->saturated_stage, sat, &rep.knee);
+        rep.sat = sat;
+    }
+    snprintf(rep.certificate_note, sizeof rep.certificate_note, "%s", r->cert_note);
+    /* The client's bias, stage by stage; the run's verdict is the worst
+     * stage's. */
+    lg_bias_stage *sb = calloc((size_t)(n_views > 0 ? n_views : 1), sizeof *sb);
+    lg_bias_stage *run_b = calloc(1, sizeof *run_b);
+    if (!sb || !run_b) {
+        fprintf(stderr, "loadgen: out of memory judging the run\n");
+        exit_code = 1;
+    } else {
+        rep.verdict_stage = lg_judge_run(&jin, max_rho, worst_wq, sb, run_b, &rep);
+        rep.stage_bias = sb;
+        rep.run_bias = run_b;
+        rep.verdict = run_b->verdict;
+        rep.achieved_ratio = run_b->achieved_ratio;
+    }
+    if (!o->quiet) lg_report_summary(&rep, stdout);
+    fflush(stdout);
+    if (o->save_result) {
+        /* The records first: the report says how they fared. */
+        lg_record_count rc_ = {0};
+        if (r->records) {
+            rc_ = *r->records; /* each rank committed its own (see lg_run_mpi) */
+            exit_code |= rc_.lost > 0;
+        } else if (o->save_detailed) {
+            commit_records(&r->out, k, slots, r->lost, &rc_);
+            if (rc_.lost) {
+                fprintf(stderr, "loadgen: %llu of %llu per-request records lost (%s); %s%s\n",
+                        (unsigned long long)rc_.lost, (unsigned long long)(rc_.lost + rc_.written),
+                        rb_file_strerror(rc_.err ? rc_.err : -EIO),
+                        rc_.path ? "the rest are in " : "no JSONL written",
+                        rc_.path ? rc_.path : "");
+                exit_code = 1;
+            }
+            if (rc_.left_out)
+                fprintf(stderr,
+                        "loadgen: %llu records of lost workers left out of the JSONL, as "
+                        "their requests are of the report\n",
+                        (unsigned long long)rc_.left_out);
+        }
+        cJSON *j = lg_report_json(&rep);
+        if (j && o->save_detailed) {
+            const char *base = rc_.path ? strrchr(rc_.path, '/') : NULL;
+            if (rc_.path)
+                cJSON_AddStringToObject(j, "detailed_file", base ? base + 1 : rc_.path);
+            else
+                cJSON_AddNullToObject(j, "detailed_file");
+            cJSON_AddNumberToObject(j, "detailed_records", (double)rc_.written);
+            cJSON_AddNumberToObject(j, "detailed_records_lost", (double)rc_.lost);
+            cJSON_AddNumberToObject(j, "detailed_records_left_out", (double)rc_.left_out);
+        }
+        if (j && r->salvage) {
+            cJSON_AddBoolToObject(j, "degraded", 1);
+            cJSON *m = cJSON_AddObjectToObject(j, "mpi");
+            cJSON *lr = m ? cJSON_AddArrayToObject(m, "lost_ranks") : NULL;
+            cJSON *la = m ? cJSON_AddArrayToObject(m, "lost_arrivals") : NULL;
+            if (m) {
+                cJSON_AddNumberToObject(m, "ranks", k);
+                cJSON_AddBoolToObject(m, "salvaged", 1);
+            }
+            for (int w = 0; w < k && lr && la; w++) {
+                if (!r->lost[w]) continue;
+                cJSON_AddItemToArray(lr, cJSON_CreateNumber(w));
+                cJSON_AddItemToArray(la, lg_mpi_lost_arrivals(p, w, k, sh->t0_ns, 0));
+            }
+        }
+        if (j && r->mpi) {
+            int degraded = 0;
+            for (int w = 0; w < k; w++)
+                degraded |= r->lost[w];
+            if (degraded) cJSON_AddBoolToObject(j, "degraded", 1);
+            cJSON_AddItemToObject(j, "mpi", lg_mpi_json(r->mpi, &r->mf, p));
+        }
+        char *txt = j ? cJSON_Print(j) : NULL;
+        int rc = txt ? rb_write_file_atomic(r->out.json, txt, strlen(txt)) : -ENOMEM;
+        if (rc) {
+            fprintf(stderr, "loadgen: cannot write %s: %s\n", r->out.json, rb_file_strerror(rc));
+            exit_code = 1;
+        } else {
+            fprintf(stderr, "loadgen: wrote %s\n", r->out.json);
+            r->wrote = 1;
+            if (lg_export_run(o, r->out.json, rc_.path)) exit_code = 1; /* --report-format */
+        }
+        free(txt);
+        cJSON_Delete(j);
+    }
+    free(sb);
+    free(run_b);
+    free(views);
+    free(bias);
+    free(sat);
+    return exit_code;
+}
+
+/* The fork back-end's results: the slots of the plan's own region. */
+static int collect_and_report(lg_runstate *r)
+{
+    lg_plan *p = &r->plan;
+    int k = p->k;
+    lg_merged m;
+    const lg_slot **slots = calloc((size_t)k, sizeof *slots);
+    const lg_stage_stats **blocks = calloc((size_t)k * (size_t)p->n_stages, sizeof *blocks);
+    int exit_code = 0;
+    if (!slots || !blocks || lg_merge_workers(p, r->lost, &m)) {
+        fprintf(stderr, "loadgen: out of memory merging results\n");
+        exit_code = 1;
+    } else {
+        for (int w = 0; w < k; w++) {
+            slots[w] = lg_plan_slot(p, w);
+            for (int s = 0; s < p->n_stages; s++)
+                blocks[(size_t)w * (size_t)p->n_stages + (size_t)s] = lg_plan_stats(p, w, s);
+        }
+        lg_merge_samples(p, r->lost, &m);
+        exit_code = report_run(r, k, slots, blocks, &m);
+    }
+    lg_merged_free(&m);
+    free(slots);
+    free(blocks);
+    return exit_code;
+}
+
+/* Under --mpi each rank's files: its records are "<stem>.rank<r>.jsonl"
+ * (written where the rank runs: no record crosses the network, and the
+ * result folder need not be shared), and a rank other than 0 locks
+ * "<stem>.rank<r>.json", which it never writes. */
+static void outputs_for_rank(lg_outputs *out, int rank)
+{
+    size_t n = strlen(out->json);
+    int stem = n > 5 && strcmp(out->json + n - 5, ".json") == 0 ? (int)(n - 5) : (int)n;
+    char json[2048];
+    snprintf(json, sizeof json, "%s", out->json);
+    snprintf(out->jsonl, sizeof out->jsonl, "%.*s.rank%d.jsonl", stem, json, rank);
+    snprintf(out->partial, sizeof out->partial, "%.*s.rank%d.partial.jsonl", stem, json, rank);
+    if (rank) snprintf(out->json, sizeof out->json, "%.*s.rank%d.json", stem, json, rank);
+}
+
+/* --mpi after the run: each rank commits its records, the exchange brings
+ * everything to rank 0, which judges and reports. */
+static int finish_mpi(lg_runstate *r)
+{
+    lg_plan *p = &r->plan;
+    const lg_opts *o = r->o;
+    int exit_code = 0;
+    lg_record_count rec = {0};
+    const lg_slot *mine = lg_plan_slot(p, r->rank);
+    if (o->save_detailed) {
+        commit_records(&r->out, 1, &mine, r->lost, &rec);
+        if (rec.lost) {
+            fprintf(stderr, "loadgen: rank %d: %llu of %llu per-request records lost (%s)\n",
+                    r->rank, (unsigned long long)rec.lost,
+                    (unsigned long long)(rec.lost + rec.written),
+                    rb_file_strerror(rec.err ? rec.err : -EIO));
+            exit_code = 1;
+        }
+    }
+    /* This rank's final slot, for a salvage if the exchange never happens. */
+    char snap[2200] = "";
+    lg_shared *sh = lg_plan_shared(p);
+    if (o->save_result) {
+        lg_mpi_to_root_clock(r->mpi, p);
+        lg_mpi_snap_path(o->result_dir, r->result_name, r->rank, snap, sizeof snap);
+        int src = lg_mpi_snap_write(snap, p, r->rank, r->n_ranks, lg_mpi_t0_root(r->mpi),
+                                    sh->interrupted);
+        if (src) {
+            fprintf(stderr, "loadgen: rank %d: cannot write %s: %s\n", r->rank, snap,
+                    rb_file_strerror(src));
+            snap[0] = '\0';
+        }
+    }
+    /* Every rank says it is done; the exchange runs over the survivors. */
+    int gone = lg_mpi_survivors(r->mpi, p->end_deadline_ns ? p->end_deadline_ns + 3000000000LL : 0);
+    if (gone == -EIO)
+        fprintf(stderr, "loadgen: rank %d: cannot form the survivors' group\n", r->rank);
+    if (gone < 0) return 1;
+    uint64_t counts[3] = {rec.written, rec.lost, rec.left_out};
+    lg_mpi_sum_u64(r->mpi, counts, 3);
+    sh->interrupted = lg_mpi_max(r->mpi, sh->interrupted);
+    sh->saturated_stage = -1;
+    int rc = lg_mpi_collect(r->mpi, p, r->lost[0], &r->mf);
+    if (snap[0]) unlink(snap); /* the exchange happened */
+    if (r->rank != 0) return exit_code;
+    if (rc) {
+        fprintf(stderr, "loadgen: out of memory merging results\n");
+        return 1;
+    }
+    /* A lost rank of this host left its part: its records are counted
+     * as left out (its requests are left out of the report) and removed. */
+    for (int w = 1; w < r->n_ranks && o->save_detailed; w++) {
+        long pid = lg_mpi_local_pid(r->mpi, w);
+        if (!r->mf.lost[w] || !pid) continue;
+        char part[2200];
+        snprintf(part, sizeof part, "%s/.%s.w0.%ld.part", o->result_dir, r->result_name, pid);
+        int fd = open(part, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) continue;
+        lg_record_count c = {0};
+        copy_part(fd, 1, NULL, &c);
+        close(fd);
+        unlink(part);
+        counts[2] += c.left_out;
+    }
+    for (int w = 1; w < r->n_ranks && o->save_result; w++) {
+        if (!r->mf.lost[w]) continue;
+        lg_mpi_snap_path(o->result_dir, r->result_name, w, snap, sizeof snap);
+        unlink(snap); /* a rank lost after its snapshot: this report is the run's */
+        if (!lg_mpi_local_pid(r->mpi, w)) continue;
+        lg_outputs theirs;
+        outputs_init(&theirs, r->out.json);
+        outputs_for_rank(&theirs, w);
+        snprintf(snap, sizeof snap, "%s.lock", theirs.json);
+        unlink(snap); /* its lock, left by its death */
+    }
+    lg_record_count all = {.written = counts[0],
+                           .lost = counts[1],
+                           .left_out = counts[2],
+                           .err = rec.err,
+                           .path = rec.path};
+    r->records = o->save_detailed ? &all : NULL;
+    free(r->lost);
+    free(r->lost_sig);
+    r->lost = r->mf.lost;
+    r->lost_sig = r->mf.lost_sig;
+    rc = report_run(r, r->n_ranks, r->mf.slots, r->mf.blocks, &r->mf.merged);
+    r->lost = r->lost_sig = NULL;
+    r->records = NULL;
+    return rc | exit_code;
+}
+
+/* --mpi-salvage N: the ranks' final snapshots of a run whose exchange never
+ * happened, merged as that run's rank 0 would have (a rank without one is
+ * lost), then removed. */
+static int salvage(lg_runstate *r)
+{
+    lg_plan *p = &r->plan;
+    const lg_opts *o = r->o;
+    lg_shared *sh = lg_plan_shared(p);
+    int k = p->k, found = 0;
+    r->lost = calloc((size_t)k, sizeof *r->lost);
+    r->lost_sig = calloc((size_t)k, sizeof *r->lost_sig);
+    if (!r->lost || !r->lost_sig) {
+        fprintf(stderr, "loadgen: out of memory\n");
+        return 1;
+    }
+    char path[2200];
+    for (int w = 0; w < k; w++) {
+        lg_mpi_snap_path(o->result_dir, r->result_name, w, path, sizeof path);
+        int64_t t0 = 0;
+        int intr = 0;
+        int rc = lg_mpi_snap_read(path, p, w, k, &t0, &intr);
+        if (rc) {
+            if (rc != -ENOENT)
+                fprintf(stderr, "loadgen: --mpi-salvage: %s: %s\n", path,
+                        rc == -EINVAL ? "not a snapshot of this run's shape (ranks, stages)"
+                                      : rb_file_strerror(rc));
+            r->lost[w] = 1;
+            continue;
+        }
+        found++;
+        sh->t0_ns = t0;
+        sh->interrupted |= intr;
+        r->lost[w] = lg_plan_slot(p, w)->exit_code != 0;
+    }
+    if (!found) {
+        fprintf(stderr, "loadgen: --mpi-salvage: no snapshot of '%s' in %s\n", r->result_name,
+                o->result_dir);
+        return 2;
+    }
+    int rc = collect_and_report(r);
+    if (!r->wrote) return 1;
+    for (int w = 0; w < k; w++) {
+        lg_mpi_snap_path(o->result_dir, r->result_name, w, path, sizeof path);
+        unlink(path);
+    }
+    /* the lost ranks' record parts (".<name>.w0.<pid>.part"; the lock
+     * keeps any other run of this name away) */
+    char prefix[700];
+    int np = snprintf(prefix, sizeof prefix, ".%s.w0.", r->result_name);
+    DIR *d = opendir(o->result_dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, prefix, (size_t)np) || n < 5 || strcmp(e->d_name + n - 5, ".part"))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", o->result_dir, e->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+    return rc ? rc : 1; /* a salvaged run is never a whole one */
+}
+
 int lg_run(lg_opts *o)
 {
     char err[512] = "";
     int exit_code = 0;
-    rb_host host;
-    rb_host_read(&host);
-    int k = o->num_workers > 0 ? o->num_workers : 1;
-    double safe_rho = NAN, budget_us = 100.0, transport_us = NAN;
-    char cert_note[512] = "";
-    if (o->certificate[0]) {
-        int rc = check_certificate(o, &host, k, cert_note, sizeof cert_note, &safe_rho, &budget_us,
-                                   &transport_us);
-        if (rc) return rc;
+    lg_runstate *r = calloc(1, sizeof *r);
+    if (!r) {
+        fprintf(stderr, "loadgen: out of memory\n");
+        return 1;
     }
+    r->o = o;
+    lg_outputs *out = &r->out;
+    lg_plan *p = &r->plan;
+    lg_coord *coord = &r->coord;
+    outputs_init(out, "");
+    r->n_ranks = 1;
+    if (o->mpi) {
+        /* Each rank is one worker (--num-workers has no say). */
+        if (o->sweep_until_saturation) {
+            fprintf(stderr, "loadgen: --mpi: --sweep-until-saturation needs every worker's live "
+                            "counters, which --mpi keeps off the network during the run\n");
+            free(r);
+            return 2;
+        }
+        if (!(r->mpi = lg_mpi_init())) {
+            free(r);
+            return 2;
+        }
+        r->rank = lg_mpi_rank(r->mpi);
+        r->n_ranks = lg_mpi_size(r->mpi);
+        if (o->max_concurrency && o->max_concurrency < r->n_ranks) {
+            if (r->rank == 0)
+                fprintf(stderr,
+                        "loadgen: --mpi: --max-concurrency %d is fewer than the %d ranks (each "
+                        "needs at least one)\n",
+                        o->max_concurrency, r->n_ranks);
+            exit_code = 2;
+            goto done;
+        }
+    }
+    rb_host_read(&r->host);
+    if (o->mpi_salvage > 0 && !o->mpi) {
+        r->salvage = 1;
+        o->save_detailed = 0; /* the ranks' records are already in their files */
+        if (!o->save_result) {
+            fprintf(stderr, "loadgen: --mpi-salvage: give the run's --save-result, --result-dir "
+                            "and --result-filename\n");
+            free(r);
+            return 2;
+        }
+    }
+    int k = r->mpi ? r->n_ranks
+                   : (r->salvage ? o->mpi_salvage : (o->num_workers > 0 ? o->num_workers : 1));
+    r->num_workers = r->mpi || r->salvage ? k : o->num_workers;
+    r->safe_rho = NAN;
+    r->budget_us = 100.0;
+    r->transport_us = NAN;
+    /* Under --mpi each host checks its own ranks against its own certificate. */
+    if (o->certificate[0])
+        exit_code =
+            check_certificate(o, &r->host, r->mpi ? lg_mpi_ranks_here(r->mpi) : k, r->cert_note,
+                              sizeof r->cert_note, &r->safe_rho, &r->budget_us, &r->transport_us);
+    if ((exit_code = agree(r, exit_code))) goto done;
+    if (r->mpi) lg_mpi_set_certificate(r->mpi, r->cert_note);
     char result_name[600] = "", result_path[2048] = "";
     if (o->save_result) {
         int rc = rb_dir_check_writable(o->result_dir);
         if (rc) {
             fprintf(stderr, "loadgen: --result-dir: '%s' is not writable: %s\n", o->result_dir,
                     strerror(-rc));
-            return 2;
+            exit_code = 2;
         }
         if (o->result_filename[0])
             snprintf(result_name, sizeof result_name, "%s", o->result_filename);
         else
             default_result_name(o, result_name, sizeof result_name);
+        if (r->mpi) lg_mpi_bcast(r->mpi, result_name, sizeof result_name);
+        snprintf(r->result_name, sizeof r->result_name, "%s", result_name);
         snprintf(result_path, sizeof result_path, "%s/%s", o->result_dir, result_name);
     }
-    lg_outputs out;
-    outputs_init(&out, result_path);
-    if (o->save_result && check_outputs(o, result_name, &out)) return 2;
-
-    lg_plan plan = {.o = o, .k = k, .forked = o->num_workers > 0};
-    lg_plan *p = &plan;
-    p->closed =
-        o->max_concurrency && !o->rate_given && o->n_stages <= 1 && o->dataset != LG_DS_TRACE;
-    p->closed |= o->n_closed_stages > 0; /* --closed-stage: closed stages in turn */
-    p->capped = o->max_concurrency && !p->closed;
-    p->lag_bound_ns = (int64_t)(o->saturation_lag_ms * 1e6);
-    p->stamps = o->sim_stamps != LG_STAMPS_OFF;
-    {
-        size_t bl = strlen(o->base_url);
-        while (bl > 0 && o->base_url[bl - 1] == '/')
-            bl--;
-        snprintf(p->url, sizeof p->url, "%.*s%s", (int)bl, o->base_url, o->endpoint);
-    }
-    if (build_pool(p, err, sizeof err)) {
+    outputs_init(out, result_path);
+    if (r->mpi) outputs_for_rank(out, r->rank);
+    if (!exit_code && o->save_result && check_outputs(o, result_name, out)) exit_code = 2;
+    if ((exit_code = agree(r, exit_code))) goto done;
+    if (lg_plan_build(p, o, k, !r->mpi && !r->salvage && o->num_workers > 0, err, sizeof err)) {
         fprintf(stderr, "loadgen: %s\n", err[0] ? err : "cannot build the dataset");
-        free_plan(p);
-        return 2;
+        exit_code = 2;
     }
-    p->spec =
-        (lg_sched_spec){.seed = o->seed,
-                        .burstiness = o->burstiness,
-                        .stages = o->stages,
-                        .n_stages = (size_t)o->n_stages,
-                        .pause_ns = o->stage_pause_ns,
-                        .trace = p->trace,
-                        .n_trace = p->n_trace,
-                        .trace_speedup = o->trace_speedup,
-                        .max_requests = p->n_trace && o->num_prompts_given ? o->num_prompts : 0};
-    p->n_stages = p->n_trace ? 1 : (o->n_stages > 0 ? o->n_stages : 1);
-    lg_coord coord = {.p = p, .o = o, .judged = 0};
-    if (!p->closed) {
-        coord.stage_clock = lg_sched_new(&p->spec, err, sizeof err);
-        if (!coord.stage_clock) {
+    *coord = (lg_coord){.p = p, .o = o, .judged = 0, .mpi = r->mpi};
+    if (!exit_code && !p->closed) {
+        coord->stage_clock = lg_sched_new(&p->spec, err, sizeof err);
+        if (!coord->stage_clock) {
             fprintf(stderr, "loadgen: schedule: %s\n", err);
-            free_plan(p);
-            return 2;
+            exit_code = 2;
         }
     }
-    if (o->sweep_until_saturation && coord.stage_clock) {
+    if (!exit_code && o->sweep_until_saturation && coord->stage_clock) {
         /* The scheduled count of each stage is the target the achieved
          * count is compared with (not rate x duration: no Poisson noise). */
-        coord.stage_expected = calloc((size_t)p->n_stages, sizeof *coord.stage_expected);
+        coord->stage_expected = calloc((size_t)p->n_stages, sizeof *coord->stage_expected);
         lg_sched *it = lg_sched_new(&p->spec, err, sizeof err);
         lg_arrival a;
-        while (it && coord.stage_expected && lg_sched_next(it, &a))
-            if (a.stage >= 0 && a.stage < p->n_stages) coord.stage_expected[a.stage]++;
+        while (it && coord->stage_expected && lg_sched_next(it, &a))
+            if (a.stage >= 0 && a.stage < p->n_stages) coord->stage_expected[a.stage]++;
         lg_sched_free(it);
     }
-    /* Total scheduled length, for the hard deadline and the send window. */
-    int64_t total_dur = 0;
-    int bounded_by_time = !p->n_trace;
-    for (int i = 0; i < o->n_stages && !p->n_trace; i++) {
-        if (o->stages[i].duration_ns == 0) bounded_by_time = 0;
-        total_dur += o->stages[i].duration_ns + (i ? o->stage_pause_ns : 0);
-    }
-    if (p->n_trace) {
-        total_dur = (int64_t)((double)p->trace[p->n_trace - 1].t_ns / o->trace_speedup);
-        bounded_by_time = 1;
-    }
-    if (o->save_result && open_outputs(o, k, o->result_dir, result_name, &out)) {
-        outputs_free(&out);
-        lg_sched_free(coord.stage_clock);
-        free(coord.stage_expected);
-        free_plan(p);
-        return 2;
-    }
-    p->detailed_fd = out.part_fd;
-
-    p->slot_bytes = slot_bytes(p->n_stages);
-    p->shm_bytes = PAGE + (size_t)k * p->slot_bytes;
-    p->shm = mmap(NULL, p->shm_bytes, PROT_READ | PROT_WRITE,
-                  MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p->shm == MAP_FAILED) {
-        p->shm = NULL;
+    /* Under --mpi this process holds one slot: its rank's worker. */
+    int n_slots = r->mpi ? 1 : k;
+    if (!exit_code && o->save_result && open_outputs(o, n_slots, o->result_dir, result_name, out))
+        exit_code = 2;
+    if ((exit_code = agree(r, exit_code))) goto done;
+    p->detailed_fd = out->part_fd;
+    int mrc = lg_plan_map(p, r->mpi ? r->rank : 0, n_slots);
+    if (mrc) {
         fprintf(stderr, "loadgen: cannot map %zu bytes of shared memory: %s\n", p->shm_bytes,
-                strerror(errno));
-        lg_sched_free(coord.stage_clock);
-        free(coord.stage_expected);
-        free_plan(p);
-        outputs_free(&out);
-        return 1;
+                strerror(-mrc));
+        exit_code = 1;
     }
+    if ((exit_code = agree(r, exit_code))) goto done;
     lg_shared *sh = lg_plan_shared(p);
-    sh->saturated_stage = -1;
-    for (int w = 0; w < k; w++)
-        for (int s = 0; s < p->n_stages; s++)
-            lg_stats_init(lg_plan_stats(p, w, s), 1);
+    if (r->salvage) {
+        exit_code = salvage(r);
+        goto done;
+    }
 
-    coord.progress = o->progress >= 0 ? o->progress : isatty(STDERR_FILENO);
-    coord.knee = lg_knee_watch_new(p, coord.progress);
+    /* Under --mpi no live view: it would need every rank's counters
+     * during the run, and MPI stays off the run's hot path. */
+    coord->progress = r->mpi ? 0 : o->progress >= 0 ? o->progress : isatty(STDERR_FILENO);
+    coord->knee = r->mpi ? NULL : lg_knee_watch_new(p, coord->progress);
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -756,350 +1017,47 @@ int lg_run(lg_opts *o)
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup);
 
-    int64_t margin = p->forked ? 30000000LL + 5000000LL * k : 5000000LL;
-    sh->t0_ns = rb_now_ns() + margin;
-    if (bounded_by_time) {
-        p->end_deadline_ns = sh->t0_ns + total_dur + o->drain_timeout_ns + o->request_timeout_ns;
-    } else {
-        /* Bounded by count: every request ends within --request-timeout, and
-         * at most C run at once, so N requests end within the last intended
-         * start plus ceil(N / C) timeouts; past that (a worker stuck in the
-         * kernel, say) the same deadline and watchdog as a timed run apply. */
-        int64_t n = p->spec.max_requests, last_ns = 0, c = 0;
-        for (size_t i = 0; i < p->spec.n_stages && n <= 0; i++)
-            n += p->spec.stages[i].max_requests;
-        for (int w = 0; w < k; w++) {
-            int cw = lg_plan_worker_cap(p, w);
-            c += cw > 0 && cw <= o->max_conn_per_worker ? cw : o->max_conn_per_worker;
-        }
-        if (!p->closed && coord.stage_clock) {
-            lg_sched *it = lg_sched_new(&p->spec, err, sizeof err);
-            lg_arrival a;
-            while (it && lg_sched_next(it, &a))
-                last_ns = a.t_ns;
-            lg_sched_free(it);
-        }
-        if (n > 0 && c > 0)
-            p->end_deadline_ns = sh->t0_ns + last_ns + ((n + c - 1) / c) * o->request_timeout_ns +
-                                 o->drain_timeout_ns;
-        if (o->n_closed_stages) /* in turn: each worker's share, its slots of each stage */
-            p->end_deadline_ns = sh->t0_ns + lg_closed_stages_bound_ns(o, k);
-    }
-    pid_t *pids = calloc((size_t)k, sizeof *pids);
-    int *lost = calloc((size_t)k, sizeof *lost);
-    int *lost_sig = calloc((size_t)k, sizeof *lost_sig);
-    if (!pids || !lost || !lost_sig) {
+    r->lost = calloc((size_t)k, sizeof *r->lost);
+    r->lost_sig = calloc((size_t)k, sizeof *r->lost_sig);
+    if (!r->lost || !r->lost_sig) {
         fprintf(stderr, "loadgen: out of memory\n");
         exit_code = 1;
-        goto cleanup;
     }
+    if ((exit_code = agree(r, exit_code))) goto done;
+    if (r->mpi) {
+        /* about 1 s ahead: the clock sync and every rank's last setup fit */
+        sh->t0_ns = lg_mpi_start(r->mpi, 1000000000LL);
+    } else {
+        int64_t margin = p->forked ? 30000000LL + 5000000LL * k : 5000000LL;
+        sh->t0_ns = rb_now_ns() + margin;
+    }
+    p->end_deadline_ns = lg_plan_end_deadline(p, sh->t0_ns);
     fflush(stdout);
     fflush(stderr);
-    if (p->forked) {
-        pid_t parent = getpid();
-        for (int w = 0; w < k; w++) {
-            pid_t pid = fork();
-            if (pid < 0) {
-                fprintf(stderr, "loadgen: fork: %s\n", strerror(errno));
-                sh->stop = 2;
-                lost[w] = 1;
-                exit_code = 1;
-                continue;
-            }
-            if (pid == 0) {
-                /* The coordinator decides when to stop; a worker must not
-                 * outlive it. */
-                signal(SIGINT, SIG_IGN);
-                signal(SIGTERM, SIG_IGN);
-                signal(SIGHUP, SIG_IGN);
-                prctl(PR_SET_PDEATHSIG, SIGKILL);
-                if (getppid() != parent) _exit(1);
-                int rc = lg_worker_run(p, w);
-                lg_sched_free(coord.stage_clock);
-                free(coord.stage_expected);
-                lg_knee_watch_free(coord.knee);
-                free(pids);
-                free(lost);
-                free(lost_sig);
-                free_plan(p);
-                /* the coordinator's to remove (a worker must not) */
-                free(out.part);
-                free(out.part_fd);
-                curl_global_cleanup();
-                exit(rc);
-            }
-            pids[w] = pid;
-        }
-        int alive = 0;
-        for (int w = 0; w < k; w++)
-            alive += pids[w] > 0;
-        int64_t kill_at = p->end_deadline_ns ? p->end_deadline_ns + 2000000000LL : 0;
-        while (alive > 0) {
-            coord_tick(&coord);
-            for (int w = 0; w < k; w++) {
-                if (pids[w] <= 0) continue;
-                int st;
-                pid_t r = waitpid(pids[w], &st, WNOHANG);
-                if (r != pids[w]) continue;
-                pids[w] = 0;
-                alive--;
-                if (WIFSIGNALED(st)) {
-                    lost[w] = 1;
-                    lost_sig[w] = WTERMSIG(st);
-                } else if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
-                    lost[w] = 1;
-                    if (lg_plan_slot(p, w)->error[0])
-                        fprintf(stderr, "loadgen: worker %d: %s\n", w, lg_plan_slot(p, w)->error);
-                }
-            }
-            if (kill_at && rb_now_ns() > kill_at) {
-                for (int w = 0; w < k; w++)
-                    if (pids[w] > 0) kill(pids[w], SIGKILL);
-                kill_at = 0;
-            }
-            struct timespec ts = {0, 20000000L};
-            nanosleep(&ts, NULL);
-        }
-    } else {
-        p->tick = coord_tick;
-        p->tick_ctx = &coord;
-        int rc = lg_worker_run(p, 0);
-        if (rc) {
-            lost[0] = 1;
-            if (lg_plan_slot(p, 0)->error[0])
-                fprintf(stderr, "loadgen: worker 0: %s\n", lg_plan_slot(p, 0)->error);
-        }
-    }
-    if (coord.progress) fputc('\n', stderr);
+    lg_fleet fleet = {.p = p,
+                      .tick = run_tick,
+                      .ctx = r,
+                      .child_exit = child_exit,
+                      .lost = r->lost,
+                      .lost_sig = r->lost_sig};
+    exit_code = lg_fleet_fork_run(&fleet);
+    if (coord->progress) fputc('\n', stderr);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
 
-    /* Merge: per stage across workers, and the total across stages. */
-    {
-        lg_stage_stats *total = lg_stats_new();
-        lg_stage_stats **stages = calloc((size_t)p->n_stages, sizeof *stages);
-        lg_stage_view *views = calloc((size_t)p->n_stages, sizeof *views);
-        lg_worker_bias *bias = calloc((size_t)k, sizeof *bias);
-        char lost_note[512] = "";
-        if (!total || !stages || !views || !bias) {
-            fprintf(stderr, "loadgen: out of memory merging results\n");
-            exit_code = 1;
-            free(total);
-            free(stages);
-            free(views);
-            free(bias);
-            goto cleanup;
-        }
-        int n_views = 0;
-        int stamps = 0;
-        for (int s = 0; s < p->n_stages; s++) {
-            stages[s] = lg_stats_new();
-            if (!stages[s]) continue;
-            for (int w = 0; w < k; w++)
-                if (!lost[w]) lg_stats_merge(stages[s], lg_plan_stats(p, w, s));
-            lg_stats_merge(total, stages[s]);
-            views[s] =
-                (lg_stage_view){.rate_per_s = p->n_trace ? NAN : o->stages[s].rate_per_s,
-                                .start_ns = p->closed && s > 0 ? stages[s]->first_intended_ns
-                                                               : stage_start_abs(&coord, s),
-                                .duration_ns = p->n_trace ? total_dur : o->stages[s].duration_ns,
-                                .stats = stages[s]};
-            if (stages[s]->dispatched) n_views = s + 1;
-        }
-        double max_rho = 0, worst_wq = NAN;
-        for (int w = 0; w < k; w++) {
-            worker_bias(p, w, &bias[w]);
-            if (lost[w]) {
-                bias[w].lost = 1;
-                bias[w].signal = lost_sig[w];
-                size_t n = strlen(lost_note);
-                if (lost_sig[w])
-                    snprintf(lost_note + n, sizeof lost_note - n,
-                             "%sworker %d killed by signal %d (%s)", n ? "; " : "", w, lost_sig[w],
-                             strsignal(lost_sig[w]));
-                else
-                    snprintf(lost_note + n, sizeof lost_note - n, "%sworker %d failed",
-                             n ? "; " : "", w);
-                exit_code = 1;
-                continue;
-            }
-            if (lg_plan_slot(p, w)->saw_stamps) stamps = 1;
-            if (bias[w].rho > max_rho) max_rho = bias[w].rho;
-            if (!isnan(bias[w].predicted_wq_us) &&
-                (isnan(worst_wq) || bias[w].predicted_wq_us > worst_wq))
-                worst_wq = bias[w].predicted_wq_us;
-        }
-        if (lost_note[0]) fprintf(stderr, "loadgen: %s; its results are left out\n", lost_note);
-        lg_report rep = {
-            .o = o,
-            .load_mode = load_mode(o),
-            .num_workers = o->num_workers,
-            .request_rate = p->n_trace ? NAN : (o->n_stages == 1 ? o->stages[0].rate_per_s : NAN),
-            .t0_ns = sh->t0_ns,
-            .total = total,
-            .total_duration_ns = bounded_by_time ? total_dur : 0,
-            .stages = views,
-            .n_stages = n_views,
-            .interrupted = sh->interrupted,
-            .saturated_stage = sh->saturated_stage,
-            .workers = bias,
-            .n_workers = k,
-            .stamps_seen = stamps,
-            .predicted_wq_us = worst_wq,
-            .max_rho = max_rho,
-            .host = host,
-            .lost_note = lost_note[0] ? lost_note : NULL,
-            .prompt_pool_size = p->ds.n,
-        };
-        if (p->closed) rep.request_rate = NAN;
-        lg_knee_verdict *sat = calloc((size_t)p->n_stages, sizeof *sat);
-        if (sat && coord.knee) {
-            lg_knee_watch_finish(coord.knee, (const lg_stage_stats *const *)stages, n_views,
-                                 sh->saturated_stage, sat, &rep.knee);
-            rep.sat = sat;
-        }
-        snprintf(rep.certificate_note, sizeof rep.certificate_note, "%s", cert_note);
-        /* The client's bias, stage by stage; the run's verdict is the worst
-         * stage's. */
-        lg_bias_stage *sb = calloc((size_t)(n_views > 0 ? n_views : 1), sizeof *sb);
-        const lg_stage_stats **blocks = calloc((size_t)k, sizeof *blocks);
-        lg_bias_stage *run_b = calloc(1, sizeof *run_b);
-        size_t n_samples = 0;
-        lg_dispatch_sample *samples = gather_samples(p, lost, &n_samples);
-        lg_bias_budget bud = {
-            .safe_rho = safe_rho,
-            .mean_us =
-                o->certificate[0] && isfinite(budget_us) ? budget_us : o->bias_budget_mean_us,
-            .p99_us = o->bias_budget_p99_us,
-            .transport_us = transport_us,
-        };
-        if (!sb || !blocks || !run_b) {
-            fprintf(stderr, "loadgen: out of memory judging the run\n");
-            exit_code = 1;
-        } else {
-            int worst = -1;
-            for (int s = 0; s < n_views; s++) {
-                for (int w = 0; w < k; w++)
-                    blocks[w] = lost[w] ? NULL : lg_plan_stats(p, w, s);
-                lg_bias_stage_figures(blocks, k, stages[s], p->closed, &sb[s]);
-                arrival_test(p, samples, n_samples, s, &sb[s].arrival);
-                lg_bias_judge(&sb[s], &bud);
-                /* The worst stage decides; among equals, the busiest loop
-                 * (an all-OK sweep names its hardest stage, not its first). */
-                if (worst < 0 || sb[s].verdict.level > sb[worst].verdict.level ||
-                    (sb[s].verdict.level == sb[worst].verdict.level &&
-                     sb[s].max_rho > sb[worst].max_rho))
-                    worst = s;
-            }
-            /* The whole run: the loop over the whole send window. */
-            lg_bias_stage_figures(blocks, 0, total, p->closed, run_b);
-            run_b->max_rho = max_rho;
-            run_b->predicted_wq_us = worst_wq;
-            for (int w = 0; w < k; w++) {
-                if (lost[w]) continue;
-                const lg_slot *sl = lg_plan_slot(p, w);
-                int64_t rd = 0, win = sl->window_end_ns - sl->window_start_ns;
-                for (int s = 0; s < p->n_stages; s++)
-                    rd += lg_plan_stats(p, w, s)->run_delay_ns;
-                double share = win > 0 ? (double)rd / (double)win : NAN;
-                if (isfinite(share) && !(share <= run_b->run_delay_share))
-                    run_b->run_delay_share = share;
-                if (sl->clock_spread_ns > rep.clock_spread_ns)
-                    rep.clock_spread_ns = sl->clock_spread_ns;
-                if (sl->clock_width_ns > rep.clock_width_ns)
-                    rep.clock_width_ns = sl->clock_width_ns;
-                rep.clock_steps += sl->clock_steps;
-                rep.rx_enable_failed += sl->rx_enable_failed;
-            }
-            arrival_test(p, samples, n_samples, -1, &run_b->arrival);
-            lg_bias_judge(run_b, &bud);
-            if (worst >= 0) {
-                run_b->verdict = sb[worst].verdict;
-                if (n_views > 1) {
-                    char *dst = run_b->verdict.reason;
-                    int n = sb[worst].verdict.level == MDL_VERDICT_OK
-                                ? snprintf(dst, sizeof run_b->verdict.reason,
-                                           "all %d stages; the busiest, stage %d: ", n_views, worst)
-                                : snprintf(dst, sizeof run_b->verdict.reason, "stage %d: ", worst);
-                    if (n > 0 && (size_t)n < sizeof run_b->verdict.reason)
-                        snprintf(dst + n, sizeof run_b->verdict.reason - (size_t)n, "%.*s",
-                                 (int)(sizeof run_b->verdict.reason - (size_t)n - 1),
-                                 sb[worst].verdict.reason);
-                }
-            }
-            rep.verdict_stage = n_views > 1 ? worst : -1;
-            rep.stage_bias = sb;
-            rep.run_bias = run_b;
-            rep.verdict = run_b->verdict;
-            rep.achieved_ratio = run_b->achieved_ratio;
-        }
-        if (!o->quiet) lg_report_summary(&rep, stdout);
-        fflush(stdout);
-        if (o->save_result) {
-            /* The records first: the report says how they fared. */
-            lg_record_count rc_ = {0};
-            if (o->save_detailed) {
-                commit_records(&out, p, lost, &rc_);
-                if (rc_.lost) {
-                    fprintf(stderr, "loadgen: %llu of %llu per-request records lost (%s); %s%s\n",
-                            (unsigned long long)rc_.lost,
-                            (unsigned long long)(rc_.lost + rc_.written),
-                            rb_file_strerror(rc_.err ? rc_.err : -EIO),
-                            rc_.path ? "the rest are in " : "no JSONL written",
-                            rc_.path ? rc_.path : "");
-                    exit_code = 1;
-                }
-                if (rc_.left_out)
-                    fprintf(stderr,
-                            "loadgen: %llu records of lost workers left out of the JSONL, as "
-                            "their requests are of the report\n",
-                            (unsigned long long)rc_.left_out);
-            }
-            cJSON *j = lg_report_json(&rep);
-            if (j && o->save_detailed) {
-                const char *base = rc_.path ? strrchr(rc_.path, '/') : NULL;
-                if (rc_.path)
-                    cJSON_AddStringToObject(j, "detailed_file", base ? base + 1 : rc_.path);
-                else
-                    cJSON_AddNullToObject(j, "detailed_file");
-                cJSON_AddNumberToObject(j, "detailed_records", (double)rc_.written);
-                cJSON_AddNumberToObject(j, "detailed_records_lost", (double)rc_.lost);
-                cJSON_AddNumberToObject(j, "detailed_records_left_out", (double)rc_.left_out);
-            }
-            char *txt = j ? cJSON_Print(j) : NULL;
-            int rc = txt ? rb_write_file_atomic(out.json, txt, strlen(txt)) : -ENOMEM;
-            if (rc) {
-                fprintf(stderr, "loadgen: cannot write %s: %s\n", out.json, rb_file_strerror(rc));
-                exit_code = 1;
-            } else {
-                fprintf(stderr, "loadgen: wrote %s\n", out.json);
-                if (lg_export_run(o, out.json, rc_.path)) exit_code = 1; /* --report-format */
-            }
-            free(txt);
-            cJSON_Delete(j);
-        }
-        if (sh->interrupted && exit_code == 0) exit_code = 128 + (int)g_last_signal;
-        free(sb);
-        free(blocks);
-        free(run_b);
-        free(samples);
-        for (int s = 0; s < p->n_stages; s++)
-            free(stages[s]);
-        free(stages);
-        free(views);
-        free(bias);
-        free(total);
-        free(sat);
+    if (r->mpi ? finish_mpi(r) : collect_and_report(r)) exit_code = 1;
+    if (sh->interrupted && exit_code == 0) exit_code = 128 + (int)g_last_signal;
+done:
+    outputs_free(out);
+    free(r->lost);
+    free(r->lost_sig);
+    coord_free(coord);
+    lg_plan_free(p);
+    if (r->mpi) {
+        lg_mpi_fleet_free(&r->mf);
+        lg_mpi_finish(r->mpi);
     }
-cleanup:
-    outputs_free(&out);
-    free(pids);
-    free(lost);
-    free(lost_sig);
-    lg_sched_free(coord.stage_clock);
-    free(coord.stage_expected);
-    lg_knee_watch_free(coord.knee);
-    free_plan(p);
+    free(r);
     return exit_code;
 }

@@ -23,7 +23,8 @@
 #include <uv.h>
 
 #include "lg_chunk.h"
-#include "lg_run.h"
+#include "lg_plan.h"
+#include "lg_worker.h"
 #include "lg_rxclock.h"
 #include "lg_sse.h"
 #include "rb_clock.h"
@@ -1384,8 +1385,8 @@ int lg_worker_run(const lg_plan *p, int id)
     if (rb_timer_init(&w->loop, &w->dispatch) != 0) goto out_handles;
     have_timer = 1;
     w->dispatch.data = w;
-    if (p->detailed_fd && p->detailed_fd[id] >= 0) {
-        if (rb_rec_init(&w->rec, p->detailed_fd[id], 1 << 20) != 0) {
+    if (lg_plan_detailed_fd(p, id) >= 0) {
+        if (rb_rec_init(&w->rec, lg_plan_detailed_fd(p, id), 1 << 20) != 0) {
             snprintf(w->slot->error, sizeof w->slot->error, "no memory for the record buffer");
             goto out_handles;
         }

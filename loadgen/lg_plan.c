@@ -1,0 +1,265 @@
+/* lg_plan: building the plan and the layout of the workers' region (see
+ * lg_plan.h and lg_slots.h). */
+
+#include "lg_plan.h"
+
+#include "lg_dryrun.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define ALIGN_UP(x) (((x) + LG_SLOTS_PAGE - 1) & ~(size_t)(LG_SLOTS_PAGE - 1))
+
+/* ---- the region ------------------------------------------------------- */
+
+size_t lg_slot_header_bytes(void)
+{
+    return ALIGN_UP(sizeof(lg_slot));
+}
+
+size_t lg_slot_bytes(int n_stages)
+{
+    return lg_slot_header_bytes() + (size_t)n_stages * lg_stats_block_bytes() +
+           ALIGN_UP(LG_SAMPLE_PER_WORKER * sizeof(lg_dispatch_sample));
+}
+
+size_t lg_slots_region_bytes(int k, int n_stages)
+{
+    return LG_SLOTS_PAGE + (size_t)k * lg_slot_bytes(n_stages);
+}
+
+lg_shared *lg_slots_shared(void *region)
+{
+    return (lg_shared *)region;
+}
+
+lg_slot *lg_slots_slot(void *region, int n_stages, int w)
+{
+    return (lg_slot *)((char *)region + LG_SLOTS_PAGE + (size_t)w * lg_slot_bytes(n_stages));
+}
+
+lg_stage_stats *lg_slots_stats(void *region, int n_stages, int w, int stage)
+{
+    return (lg_stage_stats *)((char *)lg_slots_slot(region, n_stages, w) + lg_slot_header_bytes() +
+                              (size_t)stage * lg_stats_block_bytes());
+}
+
+lg_dispatch_sample *lg_slots_sample(void *region, int n_stages, int w)
+{
+    return (lg_dispatch_sample *)((char *)lg_slots_slot(region, n_stages, w) +
+                                  lg_slot_header_bytes() +
+                                  (size_t)n_stages * lg_stats_block_bytes());
+}
+
+lg_shared *lg_plan_shared(const lg_plan *p)
+{
+    return lg_slots_shared(p->shm);
+}
+
+lg_slot *lg_plan_slot(const lg_plan *p, int w)
+{
+    return lg_slots_slot(p->shm, p->n_stages, w - p->slot_base);
+}
+
+lg_stage_stats *lg_plan_stats(const lg_plan *p, int w, int stage)
+{
+    return lg_slots_stats(p->shm, p->n_stages, w - p->slot_base, stage);
+}
+
+lg_dispatch_sample *lg_plan_sample(const lg_plan *p, int w)
+{
+    return lg_slots_sample(p->shm, p->n_stages, w - p->slot_base);
+}
+
+int lg_plan_detailed_fd(const lg_plan *p, int w)
+{
+    return p->detailed_fd ? p->detailed_fd[w - p->slot_base] : -1;
+}
+
+int lg_plan_worker_cap(const lg_plan *p, int w)
+{
+    int c = p->o->max_concurrency;
+    if (!c) return 0;
+    return c / p->k + (w < c % p->k ? 1 : 0);
+}
+
+int lg_plan_map(lg_plan *p, int slot_base, int n_slots)
+{
+    p->slot_base = slot_base;
+    p->n_slots = n_slots;
+    p->shm_bytes = lg_slots_region_bytes(n_slots, p->n_stages);
+    p->shm = mmap(NULL, p->shm_bytes, PROT_READ | PROT_WRITE,
+                  MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p->shm == MAP_FAILED) {
+        int e = errno;
+        p->shm = NULL;
+        return -e;
+    }
+    lg_plan_shared(p)->saturated_stage = -1;
+    for (int w = 0; w < n_slots; w++)
+        for (int s = 0; s < p->n_stages; s++)
+            lg_stats_init(lg_slots_stats(p->shm, p->n_stages, w, s), 1);
+    return 0;
+}
+
+/* ---- the loop's mode -------------------------------------------------- */
+
+int lg_closed_loop(const lg_opts *o)
+{
+    if (o->n_closed_stages) return 1; /* --closed-stage: closed stages in turn */
+    return o->max_concurrency && !o->rate_given && o->n_stages <= 1 && o->dataset != LG_DS_TRACE;
+}
+
+const char *lg_load_mode(const lg_opts *o)
+{
+    if (!o->max_concurrency) return "open";
+    return lg_closed_loop(o) ? "closed" : "open-capped";
+}
+
+/* ---- building the plan ------------------------------------------------ */
+
+static int build_pool(lg_plan *p, char *err, size_t errlen)
+{
+    const lg_opts *o = p->o;
+    int rc = -EINVAL;
+    size_t pool = o->prompt_pool_size > 0 ? (size_t)o->prompt_pool_size : 1; /* lg_cli_finish */
+    switch (o->dataset) {
+    case LG_DS_RANDOM: {
+        lg_random_spec rs = {.seed = o->seed,
+                             .n = pool,
+                             .input_len = o->random_input_len,
+                             .output_len = o->random_output_len,
+                             .range_ratio = o->random_range_ratio,
+                             .dist = o->random_len_dist};
+        if (o->random_range_ratio == 0.0) rs.dist = LG_LEN_FIXED;
+        rc = lg_dataset_random(&rs, &p->ds, err, errlen);
+        break;
+    }
+    case LG_DS_PREFIX: {
+        lg_prefix_spec ps = {.seed = o->seed,
+                             .groups = o->prefix_groups,
+                             .prompts_per_group = o->prefix_prompts_per_group,
+                             .system_prompt_len = o->prefix_system_len,
+                             .question_len = o->prefix_question_len,
+                             .output_len = o->random_output_len};
+        rc = lg_dataset_shared_prefix(&ps, &p->ds, err, errlen);
+        break;
+    }
+    case LG_DS_SHAREGPT:
+        rc = lg_dataset_load_sharegpt(o->dataset_path, pool, &p->ds, err, errlen);
+        break;
+    case LG_DS_TRACE:
+        rc = lg_trace_load(o->dataset_path, &p->trace, &p->n_trace, err, errlen);
+        if (rc == 0 && p->n_trace == 0) {
+            snprintf(err, errlen, "--dataset-path: the trace has no rows");
+            rc = -EINVAL;
+        }
+        return rc;
+    }
+    if (rc) return rc;
+    if (p->ds.n == 0) {
+        snprintf(err, errlen, "--dataset-path: the dataset has no usable prompts");
+        return -EINVAL;
+    }
+    p->bodies = calloc(p->ds.n, sizeof *p->bodies);
+    p->body_len = calloc(p->ds.n, sizeof *p->body_len);
+    if (!p->bodies || !p->body_len) return -ENOMEM;
+    for (size_t i = 0; i < p->ds.n; i++) {
+        rc = lg_body_render(o, p->ds.items[i].text, p->ds.items[i].output_tokens, &p->bodies[i],
+                            &p->body_len[i]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int lg_plan_build(lg_plan *p, const lg_opts *o, int k, int forked, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    p->o = o;
+    p->k = k;
+    p->forked = forked;
+    p->closed = lg_closed_loop(o);
+    p->capped = o->max_concurrency && !p->closed;
+    p->lag_bound_ns = (int64_t)(o->saturation_lag_ms * 1e6);
+    p->stamps = o->sim_stamps != LG_STAMPS_OFF;
+    {
+        size_t bl = strlen(o->base_url);
+        while (bl > 0 && o->base_url[bl - 1] == '/')
+            bl--;
+        snprintf(p->url, sizeof p->url, "%.*s%s", (int)bl, o->base_url, o->endpoint);
+    }
+    int rc = build_pool(p, err, errlen);
+    if (rc) return rc;
+    p->spec =
+        (lg_sched_spec){.seed = o->seed,
+                        .burstiness = o->burstiness,
+                        .stages = o->stages,
+                        .n_stages = (size_t)o->n_stages,
+                        .pause_ns = o->stage_pause_ns,
+                        .trace = p->trace,
+                        .n_trace = p->n_trace,
+                        .trace_speedup = o->trace_speedup,
+                        .max_requests = p->n_trace && o->num_prompts_given ? o->num_prompts : 0};
+    p->n_stages = p->n_trace ? 1 : (o->n_stages > 0 ? o->n_stages : 1);
+    /* Total scheduled length, for the hard deadline and the send window. */
+    p->bounded_by_time = !p->n_trace;
+    for (int i = 0; i < o->n_stages && !p->n_trace; i++) {
+        if (o->stages[i].duration_ns == 0) p->bounded_by_time = 0;
+        p->total_dur_ns += o->stages[i].duration_ns + (i ? o->stage_pause_ns : 0);
+    }
+    if (p->n_trace) {
+        p->total_dur_ns = (int64_t)((double)p->trace[p->n_trace - 1].t_ns / o->trace_speedup);
+        p->bounded_by_time = 1;
+    }
+    return 0;
+}
+
+void lg_plan_free(lg_plan *p)
+{
+    if (p->bodies)
+        for (size_t i = 0; i < p->ds.n; i++)
+            free(p->bodies[i]);
+    free(p->bodies);
+    free(p->body_len);
+    lg_dataset_free(&p->ds);
+    free(p->trace);
+    if (p->shm) munmap(p->shm, p->shm_bytes);
+    p->bodies = NULL;
+    p->body_len = NULL;
+    p->trace = NULL;
+    p->shm = NULL;
+}
+
+int64_t lg_plan_end_deadline(const lg_plan *p, int64_t t0_ns)
+{
+    const lg_opts *o = p->o;
+    if (p->bounded_by_time)
+        return t0_ns + p->total_dur_ns + o->drain_timeout_ns + o->request_timeout_ns;
+    /* Bounded by count: every request ends within --request-timeout, and at
+     * most C run at once, so N requests end within the last intended start
+     * plus ceil(N / C) timeouts; past that (a worker stuck in the kernel,
+     * say) the same deadline and watchdog as a timed run apply. */
+    int64_t n = p->spec.max_requests, last_ns = 0, c = 0;
+    for (size_t i = 0; i < p->spec.n_stages && n <= 0; i++)
+        n += p->spec.stages[i].max_requests;
+    for (int w = 0; w < p->k; w++) {
+        int cw = lg_plan_worker_cap(p, w);
+        c += cw > 0 && cw <= o->max_conn_per_worker ? cw : o->max_conn_per_worker;
+    }
+    if (!p->closed) {
+        char err[256];
+        lg_sched *it = lg_sched_new(&p->spec, err, sizeof err);
+        lg_arrival a;
+        while (it && lg_sched_next(it, &a))
+            last_ns = a.t_ns;
+        lg_sched_free(it);
+    }
+    /* In turn: each worker's share, its slots of each stage (lg_dryrun). */
+    if (o->n_closed_stages) return t0_ns + lg_closed_stages_bound_ns(o, p->k);
+    if (n > 0 && c > 0)
+        return t0_ns + last_ns + ((n + c - 1) / c) * o->request_timeout_ns + o->drain_timeout_ns;
+    return 0;
+}

@@ -1,0 +1,85 @@
+/* lg_plan: everything a worker needs, built once before the workers start
+ * and read-only after: the schedule spec, the prompt pool with its
+ * pre-rendered bodies, the URL, the loop's mode and deadlines, and where
+ * the worker's slots are (lg_slots.h). Every back-end of the fleet
+ * (lg_fleet.h) runs workers on a plan. */
+#ifndef LG_PLAN_H
+#define LG_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lg_cli.h"
+#include "lg_dataset.h"
+#include "lg_sched.h"
+#include "lg_slots.h"
+#include "lg_stats.h"
+
+typedef struct lg_plan {
+    const lg_opts *o;
+    int k;      /* workers of the whole run (>= 1): worker w takes arrivals w, w+k, ... */
+    int forked; /* 0: the single worker runs in the coordinator */
+    lg_sched_spec spec;
+    int closed;    /* closed loop (lg_closed_loop): intended = dispatch */
+    int capped;    /* open loop with a concurrency cap */
+    int n_stages;  /* stats blocks per worker */
+    lg_dataset ds; /* the prompt pool (empty for a trace) */
+    char **bodies; /* pre-rendered request body per pool entry */
+    size_t *body_len;
+    lg_trace_row *trace;
+    size_t n_trace;
+    char url[1200];
+    int stamps; /* send X-Sim-Stamp: 1 */
+    int64_t lag_bound_ns;
+    int64_t total_dur_ns;    /* the scheduled length (stages and pauses, or the trace's) */
+    int bounded_by_time;     /* every stage has a duration (or a trace) */
+    int64_t end_deadline_ns; /* absolute: cancel whatever is left (0: none) */
+    /* per worker: its JSONL part, opened by the coordinator before the
+     * workers start (NULL or -1: no records); indexed from slot_base */
+    const int *detailed_fd;
+    /* the region of lg_slots.h: this process holds the slots of workers
+     * slot_base .. slot_base + n_slots - 1 */
+    void *shm;
+    size_t shm_bytes;
+    int slot_base, n_slots;
+    /* in-process mode: the coordinator's watch, called from the worker's
+     * housekeeping timer */
+    void (*tick)(void *ctx);
+    void *tick_ctx;
+} lg_plan;
+
+/* Closed loop: a concurrency cap with no rate, one stage, no trace; each
+ * worker's C slots send again as soon as a request ends, so intended =
+ * dispatch and there is no arrival process. The one definition. */
+int lg_closed_loop(const lg_opts *o);
+/* The report's load mode: "open", "open-capped" or "closed". */
+const char *lg_load_mode(const lg_opts *o);
+
+/* Builds the plan for k workers (pool, bodies, spec, URL, mode, length).
+ * Returns 0, or -errno with a message in err; free with lg_plan_free either way. */
+int lg_plan_build(lg_plan *p, const lg_opts *o, int k, int forked, char *err, size_t errlen);
+/* Maps a zeroed shared region for n_slots slots from slot_base and
+ * initialises their stats blocks. Returns 0 or -errno. */
+int lg_plan_map(lg_plan *p, int slot_base, int n_slots);
+void lg_plan_free(lg_plan *p);
+
+/* The hard deadline of a run starting at t0: the scheduled length (or, for
+ * a run bounded by count, ceil(N / C) request timeouts after the last
+ * intended start) plus the drain and request timeouts. 0: none. */
+int64_t lg_plan_end_deadline(const lg_plan *p, int64_t t0_ns);
+
+lg_shared *lg_plan_shared(const lg_plan *p);
+lg_slot *lg_plan_slot(const lg_plan *p, int w);
+lg_stage_stats *lg_plan_stats(const lg_plan *p, int w, int stage);
+lg_dispatch_sample *lg_plan_sample(const lg_plan *p, int w);
+/* Worker w's JSONL part (-1: none). */
+int lg_plan_detailed_fd(const lg_plan *p, int w);
+
+/* The concurrency slots of worker w (C split over k). */
+int lg_plan_worker_cap(const lg_plan *p, int w);
+
+/* Renders one request body for a prompt (malloc'd into *out). */
+int lg_body_render(const lg_opts *o, const char *prompt, int32_t max_tokens, char **out,
+                   size_t *len);
+
+#endif
