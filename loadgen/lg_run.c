@@ -252,6 +252,39 @@ static int check_outputs(const lg_opts *o, const char *name, const lg_outputs *o
 }
 
 /* Takes the result's lock and creates the workers' parts. Returns 0 or 2. */
+/* Part files of this result name that a killed run left behind (its
+ * coordinator died before it could merge them): with the name's lock held,
+ * no live run writes them, so the ones of dead pids are removed, and said. */
+static void remove_stale_parts(const char *dir, const char *name)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    size_t nl = strlen(name);
+    int removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *f = e->d_name, *rest;
+        char *end;
+        if (f[0] != '.' || strncmp(f + 1, name, nl) != 0 || strncmp(f + 1 + nl, ".w", 2) != 0)
+            continue;
+        rest = f + 3 + nl;
+        strtol(rest, &end, 10); /* the worker */
+        if (end == rest || *end != '.') continue;
+        rest = end + 1;
+        long pid = strtol(rest, &end, 10);
+        if (end == rest || strcmp(end, ".part") != 0 || pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive, or not ours to tell */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, f);
+        if (unlink(path) == 0) removed++;
+    }
+    closedir(d);
+    if (removed)
+        fprintf(stderr,
+                "loadgen: note: removed %d per-request part file%s of '%s' left by a run that was "
+                "killed before it merged them\n",
+                removed, removed == 1 ? "" : "s", name);
+}
+
 static int open_outputs(const lg_opts *o, int k, const char *dir, const char *name, lg_outputs *out)
 {
     long holder = 0;
@@ -267,6 +300,7 @@ static int open_outputs(const lg_opts *o, int k, const char *dir, const char *na
                     rb_file_strerror(out->lock_fd));
         return 2;
     }
+    remove_stale_parts(dir, name);
     if (!o->save_detailed) return 0;
     out->k = k;
     out->part = calloc((size_t)k, sizeof *out->part);

@@ -3,8 +3,8 @@
 # clean up, so the kernel must. The workers die with it (PR_SET_PDEATHSIG),
 # checked by their own pids; nothing of the run keeps sending to the server;
 # and the next run on the same result path is not blocked by what the dead
-# run left behind (its lock file, its workers' part files), and writes a
-# whole report. (SIGINT/SIGTERM of the coordinator, the partial report
+# run left behind (its lock file; its workers' part files, which it removes
+# and names), and writes a whole report. (SIGINT/SIGTERM of the coordinator, the partial report
 # marked interrupted, are lifecycle.sh's.)
 source "$(dirname "$0")/lib.sh"
 
@@ -122,7 +122,13 @@ d=$(jnum "$out" .dispatched)
 [ ! -e "$dir/k.json.lock" ] || fail "the next run left k.json.lock"
 mine=$(find "$dir" -name '.k.json.w*.part' -newer "$WORK/after.ls" | wc -l)
 [ "$mine" -eq 0 ] || fail "the next run left $mine part files"
+# The killed run's part files: removed by the next run, which says so.
+before=$(grep -c '^\.k\.json\.w[0-9]*\.[0-9]*\.part$' "$WORK/after.ls" || true)
+[ "$before" -eq 2 ] || fail "the killed run left $before part files, expected its 2 workers' ($left_files)"
 stale=$(find "$dir" -name '.k.json.w*.part' | wc -l)
-fig "next_run dispatched=$d stale_parts_after=$stale"
-pass "the next run on the same path: exit 0, $d requests, whole report and JSONL ($stale part files of the killed run still in the folder)"
+[ "$stale" -eq 0 ] || fail "$stale part files of the killed run are still in the folder after the next run"
+grep -qF "loadgen: note: removed 2 per-request part files of 'k.json' left by a run that was killed before it merged them" "$WORK/next.err" ||
+  { cat "$WORK/next.err" >&2; fail "the next run did not say it removed the killed run's part files"; }
+fig "next_run dispatched=$d stale_parts_before=$before stale_parts_after=$stale"
+pass "the next run on the same path: exit 0, $d requests, whole report and JSONL; it removed the killed run's $before part files and said so"
 stop_sim sim
