@@ -387,6 +387,18 @@ cJSON *lg_report_json(const lg_report *r)
     cJSON_AddStringToObject(h, "kernel", r->host.kernel);
     cJSON_AddStringToObject(h, "hostname", r->host.hostname);
     if (r->certificate_note[0]) cJSON_AddStringToObject(j, "certificate", r->certificate_note);
+    if (r->cert.checked) {
+        cJSON *c = cJSON_AddObjectToObject(j, "certificate_check");
+        cJSON_AddBoolToObject(c, "ok", r->cert.ok);
+        cJSON_AddBoolToObject(c, "forced", r->cert.forced);
+        num(c, "workers", r->cert.workers);
+        num(c, "certified_workers", r->cert.certified_workers);
+        num(c, "planned_rate", r->cert.planned_rate);
+        num(c, "output_tokens", r->cert.output_tokens);
+        num(c, "predicted_rho", r->cert.predicted_rho);
+        num(c, "safe_rho", r->cert.safe_rho);
+        num(c, "certified_max_rate", r->cert.certified_max_rate);
+    }
     if (r->lost_note) cJSON_AddStringToObject(j, "lost_workers", r->lost_note);
     cJSON_AddStringToObject(j, "loadgen_version", RHOBENCH_VERSION);
     lg_vllm_report_metadata(j, o);

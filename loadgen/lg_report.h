@@ -33,6 +33,16 @@ typedef struct lg_stage_view {
     const lg_stage_stats *stats;
 } lg_stage_view;
 
+/* What --certificate's check compared, for the report's certificate_check. */
+typedef struct lg_cert_summary {
+    int checked, ok, forced, workers, certified_workers;
+    double planned_rate;       /* requests/s, the highest stage's (NAN: closed loop, trace) */
+    double output_tokens;      /* per request (NAN: not known) */
+    double predicted_rho;      /* per worker (NAN: compared by rate, version 1) */
+    double safe_rho;           /* the entry's (NAN: none) */
+    double certified_max_rate; /* this plan's rate at safe_rho (NAN: not known) */
+} lg_cert_summary;
+
 typedef struct lg_report {
     const lg_opts *o;
     const char *load_mode; /* "open", "closed", "open-capped" */
@@ -58,6 +68,7 @@ typedef struct lg_report {
     uint64_t clock_steps, rx_enable_failed;
     rb_host host;
     char certificate_note[512];
+    lg_cert_summary cert;       /* what --certificate's check compared (checked 0: none) */
     const char *lost_note;      /* "worker 1 killed by signal 9; ..." or NULL */
     size_t prompt_pool_size;    /* distinct prompts (0: a trace, no pool) */
     const lg_knee_verdict *sat; /* per stage (NULL: not judged, closed loop or trace) */

@@ -416,7 +416,8 @@ static void commit_records(lg_outputs *out, int k, const lg_slot *const *slots, 
 /* ---- the run ---------------------------------------------------------- */
 
 static int check_certificate(const lg_opts *o, const rb_host *host, int k, char *note, size_t cap,
-                             double *safe_rho, double *budget_us, double *transport_us)
+                             double *safe_rho, double *budget_us, double *transport_us,
+                             lg_cert_summary *sum)
 {
     char *txt = NULL;
     size_t len = 0;
@@ -449,6 +450,22 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
         *transport_us = d.entry->transport_us;
         if (!isnan(cert.budget_us)) *budget_us = cert.budget_us;
     }
+    *sum = (lg_cert_summary){.checked = 1,
+                             .ok = d.ok,
+                             .forced = !d.ok && o->force,
+                             .workers = k,
+                             .certified_workers = d.entry ? d.entry->workers : 0,
+                             .planned_rate = rate,
+                             .output_tokens = tokens,
+                             .predicted_rho = d.predicted_rho,
+                             .safe_rho = d.entry ? d.entry->safe_rho : NAN,
+                             .certified_max_rate = NAN};
+    if (isfinite(rate) && d.predicted_rho > 0 && isfinite(sum->safe_rho))
+        sum->certified_max_rate =
+            rate * sum->safe_rho / d.predicted_rho; /* rho is linear in rate */
+    else if (cert.version < 2 && d.entry && isfinite(rate) &&
+             isfinite(d.entry->safe_rate_per_worker))
+        sum->certified_max_rate = d.entry->safe_rate_per_worker * k; /* compared by rate */
     size_t used = (size_t)snprintf(note, cap, "%s", d.message);
     if (d.warning[0] && used < cap) snprintf(note + used, cap - used, "; %.400s", d.warning);
     lg_cert_free(&cert);
@@ -472,6 +489,7 @@ typedef struct lg_runstate {
     lg_outputs out;
     rb_host host;
     char cert_note[512];
+    lg_cert_summary cert_sum;
     double safe_rho, budget_us, transport_us;
     int *lost, *lost_sig; /* per worker */
     int num_workers;      /* the report's */
@@ -626,6 +644,7 @@ static int report_run(lg_runstate *r, int k, const lg_slot *const *slots,
         rep.sat = sat;
     }
     snprintf(rep.certificate_note, sizeof rep.certificate_note, "%s", r->cert_note);
+    rep.cert = r->cert_sum;
     /* The client's bias, stage by stage; the run's verdict is the worst
      * stage's. */
     lg_bias_stage *sb = calloc((size_t)(n_views > 0 ? n_views : 1), sizeof *sb);
@@ -971,9 +990,9 @@ int lg_run(lg_opts *o)
     r->transport_us = NAN;
     /* Under --mpi each host checks its own ranks against its own certificate. */
     if (o->certificate[0])
-        exit_code =
-            check_certificate(o, &r->host, r->mpi ? lg_mpi_ranks_here(r->mpi) : k, r->cert_note,
-                              sizeof r->cert_note, &r->safe_rho, &r->budget_us, &r->transport_us);
+        exit_code = check_certificate(o, &r->host, r->mpi ? lg_mpi_ranks_here(r->mpi) : k,
+                                      r->cert_note, sizeof r->cert_note, &r->safe_rho,
+                                      &r->budget_us, &r->transport_us, &r->cert_sum);
     if ((exit_code = agree(r, exit_code))) goto done;
     if (r->mpi) lg_mpi_set_certificate(r->mpi, r->cert_note);
     char result_name[600] = "", result_path[2048] = "";

@@ -40,6 +40,12 @@ def fmt: if . == null then "n/a" elif . >= 100 then round | tostring else r1 | t
        else null end
      | if . == null then null else . + {safe_rho: ($e.safe_rho | num), certified_workers: $e.workers,
                                         source: "certificate file"} end
+   elif ($r.certificate_check.certified_max_rate | finite) then
+     $r.certificate_check as $cc
+     | {max_rate: $cc.certified_max_rate, exact: true, safe_rho: ($cc.safe_rho | num),
+        certified_workers: $cc.certified_workers,
+        basis: "this run's plan at the certified safe rho (the report's certificate_check)",
+        source: "report"}
    elif $note != null then
      ([$note | capture("planned (?<rate>[0-9.]+) requests/s over (?<k>[0-9]+) workers \\([0-9.]+ tokens each\\) is predicted at rho (?<pred>[0-9.]+) per worker.*certified safe rho (?<safe>[0-9.]+) for (?<kc>[0-9]+) workers")][0]) as $m2
      | ([$note | capture("certified (?<per>[0-9.]+) requests/s per worker for (?<kc>[0-9]+) workers")][0]) as $m1

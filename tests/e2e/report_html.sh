@@ -57,11 +57,21 @@ ext=$(grep -oiE '<(script|iframe|link|object|embed)|(src|href)="[^#"][^"]*"|url\
   grep -vE '^http://www\.w3\.org/(2000/svg|1999/xlink)$' | sort -u | head -n 5 || true)
 [ -z "$ext" ] || fail "report.html refers outside itself: $ext"
 
-# Without --certificate: the range from the report's note (rounded figures).
+# Without --certificate: the range from the report's certificate_check
+# (loadgen's own prediction, exact), and from a report without that key
+# (an older loadgen's) from its note's rounded figures.
+jq -e '.certificate_check.ok == true and .certificate_check.workers == .num_workers
+       and (.certificate_check.predicted_rho < .certificate_check.safe_rho)' "$s" >/dev/null ||
+  fail "the report's certificate_check: $(jq -c .certificate_check "$s")"
 bash "$PLOT" "$s" "$WORK/sweep/plots2" >"$WORK/plot2.out" 2>&1 || fail "plot_run without --certificate: $(cat "$WORK/plot2.out")"
+jq -e --argjson want "$CERT_MAX_RATE" '.cert_range.exact == true and .cert_range.source == "report"
+     and (.cert_range.max_rate / $want - 1 | fabs) < 0.01' "$WORK/sweep/plots2/plot_facts.json" >/dev/null ||
+  fail "range from the report's certificate_check: $(jq -c .cert_range "$WORK/sweep/plots2/plot_facts.json"), want $CERT_MAX_RATE"
+jq 'del(.certificate_check)' "$s" >"$WORK/sweep/old.json"
+bash "$PLOT" "$WORK/sweep/old.json" "$WORK/sweep/plots3" >"$WORK/plot3.out" 2>&1 || fail "plot_run on a report without certificate_check: $(cat "$WORK/plot3.out")"
 jq -e --argjson want "$CERT_MAX_RATE" '.cert_range.exact == false and (.cert_range.max_rate / $want - 1 | fabs) < 0.05
-     and (.cert_range.label | test("about"))' "$WORK/sweep/plots2/plot_facts.json" >/dev/null ||
-  fail "range from the note: $(jq -c .cert_range "$WORK/sweep/plots2/plot_facts.json"), want about $CERT_MAX_RATE"
+     and (.cert_range.label | test("about"))' "$WORK/sweep/plots3/plot_facts.json" >/dev/null ||
+  fail "range from the note: $(jq -c .cert_range "$WORK/sweep/plots3/plot_facts.json"), want about $CERT_MAX_RATE"
 
 # One stage, no stream, no knee, no certificate.
 o="$WORK/one/r.json"
