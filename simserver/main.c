@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rb_proc.h"
 #include "sim_opts.h"
 #include "sim_server.h"
 
@@ -73,6 +74,41 @@ static void on_parent_signal(int sig)
     got_signal = sig;
 }
 
+/* A worker's body: listen on the shared port, say so, serve until SIGTERM. */
+typedef struct worker_ctx {
+    const sim_config *cfg;
+    int parent_fd, ready_r, ready_w, port;
+    sim_metrics *slots;
+} worker_ctx;
+
+static int worker_main(void *ctx, int i)
+{
+    worker_ctx *c = ctx;
+    close(c->parent_fd);
+    close(c->ready_r);
+    int p2;
+    int fd = bind_socket(c->cfg->host, c->port, &p2);
+    if (fd < 0 || listen(fd, 4096) != 0) {
+        fprintf(stderr, "simserver: worker %d: cannot listen on %s:%d: %s\n", i, c->cfg->host,
+                c->port, strerror(fd < 0 ? -fd : errno));
+        return 1;
+    }
+    char b = 1;
+    if (write(c->ready_w, &b, 1) != 1) return 1;
+    close(c->ready_w);
+    return sim_server_run(c->cfg, fd, i, c->slots, c->cfg->workers);
+}
+
+static void worker_ended(void *ctx, int i, int st)
+{
+    (void)i;
+    int *failed = ctx;
+    if (!rb_proc_status_ok(st)) {
+        if (!*failed) fprintf(stderr, "simserver: a worker ended abnormally (status %d)\n", st);
+        *failed = 1;
+    }
+}
+
 static int run_workers(const sim_config *cfg, int parent_fd, int port, sim_metrics *slots)
 {
     int ready[2];
@@ -80,31 +116,28 @@ static int run_workers(const sim_config *cfg, int parent_fd, int port, sim_metri
         perror("simserver: pipe");
         return 1;
     }
-    pid_t *pids = calloc((size_t)cfg->workers, sizeof *pids);
+    rb_procs ps;
+    if (rb_procs_init(&ps, cfg->workers)) {
+        fprintf(stderr, "simserver: out of memory\n");
+        return 1;
+    }
+    /* The workers keep their own SIGTERM handler (each drains its streams)
+     * and die with this process (rb_proc.h says why the two programs
+     * differ). */
+    worker_ctx wc = {.cfg = cfg,
+                     .parent_fd = parent_fd,
+                     .ready_r = ready[0],
+                     .ready_w = ready[1],
+                     .port = port,
+                     .slots = slots};
     int started = 0;
     for (int i = 0; i < cfg->workers; i++) {
-        pid_t pid = fork();
-        if (pid < 0) {
-            perror("simserver: fork");
+        int rc = rb_procs_spawn(&ps, i, 0, worker_main, &wc);
+        if (rc < 0) {
+            fprintf(stderr, "simserver: fork: %s\n", strerror(-rc));
             break;
         }
-        if (pid == 0) {
-            close(parent_fd);
-            close(ready[0]);
-            int p2;
-            int fd = bind_socket(cfg->host, port, &p2);
-            if (fd < 0 || listen(fd, 4096) != 0) {
-                fprintf(stderr, "simserver: worker %d: cannot listen on %s:%d: %s\n", i, cfg->host,
-                        port, strerror(fd < 0 ? -fd : errno));
-                _exit(1);
-            }
-            char b = 1;
-            if (write(ready[1], &b, 1) != 1) _exit(1);
-            close(ready[1]);
-            exit(sim_server_run(cfg, fd, i, slots,
-                                cfg->workers)); /* exit, not _exit: LSan runs at exit */
-        }
-        pids[started++] = pid;
+        started++;
     }
     close(ready[1]);
     int n_ready = 0;
@@ -131,31 +164,17 @@ static int run_workers(const sim_config *cfg, int parent_fd, int port, sim_metri
         print_listening(cfg, port);
     else {
         fprintf(stderr, "simserver: only %d of %d workers started\n", n_ready, cfg->workers);
-        for (int i = 0; i < started; i++)
-            kill(pids[i], SIGTERM);
+        rb_procs_signal(&ps, SIGTERM);
     }
-    int forwarded = 0, alive = started;
-    while (alive > 0) {
+    int forwarded = 0;
+    while (ps.alive > 0) {
         if (got_signal && !forwarded) {
             forwarded = 1;
-            for (int i = 0; i < started; i++)
-                if (pids[i] > 0) kill(pids[i], SIGTERM);
+            rb_procs_signal(&ps, SIGTERM);
         }
-        int st;
-        pid_t pid = waitpid(-1, &st, 0);
-        if (pid < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        for (int i = 0; i < started; i++)
-            if (pids[i] == pid) pids[i] = 0;
-        alive--;
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            if (!failed) fprintf(stderr, "simserver: a worker ended abnormally (status %d)\n", st);
-            failed = 1;
-        }
+        rb_procs_reap(&ps, 1, worker_ended, &failed); /* a signal ends the wait */
     }
-    free(pids);
+    rb_procs_free(&ps);
     return failed ? 1 : 0;
 }
 
