@@ -53,6 +53,11 @@ cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f, const lg_plan *p)
     return NULL;
 }
 void lg_mpi_watch(lg_mpi *m, int64_t now_ns) {}
+int lg_mpi_progress(lg_mpi *m, const uint64_t *mine, int n, const unsigned char *is_max,
+                    uint64_t *out, int64_t now_ns)
+{
+    return 0;
+}
 int lg_mpi_survivors(lg_mpi *m, int64_t deadline_ns)
 {
     return 0;
@@ -115,6 +120,12 @@ struct lg_mpi {
     int converted;      /* this rank's times are in rank 0's clock */
     char cert[512];     /* this rank's certificate note */
     char (*certs)[512]; /* rank 0: every survivor's */
+    /* live progress (lg_mpi_progress) */
+    MPI_Request prog_req; /* this rank's send in flight (MPI_REQUEST_NULL: none) */
+    uint64_t *prog_buf;   /* its counters, while it is in flight */
+    uint64_t *prog_all;   /* rank 0: every rank's latest, prog_n each */
+    int prog_n;
+    int64_t last_prog_ns;
 };
 
 int lg_mpi_available(void)
@@ -158,6 +169,7 @@ lg_mpi *lg_mpi_init(void)
                MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
     m->live = MPI_COMM_WORLD;
     m->n_live = m->size;
+    m->prog_req = MPI_REQUEST_NULL;
     m->alive = calloc((size_t)m->size, sizeof *m->alive);
     m->live_rank = calloc((size_t)m->size, sizeof *m->live_rank);
     if (m->rank == 0) {
@@ -326,6 +338,69 @@ void lg_mpi_watch(lg_mpi *m, int64_t now_ns)
 
 #define TAG_DONE 11
 #define TAG_ALIVE 12
+#define TAG_PROGRESS 14
+
+/* Rank 0: takes every progress message that has arrived. */
+static void progress_drain(lg_mpi *m)
+{
+    for (;;) {
+        int flag = 0, count = 0;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, TAG_PROGRESS, MPI_COMM_WORLD, &flag, &st);
+        if (!flag) return;
+        MPI_Get_count(&st, MPI_UINT64_T, &count);
+        int r = st.MPI_SOURCE;
+        if (m->prog_all && count == m->prog_n && r > 0 && r < m->size)
+            MPI_Recv(m->prog_all + (size_t)r * (size_t)m->prog_n, m->prog_n, MPI_UINT64_T, r,
+                     TAG_PROGRESS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        else /* a size this rank did not expect: taken and dropped */
+            MPI_Recv(NULL, 0, MPI_BYTE, r, TAG_PROGRESS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+}
+
+int lg_mpi_progress(lg_mpi *m, const uint64_t *mine, int n, const unsigned char *is_max,
+                    uint64_t *out, int64_t now_ns)
+{
+    if (!m || n <= 0 || m->size < 2 || m->broken) {
+        if (m && m->rank == 0 && n > 0) memcpy(out, mine, (size_t)n * sizeof *out);
+        return m && m->rank == 0;
+    }
+    /* Rank 0 takes what arrived at every call and shows it four times a
+     * second; the others send once a second. */
+    if (now_ns - m->last_prog_ns < (m->rank == 0 ? 250000000LL : 1000000000LL)) {
+        if (m->rank == 0 && m->prog_all) progress_drain(m);
+        return 0;
+    }
+    if (!m->prog_n) {
+        m->prog_n = n;
+        m->prog_buf = calloc((size_t)n, sizeof *m->prog_buf);
+        if (m->rank == 0) m->prog_all = calloc((size_t)n * (size_t)m->size, sizeof *m->prog_all);
+        if (!m->prog_buf || (m->rank == 0 && !m->prog_all)) return 0;
+    }
+    if (n != m->prog_n) return 0;
+    m->last_prog_ns = now_ns;
+    if (m->rank != 0) {
+        if (m->prog_req != MPI_REQUEST_NULL) {
+            int done = 0;
+            MPI_Test(&m->prog_req, &done, MPI_STATUS_IGNORE);
+            if (!done) return 0; /* the last one is still on its way: skip this one */
+        }
+        memcpy(m->prog_buf, mine, (size_t)n * sizeof *mine);
+        MPI_Isend(m->prog_buf, n, MPI_UINT64_T, 0, TAG_PROGRESS, MPI_COMM_WORLD, &m->prog_req);
+        return 0;
+    }
+    progress_drain(m);
+    memcpy(m->prog_all, mine, (size_t)n * sizeof *mine);
+    for (int i = 0; i < n; i++) {
+        uint64_t v = 0;
+        for (int r = 0; r < m->size; r++) {
+            uint64_t x = m->prog_all[(size_t)r * (size_t)n + (size_t)i];
+            v = is_max && is_max[i] ? (x > v ? x : v) : v + x;
+        }
+        out[i] = v;
+    }
+    return 1;
+}
 
 int lg_mpi_survivors(lg_mpi *m, int64_t deadline_ns)
 {
@@ -338,6 +413,10 @@ int lg_mpi_survivors(lg_mpi *m, int64_t deadline_ns)
         /* rank 0 answers by its own deadline; past ours (later, and in this
          * rank's clock) it is taken as lost, and so is the run's report */
         int64_t mine = deadline_ns ? deadline_ns + m->applied_ns + 10000000000LL : 0;
+        /* The last progress message goes before "done" (same peer and
+         * communicator: rank 0 has it by the time it has "done"). */
+        if (m->prog_req != MPI_REQUEST_NULL && wait_until(&m->prog_req, mine))
+            MPI_Request_free(&m->prog_req);
         if (wait_until(&req[1], mine)) {
             fprintf(stderr, "loadgen: rank %d: no word from rank 0: no report\n", m->rank);
             m->broken = 1;
@@ -375,6 +454,7 @@ int lg_mpi_survivors(lg_mpi *m, int64_t deadline_ns)
         for (int r = 0; r < n; r++)
             m->alive[r] = done[r];
         free(done);
+        progress_drain(m); /* none is left unmatched at the end */
         for (int r = 1; r < n; r++)
             if (m->alive[r]) MPI_Send(m->alive, n, MPI_INT, r, TAG_ALIVE, MPI_COMM_WORLD);
     }
@@ -653,6 +733,8 @@ void lg_mpi_finish(lg_mpi *m)
         free(m->same_host);
         free(m->died_ns);
         free(m->certs);
+        free(m->prog_buf);
+        free(m->prog_all);
         if (m->live != MPI_COMM_WORLD && !m->broken) MPI_Comm_free(&m->live);
         free(m);
     }

@@ -49,6 +49,20 @@ int64_t lg_mpi_start(lg_mpi *m, int64_t lead_ns);
 /* Rank 0, from the coordinator's watch during the run (no MPI: a signal 0
  * to each rank on its host, every 100 ms): notes when a rank is gone. */
 void lg_mpi_watch(lg_mpi *m, int64_t now_ns);
+/* Live progress with no MPI call on the hot path (from the coordinator's
+ * 20 ms tick, not per event): each rank other than 0 sends rank 0 its n
+ * counters once a second without blocking (a send waits for its
+ * predecessor's completion and is skipped while that is pending); rank 0
+ * takes what arrived (a non-blocking probe) and keeps every rank's latest
+ * (a lost rank's stay as it last sent them) and writes into out the
+ * combination over the ranks, its own included: the sum, or the maximum
+ * where is_max[i]; the others' counters are up to a second old. Returns 1
+ * when rank 0 has a new out (four times a second), else 0. Point to
+ * point, not a non-blocking reduce: a reduce needs every rank to issue the
+ * same sequence of calls, and a lost rank would leave it pending for ever. */
+int lg_mpi_progress(lg_mpi *m, const uint64_t *mine, int n, const unsigned char *is_max,
+                    uint64_t *out, int64_t now_ns);
+
 /* Once this rank's worker has ended: every rank tells rank 0 it is done;
  * a rank gone from rank 0's host, or silent past deadline_ns (rank 0's
  * clock; 0: none), is lost, and the exchange that follows runs over the

@@ -31,4 +31,26 @@ struct lg_plan;
 struct lg_sched;
 void lg_progress_print(const struct lg_plan *p, const struct lg_sched *clock, int64_t now_ns);
 
+/* The same line's live counters as an array, so that they can travel (under
+ * --mpi every rank's, combined at rank 0: lg_mpi_progress): the entries
+ * below, then each stage's dispatched. */
+enum {
+    LG_PC_IN_FLIGHT,
+    LG_PC_LAG_P99_NS, /* the workers' largest */
+    LG_PC_STAGE,      /* the furthest worker's current stage */
+    LG_PC_DISPATCHED,
+    LG_PC_FAILED,
+    LG_PC_DONE,
+    LG_PC_STAGE_DISPATCHED /* [n_stages] */
+};
+#define LG_PROGRESS_MAX_STAGES 64 /* lg_cli's LG_MAX_STAGES */
+#define LG_PROGRESS_NCOUNTS(n_stages) (LG_PC_STAGE_DISPATCHED + (n_stages))
+/* The counters of the plan's mapped workers into c[LG_PROGRESS_NCOUNTS]. */
+void lg_progress_counts(const struct lg_plan *p, uint64_t *c);
+/* is_max[i]: 1 where the combination over workers is the maximum, not the sum. */
+void lg_progress_counts_max(int n_stages, unsigned char *is_max);
+/* The line from counters (lg_progress_counts', or their combination). */
+void lg_progress_print_counts(const struct lg_plan *p, const struct lg_sched *clock, int64_t now_ns,
+                              const uint64_t *c);
+
 #endif

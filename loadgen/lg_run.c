@@ -57,6 +57,7 @@ typedef struct lg_coord {
     lg_sched *stage_clock;   /* for stage start times */
     lg_knee_watch *knee;     /* saturation by the server, and the knee */
     lg_mpi *mpi;             /* --mpi: rank 0 notes the ranks gone from its host */
+    int mpi_progress;        /* --mpi --progress: this rank sends, rank 0 shows */
 } lg_coord;
 
 static int64_t stage_start_abs(const lg_coord *c, int s)
@@ -127,6 +128,17 @@ static void coord_tick(void *ctx)
     watch_saturation(c, now);
     lg_knee_watch_tick(c->knee, now);
     if (c->mpi) lg_mpi_watch(c->mpi, now);
+    if (c->mpi_progress && now >= sh->t0_ns) {
+        uint64_t mine[LG_PROGRESS_NCOUNTS(LG_PROGRESS_MAX_STAGES)],
+            all[LG_PROGRESS_NCOUNTS(LG_PROGRESS_MAX_STAGES)];
+        unsigned char is_max[LG_PROGRESS_NCOUNTS(LG_PROGRESS_MAX_STAGES)];
+        int n = LG_PROGRESS_NCOUNTS(c->p->n_stages);
+        lg_progress_counts(c->p, mine);
+        lg_progress_counts_max(c->p->n_stages, is_max);
+        if (lg_mpi_progress(c->mpi, mine, n, is_max, all, now) && c->progress)
+            lg_progress_print_counts(c->p, c->stage_clock, now, all);
+        return;
+    }
     if (c->progress && now - c->last_progress_ns >= 250000000LL && now >= sh->t0_ns) {
         c->last_progress_ns = now;
         lg_progress_print(c->p, c->stage_clock, now);
@@ -1056,9 +1068,15 @@ int lg_run(lg_opts *o)
         goto done;
     }
 
-    /* Under --mpi no live view: it would need every rank's counters
-     * during the run, and MPI stays off the run's hot path. */
-    coord->progress = r->mpi ? 0 : o->progress >= 0 ? o->progress : isatty(STDERR_FILENO);
+    /* Under --mpi the progress line is asked for (--progress: every rank
+     * reads the same flags, and mpirun's stderr is no terminal): each rank
+     * sends its counters once a second, rank 0 shows their combination
+     * (lg_mpi_progress). No knee watch: it would need every rank's
+     * histograms live, and MPI stays off the run's hot path. */
+    if (r->mpi) coord->mpi_progress = o->progress == 1;
+    coord->progress = r->mpi             ? coord->mpi_progress && lg_mpi_rank(r->mpi) == 0
+                      : o->progress >= 0 ? o->progress
+                                         : isatty(STDERR_FILENO);
     coord->knee = r->mpi ? NULL : lg_knee_watch_new(p, coord->progress);
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;

@@ -23,10 +23,11 @@ set_tests_properties(lg_e2e_rel_diskfull lg_e2e_rel_proxy PROPERTIES SKIP_RETURN
 if(RHOBENCH_MPI)
   add_executable(mpi_merge ${CMAKE_CURRENT_SOURCE_DIR}/mpi_merge.c)
   target_link_libraries(mpi_merge PRIVATE lg)
-  foreach(t mpi mpi_merge mpi_kill mpi_salvage mpi_netns)
+  foreach(t mpi mpi_merge mpi_kill mpi_salvage mpi_netns mpi_progress)
     rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 180)
   endforeach()
   set_property(TEST lg_e2e_mpi lg_e2e_mpi_merge lg_e2e_mpi_kill lg_e2e_mpi_salvage lg_e2e_mpi_netns
+                  lg_e2e_mpi_progress
                APPEND PROPERTY
                ENVIRONMENT RB_MPI_MERGE=$<TARGET_FILE:mpi_merge> RB_MPIEXEC=${MPIEXEC_EXECUTABLE})
   # Skipped (exit 77): mpi_kill, mpi_salvage and mpi_netns without Open MPI,
