@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lg_record.h"
 #include "rb_file.h"
 
 int lg_export_parse_format(const char *s)
@@ -32,46 +33,24 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---- the records ------------------------------------------------------ */
 
-static int rec_i64(const cJSON *j, const char *k, int64_t *v)
-{
-    const cJSON *x = cJSON_GetObjectItemCaseSensitive(j, k);
-    if (!cJSON_IsNumber(x)) return -1;
-    *v = (int64_t)x->valuedouble;
-    return 0;
-}
-
 int lg_xrecs_add_line(lg_xrecs *x, const char *line, size_t len, long lineno, char *err,
                       size_t errlen)
 {
-    cJSON *j = cJSON_ParseWithLength(line, len);
-    if (!cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        return fail(err, errlen, "line %ld: not a JSON object", lineno);
-    }
-    lg_xrec r = {0};
-    int64_t stage = 0, status = 0;
-    static const char *const keys[] = {"index",          "intended_ns", "dispatch_ns",
-                                       "first_token_ns", "end_ns",      "input_tokens",
-                                       "output_tokens",  "stage",       "status"};
-    int64_t *dst[] = {&r.index,          &r.intended_ns, &r.dispatch_ns,
-                      &r.first_token_ns, &r.end_ns,      &r.input_tokens,
-                      &r.output_tokens,  &stage,         &status};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        if (rec_i64(j, keys[i], dst[i])) {
-            cJSON_Delete(j);
-            return fail(err, errlen, "line %ld: '%s' missing or not a number", lineno, keys[i]);
-        }
-    }
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "class");
-    if (!cJSON_IsString(c) || strlen(c->valuestring) >= sizeof r.cls) {
-        cJSON_Delete(j);
-        return fail(err, errlen, "line %ld: 'class' missing or not a short string", lineno);
-    }
-    snprintf(r.cls, sizeof r.cls, "%s", c->valuestring);
-    cJSON_Delete(j);
-    if (stage < 0 || stage > INT32_MAX) return fail(err, errlen, "line %ld: bad 'stage'", lineno);
-    r.stage = (int32_t)stage;
-    r.status = (int32_t)status;
+    lg_record rec;
+    char why[200];
+    if (lg_record_parse(line, len, &rec, why, sizeof why))
+        return fail(err, errlen, "line %ld: %s", lineno, why);
+    lg_xrec r = {.index = rec.index,
+                 .intended_ns = rec.intended_ns,
+                 .dispatch_ns = rec.dispatch_ns,
+                 .first_token_ns = rec.first_token_ns,
+                 .end_ns = rec.end_ns,
+                 .input_tokens = rec.input_tokens,
+                 .output_tokens = rec.output_tokens,
+                 .stage = rec.stage,
+                 .status = rec.status};
+    _Static_assert(sizeof r.cls == sizeof rec.cls, "the class names fit both");
+    memcpy(r.cls, rec.cls, sizeof r.cls);
     if (x->n == x->cap) {
         size_t cap = x->cap ? x->cap * 2 : 1024;
         lg_xrec *p = realloc(x->r, cap * sizeof *p);

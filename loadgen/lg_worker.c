@@ -24,6 +24,7 @@
 
 #include "lg_chunk.h"
 #include "lg_plan.h"
+#include "lg_record.h"
 #include "lg_worker.h"
 #include "lg_rxclock.h"
 #include "lg_sse.h"
@@ -695,34 +696,38 @@ static void rec_account(lg_worker *w)
     }
 }
 
-/* One JSON line per finished request; index -1 with no request object (a
- * dispatch that failed before it had one). */
+/* One JSON line per finished request (lg_record); index -1 with no request
+ * object (a dispatch that failed before it had one). */
 static void write_record(lg_worker *w, int64_t index, int stage, int64_t first_byte_ns,
                          const lg_req_result *res)
 {
     if (!w->have_rec) return;
     int64_t t0 = w->t0_ns;
-    char line[1024];
-    char http_cls[24]; /* the report's name for the class: http_429 */
-    snprintf(http_cls, sizeof http_cls, "http_%d", res->http_status);
-#define REL(x) ((x) ? (long long)((x)-t0) : -1LL)
-    int n = snprintf(
-        line, sizeof line,
-        "{\"index\":%" PRId64 ",\"worker\":%d,\"stage\":%d,\"intended_ns\":%lld,"
-        "\"dispatch_ns\":%lld,\"first_byte_ns\":%lld,\"first_token_ns\":%lld,\"end_ns\":%lld,"
-        "\"input_tokens\":%" PRId64 ",\"output_tokens\":%" PRId64 ",\"status\":%d,"
-        "\"class\":\"%s\"",
-        index, w->id, stage, REL(res->intended_ns), REL(res->dispatch_ns), REL(first_byte_ns),
-        REL(res->first_token_ns), REL(res->end_ns), res->input_tokens, res->output_tokens,
-        res->http_status, res->cls == LG_FAIL_HTTP ? http_cls : lg_class_names[res->cls]);
+#define REL(x) ((x) ? (int64_t)((x)-t0) : -1)
+    lg_record rec = {.index = index,
+                     .worker = w->id,
+                     .stage = stage,
+                     .intended_ns = REL(res->intended_ns),
+                     .dispatch_ns = REL(res->dispatch_ns),
+                     .first_byte_ns = REL(first_byte_ns),
+                     .first_token_ns = REL(res->first_token_ns),
+                     .end_ns = REL(res->end_ns),
+                     .input_tokens = res->input_tokens,
+                     .output_tokens = res->output_tokens,
+                     .status = res->http_status,
+                     .has_truth = res->has_truth,
+                     .queue_ns = res->truth_queue_ns,
+                     .prefill_ns = res->truth_prefill_ns,
+                     .decode_ns = res->truth_decode_ns};
 #undef REL
-    if (n > 0 && (size_t)n < sizeof line && res->has_truth)
-        n += snprintf(line + n, sizeof line - (size_t)n,
-                      ",\"queue_ns\":%" PRId64 ",\"prefill_ns\":%" PRId64 ",\"decode_ns\":%" PRId64,
-                      res->truth_queue_ns, res->truth_prefill_ns, res->truth_decode_ns);
-    if (n > 0 && (size_t)n + 2 < sizeof line) {
-        line[n++] = '}';
-        line[n++] = '\n';
+    /* the report's name for the class: http_429 */
+    if (res->cls == LG_FAIL_HTTP)
+        snprintf(rec.cls, sizeof rec.cls, "http_%d", res->http_status);
+    else
+        snprintf(rec.cls, sizeof rec.cls, "%s", lg_class_names[res->cls]);
+    char line[LG_RECORD_MAX];
+    int n = lg_record_format(&rec, line, sizeof line);
+    if (n > 0) {
         if (rb_rec_add(&w->rec, line, (size_t)n) != 0) rec_account(w);
     } else {
         w->rec.lost++; /* cannot happen with these fields; counted if it does */
