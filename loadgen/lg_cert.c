@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rb_file.h"
+
 int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t errlen)
 {
     return rb_cert_parse(json, len, out, err, errlen);
@@ -113,4 +115,19 @@ void lg_cert_check_plan(const lg_cert *c, const rb_host *h, int k, double rate,
              "%.3f for %d workers",
              rate, k, output_tokens, rho, c->per_delivery_us, c->per_event_us,
              d->ok ? "within" : "beyond", e->safe_rho, e->workers);
+}
+
+int lg_cert_load(const char *path, lg_cert *out, char *err, size_t errlen)
+{
+    char *txt = NULL, why[256];
+    size_t len = 0;
+    int rc = rb_read_file(path, 1 << 22, &txt, &len);
+    if (rc) {
+        snprintf(err, errlen, "--certificate: cannot read '%s': %s", path, rb_file_strerror(rc));
+        return rc;
+    }
+    rc = lg_cert_parse(txt, len, out, why, sizeof why);
+    free(txt);
+    if (rc) snprintf(err, errlen, "--certificate %s: %s", path, why);
+    return rc;
 }

@@ -1,6 +1,7 @@
 /* lg_cert: the host certificate written by calibrate, and the rule that
- * refuses a plan beyond it. Pure: parses JSON text (with common/rb_cert, the
- * format's one reader and writer) and compares numbers.
+ * refuses a plan beyond it. Pure but for lg_cert_load, which reads the file:
+ * parses JSON text (with common/rb_cert, the format's one reader and writer)
+ * and compares numbers.
  *
  * Two format versions are read (rhobench_certificate: 1 or absent, or 2):
  *   1: the certified figure is a request rate per worker of calibrate's own
@@ -28,6 +29,10 @@ typedef rb_cert lg_cert;
  * version it does not read). */
 int lg_cert_parse(const char *json, size_t len, lg_cert *out, char *err, size_t errlen);
 void lg_cert_free(lg_cert *c);
+/* Reads the file at path (at most 4 MiB) and parses it. Returns 0, or a
+ * negative errno with err worded for the user: "--certificate: cannot read
+ * 'PATH': WHY" or "--certificate PATH: WHAT". */
+int lg_cert_load(const char *path, lg_cert *out, char *err, size_t errlen);
 
 /* The utilisation per worker a plan is predicted to reach: rate requests/s
  * in all over k workers, each request output_tokens content tokens plus the

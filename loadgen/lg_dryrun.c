@@ -9,6 +9,7 @@
 #include "lg_cert.h"
 #include "lg_dataset.h"
 #include "lg_export.h"
+#include "lg_plan.h"
 #include "rb_file.h"
 #include "rb_host.h"
 
@@ -101,30 +102,16 @@ static void print_dataset(const lg_opts *o, size_t n_trace, FILE *out)
  * 2 when it cannot be read or refuses the plan without --force. */
 static int print_certificate(const lg_opts *o, int k, int closed, size_t n_trace, FILE *out)
 {
-    char *txt = NULL, err[256];
-    size_t len = 0;
-    int rc = rb_read_file(o->certificate, 1 << 22, &txt, &len);
-    if (rc) {
-        fprintf(stderr, "loadgen: --certificate: cannot read '%s': %s\n", o->certificate,
-                rb_file_strerror(rc));
-        return 2;
-    }
+    char err[512];
     lg_cert cert;
-    rc = lg_cert_parse(txt, len, &cert, err, sizeof err);
-    free(txt);
-    if (rc) {
-        fprintf(stderr, "loadgen: --certificate %s: %s\n", o->certificate, err);
+    if (lg_cert_load(o->certificate, &cert, err, sizeof err)) {
+        fprintf(stderr, "loadgen: %s\n", err);
         return 2;
     }
     rb_host host;
     rb_host_read(&host);
-    /* as lg_run compares it: the highest stage's rate, none in a closed loop
-     * or a trace, the tokens of a random dataset */
-    double rate = 0;
-    for (int i = 0; i < o->n_stages; i++)
-        if (o->stages[i].rate_per_s > rate) rate = o->stages[i].rate_per_s;
-    if (closed || n_trace) rate = NAN;
-    double tokens = o->dataset == LG_DS_RANDOM ? (double)o->random_output_len : NAN;
+    double rate, tokens; /* as lg_run compares them */
+    lg_plan_cert_inputs(o, &rate, &tokens);
     lg_cert_decision d;
     lg_cert_check_plan(&cert, &host, k, rate, tokens, &d);
     for (int i = 0; i < o->n_stages && !closed && !n_trace; i++) {
@@ -151,10 +138,8 @@ int lg_dryrun(const lg_opts *o, FILE *out)
 {
     char err[512] = "", b1[32], b2[32];
     int k = o->num_workers > 0 ? o->num_workers : 1;
-    int closed =
-        (o->max_concurrency && !o->rate_given && o->n_stages <= 1 && o->dataset != LG_DS_TRACE) ||
-        o->n_closed_stages;
-    const char *mode = !o->max_concurrency ? "open" : closed ? "closed" : "open-capped";
+    int closed = lg_closed_loop(o);
+    const char *mode = lg_load_mode(o);
     /* What the run would read before its first request. */
     lg_trace_row *trace = NULL;
     size_t n_trace = 0;

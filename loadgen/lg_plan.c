@@ -6,6 +6,7 @@
 #include "lg_dryrun.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,16 @@ const char *lg_load_mode(const lg_opts *o)
 {
     if (!o->max_concurrency) return "open";
     return lg_closed_loop(o) ? "closed" : "open-capped";
+}
+
+void lg_plan_cert_inputs(const lg_opts *o, double *rate, double *output_tokens)
+{
+    double r = 0;
+    for (int i = 0; i < o->n_stages; i++)
+        if (o->stages[i].rate_per_s > r) r = o->stages[i].rate_per_s;
+    if (o->dataset == LG_DS_TRACE || lg_closed_loop(o)) r = NAN;
+    *rate = r;
+    *output_tokens = o->dataset == LG_DS_RANDOM ? (double)o->random_output_len : NAN;
 }
 
 /* ---- building the plan ------------------------------------------------ */

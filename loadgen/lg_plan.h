@@ -54,6 +54,11 @@ typedef struct lg_plan {
 int lg_closed_loop(const lg_opts *o);
 /* The report's load mode: "open", "open-capped" or "closed". */
 const char *lg_load_mode(const lg_opts *o);
+/* What the certificate check compares for a plan: its highest stage's
+ * request rate (NAN in a closed loop or a trace replay: not known before the
+ * run) and its output tokens per request (NAN unless the random dataset
+ * fixes them). */
+void lg_plan_cert_inputs(const lg_opts *o, double *rate, double *output_tokens);
 
 /* Builds the plan for k workers (pool, bodies, spec, URL, mode, length).
  * Returns 0, or -errno with a message in err; free with lg_plan_free either way. */

@@ -431,30 +431,15 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
                              double *safe_rho, double *budget_us, double *transport_us,
                              lg_cert_summary *sum)
 {
-    char *txt = NULL;
-    size_t len = 0;
-    char err[256];
-    int rc = rb_read_file(o->certificate, 1 << 22, &txt, &len);
-    if (rc) {
-        fprintf(stderr, "loadgen: --certificate: cannot read '%s': %s\n", o->certificate,
-                rb_file_strerror(rc));
-        return 2;
-    }
+    char err[512];
     lg_cert cert;
-    rc = lg_cert_parse(txt, len, &cert, err, sizeof err);
-    free(txt);
-    if (rc) {
-        fprintf(stderr, "loadgen: --certificate %s: %s\n", o->certificate, err);
+    if (lg_cert_load(o->certificate, &cert, err, sizeof err)) {
+        fprintf(stderr, "loadgen: %s\n", err);
         return 2;
     }
-    double rate = 0;
-    for (int i = 0; i < o->n_stages; i++)
-        if (o->stages[i].rate_per_s > rate) rate = o->stages[i].rate_per_s;
-    if (o->dataset == LG_DS_TRACE) rate = NAN; /* rate unknown until replayed */
-    if (lg_closed_loop(o)) rate = NAN;
+    double rate, tokens; /* a version 2 certificate predicts rho from the tokens */
+    lg_plan_cert_inputs(o, &rate, &tokens);
     lg_cert_decision d;
-    /* a version 2 certificate predicts the plan's rho from its token count */
-    double tokens = o->dataset == LG_DS_RANDOM ? (double)o->random_output_len : NAN;
     lg_cert_check_plan(&cert, host, k, rate, tokens, &d);
     if (d.warning[0]) fprintf(stderr, "loadgen: warning: %s\n", d.warning);
     if (d.entry) {
