@@ -347,6 +347,8 @@ cJSON *lg_report_json(const lg_report *r)
         cJSON *mt = cJSON_AddObjectToObject(j, "multi_turn");
         num(mt, "users", (double)lg_plan_session_users(o));
         num(mt, "context_max_bytes", (double)lg_session_ctx_max((size_t)lg_plan_session_users(o)));
+        num(mt, "rounds_waited", (double)r->sess_waited);
+        num(mt, "contexts_capped", (double)r->sess_capped);
         cJSON_AddStringToObject(mt, "schedule_lag",
                                 "includes each round's wait for its user's previous round");
     }

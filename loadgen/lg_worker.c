@@ -1526,6 +1526,8 @@ out_sched:
     if (w->rx_keeper >= 0) close(w->rx_keeper);
     lg_rx_set_hook(NULL, NULL);
     if (w->sess) {
+        w->slot->sess_waited = w->sess->waited;
+        w->slot->sess_capped = w->sess->capped;
         fprintf(stderr,
                 "loadgen: worker %d: multi-turn: %lld rounds waited for their user's previous "
                 "round; %lld contexts stopped growing at %zu bytes\n",

@@ -46,6 +46,8 @@ jq -e -s 'all(.output_tokens == 10) and (map(select(.index < 6)) | all(.input_to
 # every round after the first waited, and the lag says so
 waited=$(sed -n 's/.*multi-turn: \([0-9]*\) rounds waited.*/\1/p' "$WORK/mt.err" | awk '{ s += $1 } END { print s }')
 [ "$waited" = 54 ] || fail "rounds that waited: '$waited', want 54: $(cat "$WORK/mt.err")"
+jq -e '.multi_turn.rounds_waited == 54 and .multi_turn.contexts_capped == 0' "$out" >/dev/null ||
+  fail "the report's multi_turn counts: $(jq -c .multi_turn "$out")"
 max_wait=$(jq -s "$per_user"' | map(.[-1].dispatch_ns - .[-1].intended_ns) | min' "$jl")
 in_range "$(jnum "$out" .max_schedule_lag_ms)" "$(awk -v n="$max_wait" 'BEGIN { print n / 1e6 }')" 1e9 \
   "max_schedule_lag_ms (it includes the session wait)"
