@@ -13,10 +13,11 @@
 source "$(dirname "$0")/lib.sh"
 # one server worker: one prefix cache; 16-token blocks
 start_sim sim --workers 1 --block-size 16 --time-to-first-token 5ms --inter-token-latency 1ms
-common=(--base-url "$SIM_URL" --dataset-name shared-prefix --prefix-groups 2
-        --prefix-prompts-per-group 3 --prefix-system-len 12 --prefix-question-len 3
-        --random-output-len 10 --ignore-eos --seed 5 --num-prompts 60 --quiet --no-progress
-        --save-detailed --result-dir "$WORK")
+base=(--base-url "$SIM_URL" --dataset-name shared-prefix --prefix-groups 2
+      --prefix-prompts-per-group 3 --prefix-system-len 12 --prefix-question-len 3
+      --random-output-len 10 --ignore-eos --seed 5 --quiet --no-progress --save-detailed
+      --result-dir "$WORK")
+common=("${base[@]}" --num-prompts 60)
 metric() { curl -s "$SIM_URL/metrics" | sed -n "s/^vllm:$1{[^}]*} //p"; }
 hits0=$(metric prefix_cache_hits_total)
 # 4 workers for 6 users: by index, a user's rounds would change workers
@@ -75,6 +76,21 @@ for v in "--no-stream" "--endpoint /v1/chat/completions"; do
   jq -e '.completed == 24 and .failed == 0' "$WORK/$name.json" >/dev/null || fail "$v: counts"
   jq -e -s "$grow" "$WORK/$name.jsonl" >/dev/null || fail "$v: the context does not grow as streamed"
 done
+
+# Two stages: each starts its conversations afresh (round 0 is the pool's
+# prompt again), and grows them as before; a user stays on its worker.
+"$LOADGEN" "${base[@]}" --prefix-multi-turn --num-workers 4 \
+  --stage 200:0.3 --stage 200:0.3 --result-filename st.json 2>"$WORK/st.err" ||
+  fail "two stages: exit $?: $(cat "$WORK/st.err")"
+jq -e '.failed == 0 and .not_dispatched == 0 and (.stages | length) == 2 and all(.stages[]; .completed >= 30)' \
+  "$WORK/st.json" >/dev/null || fail "two stages: $(jq -c '[.failed, .not_dispatched, [.stages[].completed]]' "$WORK/st.json")"
+jq -e -s 'group_by(.stage) | all(
+    (map(.index) | min) as $base | map(. + {user: ((.index - $base) % 6)}) | group_by(.user)
+    | map(sort_by(.index)) | all((.[0].user % 4) as $w |
+        .[0].input_tokens == 15 and all(.worker == $w)
+        and ([range(1; length) as $r | .[$r - 1] as $a | .[$r]
+              | .input_tokens == $a.input_tokens + $a.output_tokens + 3] | all)))' \
+  "$WORK/st.jsonl" >/dev/null || fail "two stages: the conversations do not restart, or do not grow, per stage"
 
 # A stop while rounds wait: they are counted as not dispatched, never lost.
 start_sim slow --workers 1 --time-to-first-token 300ms --inter-token-latency 1ms
