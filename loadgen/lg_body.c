@@ -1,5 +1,7 @@
 /* lg_body: renders an OpenAI request body for one prompt, once per dataset
- * entry before the run (so the hot path only points curl at bytes). Pure. */
+ * entry before the run (so the hot path only points curl at bytes); and a
+ * multi-turn session's body at its dispatch, from pieces some of which are
+ * JSON-escaped already (lg_session.h). Pure. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +18,28 @@ static void put_json_str(rb_buf *b, const char *s)
     rb_buf_add(b, "\"", 1);
 }
 
+/* The prompt's pieces one after the other, in one JSON string literal. */
+static void put_pieces(rb_buf *b, const lg_body_piece *p, int n)
+{
+    rb_buf_add(b, "\"", 1);
+    for (int i = 0; i < n; i++) {
+        if (p[i].escaped)
+            rb_buf_add(b, p[i].s, p[i].len);
+        else
+            rb_buf_json_bytes(b, p[i].s, p[i].len);
+    }
+    rb_buf_add(b, "\"", 1);
+}
+
 int lg_body_render(const lg_opts *o, const char *prompt, int32_t max_tokens, char **out,
                    size_t *len)
+{
+    lg_body_piece one = {.s = prompt, .len = strlen(prompt), .escaped = 0};
+    return lg_body_render_pieces(o, &one, 1, max_tokens, out, len);
+}
+
+int lg_body_render_pieces(const lg_opts *o, const lg_body_piece *pieces, int n_pieces,
+                          int32_t max_tokens, char **out, size_t *len)
 {
     rb_buf b = {0};
     char num[64];
@@ -25,11 +47,11 @@ int lg_body_render(const lg_opts *o, const char *prompt, int32_t max_tokens, cha
     put_json_str(&b, o->model);
     if (o->chat) {
         rb_buf_puts(&b, ",\"messages\":[{\"role\":\"user\",\"content\":");
-        put_json_str(&b, prompt);
+        put_pieces(&b, pieces, n_pieces);
         rb_buf_puts(&b, "}]");
     } else {
         rb_buf_puts(&b, ",\"prompt\":");
-        put_json_str(&b, prompt);
+        put_pieces(&b, pieces, n_pieces);
     }
     snprintf(num, sizeof num, ",\"max_tokens\":%d", (int)max_tokens);
     rb_buf_puts(&b, num);
@@ -39,6 +61,7 @@ int lg_body_render(const lg_opts *o, const char *prompt, int32_t max_tokens, cha
         rb_buf_puts(&b, ",\"stream\":false");
     if (o->ignore_eos) rb_buf_puts(&b, ",\"ignore_eos\":true");
     rb_buf_puts(&b, "}");
-    /* no cap: the prompt was bounded when the dataset was read */
+    /* no cap: the prompt was bounded when the dataset was read (a session's
+     * context by its own cap) */
     return rb_buf_take(&b, out, len) ? -ENOMEM : 0;
 }

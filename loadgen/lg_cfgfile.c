@@ -382,9 +382,12 @@ static int map_data(cfx *c, cJSON *root, cJSON *data)
         if (!cJSON_IsBool(v))
             return refuse(c, "data.shared_prefix.enable_multi_turn_chat", v,
                           "must be true or false");
-        if (cJSON_IsTrue(v))
-            note(c, "data.shared_prefix.enable_multi_turn_chat: not implemented here; each "
-                    "prompt is sent as its own request, without the conversation's history");
+        /* Inference Perf reads it with data.type shared_prefix only */
+        int prefix = cJSON_IsString(t) && strcmp(t->valuestring, "shared_prefix") == 0;
+        if (cJSON_IsTrue(v) && prefix) TRY(add_arg(c, "--prefix-multi-turn", NULL));
+        if (cJSON_IsTrue(v) && !prefix)
+            note(c, "data.shared_prefix.enable_multi_turn_chat: has no effect without data.type "
+                    "shared_prefix");
         cJSON_DeleteItemFromObjectCaseSensitive(sp, "enable_multi_turn_chat");
     }
     v = cJSON_DetachItemFromObjectCaseSensitive(sp, "seed");

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "rb_buf.h"
+
 static int is_space(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -72,8 +74,9 @@ static int string_of(const cJSON *obj, const char *key, const char **s)
     return 1;
 }
 
-/* Adds the text of `key` in obj (if any) as content. */
-static int take_content(const cJSON *obj, const char *key, lg_chunk *out)
+/* Adds the text of `key` in obj (if any) as content, and to text (when
+ * given) JSON-escaped again. */
+static int take_content(const cJSON *obj, const char *key, lg_chunk *out, rb_buf *text)
 {
     const char *s = NULL;
     int rc = string_of(obj, key, &s);
@@ -81,18 +84,20 @@ static int take_content(const cJSON *obj, const char *key, lg_chunk *out)
     if (rc > 0 && s[0]) {
         out->flags |= LG_CHUNK_CONTENT;
         out->content_bytes += strlen(s);
+        if (text) rb_buf_json_bytes(text, s, strlen(s));
     }
     return rc;
 }
 
-static int decode_choice(const cJSON *c, lg_chunk *out)
+static int decode_choice(const cJSON *c, lg_chunk *out, rb_buf *text)
 {
     if (!cJSON_IsObject(c)) return -EBADMSG;
-    if (take_content(c, "text", out) < 0) return -EBADMSG;
+    if (take_content(c, "text", out, text) < 0) return -EBADMSG;
     int has_role = 0;
     const cJSON *delta = cJSON_GetObjectItemCaseSensitive(c, "delta");
     if (delta && !cJSON_IsNull(delta)) {
-        if (!cJSON_IsObject(delta) || take_content(delta, "content", out) < 0) return -EBADMSG;
+        if (!cJSON_IsObject(delta) || take_content(delta, "content", out, text) < 0)
+            return -EBADMSG;
         const char *role = NULL;
         int rc = string_of(delta, "role", &role);
         if (rc < 0) return -EBADMSG;
@@ -100,7 +105,7 @@ static int decode_choice(const cJSON *c, lg_chunk *out)
     }
     const cJSON *msg = cJSON_GetObjectItemCaseSensitive(c, "message");
     if (msg && !cJSON_IsNull(msg)) {
-        if (!cJSON_IsObject(msg) || take_content(msg, "content", out) < 0) return -EBADMSG;
+        if (!cJSON_IsObject(msg) || take_content(msg, "content", out, text) < 0) return -EBADMSG;
     }
     if (has_role && !(out->flags & LG_CHUNK_CONTENT)) out->flags |= LG_CHUNK_ROLE;
     const char *fin = NULL;
@@ -135,7 +140,7 @@ static int decode_usage(const cJSON *u, lg_chunk *out)
     return 0;
 }
 
-static int decode_object(const cJSON *root, lg_chunk *out)
+static int decode_object(const cJSON *root, lg_chunk *out, rb_buf *text)
 {
     if (!cJSON_IsObject(root)) return -EBADMSG;
     int known = 0;
@@ -151,7 +156,7 @@ static int decode_object(const cJSON *root, lg_chunk *out)
         /* The load generator asks for one completion (n = 1). */
         const cJSON *c0 = choices->child;
         if (c0) {
-            int rc = decode_choice(c0, out);
+            int rc = decode_choice(c0, out, text);
             if (rc) return rc;
         }
     }
@@ -387,8 +392,10 @@ static int null_next(scan *s)
     return s->p < s->end && *s->p == 'n' && lit(s, "null", 4);
 }
 
-/* A string member that counts as content: adds its decoded length. */
-static int content_member(scan *s, lg_chunk *out)
+/* A string member that counts as content: adds its decoded length, and its
+ * raw bytes to text when given (the scanner's subset of escapes is valid
+ * JSON string content as it stands). */
+static int content_member(scan *s, lg_chunk *out, rb_buf *text)
 {
     if (null_next(s)) return 1;
     const char *a, *b;
@@ -397,12 +404,14 @@ static int content_member(scan *s, lg_chunk *out)
     if (n) {
         out->flags |= LG_CHUNK_CONTENT;
         out->content_bytes += n;
+        if (text) rb_buf_add(text, a, (size_t)(b - a));
     }
     return 1;
 }
 
 typedef struct choice_ctx {
     lg_chunk *out;
+    rb_buf *text;
     unsigned seen;
     int role;
 } choice_ctx;
@@ -410,7 +419,8 @@ typedef struct choice_ctx {
 static int delta_member(scan *s, const char *k, size_t kn, void *ctx)
 {
     choice_ctx *c = ctx;
-    if (key_is(k, kn, "content")) return first_time(&c->seen, 1u << 8) && content_member(s, c->out);
+    if (key_is(k, kn, "content"))
+        return first_time(&c->seen, 1u << 8) && content_member(s, c->out, c->text);
     if (key_is(k, kn, "role")) {
         if (!first_time(&c->seen, 1u << 9)) return 0;
         if (null_next(s)) return 1;
@@ -425,14 +435,15 @@ static int message_member(scan *s, const char *k, size_t kn, void *ctx)
 {
     choice_ctx *c = ctx;
     if (key_is(k, kn, "content"))
-        return first_time(&c->seen, 1u << 10) && content_member(s, c->out);
+        return first_time(&c->seen, 1u << 10) && content_member(s, c->out, c->text);
     return skip_value(s);
 }
 
 static int choice_member(scan *s, const char *k, size_t kn, void *ctx)
 {
     choice_ctx *c = ctx;
-    if (key_is(k, kn, "text")) return first_time(&c->seen, 1u << 0) && content_member(s, c->out);
+    if (key_is(k, kn, "text"))
+        return first_time(&c->seen, 1u << 0) && content_member(s, c->out, c->text);
     if (key_is(k, kn, "delta")) {
         if (!first_time(&c->seen, 1u << 1)) return 0;
         return null_next(s) || scan_object(s, delta_member, c);
@@ -497,6 +508,7 @@ static int usage_member(scan *s, const char *k, size_t kn, void *ctx)
 
 typedef struct root_ctx {
     lg_chunk *out;
+    rb_buf *text;
     unsigned seen;
     int known;
 } root_ctx;
@@ -508,7 +520,7 @@ static int root_member(scan *s, const char *k, size_t kn, void *ctx)
         if (!first_time(&r->seen, 1u << 0) || !eat(s, '[')) return 0;
         r->known = 1;
         if (eat(s, ']')) return 1;
-        choice_ctx c = {.out = r->out};
+        choice_ctx c = {.out = r->out, .text = r->text};
         if (!scan_object(s, choice_member, &c)) return 0;
         if (c.role && !(r->out->flags & LG_CHUNK_CONTENT)) r->out->flags |= LG_CHUNK_ROLE;
         while (eat(s, ','))
@@ -535,10 +547,10 @@ static int root_member(scan *s, const char *k, size_t kn, void *ctx)
 }
 
 /* 1 when the fast path decoded the chunk into *out, 0 to use cJSON. */
-static int decode_fast(const char *data, size_t len, lg_chunk *out)
+static int decode_fast(const char *data, size_t len, lg_chunk *out, rb_buf *text)
 {
     scan s = {.p = data, .end = data + len};
-    root_ctx r = {.out = out};
+    root_ctx r = {.out = out, .text = text};
     if (!scan_object(&s, root_member, &r) || !r.known) return 0;
     ws(&s);
     return s.p == s.end;
@@ -550,7 +562,7 @@ static void chunk_clear(lg_chunk *out)
     out->prompt_tokens = out->completion_tokens = out->cached_tokens = -1;
 }
 
-int lg_chunk_decode_json(const char *data, size_t len, lg_chunk *out)
+static int decode_json(const char *data, size_t len, lg_chunk *out, rb_buf *text)
 {
     chunk_clear(out);
     trim(&data, &len);
@@ -562,22 +574,44 @@ int lg_chunk_decode_json(const char *data, size_t len, lg_chunk *out)
     cJSON *root = parse_exact(data, len);
     if (!root) return -EBADMSG;
     lg_chunk tmp = *out;
-    int rc = decode_object(root, &tmp);
+    int rc = decode_object(root, &tmp, text);
     cJSON_Delete(root);
     if (rc == 0) *out = tmp;
     return rc;
 }
 
-int lg_chunk_decode(const char *data, size_t len, lg_chunk *out)
+int lg_chunk_decode_json(const char *data, size_t len, lg_chunk *out)
+{
+    return decode_json(data, len, out, NULL);
+}
+
+/* Takes text back to `mark` bytes: what a decode that failed had added. */
+static void text_back(rb_buf *text, size_t mark)
+{
+    if (!text || text->err || text->len <= mark) return;
+    text->len = mark;
+    text->data[mark] = '\0';
+}
+
+int lg_chunk_decode_text(const char *data, size_t len, lg_chunk *out, rb_buf *text)
 {
     const char *d = data;
     size_t n = len;
+    size_t mark = text ? text->len : 0;
     trim(&d, &n);
     if (n > 6 && d[0] == '{') {
         chunk_clear(out);
-        if (decode_fast(d, n, out)) return 0;
+        if (decode_fast(d, n, out, text)) return 0;
+        text_back(text, mark); /* the scanner gave up part way: cJSON decides */
     }
-    return lg_chunk_decode_json(data, len, out);
+    int rc = decode_json(data, len, out, text);
+    if (rc) text_back(text, mark);
+    return rc;
+}
+
+int lg_chunk_decode(const char *data, size_t len, lg_chunk *out)
+{
+    return lg_chunk_decode_text(data, len, out, NULL);
 }
 
 /* Decimal digits only, no sign, no overflow: 1 and *v, else 0. */

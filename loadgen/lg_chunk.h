@@ -29,6 +29,14 @@ typedef struct lg_chunk {
 /* Returns 0, or -EBADMSG when the data is not JSON or not an object of the
  * expected shape (a malformed chunk). "[DONE]" returns 0 with LG_CHUNK_DONE. */
 int lg_chunk_decode(const char *data, size_t len, lg_chunk *out);
+/* The same, and the chunk's generated text appended to text (when not NULL)
+ * as the inside of a JSON string: the server's own escapes as they came
+ * (the scanner's subset), or re-escaped by rb_buf_json_bytes (cJSON's path),
+ * so text stays valid inside a JSON string literal. A chunk that is not
+ * decoded adds nothing. text's cap (rb_buf's max) bounds it: past it the
+ * buffer's sticky -EMSGSIZE says the text was cut (rb_buf.h). */
+typedef struct rb_buf rb_buf;
+int lg_chunk_decode_text(const char *data, size_t len, lg_chunk *out, rb_buf *text);
 /* The same with cJSON only: the reference that lg_chunk_decode's fast path
  * (a scanner for plain server JSON) must agree with; for tests and fuzzing. */
 int lg_chunk_decode_json(const char *data, size_t len, lg_chunk *out);

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "lg_export.h"
+#include "lg_plan.h"
 #include "rb_opts.h"
 #include "rb_units.h"
 
@@ -433,6 +434,8 @@ static const rb_opt OPTS[] = {
     CUSTOM("percentile-metrics", "LIST", parse_metrics,
            "of ttft,tpot,itl,e2el,ntpot (default all)"),
     INT("prefix-groups", prefix_groups, 1, 100000, "4", "shared-prefix: groups"),
+    FLAG("prefix-multi-turn", prefix_multi_turn, 1,
+         "shared-prefix: each prompt is a user's chat, its context growing by every answer"),
     INT("prefix-prompts-per-group", prefix_prompts_per_group, 1, 100000, "16",
         "shared-prefix: prompts per group"),
     INT("prefix-question-len", prefix_question_len, 1, 1000000, "64",
@@ -725,6 +728,12 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         val = o->dataset == LG_DS_PREFIX ? "with shared-prefix" : "with a trace";
         return BAD("sizes the random and sharegpt pools only (shared-prefix: --prefix-groups x "
                    "--prefix-prompts-per-group; a trace has no pool)");
+    }
+    if (o->prefix_multi_turn && (o->dataset != LG_DS_PREFIX || lg_closed_loop(o))) {
+        flag = "--prefix-multi-turn";
+        val = o->dataset != LG_DS_PREFIX ? "without shared-prefix" : "in a closed loop";
+        return BAD("needs --dataset-name shared-prefix and an arrival rate (sessions wait per "
+                   "user on an arrival schedule)");
     }
     if (o->sweep_until_saturation && o->max_concurrency) {
         flag = "--sweep-until-saturation";

@@ -77,6 +77,7 @@ typedef struct lg_opts {
     double random_range_ratio;
     lg_len_dist random_len_dist;
     int32_t prefix_groups, prefix_prompts_per_group, prefix_system_len, prefix_question_len;
+    int prefix_multi_turn; /* --prefix-multi-turn: Inference Perf's chat sessions (lg_session.h) */
     int64_t prompt_pool_size; /* prompts in the pool; 0 until lg_cli_finish sizes it */
     int prompt_pool_given;    /* --prompt-pool-size: the user chose (repeats are asked for) */
     int64_t planned_arrivals; /* lg_cli_finish's estimate of the run's requests (-1: unknown) */

@@ -260,6 +260,7 @@ int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *
             p->text = text;
             p->input_tokens = spec->system_prompt_len + spec->question_len;
             p->output_tokens = spec->output_len;
+            p->prefix_len = (uint32_t)sys.len;
         }
     }
     rb_buf_free(&sys);
@@ -335,6 +336,7 @@ static int take_entry(const cJSON *e, lg_dataset *out, size_t *cap)
     p->input_tokens = lg_count_tokens(h, strlen(h));
     int32_t o = lg_count_tokens(g, strlen(g));
     p->output_tokens = o < 1 ? 1 : o;
+    p->prefix_len = 0;
     out->n++;
     return 0;
 }

@@ -16,6 +16,10 @@ typedef struct lg_prompt {
     char *text;            /* the prompt text, NUL-terminated */
     int32_t input_tokens;  /* its length by simserver's counting rule */
     int32_t output_tokens; /* max_tokens to ask for */
+    /* shared-prefix: bytes of text that are the group's system prompt (the
+     * question follows after one space); 0 for the other datasets, or no
+     * system prompt. A multi-turn session starts from it (lg_session.h). */
+    uint32_t prefix_len;
 } lg_prompt;
 
 typedef struct lg_dataset {

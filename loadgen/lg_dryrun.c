@@ -29,7 +29,7 @@ int lg_dryrun_count(const lg_sched_spec *spec, int k, int64_t *per_worker, lg_dr
             break;
         }
         c->total++;
-        if (per_worker) per_worker[a.index % k]++;
+        if (per_worker) per_worker[lg_sched_owner(spec, &a, k)]++;
         if (a.stage < 0 || a.stage >= LG_MAX_STAGES) continue;
         c->per_stage[a.stage]++;
         if (c->first_ns[a.stage] < 0) c->first_ns[a.stage] = a.t_ns;
@@ -84,6 +84,9 @@ static void print_dataset(const lg_opts *o, size_t n_trace, FILE *out)
                 "%d words, output %d tokens",
                 o->prefix_groups, o->prefix_prompts_per_group, o->prefix_system_len,
                 o->prefix_question_len, o->random_output_len);
+        if (o->prefix_multi_turn) /* lg_session.h */
+            fprintf(out, "; multi-turn: %lld users, each on one worker",
+                    (long long)lg_plan_session_users(o));
         break;
     case LG_DS_SHAREGPT:
         fprintf(out, "dataset: ShareGPT from %s", o->dataset_path);
@@ -230,7 +233,8 @@ int lg_dryrun(const lg_opts *o, FILE *out)
                               .trace = trace,
                               .n_trace = n_trace,
                               .trace_speedup = o->trace_speedup,
-                              .max_requests = n_trace && o->num_prompts_given ? o->num_prompts : 0};
+                              .max_requests = n_trace && o->num_prompts_given ? o->num_prompts : 0,
+                              .session_users = lg_plan_session_users(o)};
         lg_dryrun_counts c;
         if (lg_dryrun_count(&spec, k, per_worker, &c, err, sizeof err)) {
             fprintf(stderr, "loadgen: schedule: %s\n", err);

@@ -114,6 +114,12 @@ int lg_closed_loop(const lg_opts *o)
     return o->max_concurrency && !o->rate_given && o->n_stages <= 1 && o->dataset != LG_DS_TRACE;
 }
 
+int64_t lg_plan_session_users(const lg_opts *o)
+{
+    if (!o->prefix_multi_turn || o->dataset != LG_DS_PREFIX) return 0;
+    return (int64_t)o->prefix_groups * o->prefix_prompts_per_group;
+}
+
 const char *lg_load_mode(const lg_opts *o)
 {
     if (!o->max_concurrency) return "open";
@@ -213,7 +219,8 @@ int lg_plan_build(lg_plan *p, const lg_opts *o, int k, int forked, char *err, si
                         .trace = p->trace,
                         .n_trace = p->n_trace,
                         .trace_speedup = o->trace_speedup,
-                        .max_requests = p->n_trace && o->num_prompts_given ? o->num_prompts : 0};
+                        .max_requests = p->n_trace && o->num_prompts_given ? o->num_prompts : 0,
+                        .session_users = lg_plan_session_users(o)};
     p->n_stages = p->n_trace ? 1 : (o->n_stages > 0 ? o->n_stages : 1);
     /* Total scheduled length, for the hard deadline and the send window. */
     p->bounded_by_time = !p->n_trace;
@@ -260,6 +267,9 @@ int64_t lg_plan_end_deadline(const lg_plan *p, int64_t t0_ns)
         int cw = lg_plan_worker_cap(p, w);
         c += cw > 0 && cw <= o->max_conn_per_worker ? cw : o->max_conn_per_worker;
     }
+    /* Sessions: a user's rounds go one after another, so at most one
+     * request per user is in flight. */
+    if (p->spec.session_users > 0 && c > p->spec.session_users) c = p->spec.session_users;
     if (!p->closed) {
         char err[256];
         lg_sched *it = lg_sched_new(&p->spec, err, sizeof err);

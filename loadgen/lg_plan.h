@@ -52,6 +52,9 @@ typedef struct lg_plan {
  * worker's C slots send again as soon as a request ends, so intended =
  * dispatch and there is no arrival process. The one definition. */
 int lg_closed_loop(const lg_opts *o);
+/* The users of multi-turn sessions (--prefix-multi-turn: groups x prompts
+ * per group; lg_session.h), 0 without them: the schedule's session_users. */
+int64_t lg_plan_session_users(const lg_opts *o);
 /* The report's load mode: "open", "open-capped" or "closed". */
 const char *lg_load_mode(const lg_opts *o);
 /* What the certificate check compares for a plan: its highest stage's
@@ -86,5 +89,15 @@ int lg_plan_worker_cap(const lg_plan *p, int w);
 /* Renders one request body for a prompt (malloc'd into *out). */
 int lg_body_render(const lg_opts *o, const char *prompt, int32_t max_tokens, char **out,
                    size_t *len);
+/* The same for a prompt given in pieces, joined as they are: a piece is raw
+ * bytes (escaped here) or, with escaped set, the inside of a JSON string
+ * already (a session's context, a response's text as lg_chunk kept it). */
+typedef struct lg_body_piece {
+    const char *s;
+    size_t len;
+    int escaped;
+} lg_body_piece;
+int lg_body_render_pieces(const lg_opts *o, const lg_body_piece *pieces, int n_pieces,
+                          int32_t max_tokens, char **out, size_t *len);
 
 #endif

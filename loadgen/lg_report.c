@@ -1,6 +1,7 @@
 /* lg_report: the result JSON and the summary table of lg_report.h. Keys
  * follow vLLM's `bench serve` where it has one; ours sit beside them. */
 #include "lg_report.h"
+#include "lg_session.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -341,6 +342,15 @@ cJSON *lg_report_json(const lg_report *r)
     } else {
         cJSON_AddNullToObject(j, "prompt_pool_size");
         cJSON_AddNullToObject(j, "prompts_repeated");
+    }
+    if (lg_plan_session_users(o)) { /* --prefix-multi-turn (lg_session.h) */
+        cJSON *mt = cJSON_AddObjectToObject(j, "multi_turn");
+        num(mt, "users", (double)lg_plan_session_users(o));
+        num(mt, "context_max_bytes", (double)lg_session_ctx_max((size_t)lg_plan_session_users(o)));
+        num(mt, "rounds_waited", (double)r->sess_waited);
+        num(mt, "contexts_capped", (double)r->sess_capped);
+        cJSON_AddStringToObject(mt, "schedule_lag",
+                                "includes each round's wait for its user's previous round");
     }
     lg_report_metrics(j, r->total, o, r->t0_ns, r->total_duration_ns, r->request_rate);
     cJSON_AddStringToObject(j, "receive_clock", receive_clock_name(r));

@@ -248,7 +248,8 @@ static int next_trace(lg_sched *s, lg_arrival *a)
                       .t_ns = (int64_t)llround(t),
                       .stage = 0,
                       .input_tokens = r->input_tokens,
-                      .output_tokens = r->output_tokens};
+                      .output_tokens = r->output_tokens,
+                      .in_stage = s->index};
     s->index++;
     return 1;
 }
@@ -281,11 +282,19 @@ int lg_sched_next(lg_sched *s, lg_arrival *a)
                       .t_ns = s->stage_start_ns[s->stage] + (int64_t)llround(s->offset_ns),
                       .stage = (int)s->stage,
                       .input_tokens = -1,
-                      .output_tokens = -1};
+                      .output_tokens = -1,
+                      .in_stage = s->in_stage};
     s->index++;
     s->in_stage++;
     s->offset_ns += gap_ns(s->rng, st->rate_per_s, sp->burstiness);
     return 1;
+}
+
+int lg_sched_owner(const lg_sched_spec *spec, const lg_arrival *a, int k)
+{
+    if (k < 2) return 0;
+    if (spec->session_users > 0) return (int)((a->in_stage % spec->session_users) % k);
+    return (int)(a->index % k);
 }
 
 int lg_sched_next_for(lg_sched *s, int worker, int k, lg_arrival *a)
@@ -293,7 +302,7 @@ int lg_sched_next_for(lg_sched *s, int worker, int k, lg_arrival *a)
     if (k < 1 || worker < 0 || worker >= k) return 0;
     lg_arrival x;
     while (lg_sched_next(s, &x)) {
-        if (x.index % k == worker) {
+        if (lg_sched_owner(&s->spec, &x, k) == worker) {
             *a = x;
             return 1;
         }

@@ -1,7 +1,8 @@
 /* lg_sched: the one global arrival schedule of a run. Arrival times are fixed
  * before the run from a seed, so the offered load is identical for any number
  * of workers: worker i of k takes arrivals i, i+k, i+2k, ... by iterating the
- * same stream and skipping the others' (lg_sched_next_for). Pure: no clocks
+ * same stream and skipping the others' (lg_sched_next_for); with multi-turn
+ * sessions a user's arrivals all go to the same worker instead. Pure: no clocks
  * (times are offsets from the run's start), no I/O; GSL's generator is
  * seeded from spec->seed. One iterator per owner; not thread-safe. */
 #ifndef LG_SCHED_H
@@ -31,6 +32,10 @@ typedef struct lg_sched_spec {
     size_t n_trace;
     double trace_speedup; /* trace times are divided by this (default 1) */
     int64_t max_requests; /* global cap over all stages (0: none) */
+    /* Multi-turn sessions (lg_session.h): arrival j of a stage belongs to
+     * user j % session_users, and a user's arrivals all go to one worker,
+     * user % k (lg_sched_owner). 0: no sessions, arrival i to worker i % k. */
+    int64_t session_users;
 } lg_sched_spec;
 
 typedef struct lg_arrival {
@@ -39,6 +44,7 @@ typedef struct lg_arrival {
     int stage;             /* stage index */
     int32_t input_tokens;  /* from the trace, else -1 */
     int32_t output_tokens; /* from the trace, else -1 */
+    int64_t in_stage;      /* its number within its stage, from 0 */
 } lg_arrival;
 
 typedef struct lg_sched lg_sched;
@@ -50,7 +56,10 @@ lg_sched *lg_sched_new(const lg_sched_spec *spec, char *err, size_t errlen);
 void lg_sched_free(lg_sched *s);
 /* The next arrival of the global stream: returns 1 and fills *a, or 0 at the end. */
 int lg_sched_next(lg_sched *s, lg_arrival *a);
-/* The next arrival that belongs to worker `worker` of `k` (index % k == worker). */
+/* The worker of k that arrival a belongs to: index % k, or with sessions
+ * its user's worker, (in_stage % session_users) % k. */
+int lg_sched_owner(const lg_sched_spec *spec, const lg_arrival *a, int k);
+/* The next arrival that belongs to worker `worker` of `k` (lg_sched_owner). */
 int lg_sched_next_for(lg_sched *s, int worker, int k, lg_arrival *a);
 /* The time at which stage `stage` starts (offset from run start), known from
  * lg_sched_new on; -1 for a stage that the global max_requests never lets

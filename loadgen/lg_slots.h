@@ -47,6 +47,9 @@ typedef struct lg_slot {
     int64_t clock_spread_ns;   /* realtime-monotonic offset: largest spread between steps */
     int64_t clock_width_ns;    /* narrowest paired reading */
     uint64_t clock_steps;      /* realtime steps seen */
+    /* multi-turn sessions (lg_session.h): rounds that waited for their
+     * user's previous one, contexts that stopped growing at the cap */
+    int64_t sess_waited, sess_capped;
     /* the per-request records (--save-detailed), as of the last flush */
     uint64_t detailed_written, detailed_lost;
     int32_t detailed_err; /* the first write error (-errno); 0: none */

@@ -27,6 +27,7 @@
 #include "lg_record.h"
 #include "lg_worker.h"
 #include "lg_rxclock.h"
+#include "lg_session.h"
 #include "lg_sse.h"
 #include "rb_clock.h"
 #include "rb_file.h"
@@ -65,6 +66,8 @@ typedef struct lg_req {
     size_t resp_len, resp_cap;
     char *own_body; /* a trace request's rendered body */
     struct lg_req *next_free;
+    rb_buf text;       /* multi-turn: the response's text (lg_chunk_decode_text) */
+    int64_t sess_user; /* multi-turn: its user (-1: none) */
 } lg_req;
 
 /* One poll handle per socket, kept for the socket's life (until curl's
@@ -149,6 +152,10 @@ struct lg_worker {
     int64_t acc_t_ns, acc_idle_ns, acc_run_delay_ns, acc_nivcsw, acc_steal_ns, acc_cpu_ns;
     uint64_t acc_svc_n;
     double acc_svc_sum, acc_svc_sumsq;
+    /* multi-turn sessions (lg_session.h; NULL: none); from_queue while a
+     * waiting round is dispatched */
+    lg_sessions *sess;
+    int sess_from_queue;
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -315,7 +322,7 @@ static void on_sse_event(void *user, const char *data, size_t len)
     if (w->in_window) w->events++;
     stats_of(w, r->stage)->events++;
     lg_chunk c;
-    if (lg_chunk_decode(data, len, &c) < 0) {
+    if (lg_chunk_decode_text(data, len, &c, w->sess ? &r->text : NULL) < 0) {
         r->malformed = 1;
         r->stamp_ns = 0;
         client_cost(w);
@@ -742,6 +749,28 @@ static void write_detailed(lg_worker *w, const lg_req *r, const lg_req_result *r
 
 static void maybe_finish(lg_worker *w);
 static void dispatch_due(lg_worker *w);
+static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, int64_t now);
+
+/* Multi-turn: user's round ended; its first waiting round goes now, unless
+ * the run is stopping (cancelled, a stop, past the deadline): then every
+ * round still waiting for it is counted as not dispatched. */
+static void session_next(lg_worker *w, int64_t user, int cancelled)
+{
+    lg_arrival a;
+    int64_t intended;
+    while (lg_session_next(w->sess, user, &a, &intended)) {
+        int64_t now = rb_now_ns();
+        if (cancelled || w->finishing || __atomic_load_n(&w->sh->stop, __ATOMIC_RELAXED) ||
+            (w->p->end_deadline_ns && now >= w->p->end_deadline_ns)) {
+            stats_of(w, a.stage)->not_dispatched++;
+            continue;
+        }
+        w->sess_from_queue = 1;
+        int rc = dispatch_one(w, &a, intended, now);
+        w->sess_from_queue = 0;
+        if (rc == 0) break; /* in flight: the user's next round waits for it */
+    }
+}
 
 static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
 {
@@ -752,7 +781,8 @@ static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
         lg_sse_finish(&r->sse);
     } else if (!cancelled && res == CURLE_OK && http >= 200 && http < 300) {
         lg_chunk c;
-        if (r->resp_len == 0 || lg_chunk_decode(r->resp, r->resp_len, &c) < 0) {
+        if (r->resp_len == 0 ||
+            lg_chunk_decode_text(r->resp, r->resp_len, &c, w->sess ? &r->text : NULL) < 0) {
             r->malformed = 1;
         } else {
             if (c.flags & LG_CHUNK_ERROR) r->error_event = 1;
@@ -795,7 +825,11 @@ static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
     write_detailed(w, r, &rr);
     w->in_flight--;
     __atomic_store_n(&w->slot->in_flight, (uint64_t)w->in_flight, __ATOMIC_RELAXED);
+    int64_t user = r->sess_user;
+    if (user >= 0)
+        lg_session_end(w->sess, user, rr.cls == LG_OK, &r->text, rr.input_tokens, rr.output_tokens);
     req_put(w, r);
+    if (user >= 0) session_next(w, user, cancelled);
 }
 
 static void check_multi_info(lg_worker *w)
@@ -961,10 +995,31 @@ static const char *trace_body(lg_worker *w, int32_t in_tokens, int32_t out_token
     return body;
 }
 
+/* A multi-turn round's body: the pool's (its context is the first one) or
+ * rendered now from its context (lg_session.h); the response text kept. */
+static const char *session_body(lg_worker *w, const lg_arrival *a, lg_req *r, const char *pool,
+                                size_t *len)
+{
+    if (r->text.err) rb_buf_free(&r->text); /* the sticky cut of the last response */
+    rb_buf_reset(&r->text);
+    r->text.max = w->sess->ctx_max;
+    char *body;
+    size_t n;
+    if (lg_session_render(w->sess, lg_session_user(w->sess, a), w->o, &body, &n,
+                          &r->ds_input_tokens))
+        return NULL;
+    if (!body) return pool;
+    r->own_body = body;
+    *len = n;
+    return body;
+}
+
 /* Starts one request now. Returns 0 or -1 (no memory: counted as failed). */
 static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, int64_t now)
 {
-    lg_req *r = req_get(w);
+    int go = w->sess ? lg_session_admit(w->sess, a, intended_ns, w->sess_from_queue) : 1;
+    if (go == 0) return 0; /* waits for its user's round in flight (lg_session.h) */
+    lg_req *r = go > 0 ? req_get(w) : NULL;
     lg_stage_stats *st = stats_of(w, a->stage);
     lg_stats_record_dispatch(st, intended_ns, now, w->p->lag_bound_ns);
     if (w->slot->n_sample < LG_SAMPLE_PER_WORKER) {
@@ -980,6 +1035,7 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
         return -1;
     }
     r->index = a->index;
+    r->sess_user = -1;
     r->stage = a->stage;
     r->intended_ns = intended_ns;
     r->dispatch_ns = now;
@@ -992,6 +1048,7 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
         body = w->p->bodies[j];
         len = w->p->body_len[j];
         r->ds_input_tokens = w->p->ds.items[j].input_tokens;
+        if (w->sess) body = session_body(w, a, r, body, &len);
     }
     if (!body) {
         lg_req_result rr = {
@@ -1014,6 +1071,7 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
         req_put(w, r);
         return -1;
     }
+    if (w->sess) lg_session_start(w->sess, r->sess_user = lg_session_user(w->sess, a));
     w->pending_kick = 1;
     return 0;
 }
@@ -1342,11 +1400,22 @@ int lg_worker_run(const lg_plan *p, int id)
     w->rng = (p->o->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(id + 1) * 0xBF58476D1CE4E5B9ULL;
     if (!w->rng) w->rng = 1;
     char err[256] = "";
+    if (p->spec.session_users > 0) {
+        w->sess = malloc(sizeof *w->sess);
+        if (!w->sess || lg_session_init(w->sess, &p->ds, lg_session_ctx_max(p->ds.n)) != 0) {
+            snprintf(w->slot->error, sizeof w->slot->error, "no memory for the sessions");
+            free(w->sess);
+            free(w);
+            return 1;
+        }
+    }
     if (!p->closed) {
         w->sched = lg_sched_new(&p->spec, err, sizeof err);
         if (!w->sched) {
             snprintf(w->slot->error, sizeof w->slot->error, "schedule: %.*s",
                      (int)(sizeof w->slot->error - 16), err);
+            if (w->sess) lg_session_free(w->sess);
+            free(w->sess);
             free(w);
             return 2;
         }
@@ -1441,6 +1510,7 @@ out_loop:
         lg_sse_free(&r->sse);
         free(r->resp);
         free(r->own_body);
+        rb_buf_free(&r->text);
         free(r);
     }
     free(w->all);
@@ -1455,6 +1525,16 @@ out_sched:
     }
     if (w->rx_keeper >= 0) close(w->rx_keeper);
     lg_rx_set_hook(NULL, NULL);
+    if (w->sess) {
+        w->slot->sess_waited = w->sess->waited;
+        w->slot->sess_capped = w->sess->capped;
+        fprintf(stderr,
+                "loadgen: worker %d: multi-turn: %lld rounds waited for their user's previous "
+                "round; %lld contexts stopped growing at %zu bytes\n",
+                id, (long long)w->sess->waited, (long long)w->sess->capped, w->sess->ctx_max);
+        lg_session_free(w->sess);
+        free(w->sess);
+    }
     free(w->conn_rx);
     /* Handles that only the final walk closed (their sockets outlived curl). */
     for (size_t i = 0; i < w->n_socks; i++)

@@ -34,7 +34,7 @@ static void warn_plan(const lg_opts *o)
                 (long long)pool);
         return;
     }
-    if (o->planned_arrivals <= pool) return;
+    if (o->planned_arrivals <= pool || o->prefix_multi_turn) return; /* sessions: rounds */
     if (o->dataset == LG_DS_PREFIX || o->prompt_pool_given)
         fprintf(stderr,
                 "loadgen: note: about %lld requests over %lld distinct prompts: prompts will "

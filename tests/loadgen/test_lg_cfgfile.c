@@ -116,8 +116,13 @@ static void data_types_and_shared_prefix_names(void **state)
                 "std_dev: 80}\n    output_len: {type: lognormal, mean: 150}\n",
                 "--prefix-question-len 200 --random-output-len 150");
     expect_note("data.shared_prefix.question_len: a distribution; every prompt uses its mean, 200");
+    expect_args("data: {type: shared_prefix, shared_prefix: {enable_multi_turn_chat: true}}",
+                "--dataset-name prefix --prefix-multi-turn");
+    expect_args("data: {shared_prefix: {enable_multi_turn_chat: false}}", "");
     expect_args("data: {shared_prefix: {enable_multi_turn_chat: true}}", "");
-    expect_note("enable_multi_turn_chat: not implemented here");
+    expect_note("enable_multi_turn_chat: has no effect without data.type shared_prefix");
+    expect_error("data: {shared_prefix: {enable_multi_turn_chat: 1}}",
+                 "data.shared_prefix.enable_multi_turn_chat");
     expect_error("data: {shared_prefix: {num_unique_system_prompts: 2, num_groups: 3}}",
                  "data.shared_prefix.num_groups: given twice");
     expect_error("data: {shared_prefix: {output_len: 0}}",

@@ -5,7 +5,8 @@
 # becomes simserver's (the host stays 0.0.0.0, which must mean this host) and
 # its durations become 2 s (intervals 0.2 s). Each run must send exactly the
 # requests its stages ask for (constant load: rate x duration per stage), all
-# answered, with the lengths the config names. Before it, the unmodified file
+# answered, with the lengths the config names (the multi-turn one's prompts
+# grown by its conversations). Before it, the unmodified file
 # and the edited copy pass --dry-run, whose expected count is the run's. The sweep example, whose
 # saturation probe loadgen does not have, must be refused with its key's path.
 # Then a goodput constraint in Inference Perf's unit (seconds).
@@ -89,8 +90,17 @@ while IFS= read -r rel; do
     jq -e --argjson l "$out_len" '.total_output_tokens == .completed * $l' "$rep" >/dev/null ||
       fail "$rel: output tokens $(jq .total_output_tokens "$rep") for $want requests of $out_len"
   fi
+  if grep -q 'enable_multi_turn_chat: true' "$cfg"; then
+    # its 20 users (2 x 10) have 2 rounds each in the 2 s at 20/s: round 0
+    # sends the pool's 100 + 50 words, round 1 those, the 50-token answer
+    # and the question's 50 words again (as single requests: 40 x 150)
+    jq -e '.multi_turn.users == 20 and .total_input_tokens == 20 * 150 + 20 * (150 + 50 + 50)' \
+      "$rep" >/dev/null || fail "$rel: multi-turn input tokens $(jq -c '[.total_input_tokens, .multi_turn]' "$rep")"
+    mt=1
+  fi
   n=$((n + 1))
 done < <(cd "$FIX" && find . -name '*.yml' | sed 's|^\./||' | sort)
+[ "${mt:-0}" = 1 ] || fail "no multi-turn fixture ran"
 [ "$n" -ge 18 ] || fail "only $n fixtures found"
 
 # A shareGPT config without a dataset names what it needs.
