@@ -96,8 +96,11 @@ static void print_dataset(const lg_opts *o, size_t n_trace, FILE *out)
                 o->trace_speedup);
         break;
     }
-    if (o->prompt_pool_size > 0 && o->dataset != LG_DS_TRACE)
-        fprintf(out, "; pool of %lld prompts", (long long)o->prompt_pool_size);
+    /* the shared-prefix pool is its groups' prompts (lg_plan's build_pool) */
+    long long pool = o->dataset == LG_DS_PREFIX
+                         ? (long long)o->prefix_groups * o->prefix_prompts_per_group
+                         : (long long)o->prompt_pool_size;
+    if (pool > 0 && o->dataset != LG_DS_TRACE) fprintf(out, "; pool of %lld prompts", pool);
     fputc('\n', out);
 }
 

@@ -67,6 +67,13 @@ grep -q "^load mode: closed$" "$WORK/closed.out" &&
   grep -q "^stage 0: closed loop, 10 requests (worker 0: 4, worker 1: 3, worker 2: 3)$" "$WORK/closed.out" ||
   fail "closed-loop plan: $(cat "$WORK/closed.out")"
 
+# A shared-prefix plan names its pool as the run builds it: groups x prompts
+# per group (the run's report says prompt_pool_size 15 for the same flags).
+"$LOADGEN" --base-url "$SIM_URL" --dataset-name prefix --prefix-groups 3 --prefix-prompts-per-group 5 \
+  --request-rate 10 --duration 1 --dry-run >"$WORK/prefix.out" 2>"$WORK/prefix.err" ||
+  fail "prefix plan: exit $?: $(cat "$WORK/prefix.err")"
+grep -q "; pool of 15 prompts$" "$WORK/prefix.out" || fail "prefix pool: $(grep ^dataset "$WORK/prefix.out")"
+
 # What the run would refuse, the dry run refuses.
 rc=0
 "$LOADGEN" --base-url "$SIM_URL" --dataset-name trace --dataset-path "$WORK/none.csv" --dry-run \
