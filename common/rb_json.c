@@ -41,6 +41,14 @@ void rb_json_put_num(cJSON *o, const char *key, double v)
         cJSON_AddNullToObject(o, key);
 }
 
+void rb_json_put_num_inf(cJSON *o, const char *key, double v)
+{
+    if (isinf(v))
+        cJSON_AddStringToObject(o, key, v > 0 ? "inf" : "-inf");
+    else
+        rb_json_put_num(o, key, v);
+}
+
 void rb_json_put_pair(cJSON *o, const char *key, const double v[2])
 {
     cJSON *a = cJSON_AddArrayToObject(o, key);
