@@ -40,31 +40,20 @@ int lg_xrecs_add_line(lg_xrecs *x, const char *line, size_t len, long lineno, ch
     char why[200];
     if (lg_record_parse(line, len, &rec, why, sizeof why))
         return fail(err, errlen, "line %ld: %s", lineno, why);
-    lg_xrec r = {.index = rec.index,
-                 .intended_ns = rec.intended_ns,
-                 .dispatch_ns = rec.dispatch_ns,
-                 .first_token_ns = rec.first_token_ns,
-                 .end_ns = rec.end_ns,
-                 .input_tokens = rec.input_tokens,
-                 .output_tokens = rec.output_tokens,
-                 .stage = rec.stage,
-                 .status = rec.status};
-    _Static_assert(sizeof r.cls == sizeof rec.cls, "the class names fit both");
-    memcpy(r.cls, rec.cls, sizeof r.cls);
     if (x->n == x->cap) {
         size_t cap = x->cap ? x->cap * 2 : 1024;
-        lg_xrec *p = realloc(x->r, cap * sizeof *p);
+        lg_record *p = realloc(x->r, cap * sizeof *p);
         if (!p) return -ENOMEM;
         x->r = p;
         x->cap = cap;
     }
-    x->r[x->n++] = r;
+    x->r[x->n++] = rec;
     return 0;
 }
 
 static int by_index(const void *a, const void *b)
 {
-    int64_t x = ((const lg_xrec *)a)->index, y = ((const lg_xrec *)b)->index;
+    int64_t x = ((const lg_record *)a)->index, y = ((const lg_record *)b)->index;
     return (x > y) - (x < y);
 }
 
@@ -236,12 +225,12 @@ static void summ_block(cJSON *parent, const char *k, const cJSON *blk, const cha
 }
 
 /* The records of a block: all (stage -1) or one stage's. */
-static int in_block(const lg_xrec *r, int stage)
+static int in_block(const lg_record *r, int stage)
 {
     return stage < 0 || r->stage == stage;
 }
 
-static int rec_ok(const lg_xrec *r)
+static int rec_ok(const lg_record *r)
 {
     return strcmp(r->cls, "ok") == 0;
 }
@@ -304,7 +293,7 @@ static void label_add(cJSON *by, const char *cls, double count)
 /* Which per-request value of a record (NAN: none). */
 enum { X_LAT, X_TTFT, X_TPOT, X_NTPOT, X_LAG, X_IN, X_OUT };
 
-static double rec_value(const lg_xrec *r, int what)
+static double rec_value(const lg_record *r, int what)
 {
     double e2e = (double)(r->end_ns - r->intended_ns) / 1e9;
     int has_ft = r->first_token_ns >= 0;
@@ -334,7 +323,7 @@ static void summ_recs(cJSON *parent, const char *k, const lg_xrecs *x, int stage
 {
     size_t n = 0;
     for (size_t i = 0; i < x->n; i++) {
-        const lg_xrec *r = &x->r[i];
+        const lg_record *r = &x->r[i];
         if (!in_block(r, stage) || (ok >= 0 && rec_ok(r) != ok)) continue;
         double v = rec_value(r, what);
         if (!isnan(v)) buf[n++] = v;
@@ -578,7 +567,7 @@ static void array_out(FILE *f, const char *k, const lg_xrecs *x, int what)
 {
     fprintf(f, ",\n\t\"%s\": [", k);
     for (size_t i = 0; i < x->n; i++) {
-        const lg_xrec *r = &x->r[i];
+        const lg_record *r = &x->r[i];
         if (i) fputc(',', f);
         double v;
         switch (what) {

@@ -33,6 +33,7 @@
 #include <stdio.h>
 
 #include "lg_cli.h"
+#include "lg_record.h"
 
 /* --report-format bits (0: rhobench's own result only). */
 enum { LG_EXPORT_VLLM = 1u, LG_EXPORT_IP = 2u };
@@ -40,17 +41,9 @@ enum { LG_EXPORT_VLLM = 1u, LG_EXPORT_IP = 2u };
 /* "rhobench", "vllm", "inference-perf" or "both" -> bits; -1 if none of them. */
 int lg_export_parse_format(const char *s);
 
-/* One per-request record of the JSONL (times in ns from the run's start;
- * -1: did not happen). */
-typedef struct lg_xrec {
-    int64_t index, intended_ns, dispatch_ns, first_token_ns, end_ns;
-    int64_t input_tokens, output_tokens;
-    int32_t stage, status;
-    char cls[24]; /* "ok", "timeout", "http_429", ... */
-} lg_xrec;
-
+/* The per-request records of a JSONL, as lg_record_parse reads them. */
 typedef struct lg_xrecs {
-    lg_xrec *r;
+    lg_record *r;
     size_t n, cap;
 } lg_xrecs;
 
