@@ -12,6 +12,7 @@
 
 #include "lg_record.h"
 #include "rb_file.h"
+#include "rb_json.h"
 
 int lg_export_parse_format(const char *s)
 {
@@ -99,21 +100,6 @@ static const cJSON *get(const cJSON *o, const char *k)
     return cJSON_GetObjectItemCaseSensitive(o, k);
 }
 
-/* A number of the result (NAN: absent, null or not a number). */
-static double getn(const cJSON *o, const char *k)
-{
-    const cJSON *x = get(o, k);
-    return cJSON_IsNumber(x) ? x->valuedouble : NAN;
-}
-
-static void num(cJSON *o, const char *k, double v)
-{
-    if (isnan(v) || isinf(v))
-        cJSON_AddNullToObject(o, k);
-    else
-        cJSON_AddNumberToObject(o, k, v);
-}
-
 static void copy(cJSON *dst, const cJSON *src, const char *k)
 {
     const cJSON *x = get(src, k);
@@ -185,13 +171,13 @@ static void summ_values(cJSON *parent, const char *k, double *v, size_t n, const
     for (size_t i = 0; i < n; i++)
         sum += v[i];
     cJSON *o = cJSON_AddObjectToObject(parent, k);
-    num(o, "mean", sum / (double)n);
-    num(o, "min", v[0]);
-    num(o, "max", v[n - 1]);
+    rb_json_put_num(o, "mean", sum / (double)n);
+    rb_json_put_num(o, "min", v[0]);
+    rb_json_put_num(o, "max", v[n - 1]);
     char key[32];
     for (int i = 0; i < np; i++) {
         ip_pkey(p[i], key, sizeof key);
-        num(o, key, pct_sorted(v, n, p[i]));
+        rb_json_put_num(o, key, pct_sorted(v, n, p[i]));
     }
 }
 
@@ -202,16 +188,16 @@ static void summ_block(cJSON *parent, const char *k, const cJSON *blk, const cha
 {
     char key[64], pk[32];
     snprintf(key, sizeof key, "mean_%s_ms", m);
-    double mean = getn(blk, key);
+    double mean = rb_json_num(blk, key);
     if (isnan(mean)) {
         cJSON_AddNullToObject(parent, k);
         return;
     }
     cJSON *o = cJSON_AddObjectToObject(parent, k);
-    num(o, "mean", mean / 1e3);
+    rb_json_put_num(o, "mean", mean / 1e3);
     snprintf(key, sizeof key, "max_%s_ms", m); /* only the schedule lag has one */
     cJSON_AddNullToObject(o, "min");
-    num(o, "max", getn(blk, key) / 1e3);
+    rb_json_put_num(o, "max", rb_json_num(blk, key) / 1e3);
     for (int i = 0; i < np; i++) {
         char w[24];
         snprintf(w, sizeof w, "%g", p[i]);
@@ -220,7 +206,7 @@ static void summ_block(cJSON *parent, const char *k, const cJSON *blk, const cha
         else
             snprintf(key, sizeof key, "p%s_%s_ms", w, m);
         ip_pkey(p[i], pk, sizeof pk);
-        num(o, pk, getn(blk, key) / 1e3);
+        rb_json_put_num(o, pk, rb_json_num(blk, key) / 1e3);
     }
 }
 
@@ -389,28 +375,28 @@ cJSON *lg_export_ip(const cJSON *result, const lg_xrecs *recs, int stage, const 
     double *buf = recs ? malloc(recs->n * sizeof *buf) : NULL;
     if (recs && !buf) return NULL;
     cJSON *ip = cJSON_CreateObject();
-    num(ip, "benchmark_time_seconds", getn(blk, "duration"));
+    rb_json_put_num(ip, "benchmark_time_seconds", rb_json_num(blk, "duration"));
 
     cJSON *ls = cJSON_AddObjectToObject(ip, "load_summary");
-    num(ls, "count", getn(blk, "dispatched"));
+    rb_json_put_num(ls, "count", rb_json_num(blk, "dispatched"));
     if (recs)
         summ_recs(ls, "schedule_delay", recs, stage, -1, X_LAG, buf, p, np);
     else
         summ_block(ls, "schedule_delay", blk, "schedule_lag", p, np);
     if (stage >= 0) { /* a stage's summary also has its rates (no rate: null) */
-        num(ls, "send_duration", getn(blk, "send_window_s"));
-        num(ls, "requested_rate", getn(blk, "request_rate"));
-        num(ls, "achieved_rate", getn(blk, "achieved_rate"));
+        rb_json_put_num(ls, "send_duration", rb_json_num(blk, "send_window_s"));
+        rb_json_put_num(ls, "requested_rate", rb_json_num(blk, "request_rate"));
+        rb_json_put_num(ls, "achieved_rate", rb_json_num(blk, "achieved_rate"));
         const cJSON *lm = get(result, "load_mode");
         if (cJSON_IsString(lm) && strcmp(lm->valuestring, "closed") == 0) /* a stage's own */
-            num(ls, "concurrency",
-                get(blk, "concurrency") ? getn(blk, "concurrency")
-                                        : getn(result, "max_concurrency"));
+            rb_json_put_num(ls, "concurrency",
+                            get(blk, "concurrency") ? rb_json_num(blk, "concurrency")
+                                                    : rb_json_num(result, "max_concurrency"));
     }
 
     cJSON *s = cJSON_AddObjectToObject(ip, "successes");
-    double completed = getn(blk, "completed");
-    num(s, "count", completed);
+    double completed = rb_json_num(blk, "completed");
+    rb_json_put_num(s, "count", completed);
     cJSON *lat = cJSON_AddObjectToObject(s, "latency");
     ip_latency(lat, "request_latency", blk, "e2el", recs, stage, X_LAT, buf, p, np);
     ip_latency(lat, "normalized_time_per_output_token", blk, "ntpot", recs, stage, X_NTPOT, buf, p,
@@ -419,17 +405,18 @@ cJSON *lg_export_ip(const cJSON *result, const lg_xrecs *recs, int stage, const 
     ip_latency(lat, "time_to_first_token", blk, "ttft", recs, stage, X_TTFT, buf, p, np);
     ip_latency(lat, "inter_token_latency", blk, "itl", NULL, stage, -1, buf, p, np);
     cJSON *th = cJSON_AddObjectToObject(s, "throughput");
-    double dur = getn(blk, "duration");
-    double in = getn(blk, "total_input_tokens"), out = getn(blk, "total_output_tokens");
-    num(th, "input_tokens_per_sec", dur > 0 ? in / dur : 0.0);
-    num(th, "output_tokens_per_sec", dur > 0 ? out / dur : 0.0);
-    num(th, "total_tokens_per_sec", dur > 0 ? (in + out) / dur : 0.0);
-    num(th, "requests_per_sec", dur > 0 ? completed / dur : 0.0);
+    double dur = rb_json_num(blk, "duration");
+    double in = rb_json_num(blk, "total_input_tokens"),
+           out = rb_json_num(blk, "total_output_tokens");
+    rb_json_put_num(th, "input_tokens_per_sec", dur > 0 ? in / dur : 0.0);
+    rb_json_put_num(th, "output_tokens_per_sec", dur > 0 ? out / dur : 0.0);
+    rb_json_put_num(th, "total_tokens_per_sec", dur > 0 ? (in + out) / dur : 0.0);
+    rb_json_put_num(th, "requests_per_sec", dur > 0 ? completed / dur : 0.0);
     cJSON *pt = cJSON_AddObjectToObject(s, "prompt_tokens");
-    num(pt, "total", in);
-    double share = getn(blk, "cached_prompt_tokens_share");
-    num(pt, "cached", isnan(share) ? 0.0 : round(share * in));
-    num(pt, "uncached", isnan(share) ? in : in - round(share * in));
+    rb_json_put_num(pt, "total", in);
+    double share = rb_json_num(blk, "cached_prompt_tokens_share");
+    rb_json_put_num(pt, "cached", isnan(share) ? 0.0 : round(share * in));
+    rb_json_put_num(pt, "uncached", isnan(share) ? in : in - round(share * in));
     cJSON *dist = cJSON_CreateObject();
     if (recs) {
         summ_recs(dist, "prompt", recs, stage, 1, X_IN, buf, p, np);
@@ -442,26 +429,26 @@ cJSON *lg_export_ip(const cJSON *result, const lg_xrecs *recs, int stage, const 
         cJSON_AddNullToObject(s, "output_len");
     }
     cJSON *ot = cJSON_AddObjectToObject(s, "output_tokens");
-    num(ot, "total", out);
+    rb_json_put_num(ot, "total", out);
     if (recs) {
         const cJSON *it;
         cJSON_ArrayForEach(it, get(dist, "output"))
             cJSON_AddItemToObject(ot, it->string, cJSON_Duplicate(it, 1));
     }
     cJSON_Delete(dist);
-    double good = getn(blk, "request_goodput"), thr = getn(blk, "request_throughput");
+    double good = rb_json_num(blk, "request_goodput"), thr = rb_json_num(blk, "request_throughput");
     if (!isnan(good)) {
         /* Both are counts over the same duration: their ratio is good/completed. */
         cJSON *g = cJSON_AddObjectToObject(s, "goodput_metrics");
         double pctg = thr > 0 ? 100.0 * good / thr : 0.0;
-        num(g, "goodput_percentage", pctg);
-        num(g, "request_goodput", good);
-        num(g, "good_requests", round(pctg * completed / 100.0));
-        num(g, "total_requests", completed);
+        rb_json_put_num(g, "goodput_percentage", pctg);
+        rb_json_put_num(g, "request_goodput", good);
+        rb_json_put_num(g, "good_requests", round(pctg * completed / 100.0));
+        rb_json_put_num(g, "total_requests", completed);
     }
 
     cJSON *f = cJSON_AddObjectToObject(ip, "failures");
-    num(f, "count", getn(blk, "failed"));
+    rb_json_put_num(f, "count", rb_json_num(blk, "failed"));
     cJSON *by = cJSON_CreateObject();
     if (recs) {
         summ_recs(f, "request_latency", recs, stage, 0, X_LAT, buf, p, np);
@@ -470,13 +457,13 @@ cJSON *lg_export_ip(const cJSON *result, const lg_xrecs *recs, int stage, const 
                 label_add(by, recs->r[i].cls, 1);
     } else {
         const cJSON *fl = get(blk, "failed_latency");
-        if (getn(fl, "n") > 0) {
+        if (rb_json_num(fl, "n") > 0) {
             cJSON *o = cJSON_AddObjectToObject(f, "request_latency");
-            num(o, "mean", getn(fl, "mean_ms") / 1e3);
+            rb_json_put_num(o, "mean", rb_json_num(fl, "mean_ms") / 1e3);
             cJSON_AddNullToObject(o, "min");
-            num(o, "max", getn(fl, "max_ms") / 1e3);
-            num(o, "median", getn(fl, "median_ms") / 1e3);
-            num(o, "p99", getn(fl, "p99_ms") / 1e3);
+            rb_json_put_num(o, "max", rb_json_num(fl, "max_ms") / 1e3);
+            rb_json_put_num(o, "median", rb_json_num(fl, "median_ms") / 1e3);
+            rb_json_put_num(o, "p99", rb_json_num(fl, "p99_ms") / 1e3);
         } else {
             cJSON_AddNullToObject(f, "request_latency");
         }
@@ -707,7 +694,7 @@ static int write_ip(const cJSON *result, const lg_xrecs *recs, const char *stem,
         /* As Inference Perf: a file per stage that sent requests (a sweep cut
          * short has stages without); an earlier run's extra stage files go. */
         const cJSON *st = cJSON_GetArrayItem(get(result, "stages"), s);
-        if (s >= n || !(getn(st, "dispatched") > 0)) {
+        if (s >= n || !(rb_json_num(st, "dispatched") > 0)) {
             if (unlink(path) && errno != ENOENT)
                 fprintf(stderr, "loadgen: --report-format: cannot remove %s: %s\n", path,
                         strerror(errno));
