@@ -55,3 +55,9 @@ void rb_json_put_pair(cJSON *o, const char *key, const double v[2])
     for (int i = 0; i < 2; i++)
         cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
 }
+
+void rb_json_copy(cJSON *dst, const cJSON *src, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(src, key);
+    if (x) cJSON_AddItemToObject(dst, key, cJSON_Duplicate(x, 1));
+}

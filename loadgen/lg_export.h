@@ -47,6 +47,15 @@ typedef struct lg_xrecs {
     size_t n, cap;
 } lg_xrecs;
 
+/* Which value of a record (seconds; tokens for IN and OUT) the layouts take. */
+enum { LG_X_LAT, LG_X_TTFT, LG_X_TPOT, LG_X_NTPOT, LG_X_LAG, LG_X_IN, LG_X_OUT };
+/* A record's value: LAT, TTFT and TPOT from the intended send time, NTPOT
+ * the latency per output token, LAG the dispatch's lateness; NAN when the
+ * record has none (no first token, one token, no dispatch). */
+double lg_xrec_value(const lg_record *r, int what);
+/* 1 if the request succeeded (class "ok"). */
+int lg_xrec_ok(const lg_record *r);
+
 /* Adds one JSONL line (lineno for the message). Returns 0 or -EINVAL with
  * err naming the line and the field, -ENOMEM. */
 int lg_xrecs_add_line(lg_xrecs *x, const char *line, size_t len, long lineno, char *err,

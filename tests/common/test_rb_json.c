@@ -74,12 +74,27 @@ static void put_num_inf_writes_inf_as_a_string(void **state)
     cJSON_Delete(o);
 }
 
+static void copy_duplicates_a_member_when_there(void **state)
+{
+    cJSON *src = cJSON_Parse("{\"a\":{\"b\":[1,2]},\"n\":null}");
+    cJSON *dst = cJSON_CreateObject();
+    rb_json_copy(dst, src, "a");
+    rb_json_copy(dst, src, "n");
+    rb_json_copy(dst, src, "absent");
+    cJSON_Delete(src); /* a deep copy: dst stands alone */
+    char *text = cJSON_PrintUnformatted(dst);
+    assert_string_equal(text, "{\"a\":{\"b\":[1,2]},\"n\":null}");
+    free(text);
+    cJSON_Delete(dst);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(getters_read_numbers_and_fall_back),
         cmocka_unit_test(putters_write_null_for_what_is_not_finite),
         cmocka_unit_test(put_num_inf_writes_inf_as_a_string),
+        cmocka_unit_test(copy_duplicates_a_member_when_there),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
