@@ -17,7 +17,6 @@
 
 typedef struct conv {
     lg_args *out;
-    size_t cap;
     char *err;
     size_t errlen;
 } conv;
@@ -50,21 +49,24 @@ static int bad(conv *c, const char *path, const cJSON *v, const char *what)
     return -EINVAL;
 }
 
+int lg_args_add(lg_args *a, const char *s)
+{
+    char *d = strdup(s);
+    if (!d) return -ENOMEM;
+    char **p = realloc(a->argv, ((size_t)a->argc + 2) * sizeof *p);
+    if (!p) {
+        free(d);
+        return -ENOMEM;
+    }
+    a->argv = p;
+    a->argv[a->argc++] = d;
+    a->argv[a->argc] = NULL;
+    return 0;
+}
+
 static int push(conv *c, const char *s)
 {
-    if ((size_t)c->out->argc + 1 >= c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        char **p = realloc(c->out->argv, cap * sizeof *p);
-        if (!p) goto nomem;
-        c->out->argv = p;
-        c->cap = cap;
-    }
-    char *d = strdup(s);
-    if (!d) goto nomem;
-    c->out->argv[c->out->argc++] = d;
-    c->out->argv[c->out->argc] = NULL;
-    return 0;
-nomem:
+    if (lg_args_add(c->out, s) == 0) return 0;
     snprintf(c->err, c->errlen, "config: out of memory");
     return -ENOMEM;
 }

@@ -44,6 +44,13 @@ typedef struct lg_args {
     int argc;
 } lg_args;
 
+/* Appends a copy of s (argv[argc] stays NULL): the one builder of the
+ * argument lists that config files and vLLM's flags become. argv is sized
+ * to argc + 1 each time (the lists are a few dozen words; it holds no
+ * capacity that another realloc of argv could make wrong). Returns 0, or
+ * -ENOMEM with a unchanged. */
+int lg_args_add(lg_args *a, const char *s);
+
 /* Returns 0, or -EINVAL with err naming the key and the value
  * ("config: load.stages[2].rate: must be > 0, got -5"). */
 int lg_config_to_args(const char *json, size_t len, lg_args *out, char *err, size_t errlen);
