@@ -41,9 +41,23 @@ void rb_json_put_num(cJSON *o, const char *key, double v)
         cJSON_AddNullToObject(o, key);
 }
 
+void rb_json_put_num_inf(cJSON *o, const char *key, double v)
+{
+    if (isinf(v))
+        cJSON_AddStringToObject(o, key, v > 0 ? "inf" : "-inf");
+    else
+        rb_json_put_num(o, key, v);
+}
+
 void rb_json_put_pair(cJSON *o, const char *key, const double v[2])
 {
     cJSON *a = cJSON_AddArrayToObject(o, key);
     for (int i = 0; i < 2; i++)
         cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
+}
+
+void rb_json_copy(cJSON *dst, const cJSON *src, const char *key)
+{
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(src, key);
+    if (x) cJSON_AddItemToObject(dst, key, cJSON_Duplicate(x, 1));
 }

@@ -29,6 +29,13 @@ const rb_opt *rb_opts_find(const rb_opts_spec *s, const char *name)
     return NULL;
 }
 
+const rb_opt *rb_opts_find_key(const rb_opts_spec *s, const char *key)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->opts[i].key && strcmp(s->opts[i].key, key) == 0) return &s->opts[i];
+    return NULL;
+}
+
 static int store_int(const rb_opt *o, void *base, int64_t v)
 {
     char *p = (char *)base + o->off;
@@ -279,6 +286,12 @@ int rb_opts_check(const rb_opts_spec *s, void *scratch, char *err, size_t errlen
             rb_set_err(err, errlen, "--%s: no help text", o->name);
             return -1;
         }
+        for (size_t j = 0; o->key && j < i; j++)
+            if (s->opts[j].key && strcmp(s->opts[j].key, o->key) == 0) {
+                rb_set_err(err, errlen, "--%s: config key '%s' is --%s's already", o->name, o->key,
+                           s->opts[j].name);
+                return -1;
+            }
         size_t want = o->type == RB_OPT_DOUBLE                                  ? sizeof(double)
                       : o->type == RB_OPT_DURATION || o->type == RB_OPT_SECONDS ? sizeof(int64_t)
                       : o->type == RB_OPT_SIZE                                  ? sizeof(uint64_t)

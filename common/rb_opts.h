@@ -60,7 +60,7 @@ typedef struct rb_opt {
     const char *def;  /* the default, as typed; NULL: none, or the program sets it */
     const char *help; /* wrapped in --help */
     const char *why;  /* what a bad value is told; NULL: said from the type and bounds */
-    const char *key;  /* the config-file key; NULL: none */
+    const char *key;  /* the config-file key ("load.seed": a dotted path); NULL: none */
 } rb_opt;
 
 #define RB_OPT_AT(type, member) .off = offsetof(type, member), .size = sizeof(((type *)0)->member)
@@ -96,6 +96,10 @@ int rb_opts_parse(const rb_opts_spec *s, void *base, int argc, char **argv, char
 
 /* The entry for name (without "--"), or NULL. */
 const rb_opt *rb_opts_find(const rb_opts_spec *s, const char *name);
+
+/* The entry whose config key is key ("load.seed"), or NULL. Keys are unique
+ * (rb_opts_check); a linear scan, for reading config files. */
+const rb_opt *rb_opts_find_key(const rb_opts_spec *s, const char *key);
 
 /* --help's text: head, one paragraph per entry in table order (wrapped at 79
  * columns, with its unit and default), then --help, --version and tail.

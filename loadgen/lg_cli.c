@@ -1,7 +1,7 @@
 /* lg_cli: loadgen's options table (rb_opts, alphabetical), its defaults, the
  * parsers of the flags whose values have a shape of their own (stages,
  * budgets, lists), and the rules between flags (lg_cli_finish). --help is
- * generated from the table. About 720 lines, one file on purpose: the
+ * generated from the table. About 790 lines, one file on purpose: the
  * table, its parsers and the rules between flags are together the one
  * description of what loadgen accepts. */
 #include "lg_cli.h"
@@ -302,35 +302,36 @@ static int set_save_detailed(void *base, const char *val, char *why, size_t n)
     {                                                                                              \
         .name = flag, .type = RB_OPT_FLAG, AT(member), .ival = v, .help = text                     \
     }
-#define CUSTOM(flag, value, f, text)                                                               \
+#define CUSTOM(flag, value, f, text, ...)                                                          \
     {                                                                                              \
-        .name = flag, .type = RB_OPT_CUSTOM, .arg = value, .fn = f, .help = text                   \
+        .name = flag, .type = RB_OPT_CUSTOM, .arg = value, .fn = f, .help = text, __VA_ARGS__      \
     }
-#define INT(flag, member, l, h, d, text)                                                           \
+#define INT(flag, member, l, h, d, text, ...)                                                      \
     {                                                                                              \
         .name = flag, .type = RB_OPT_INT, .arg = "N", AT(member), .lo = l, .hi = h, .def = d,      \
-        .why = "must be a whole number in [" STR_(l) ", " STR_(h) "]", .help = text                \
+        .why = "must be a whole number in [" STR_(l) ", " STR_(h) "]", .help = text, __VA_ARGS__   \
     }
-#define RATE(flag, member, d, bad, text)                                                           \
+#define RATE(flag, member, d, bad, text, ...)                                                      \
     {                                                                                              \
         .name = flag, .type = RB_OPT_DOUBLE, .arg = "R", AT(member), .min = 0, .max = 1e9,         \
-        .excl_min = 1, .def = d, .why = bad, .help = text                                          \
+        .excl_min = 1, .def = d, .why = bad, .help = text, __VA_ARGS__                             \
     }
-#define SECONDS(flag, member, l, d, text)                                                          \
+#define SECONDS(flag, member, l, d, text, ...)                                                     \
     {                                                                                              \
         .name = flag, .type = RB_OPT_SECONDS, .arg = "D", AT(member), .lo = l, .def = d,           \
         .why = l ? "must be seconds > 0, or a duration with a unit (500ms, 2s)"                    \
                  : "must be seconds >= 0, or a duration with a unit (500ms, 2s)",                  \
-        .help = text                                                                               \
+        .help = text, __VA_ARGS__                                                                  \
     }
-#define STRING(flag, value, member, d, text)                                                       \
+#define STRING(flag, value, member, d, text, ...)                                                  \
     {                                                                                              \
-        .name = flag, .type = RB_OPT_STR, .arg = value, AT(member), .def = d, .help = text         \
+        .name = flag, .type = RB_OPT_STR, .arg = value, AT(member), .def = d, .help = text,        \
+        __VA_ARGS__                                                                                \
     }
-#define CHOICE(flag, value, member, list, d, bad, text)                                            \
+#define CHOICE(flag, value, member, list, d, bad, text, ...)                                       \
     {                                                                                              \
         .name = flag, .type = RB_OPT_CHOICE, .arg = value, AT(member), .choices = list, .def = d,  \
-        .why = bad, .help = text                                                                   \
+        .why = bad, .help = text, __VA_ARGS__                                                      \
     }
 
 #define POOL(flag, text)                                                                           \
@@ -361,7 +362,8 @@ static const rb_choice SWEEPS[] = {
 
 static const rb_opt OPTS[] = {
     FLAG("allow-remote", allow_remote, 1, "allow a base URL that is not a loopback address"),
-    STRING("base-url", "URL", base_url, "http://127.0.0.1:8000", "the server; loopback only"),
+    STRING("base-url", "URL", base_url, "http://127.0.0.1:8000", "the server; loopback only",
+           .key = "server.base_url"),
     CUSTOM("bias-budget", "mean:D,p99:D", parse_budget,
            "the client's own delay per token the verdict accepts (default mean:100us,p99:2ms)"),
     {.name = "burstiness",
@@ -384,33 +386,38 @@ static const rb_opt OPTS[] = {
            "Inference Perf config, YAML or JSON; flags override it"),
     CHOICE("dataset-name", "NAME", dataset, DATASETS, "random",
            "must be random, shared-prefix, sharegpt or trace",
-           "random, shared-prefix, sharegpt, trace"),
-    STRING("dataset-path", "FILE", dataset_path, NULL,
-           "ShareGPT JSON, or an Azure-style trace CSV"),
+           "random, shared-prefix, sharegpt, trace", .key = "data.type"),
+    STRING("dataset-path", "FILE", dataset_path, NULL, "ShareGPT JSON, or an Azure-style trace CSV",
+           .key = "data.path"),
     SECONDS("drain-timeout", drain_timeout_ns, 0, "5s",
             "wait for in-flight requests at the end or on SIGINT"),
     FLAG("dry-run", dry_run, 1, "check the options, print the plan, send nothing"),
     SECONDS("duration", duration_ns, 1, NULL, "send for D seconds instead (e.g. 30, or 30s)"),
-    CUSTOM("endpoint", "PATH", parse_endpoint, "/v1/completions (default) or /v1/chat/completions"),
+    CUSTOM("endpoint", "PATH", parse_endpoint, "/v1/completions (default) or /v1/chat/completions",
+           .key = "api.type"),
     FLAG("force", force, 1, "run anyway beyond the certificate"),
     {.name = "goodput",
      .type = RB_OPT_CUSTOM,
      .arg = "NAME:MS ...",
      .fn = parse_goodput,
      .greedy = 1,
-     .help = "SLOs for goodput (ttft, tpot, itl, ntpot, e2el)"},
+     .help = "SLOs for goodput (ttft, tpot, itl, ntpot, e2el)",
+     .key = "report.goodput.constraints"},
     CUSTOM("header", "K:V", parse_header,
            "extra request header (repeatable); OPENAI_API_KEY in the environment -> "
            "Authorization: Bearer"),
     FLAG("ignore-eos", ignore_eos, 1, "ask the server to ignore end-of-sequence"),
     INT("max-concurrency", max_concurrency, 1, 10000000, NULL,
         "alone: closed loop with C in flight; with a rate: a cap (waiting for a slot counts in "
-        "latency from intended time)"),
+        "latency from intended time)",
+        .key = "load.concurrency"),
     INT("max-connections-per-worker", max_conn_per_worker, 1, 100000, "512",
         "connection limit of each worker"),
     CUSTOM("metadata", "KEY=VALUE", parse_metadata, "written into the result JSON (repeatable)"),
-    CUSTOM("metric-percentiles", "LIST", parse_percentiles, "percentiles (default 50,90,99)"),
-    STRING("model", "NAME", model, "sim-model", "model name sent in each request"),
+    CUSTOM("metric-percentiles", "LIST", parse_percentiles, "percentiles (default 50,90,99)",
+           .key = "report.request_lifecycle.percentiles"),
+    STRING("model", "NAME", model, "sim-model", "model name sent in each request",
+           .key = "server.model_name"),
     FLAG("mpi", mpi, 1, "under mpirun: each rank one worker, rank 0 reports"),
     INT("mpi-salvage", mpi_salvage, 1, 1 << 20, NULL,
         "report an --mpi run of N ranks from its snapshots"),
@@ -430,27 +437,30 @@ static const rb_opt OPTS[] = {
      .why = "must be a whole number >= 1",
      .help = "requests to send"},
     INT("num-workers", num_workers, 0, 1024, NULL,
-        "worker processes (default: online CPUs; 0: one in-process)"),
+        "worker processes (default: online CPUs; 0: one in-process)", .key = "load.num_workers"),
     CUSTOM("percentile-metrics", "LIST", parse_metrics,
            "of ttft,tpot,itl,e2el,ntpot (default all)"),
-    INT("prefix-groups", prefix_groups, 1, 100000, "4", "shared-prefix: groups"),
+    INT("prefix-groups", prefix_groups, 1, 100000, "4", "shared-prefix: groups",
+        .key = "data.shared_prefix.num_groups"),
     FLAG("prefix-multi-turn", prefix_multi_turn, 1,
          "shared-prefix: each prompt is a user's chat, its context growing by every answer"),
     INT("prefix-prompts-per-group", prefix_prompts_per_group, 1, 100000, "16",
-        "shared-prefix: prompts per group"),
+        "shared-prefix: prompts per group", .key = "data.shared_prefix.num_prompts_per_group"),
     INT("prefix-question-len", prefix_question_len, 1, 1000000, "64",
-        "shared-prefix: question words"),
+        "shared-prefix: question words", .key = "data.shared_prefix.question_len"),
     INT("prefix-system-len", prefix_system_len, 0, 1000000, "512",
-        "shared-prefix: system prompt words"),
+        "shared-prefix: system prompt words", .key = "data.shared_prefix.system_prompt_len"),
     FLAG("progress", progress, 1, "live progress line on stderr (default: when a terminal)"),
     POOL("prompt-pool-size",
          "distinct prompts; request i uses prompt i mod N (default: one per planned request, "
          "within 512 MiB; a smaller N repeats prompts on purpose)"),
     FLAG("quiet", quiet, 1, "no summary table"),
-    INT("random-input-len", random_input_len, 1, 1000000, "1024", "prompt words"),
+    INT("random-input-len", random_input_len, 1, 1000000, "1024", "prompt words",
+        .key = "data.input_distribution.mean"),
     CHOICE("random-len-dist", "D", random_len_dist, LEN_DISTS, "uniform",
            "must be fixed, uniform, normal or lognormal", "fixed, uniform, normal, lognormal"),
-    INT("random-output-len", random_output_len, 1, 1000000, "128", "max_tokens"),
+    INT("random-output-len", random_output_len, 1, 1000000, "128", "max_tokens",
+        .key = "data.output_distribution.mean"),
     {.name = "random-range-ratio",
      .type = RB_OPT_DOUBLE,
      .arg = "R",
@@ -503,22 +513,25 @@ static const rb_opt OPTS[] = {
      .hi = INT64_MAX,
      .def = "0",
      .why = "must be a whole number >= 0",
+     .key = "load.seed",
      .help = "seed of the arrival schedule and the dataset"},
     CHOICE("sim-stamps", "auto|on|off", sim_stamps, STAMPS, "auto", "must be auto, on or off",
            "send X-Sim-Stamp: 1 for simserver's ground truth (auto: on)"),
     CUSTOM("stage", "RATE:D", parse_stage,
-           "a stage of the run (repeatable; e.g. 100:10 or 100:10s)"),
-    SECONDS("stage-duration", stage_duration_ns, 1, NULL, "duration of each sweep stage"),
-    SECONDS("stage-pause", stage_pause_ns, 0, "0", "idle time between stages"),
+           "a stage of the run (repeatable; e.g. 100:10 or 100:10s)", .key = "load.stages"),
+    SECONDS("stage-duration", stage_duration_ns, 1, NULL, "duration of each sweep stage",
+            .key = "load.sweep.stage_duration"),
+    SECONDS("stage-pause", stage_pause_ns, 0, "0", "idle time between stages",
+            .key = "load.interval"),
     FLAG("stream", stream, 1, "streamed SSE responses (the default)"),
     CHOICE("sweep", "linear|geometric", sweep, SWEEPS, NULL, "must be linear or geometric",
-           "stages up to --sweep-max-rate"),
+           "stages up to --sweep-max-rate", .key = "load.sweep.type"),
     RATE("sweep-max-rate", sweep_max_rate, NULL, "must be a finite rate > 0",
-         "the sweep's last rate"),
+         "the sweep's last rate", .key = "load.sweep.max_rate"),
     RATE("sweep-min-rate", sweep_min_rate, NULL, "must be a finite rate > 0",
          "geometric sweep's first rate (default max/2^(N-1))"),
     INT("sweep-stages", sweep_stages, 1, 64, NULL,
-        "number of sweep stages (default 5; 10 until saturation)"),
+        "number of sweep stages (default 5; 10 until saturation)", .key = "load.sweep.num_stages"),
     FLAG("sweep-until-saturation", sweep_until_saturation, 1,
          "stop after the first saturated stage: by the client (dispatched < 95% of scheduled, or "
          "> 1% later than --saturation-lag-ms) or by the server (completed < 95% of offered with "

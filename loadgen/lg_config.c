@@ -11,11 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lg_cli.h"
+#include "rb_opts.h"
 #include "rb_units.h"
 
 typedef struct conv {
     lg_args *out;
-    size_t cap;
     char *err;
     size_t errlen;
 } conv;
@@ -48,21 +49,24 @@ static int bad(conv *c, const char *path, const cJSON *v, const char *what)
     return -EINVAL;
 }
 
+int lg_args_add(lg_args *a, const char *s)
+{
+    char *d = strdup(s);
+    if (!d) return -ENOMEM;
+    char **p = realloc(a->argv, ((size_t)a->argc + 2) * sizeof *p);
+    if (!p) {
+        free(d);
+        return -ENOMEM;
+    }
+    a->argv = p;
+    a->argv[a->argc++] = d;
+    a->argv[a->argc] = NULL;
+    return 0;
+}
+
 static int push(conv *c, const char *s)
 {
-    if ((size_t)c->out->argc + 1 >= c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        char **p = realloc(c->out->argv, cap * sizeof *p);
-        if (!p) goto nomem;
-        c->out->argv = p;
-        c->cap = cap;
-    }
-    char *d = strdup(s);
-    if (!d) goto nomem;
-    c->out->argv[c->out->argc++] = d;
-    c->out->argv[c->out->argc] = NULL;
-    return 0;
-nomem:
+    if (lg_args_add(c->out, s) == 0) return 0;
     snprintf(c->err, c->errlen, "config: out of memory");
     return -ENOMEM;
 }
@@ -191,11 +195,96 @@ static int choice(const cJSON *v, const char *const *names)
         if (rc_) return rc_;                                                                       \
     } while (0)
 
-static int conv_load(conv *c, const cJSON *load)
+/* ---- keys that are one flag's: from loadgen's options table ----------- */
+
+/* A JSON number is exact up to 2^53. */
+#define JSON_EXACT 9007199254740992.0
+
+/* A config key's lower bound where it is not its flag's: Inference Perf's
+ * workers are processes, so 0 (loadgen's in-process mode) is not one. */
+static const struct {
+    const char *key;
+    double lo;
+} KEY_MIN[] = {{"load.num_workers", 1}};
+
+static int no_flag(conv *c, const char *key)
 {
-    static const char *const keys[] = {"type",        "stages", "interval",    "sweep",
-                                       "num_workers", "seed",   "concurrency", NULL};
-    TRY(check_object(c, load, "load", keys));
+    snprintf(c->err, c->errlen, "config: %s: no flag of loadgen's options table has this key", key);
+    return -EINVAL;
+}
+
+/* The flag whose table entry has this config key, with its value. */
+static int emit_key(conv *c, const char *key, const char *value)
+{
+    const rb_opt *e = rb_opts_find_key(&lg_cli_spec, key);
+    if (!e) return no_flag(c, key);
+    char flag[64];
+    snprintf(flag, sizeof flag, "--%s", e->name);
+    return emit(c, flag, value);
+}
+
+/* A non-empty string emitted as flag. */
+static int emit_str(conv *c, const cJSON *v, const char *path, const char *flag)
+{
+    if (!cJSON_IsString(v) || !v->valuestring[0])
+        return bad(c, path, v, "must be a non-empty string");
+    return emit(c, flag, v->valuestring);
+}
+
+/* The value of a key that is the table entry e's, checked for e's type and
+ * bounds (so a mistake is told by its key path) and emitted as e's flag. */
+static int conv_value(conv *c, const cJSON *v, const char *path, const rb_opt *e)
+{
+    char flag[64], buf[160];
+    snprintf(flag, sizeof flag, "--%s", e->name);
+    switch (e->type) {
+    case RB_OPT_INT: {
+        double lo = (double)e->lo, hi = (double)e->hi < JSON_EXACT ? (double)e->hi : JSON_EXACT;
+        for (size_t i = 0; i < sizeof KEY_MIN / sizeof KEY_MIN[0]; i++)
+            if (strcmp(KEY_MIN[i].key, path) == 0) lo = KEY_MIN[i].lo;
+        return emit_int(c, v, path, flag, lo, hi);
+    }
+    case RB_OPT_DOUBLE:
+        if (!cJSON_IsNumber(v) || isinf(v->valuedouble) ||
+            !(e->excl_min ? v->valuedouble > e->min : v->valuedouble >= e->min)) {
+            fmt_num(e->min, buf, sizeof buf);
+            char what[200];
+            snprintf(what, sizeof what, "must be a number %s %s", e->excl_min ? ">" : ">=", buf);
+            return bad(c, path, v, what);
+        }
+        fmt_num(v->valuedouble, buf, sizeof buf);
+        return emit(c, flag, buf);
+    case RB_OPT_SECONDS:
+    case RB_OPT_DURATION:
+        TRY(duration(c, v, path, e->lo <= 0, buf, sizeof buf));
+        return emit(c, flag, buf);
+    case RB_OPT_STR:
+        return emit_str(c, v, path, flag);
+    case RB_OPT_CHOICE: {
+        for (const rb_choice *ch = e->choices; ch->name; ch++)
+            if (cJSON_IsString(v) && strcmp(v->valuestring, ch->name) == 0)
+                return emit(c, flag, ch->name);
+        char what[256] = "must be";
+        for (const rb_choice *ch = e->choices; ch->name; ch++) {
+            size_t l = strlen(what);
+            snprintf(what + l, sizeof what - l, "%s\"%s\"",
+                     ch == e->choices ? " "
+                     : ch[1].name     ? ", "
+                                      : " or ",
+                     ch->name);
+        }
+        return bad(c, path, v, what);
+    }
+    default:
+        snprintf(c->err, c->errlen, "config: %s: --%s's values have no config form", path, e->name);
+        return -EINVAL;
+    }
+}
+
+/* ---- the keys that are not one flag's --------------------------------- */
+
+static int load_keys(conv *c, const cJSON *load)
+{
     char p[256], buf[160];
     const cJSON *v = member(load, "load", "type", p, sizeof p);
     int concurrent = 0;
@@ -210,8 +299,10 @@ static int conv_load(conv *c, const cJSON *load)
         concurrent = t == 2;
     }
     v = member(load, "load", "concurrency", p, sizeof p);
+    const rb_opt *e = rb_opts_find_key(&lg_cli_spec, "load.concurrency");
+    if (!e) return no_flag(c, "load.concurrency");
     if (v)
-        TRY(emit_int(c, v, p, "--max-concurrency", 1, 10000000));
+        TRY(conv_value(c, v, p, e));
     else if (concurrent)
         return bad(c, "load.concurrency", NULL, "is required when load.type is \"concurrent\"");
     const cJSON *stages = member(load, "load", "stages", p, sizeof p);
@@ -231,77 +322,39 @@ static int conv_load(conv *c, const cJSON *load)
             if (!v) return bad(c, q, NULL, "is required");
             TRY(duration(c, v, q, 0, dur, sizeof dur));
             snprintf(buf, sizeof buf, "%s:%s", rate, dur);
-            TRY(emit(c, "--stage", buf));
+            TRY(emit_key(c, "load.stages", buf));
         }
     }
-    v = member(load, "load", "interval", p, sizeof p);
-    if (v) {
-        TRY(duration(c, v, p, 1, buf, sizeof buf));
-        TRY(emit(c, "--stage-pause", buf));
-    }
-    const cJSON *sweep = member(load, "load", "sweep", p, sizeof p);
-    if (sweep) {
-        static const char *const wkeys[] = {
-            "type", "num_stages", "max_rate", "stage_duration", "timeout", "saturation_percentile",
-            NULL};
-        TRY(check_object(c, sweep, "load.sweep", wkeys));
-        /* Inference Perf probes for `timeout` s and takes the
-         * `saturation_percentile` of the rates it sampled as the saturation
-         * point; loadgen finds the knee by sweeping instead. */
-        static const char *const probe[] = {"timeout", "saturation_percentile"};
-        for (int i = 0; i < 2; i++) {
-            v = member(sweep, "load.sweep", probe[i], p, sizeof p);
-            if (v)
-                return bad(c, p, v,
-                           "Inference Perf's saturation probe has no equivalent here: give "
-                           "load.sweep.max_rate and run with --sweep-until-saturation, which "
-                           "stops at the knee (the report's \"knee\")");
-        }
-        v = member(sweep, "load.sweep", "type", p, sizeof p);
-        if (v) {
-            static const char *const types[] = {"linear", "geometric", NULL};
-            if (choice(v, types) < 0) return bad(c, p, v, "must be \"linear\" or \"geometric\"");
-            TRY(emit(c, "--sweep", v->valuestring));
-        }
-        v = member(sweep, "load.sweep", "num_stages", p, sizeof p);
-        if (v) TRY(emit_int(c, v, p, "--sweep-stages", 1, 64));
-        v = member(sweep, "load.sweep", "max_rate", p, sizeof p);
-        if (v) {
-            TRY(positive(c, v, p, buf, sizeof buf));
-            TRY(emit(c, "--sweep-max-rate", buf));
-        }
-        v = member(sweep, "load.sweep", "stage_duration", p, sizeof p);
-        if (v) {
-            TRY(duration(c, v, p, 0, buf, sizeof buf));
-            TRY(emit(c, "--stage-duration", buf));
-        }
-    }
-    v = member(load, "load", "num_workers", p, sizeof p);
-    if (v) TRY(emit_int(c, v, p, "--num-workers", 1, 1024));
-    v = member(load, "load", "seed", p, sizeof p);
-    if (v) TRY(emit_int(c, v, p, "--seed", 0, 9007199254740992.0));
     return 0;
 }
 
-/* A non-empty string emitted as flag. */
-static int emit_str(conv *c, const cJSON *v, const char *path, const char *flag)
+static int sweep_keys(conv *c, const cJSON *sweep)
 {
-    if (!cJSON_IsString(v) || !v->valuestring[0])
-        return bad(c, path, v, "must be a non-empty string");
-    return emit(c, flag, v->valuestring);
+    /* Inference Perf probes for `timeout` s and takes the
+     * `saturation_percentile` of the rates it sampled as the saturation
+     * point; loadgen finds the knee by sweeping instead. */
+    static const char *const probe[] = {"timeout", "saturation_percentile"};
+    char p[256];
+    for (int i = 0; i < 2; i++) {
+        const cJSON *v = member(sweep, "load.sweep", probe[i], p, sizeof p);
+        if (v)
+            return bad(c, p, v,
+                       "Inference Perf's saturation probe has no equivalent here: give "
+                       "load.sweep.max_rate and run with --sweep-until-saturation, which "
+                       "stops at the knee (the report's \"knee\")");
+    }
+    return 0;
 }
 
-static int conv_api(conv *c, const cJSON *api)
+static int api_keys(conv *c, const cJSON *api)
 {
-    static const char *const keys[] = {"type", "streaming", NULL};
-    TRY(check_object(c, api, "api", keys));
     char p[64];
     const cJSON *v = member(api, "api", "type", p, sizeof p);
     if (v) {
         static const char *const types[] = {"completion", "chat", NULL};
         int t = choice(v, types);
         if (t < 0) return bad(c, p, v, "must be \"completion\" or \"chat\"");
-        TRY(emit(c, "--endpoint", t == 0 ? "/v1/completions" : "/v1/chat/completions"));
+        TRY(emit_key(c, "api.type", t == 0 ? "/v1/completions" : "/v1/chat/completions"));
     }
     v = member(api, "api", "streaming", p, sizeof p);
     if (v) {
@@ -311,68 +364,23 @@ static int conv_api(conv *c, const cJSON *api)
     return 0;
 }
 
-static int conv_server(conv *c, const cJSON *server)
+static int data_keys(conv *c, const cJSON *data)
 {
-    static const char *const keys[] = {"base_url", "model_name", NULL};
-    TRY(check_object(c, server, "server", keys));
-    char p[64];
-    const cJSON *v = member(server, "server", "base_url", p, sizeof p);
-    if (v) TRY(emit_str(c, v, p, "--base-url"));
-    v = member(server, "server", "model_name", p, sizeof p);
-    if (v) TRY(emit_str(c, v, p, "--model"));
-    return 0;
-}
-
-/* data.input_distribution / data.output_distribution: {"mean": N}. */
-static int conv_dist(conv *c, const cJSON *data, const char *key, const char *flag)
-{
-    static const char *const keys[] = {"mean", NULL};
-    char p[64], q[96];
-    const cJSON *d = member(data, "data", key, p, sizeof p);
-    if (!d) return 0;
-    TRY(check_object(c, d, p, keys));
-    const cJSON *v = member(d, p, "mean", q, sizeof q);
-    return v ? emit_int(c, v, q, flag, 1, 1000000) : 0;
-}
-
-static int conv_data(conv *c, const cJSON *data)
-{
-    static const char *const keys[] = {
-        "type", "path", "input_distribution", "output_distribution", "shared_prefix", NULL};
-    TRY(check_object(c, data, "data", keys));
     char p[96];
     const cJSON *v = member(data, "data", "type", p, sizeof p);
     if (v) {
         static const char *const types[] = {"random", "shared_prefix", "sharegpt", "trace", NULL};
-        static const char *const flags[] = {"random", "prefix", "sharegpt", "trace"};
+        static const char *const names[] = {"random", "prefix", "sharegpt", "trace"};
         int t = choice(v, types);
         if (t < 0)
             return bad(c, p, v, "must be \"random\", \"shared_prefix\", \"sharegpt\" or \"trace\"");
-        TRY(emit(c, "--dataset-name", flags[t]));
-    }
-    v = member(data, "data", "path", p, sizeof p);
-    if (v) TRY(emit_str(c, v, p, "--dataset-path"));
-    TRY(conv_dist(c, data, "input_distribution", "--random-input-len"));
-    TRY(conv_dist(c, data, "output_distribution", "--random-output-len"));
-    const cJSON *sp = member(data, "data", "shared_prefix", p, sizeof p);
-    if (sp) {
-        static const char *const skeys[] = {"num_groups", "num_prompts_per_group",
-                                            "system_prompt_len", "question_len", NULL};
-        static const char *const sflags[] = {"--prefix-groups", "--prefix-prompts-per-group",
-                                             "--prefix-system-len", "--prefix-question-len"};
-        TRY(check_object(c, sp, "data.shared_prefix", skeys));
-        for (int i = 0; skeys[i]; i++) {
-            v = member(sp, "data.shared_prefix", skeys[i], p, sizeof p);
-            if (v) TRY(emit_int(c, v, p, sflags[i], i == 2 ? 0 : 1, i < 2 ? 100000 : 1000000));
-        }
+        TRY(emit_key(c, "data.type", names[t]));
     }
     return 0;
 }
 
-static int conv_report(conv *c, const cJSON *report)
+static int report_keys(conv *c, const cJSON *report)
 {
-    static const char *const keys[] = {"request_lifecycle", "goodput", NULL};
-    TRY(check_object(c, report, "report", keys));
     char p[96];
     const cJSON *rl = member(report, "report", "request_lifecycle", p, sizeof p);
     if (rl) {
@@ -400,7 +408,7 @@ static int conv_report(conv *c, const cJSON *report)
                 fmt_num(x->valuedouble, num, sizeof num);
                 len += (size_t)snprintf(list + len, cap - len, "%s%s", i ? "," : "", num);
             }
-            int rc = emit(c, "--metric-percentiles", list);
+            int rc = emit_key(c, "report.request_lifecycle.percentiles", list);
             free(list);
             TRY(rc);
         }
@@ -418,14 +426,110 @@ static int conv_report(conv *c, const cJSON *report)
             for (const cJSON *m = cs->child; m; m = m->next) {
                 char q[160], ms[64], item[96];
                 snprintf(q, sizeof q, "%s.%s", p, m->string);
+                /* --goodput's unit; lg_cfgfile has turned Inference Perf's
+                 * seconds into it. */
                 if (!cJSON_IsNumber(m) || !(m->valuedouble > 0) || m->valuedouble > 1e12)
                     return bad(c, q, m, "must be a number of milliseconds > 0");
                 fmt_num(m->valuedouble, ms, sizeof ms);
                 snprintf(item, sizeof item, "%s:%s",
                          strcmp(m->string, "e2e") == 0 ? "e2el" : m->string, ms);
-                TRY(emit(c, "--goodput", item));
+                TRY(emit_key(c, "report.goodput.constraints", item));
             }
         }
+    }
+    return 0;
+}
+
+/* ---- the sections ----------------------------------------------------- */
+
+/* An object of the config: the order of its keys (Inference Perf's: the
+ * order of the flags that come out, and of the keys a message lists; a key
+ * of the table under this path that is not named here comes after them),
+ * and its keys that are not one flag's, which conv converts first. */
+typedef struct section {
+    const char *path;
+    const char *const *order;
+    const char *const *special;
+    int (*conv)(conv *c, const cJSON *obj);
+} section;
+
+static const char *const LOAD_ORDER[] = {"type",        "stages", "interval",    "sweep",
+                                         "num_workers", "seed",   "concurrency", NULL};
+static const char *const LOAD_SPECIAL[] = {"type", "concurrency", "stages", NULL};
+static const char *const SWEEP_ORDER[] = {
+    "type", "num_stages", "max_rate", "stage_duration", "timeout", "saturation_percentile", NULL};
+static const char *const SWEEP_SPECIAL[] = {"timeout", "saturation_percentile", NULL};
+static const char *const API_ORDER[] = {"type", "streaming", NULL};
+static const char *const DATA_ORDER[] = {
+    "type", "path", "input_distribution", "output_distribution", "shared_prefix", NULL};
+static const char *const DATA_SPECIAL[] = {"type", NULL};
+static const char *const PREFIX_ORDER[] = {"num_groups", "num_prompts_per_group",
+                                           "system_prompt_len", "question_len", NULL};
+static const char *const REPORT_ORDER[] = {"request_lifecycle", "goodput", NULL};
+
+static const section SECTIONS[] = {
+    {"load", LOAD_ORDER, LOAD_SPECIAL, load_keys},
+    {"load.sweep", SWEEP_ORDER, SWEEP_SPECIAL, sweep_keys},
+    {"api", API_ORDER, API_ORDER, api_keys},
+    {"data", DATA_ORDER, DATA_SPECIAL, data_keys},
+    {"data.shared_prefix", PREFIX_ORDER, NULL, NULL},
+    {"report", REPORT_ORDER, REPORT_ORDER, report_keys},
+};
+
+static int named(const char *const *list, const char *key)
+{
+    for (; list && *list; list++)
+        if (strcmp(*list, key) == 0) return 1;
+    return 0;
+}
+
+/* The keys of the object at path, NULL-ended: the section's order, then the
+ * next component of each table key under path. Returns how many. */
+static size_t known_keys(const char *path, const section *sec, const char **out, char (*comp)[64],
+                         size_t cap)
+{
+    size_t n = 0, pl = strlen(path);
+    for (const char *const *k = sec ? sec->order : NULL; k && *k && n + 1 < cap; k++)
+        out[n++] = *k;
+    for (size_t i = 0; i < lg_cli_spec.n && n + 1 < cap; i++) {
+        const char *key = lg_cli_spec.opts[i].key;
+        if (!key || strncmp(key, path, pl) != 0 || key[pl] != '.') continue;
+        const char *rest = key + pl + 1;
+        size_t l = strcspn(rest, ".");
+        if (l >= 64) continue;
+        memcpy(comp[n], rest, l);
+        comp[n][l] = '\0';
+        int seen = 0;
+        for (size_t j = 0; j < n; j++)
+            seen |= strcmp(out[j], comp[n]) == 0;
+        if (!seen) {
+            out[n] = comp[n];
+            n++;
+        }
+    }
+    out[n] = NULL;
+    return n;
+}
+
+/* The object at path: its keys checked, its special keys converted, then
+ * each other key as its table entry's flag, or as an object of keys. */
+static int conv_object(conv *c, const cJSON *obj, const char *path)
+{
+    const section *sec = NULL;
+    for (size_t i = 0; i < sizeof SECTIONS / sizeof SECTIONS[0]; i++)
+        if (strcmp(SECTIONS[i].path, path) == 0) sec = &SECTIONS[i];
+    const char *known[40];
+    char comp[40][64];
+    size_t n = known_keys(path, sec, known, comp, 40);
+    TRY(check_object(c, obj, path, known));
+    if (sec && sec->conv) TRY(sec->conv(c, obj));
+    for (size_t i = 0; i < n; i++) {
+        if (sec && named(sec->special, known[i])) continue;
+        char sub[256];
+        const cJSON *v = member(obj, path, known[i], sub, sizeof sub);
+        if (!v) continue;
+        const rb_opt *e = rb_opts_find_key(&lg_cli_spec, sub);
+        TRY(e ? conv_value(c, v, sub, e) : conv_object(c, v, sub));
     }
     return 0;
 }
@@ -456,13 +560,11 @@ int lg_config_to_args(const char *json, size_t len, lg_args *out, char *err, siz
     static const char *const keys[] = {"load", "api", "server", "data", "report", NULL};
     if ((rc = check_object(&c, root, "", keys))) goto done;
     const cJSON *v;
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "server")) && (rc = conv_server(&c, v)))
-        goto done;
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "api")) && (rc = conv_api(&c, v))) goto done;
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "load")) && (rc = conv_load(&c, v))) goto done;
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "data")) && (rc = conv_data(&c, v))) goto done;
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "report")) && (rc = conv_report(&c, v)))
-        goto done;
+    /* The flags come out in a fixed order of the sections. */
+    static const char *const order[] = {"server", "api", "load", "data", "report"};
+    for (int i = 0; i < 5 && !rc; i++)
+        if ((v = cJSON_GetObjectItemCaseSensitive(root, order[i])))
+            rc = conv_object(&c, v, order[i]);
 done:
     cJSON_Delete(root);
     if (rc) lg_args_free(out);

@@ -1,5 +1,7 @@
 /* lg_export: rhobench's result files in vLLM's and Inference Perf's layouts
- * (see lg_export.h for the sources of each tool's key names). */
+ * (see lg_export.h for the sources of each tool's key names): the records,
+ * Inference Perf's layout and the files here, vLLM's layout in
+ * lg_export_vllm.c. */
 #include "lg_export.h"
 
 #include <errno.h>
@@ -12,6 +14,7 @@
 
 #include "lg_record.h"
 #include "rb_file.h"
+#include "rb_json.h"
 
 int lg_export_parse_format(const char *s)
 {
@@ -40,31 +43,20 @@ int lg_xrecs_add_line(lg_xrecs *x, const char *line, size_t len, long lineno, ch
     char why[200];
     if (lg_record_parse(line, len, &rec, why, sizeof why))
         return fail(err, errlen, "line %ld: %s", lineno, why);
-    lg_xrec r = {.index = rec.index,
-                 .intended_ns = rec.intended_ns,
-                 .dispatch_ns = rec.dispatch_ns,
-                 .first_token_ns = rec.first_token_ns,
-                 .end_ns = rec.end_ns,
-                 .input_tokens = rec.input_tokens,
-                 .output_tokens = rec.output_tokens,
-                 .stage = rec.stage,
-                 .status = rec.status};
-    _Static_assert(sizeof r.cls == sizeof rec.cls, "the class names fit both");
-    memcpy(r.cls, rec.cls, sizeof r.cls);
     if (x->n == x->cap) {
         size_t cap = x->cap ? x->cap * 2 : 1024;
-        lg_xrec *p = realloc(x->r, cap * sizeof *p);
+        lg_record *p = realloc(x->r, cap * sizeof *p);
         if (!p) return -ENOMEM;
         x->r = p;
         x->cap = cap;
     }
-    x->r[x->n++] = r;
+    x->r[x->n++] = rec;
     return 0;
 }
 
 static int by_index(const void *a, const void *b)
 {
-    int64_t x = ((const lg_xrec *)a)->index, y = ((const lg_xrec *)b)->index;
+    int64_t x = ((const lg_record *)a)->index, y = ((const lg_record *)b)->index;
     return (x > y) - (x < y);
 }
 
@@ -108,27 +100,6 @@ void lg_xrecs_free(lg_xrecs *x)
 static const cJSON *get(const cJSON *o, const char *k)
 {
     return cJSON_GetObjectItemCaseSensitive(o, k);
-}
-
-/* A number of the result (NAN: absent, null or not a number). */
-static double getn(const cJSON *o, const char *k)
-{
-    const cJSON *x = get(o, k);
-    return cJSON_IsNumber(x) ? x->valuedouble : NAN;
-}
-
-static void num(cJSON *o, const char *k, double v)
-{
-    if (isnan(v) || isinf(v))
-        cJSON_AddNullToObject(o, k);
-    else
-        cJSON_AddNumberToObject(o, k, v);
-}
-
-static void copy(cJSON *dst, const cJSON *src, const char *k)
-{
-    const cJSON *x = get(src, k);
-    if (x) cJSON_AddItemToObject(dst, k, cJSON_Duplicate(x, 1));
 }
 
 /* The percentiles the result carries, from its "pNN_<metric>_ms" keys
@@ -196,13 +167,13 @@ static void summ_values(cJSON *parent, const char *k, double *v, size_t n, const
     for (size_t i = 0; i < n; i++)
         sum += v[i];
     cJSON *o = cJSON_AddObjectToObject(parent, k);
-    num(o, "mean", sum / (double)n);
-    num(o, "min", v[0]);
-    num(o, "max", v[n - 1]);
+    rb_json_put_num(o, "mean", sum / (double)n);
+    rb_json_put_num(o, "min", v[0]);
+    rb_json_put_num(o, "max", v[n - 1]);
     char key[32];
     for (int i = 0; i < np; i++) {
         ip_pkey(p[i], key, sizeof key);
-        num(o, key, pct_sorted(v, n, p[i]));
+        rb_json_put_num(o, key, pct_sorted(v, n, p[i]));
     }
 }
 
@@ -213,16 +184,16 @@ static void summ_block(cJSON *parent, const char *k, const cJSON *blk, const cha
 {
     char key[64], pk[32];
     snprintf(key, sizeof key, "mean_%s_ms", m);
-    double mean = getn(blk, key);
+    double mean = rb_json_num(blk, key);
     if (isnan(mean)) {
         cJSON_AddNullToObject(parent, k);
         return;
     }
     cJSON *o = cJSON_AddObjectToObject(parent, k);
-    num(o, "mean", mean / 1e3);
+    rb_json_put_num(o, "mean", mean / 1e3);
     snprintf(key, sizeof key, "max_%s_ms", m); /* only the schedule lag has one */
     cJSON_AddNullToObject(o, "min");
-    num(o, "max", getn(blk, key) / 1e3);
+    rb_json_put_num(o, "max", rb_json_num(blk, key) / 1e3);
     for (int i = 0; i < np; i++) {
         char w[24];
         snprintf(w, sizeof w, "%g", p[i]);
@@ -231,17 +202,17 @@ static void summ_block(cJSON *parent, const char *k, const cJSON *blk, const cha
         else
             snprintf(key, sizeof key, "p%s_%s_ms", w, m);
         ip_pkey(p[i], pk, sizeof pk);
-        num(o, pk, getn(blk, key) / 1e3);
+        rb_json_put_num(o, pk, rb_json_num(blk, key) / 1e3);
     }
 }
 
 /* The records of a block: all (stage -1) or one stage's. */
-static int in_block(const lg_xrec *r, int stage)
+static int in_block(const lg_record *r, int stage)
 {
     return stage < 0 || r->stage == stage;
 }
 
-static int rec_ok(const lg_xrec *r)
+int lg_xrec_ok(const lg_record *r)
 {
     return strcmp(r->cls, "ok") == 0;
 }
@@ -301,27 +272,24 @@ static void label_add(cJSON *by, const char *cls, double count)
 
 /* ---- Inference Perf ----------------------------------------------------- */
 
-/* Which per-request value of a record (NAN: none). */
-enum { X_LAT, X_TTFT, X_TPOT, X_NTPOT, X_LAG, X_IN, X_OUT };
-
-static double rec_value(const lg_xrec *r, int what)
+double lg_xrec_value(const lg_record *r, int what)
 {
     double e2e = (double)(r->end_ns - r->intended_ns) / 1e9;
     int has_ft = r->first_token_ns >= 0;
     switch (what) {
-    case X_LAT:
+    case LG_X_LAT:
         return e2e;
-    case X_TTFT:
+    case LG_X_TTFT:
         return has_ft ? (double)(r->first_token_ns - r->intended_ns) / 1e9 : NAN;
-    case X_TPOT:
+    case LG_X_TPOT:
         return has_ft && r->output_tokens > 1
                    ? (double)(r->end_ns - r->first_token_ns) / 1e9 / (double)(r->output_tokens - 1)
                    : NAN;
-    case X_NTPOT:
+    case LG_X_NTPOT:
         return r->output_tokens > 0 ? e2e / (double)r->output_tokens : NAN;
-    case X_LAG:
+    case LG_X_LAG:
         return r->dispatch_ns >= 0 ? (double)(r->dispatch_ns - r->intended_ns) / 1e9 : NAN;
-    case X_IN:
+    case LG_X_IN:
         return (double)r->input_tokens;
     default:
         return (double)r->output_tokens;
@@ -334,9 +302,9 @@ static void summ_recs(cJSON *parent, const char *k, const lg_xrecs *x, int stage
 {
     size_t n = 0;
     for (size_t i = 0; i < x->n; i++) {
-        const lg_xrec *r = &x->r[i];
-        if (!in_block(r, stage) || (ok >= 0 && rec_ok(r) != ok)) continue;
-        double v = rec_value(r, what);
+        const lg_record *r = &x->r[i];
+        if (!in_block(r, stage) || (ok >= 0 && lg_xrec_ok(r) != ok)) continue;
+        double v = lg_xrec_value(r, what);
         if (!isnan(v)) buf[n++] = v;
     }
     summ_values(parent, k, buf, n, p, np);
@@ -367,8 +335,8 @@ static void ip_rhobench(cJSON *ip, const cJSON *result, const cJSON *blk, const 
                             have_recs ? "per-request records (inter_token_latency: the result's "
                                         "histogram, min and max unknown)"
                                       : "the result's histograms (min and max unknown)");
-    copy(rb, result, "load_mode");
-    copy(rb, result, "num_workers");
+    rb_json_copy(rb, result, "load_mode");
+    rb_json_copy(rb, result, "num_workers");
     cJSON *d = cJSON_AddObjectToObject(rb, "from_dispatch");
     const cJSON *it;
     cJSON_ArrayForEach(it, blk)
@@ -380,11 +348,11 @@ static void ip_rhobench(cJSON *ip, const cJSON *result, const cJSON *blk, const 
                                        "ntpot_breakdown_ms", "ttft_truth_ms",   "not_dispatched",
                                        "intended_span_s",    "client_bias",     "saturated"};
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
-        copy(rb, blk, keep[i]);
+        rb_json_copy(rb, blk, keep[i]);
     if (blk != result) return;
-    copy(rb, result, "saturated_stage");
-    copy(rb, result, "certificate");
-    copy(rb, result, "interrupted");
+    rb_json_copy(rb, result, "saturated_stage");
+    rb_json_copy(rb, result, "certificate");
+    rb_json_copy(rb, result, "interrupted");
 }
 
 cJSON *lg_export_ip(const cJSON *result, const lg_xrecs *recs, int stage, const char *source)
@@ -400,51 +368,52 @@ cJSON *lg_export_ip(const cJSON *result, const lg_xrecs *recs, int stage, const 
     double *buf = recs ? malloc(recs->n * sizeof *buf) : NULL;
     if (recs && !buf) return NULL;
     cJSON *ip = cJSON_CreateObject();
-    num(ip, "benchmark_time_seconds", getn(blk, "duration"));
+    rb_json_put_num(ip, "benchmark_time_seconds", rb_json_num(blk, "duration"));
 
     cJSON *ls = cJSON_AddObjectToObject(ip, "load_summary");
-    num(ls, "count", getn(blk, "dispatched"));
+    rb_json_put_num(ls, "count", rb_json_num(blk, "dispatched"));
     if (recs)
-        summ_recs(ls, "schedule_delay", recs, stage, -1, X_LAG, buf, p, np);
+        summ_recs(ls, "schedule_delay", recs, stage, -1, LG_X_LAG, buf, p, np);
     else
         summ_block(ls, "schedule_delay", blk, "schedule_lag", p, np);
     if (stage >= 0) { /* a stage's summary also has its rates (no rate: null) */
-        num(ls, "send_duration", getn(blk, "send_window_s"));
-        num(ls, "requested_rate", getn(blk, "request_rate"));
-        num(ls, "achieved_rate", getn(blk, "achieved_rate"));
+        rb_json_put_num(ls, "send_duration", rb_json_num(blk, "send_window_s"));
+        rb_json_put_num(ls, "requested_rate", rb_json_num(blk, "request_rate"));
+        rb_json_put_num(ls, "achieved_rate", rb_json_num(blk, "achieved_rate"));
         const cJSON *lm = get(result, "load_mode");
         if (cJSON_IsString(lm) && strcmp(lm->valuestring, "closed") == 0) /* a stage's own */
-            num(ls, "concurrency",
-                get(blk, "concurrency") ? getn(blk, "concurrency")
-                                        : getn(result, "max_concurrency"));
+            rb_json_put_num(ls, "concurrency",
+                            get(blk, "concurrency") ? rb_json_num(blk, "concurrency")
+                                                    : rb_json_num(result, "max_concurrency"));
     }
 
     cJSON *s = cJSON_AddObjectToObject(ip, "successes");
-    double completed = getn(blk, "completed");
-    num(s, "count", completed);
+    double completed = rb_json_num(blk, "completed");
+    rb_json_put_num(s, "count", completed);
     cJSON *lat = cJSON_AddObjectToObject(s, "latency");
-    ip_latency(lat, "request_latency", blk, "e2el", recs, stage, X_LAT, buf, p, np);
-    ip_latency(lat, "normalized_time_per_output_token", blk, "ntpot", recs, stage, X_NTPOT, buf, p,
-               np);
-    ip_latency(lat, "time_per_output_token", blk, "tpot", recs, stage, X_TPOT, buf, p, np);
-    ip_latency(lat, "time_to_first_token", blk, "ttft", recs, stage, X_TTFT, buf, p, np);
+    ip_latency(lat, "request_latency", blk, "e2el", recs, stage, LG_X_LAT, buf, p, np);
+    ip_latency(lat, "normalized_time_per_output_token", blk, "ntpot", recs, stage, LG_X_NTPOT, buf,
+               p, np);
+    ip_latency(lat, "time_per_output_token", blk, "tpot", recs, stage, LG_X_TPOT, buf, p, np);
+    ip_latency(lat, "time_to_first_token", blk, "ttft", recs, stage, LG_X_TTFT, buf, p, np);
     ip_latency(lat, "inter_token_latency", blk, "itl", NULL, stage, -1, buf, p, np);
     cJSON *th = cJSON_AddObjectToObject(s, "throughput");
-    double dur = getn(blk, "duration");
-    double in = getn(blk, "total_input_tokens"), out = getn(blk, "total_output_tokens");
-    num(th, "input_tokens_per_sec", dur > 0 ? in / dur : 0.0);
-    num(th, "output_tokens_per_sec", dur > 0 ? out / dur : 0.0);
-    num(th, "total_tokens_per_sec", dur > 0 ? (in + out) / dur : 0.0);
-    num(th, "requests_per_sec", dur > 0 ? completed / dur : 0.0);
+    double dur = rb_json_num(blk, "duration");
+    double in = rb_json_num(blk, "total_input_tokens"),
+           out = rb_json_num(blk, "total_output_tokens");
+    rb_json_put_num(th, "input_tokens_per_sec", dur > 0 ? in / dur : 0.0);
+    rb_json_put_num(th, "output_tokens_per_sec", dur > 0 ? out / dur : 0.0);
+    rb_json_put_num(th, "total_tokens_per_sec", dur > 0 ? (in + out) / dur : 0.0);
+    rb_json_put_num(th, "requests_per_sec", dur > 0 ? completed / dur : 0.0);
     cJSON *pt = cJSON_AddObjectToObject(s, "prompt_tokens");
-    num(pt, "total", in);
-    double share = getn(blk, "cached_prompt_tokens_share");
-    num(pt, "cached", isnan(share) ? 0.0 : round(share * in));
-    num(pt, "uncached", isnan(share) ? in : in - round(share * in));
+    rb_json_put_num(pt, "total", in);
+    double share = rb_json_num(blk, "cached_prompt_tokens_share");
+    rb_json_put_num(pt, "cached", isnan(share) ? 0.0 : round(share * in));
+    rb_json_put_num(pt, "uncached", isnan(share) ? in : in - round(share * in));
     cJSON *dist = cJSON_CreateObject();
     if (recs) {
-        summ_recs(dist, "prompt", recs, stage, 1, X_IN, buf, p, np);
-        summ_recs(dist, "output", recs, stage, 1, X_OUT, buf, p, np);
+        summ_recs(dist, "prompt", recs, stage, 1, LG_X_IN, buf, p, np);
+        summ_recs(dist, "output", recs, stage, 1, LG_X_OUT, buf, p, np);
         const cJSON *it;
         cJSON_ArrayForEach(it, get(dist, "prompt"))
             cJSON_AddItemToObject(pt, it->string, cJSON_Duplicate(it, 1));
@@ -453,41 +422,41 @@ cJSON *lg_export_ip(const cJSON *result, const lg_xrecs *recs, int stage, const 
         cJSON_AddNullToObject(s, "output_len");
     }
     cJSON *ot = cJSON_AddObjectToObject(s, "output_tokens");
-    num(ot, "total", out);
+    rb_json_put_num(ot, "total", out);
     if (recs) {
         const cJSON *it;
         cJSON_ArrayForEach(it, get(dist, "output"))
             cJSON_AddItemToObject(ot, it->string, cJSON_Duplicate(it, 1));
     }
     cJSON_Delete(dist);
-    double good = getn(blk, "request_goodput"), thr = getn(blk, "request_throughput");
+    double good = rb_json_num(blk, "request_goodput"), thr = rb_json_num(blk, "request_throughput");
     if (!isnan(good)) {
         /* Both are counts over the same duration: their ratio is good/completed. */
         cJSON *g = cJSON_AddObjectToObject(s, "goodput_metrics");
         double pctg = thr > 0 ? 100.0 * good / thr : 0.0;
-        num(g, "goodput_percentage", pctg);
-        num(g, "request_goodput", good);
-        num(g, "good_requests", round(pctg * completed / 100.0));
-        num(g, "total_requests", completed);
+        rb_json_put_num(g, "goodput_percentage", pctg);
+        rb_json_put_num(g, "request_goodput", good);
+        rb_json_put_num(g, "good_requests", round(pctg * completed / 100.0));
+        rb_json_put_num(g, "total_requests", completed);
     }
 
     cJSON *f = cJSON_AddObjectToObject(ip, "failures");
-    num(f, "count", getn(blk, "failed"));
+    rb_json_put_num(f, "count", rb_json_num(blk, "failed"));
     cJSON *by = cJSON_CreateObject();
     if (recs) {
-        summ_recs(f, "request_latency", recs, stage, 0, X_LAT, buf, p, np);
+        summ_recs(f, "request_latency", recs, stage, 0, LG_X_LAT, buf, p, np);
         for (size_t i = 0; i < recs->n; i++)
-            if (in_block(&recs->r[i], stage) && !rec_ok(&recs->r[i]))
+            if (in_block(&recs->r[i], stage) && !lg_xrec_ok(&recs->r[i]))
                 label_add(by, recs->r[i].cls, 1);
     } else {
         const cJSON *fl = get(blk, "failed_latency");
-        if (getn(fl, "n") > 0) {
+        if (rb_json_num(fl, "n") > 0) {
             cJSON *o = cJSON_AddObjectToObject(f, "request_latency");
-            num(o, "mean", getn(fl, "mean_ms") / 1e3);
+            rb_json_put_num(o, "mean", rb_json_num(fl, "mean_ms") / 1e3);
             cJSON_AddNullToObject(o, "min");
-            num(o, "max", getn(fl, "max_ms") / 1e3);
-            num(o, "median", getn(fl, "median_ms") / 1e3);
-            num(o, "p99", getn(fl, "p99_ms") / 1e3);
+            rb_json_put_num(o, "max", rb_json_num(fl, "max_ms") / 1e3);
+            rb_json_put_num(o, "median", rb_json_num(fl, "median_ms") / 1e3);
+            rb_json_put_num(o, "p99", rb_json_num(fl, "p99_ms") / 1e3);
         } else {
             cJSON_AddNullToObject(f, "request_latency");
         }
@@ -501,181 +470,6 @@ cJSON *lg_export_ip(const cJSON *result, const lg_xrecs *recs, int stage, const 
     free(buf);
     ip_rhobench(ip, result, blk, source, recs != NULL);
     return ip;
-}
-
-/* ---- vLLM ----------------------------------------------------------------- */
-
-/* vLLM's metric keys: (mean|median|std|pNN)_(ttft|tpot|itl|e2el)_ms. */
-static int vllm_metric_key(const char *k)
-{
-    static const char *const ms[] = {"_ttft_ms", "_tpot_ms", "_itl_ms", "_e2el_ms"};
-    const char *u = strchr(k, '_');
-    if (!u) return 0;
-    size_t head = (size_t)(u - k);
-    int stat = (head == 4 && !strncmp(k, "mean", 4)) || (head == 6 && !strncmp(k, "median", 6)) ||
-               (head == 3 && !strncmp(k, "std", 3));
-    if (!stat && k[0] == 'p' && head > 1) {
-        char *end;
-        strtod(k + 1, &end);
-        stat = end == u;
-    }
-    if (!stat) return 0;
-    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
-        if (strcmp(u, ms[i]) == 0) return 1;
-    return 0;
-}
-
-/* The metadata's key of line l (to nl) into buf; 0 if the line has none. */
-static int meta_key(const char *l, const char *nl, char *buf, size_t cap)
-{
-    const char *eq = memchr(l, '=', (size_t)(nl - l));
-    if (!eq) return 0;
-    while (l < eq && (*l == ' ' || *l == '\t'))
-        l++;
-    const char *e = eq;
-    while (e > l && (e[-1] == ' ' || e[-1] == '\t'))
-        e--;
-    snprintf(buf, cap, "%.*s", (int)(e - l), l);
-    return buf[0] != 0;
-}
-
-static int is_meta(const char *metadata, const char *k)
-{
-    char key[256];
-    for (const char *l = metadata ? metadata : "", *nl; *l && (nl = strchr(l, '\n')); l = nl + 1)
-        if (meta_key(l, nl, key, sizeof key) && strcmp(key, k) == 0) return 1;
-    return 0;
-}
-
-/* The keys of vLLM's result that rhobench's result has under the same name. */
-static const char *const vllm_head[] = {"date",
-                                        "model_id",
-                                        "tokenizer_id",
-                                        "num_prompts",
-                                        "request_rate",
-                                        "burstiness",
-                                        "max_concurrency",
-                                        "duration",
-                                        "completed",
-                                        "failed",
-                                        "total_input_tokens",
-                                        "total_output_tokens",
-                                        "request_throughput",
-                                        "request_goodput",
-                                        "output_throughput",
-                                        "total_token_throughput"};
-
-static int in_head(const char *k)
-{
-    for (size_t i = 0; i < sizeof vllm_head / sizeof vllm_head[0]; i++)
-        if (strcmp(vllm_head[i], k) == 0) return 1;
-    return strcmp(k, "backend") == 0 || vllm_metric_key(k);
-}
-
-/* One of vLLM's per-request arrays, written straight to f (a long run has
- * millions of entries: no tree). */
-static void array_out(FILE *f, const char *k, const lg_xrecs *x, int what)
-{
-    fprintf(f, ",\n\t\"%s\": [", k);
-    for (size_t i = 0; i < x->n; i++) {
-        const lg_xrec *r = &x->r[i];
-        if (i) fputc(',', f);
-        double v;
-        switch (what) {
-        case 0: /* input_lens */
-            fprintf(f, "%lld", (long long)r->input_tokens);
-            break;
-        case 1: /* output_lens: 0 for a failure, as vLLM */
-            fprintf(f, "%lld", rec_ok(r) ? (long long)r->output_tokens : 0LL);
-            break;
-        case 2: /* ttfts, s: 0.0 for a failure, as vLLM */
-            v = rec_ok(r) ? rec_value(r, X_TTFT) : NAN;
-            fprintf(f, "%.12g", isnan(v) ? 0.0 : v);
-            break;
-        case 3: /* itls: no token times in the records */
-            fputs("[]", f);
-            break;
-        case 4: /* start_times, s from the run's start: the intended send */
-            fprintf(f, "%.12g", (double)r->intended_ns / 1e9);
-            break;
-        case 5: /* generated_texts: the records keep no text */
-            fputs("\"\"", f);
-            break;
-        default: /* errors: "" for a success, else the failure's class */
-            fprintf(f, "\"%s\"", rec_ok(r) ? "" : r->cls);
-            break;
-        }
-    }
-    fputc(']', f);
-}
-
-int lg_export_vllm(FILE *f, const cJSON *result, const lg_xrecs *recs, const char *metadata,
-                   const char *source)
-{
-    cJSON *v = cJSON_CreateObject();
-    if (!v) return -ENOMEM;
-    const cJSON *ep = get(result, "endpoint");
-    const char *be = cJSON_GetStringValue(get(result, "backend"));
-    /* vLLM's --backend: openai-chat speaks chat/completions */
-    if (cJSON_IsString(ep) && strstr(ep->valuestring, "chat/completions")) be = "openai-chat";
-    copy(v, result, "date");
-    cJSON_AddStringToObject(v, "endpoint_type", be ? be : "openai");
-    cJSON_AddStringToObject(v, "backend", be ? be : "openai");
-    cJSON_AddNullToObject(v, "label");
-    for (size_t i = 1; i < sizeof vllm_head / sizeof vllm_head[0]; i++) {
-        if (i == 4) { /* the metadata's keys, where vLLM puts them */
-            const cJSON *it;
-            cJSON_ArrayForEach(it, result)
-            {
-                if (it->string && is_meta(metadata, it->string))
-                    cJSON_AddItemToObject(v, it->string, cJSON_Duplicate(it, 1));
-            }
-        }
-        if (get(result, vllm_head[i]))
-            copy(v, result, vllm_head[i]);
-        else
-            cJSON_AddNullToObject(v, vllm_head[i]);
-    }
-    /* vLLM's peak figures, which rhobench does not measure */
-    cJSON_AddNullToObject(v, "max_output_tokens_per_s");
-    cJSON_AddNullToObject(v, "max_concurrent_requests");
-    const cJSON *it;
-    cJSON_ArrayForEach(it, result)
-    {
-        if (it->string && vllm_metric_key(it->string))
-            cJSON_AddItemToObject(v, it->string, cJSON_Duplicate(it, 1));
-    }
-    cJSON *rb = cJSON_AddObjectToObject(v, "rhobench");
-    cJSON_AddStringToObject(rb, "source", source);
-    cJSON_AddStringToObject(rb, "latency_from", "the intended send time");
-    if (recs) cJSON_AddNumberToObject(rb, "per_request_records", (double)recs->n);
-    if (recs)
-        cJSON_AddStringToObject(rb, "per_request",
-                                "itls are empty and generated_texts empty strings: the per-request "
-                                "records keep no token times and no text; ttfts, start_times in "
-                                "seconds from the intended send time and the run's start");
-    cJSON_ArrayForEach(it, result)
-    {
-        if (it->string && !in_head(it->string) && !is_meta(metadata, it->string))
-            cJSON_AddItemToObject(rb, it->string, cJSON_Duplicate(it, 1));
-    }
-    char *txt = cJSON_Print(v);
-    cJSON_Delete(v);
-    if (!txt) return -ENOMEM;
-    char *close = strrchr(txt, '}'); /* reopened for the arrays */
-    size_t n = close ? (size_t)(close - txt) : strlen(txt);
-    while (n && (txt[n - 1] == '\n' || txt[n - 1] == '\t'))
-        n--;
-    fwrite(txt, 1, n, f);
-    free(txt);
-    if (recs) {
-        static const char *const arrays[] = {"input_lens",  "output_lens",     "ttfts", "itls",
-                                             "start_times", "generated_texts", "errors"};
-        for (int a = 0; a < 7; a++)
-            array_out(f, arrays[a], recs, a);
-    }
-    fputs("\n}\n", f);
-    return 0;
 }
 
 /* ---- the files ---------------------------------------------------------- */
@@ -718,7 +512,7 @@ static int write_ip(const cJSON *result, const lg_xrecs *recs, const char *stem,
         /* As Inference Perf: a file per stage that sent requests (a sweep cut
          * short has stages without); an earlier run's extra stage files go. */
         const cJSON *st = cJSON_GetArrayItem(get(result, "stages"), s);
-        if (s >= n || !(getn(st, "dispatched") > 0)) {
+        if (s >= n || !(rb_json_num(st, "dispatched") > 0)) {
             if (unlink(path) && errno != ENOENT)
                 fprintf(stderr, "loadgen: --report-format: cannot remove %s: %s\n", path,
                         strerror(errno));

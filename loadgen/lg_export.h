@@ -33,6 +33,7 @@
 #include <stdio.h>
 
 #include "lg_cli.h"
+#include "lg_record.h"
 
 /* --report-format bits (0: rhobench's own result only). */
 enum { LG_EXPORT_VLLM = 1u, LG_EXPORT_IP = 2u };
@@ -40,19 +41,20 @@ enum { LG_EXPORT_VLLM = 1u, LG_EXPORT_IP = 2u };
 /* "rhobench", "vllm", "inference-perf" or "both" -> bits; -1 if none of them. */
 int lg_export_parse_format(const char *s);
 
-/* One per-request record of the JSONL (times in ns from the run's start;
- * -1: did not happen). */
-typedef struct lg_xrec {
-    int64_t index, intended_ns, dispatch_ns, first_token_ns, end_ns;
-    int64_t input_tokens, output_tokens;
-    int32_t stage, status;
-    char cls[24]; /* "ok", "timeout", "http_429", ... */
-} lg_xrec;
-
+/* The per-request records of a JSONL, as lg_record_parse reads them. */
 typedef struct lg_xrecs {
-    lg_xrec *r;
+    lg_record *r;
     size_t n, cap;
 } lg_xrecs;
+
+/* Which value of a record (seconds; tokens for IN and OUT) the layouts take. */
+enum { LG_X_LAT, LG_X_TTFT, LG_X_TPOT, LG_X_NTPOT, LG_X_LAG, LG_X_IN, LG_X_OUT };
+/* A record's value: LAT, TTFT and TPOT from the intended send time, NTPOT
+ * the latency per output token, LAG the dispatch's lateness; NAN when the
+ * record has none (no first token, one token, no dispatch). */
+double lg_xrec_value(const lg_record *r, int what);
+/* 1 if the request succeeded (class "ok"). */
+int lg_xrec_ok(const lg_record *r);
 
 /* Adds one JSONL line (lineno for the message). Returns 0 or -EINVAL with
  * err naming the line and the field, -ENOMEM. */

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "lg_vllm.h"
+#include "rb_json.h"
 
 static const char *const metric_title[LG_N_METRICS] = {
     "Time to First Token", "Time per Output Token (excl. 1st token)", "Inter-token Latency",
@@ -24,16 +25,6 @@ static const int hist_d[LG_N_METRICS] = {LG_H_TTFT_D, LG_H_TPOT_D, -1, LG_H_E2EL
 static int token_timed(const lg_opts *o, int m)
 {
     return o->stream || (m != LG_M_TPOT && m != LG_M_ITL);
-}
-
-static void num(cJSON *o, const char *k, double v)
-{
-    if (isnan(v))
-        cJSON_AddNullToObject(o, k);
-    else if (isinf(v))
-        cJSON_AddStringToObject(o, k, v > 0 ? "inf" : "-inf");
-    else
-        cJSON_AddNumberToObject(o, k, v);
 }
 
 void lg_report_pword(double p, char *buf, size_t cap)
@@ -55,16 +46,17 @@ static void hist_keys(cJSON *obj, const mdl_hist *h, const char *name, const cha
 {
     char key[96], pw[32];
     snprintf(key, sizeof key, "mean_%s%s_ms", name, suffix);
-    num(obj, key, h ? ms(mdl_hist_mean(h)) : NAN);
+    rb_json_put_num_inf(obj, key, h ? ms(mdl_hist_mean(h)) : NAN);
     snprintf(key, sizeof key, "median_%s%s_ms", name, suffix);
-    num(obj, key, h ? ms((double)mdl_hist_percentile(h, 50.0)) : NAN);
+    rb_json_put_num_inf(obj, key, h ? ms((double)mdl_hist_percentile(h, 50.0)) : NAN);
     snprintf(key, sizeof key, "std_%s%s_ms", name, suffix);
-    num(obj, key, h ? ms(mdl_hist_stddev(h)) : NAN);
+    rb_json_put_num_inf(obj, key, h ? ms(mdl_hist_stddev(h)) : NAN);
     if (!with_pct) return;
     for (int i = 0; i < o->n_percentiles; i++) {
         lg_report_pword(o->percentiles[i], pw, sizeof pw);
         snprintf(key, sizeof key, "p%s_%s%s_ms", pw, name, suffix);
-        num(obj, key, h ? ms((double)mdl_hist_percentile(h, o->percentiles[i])) : NAN);
+        rb_json_put_num_inf(obj, key,
+                            h ? ms((double)mdl_hist_percentile(h, o->percentiles[i])) : NAN);
     }
 }
 
@@ -83,27 +75,32 @@ void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, in
     if (win < window_min_ns) win = window_min_ns;
     double window_s = win > 0 ? (double)win / 1e9 : 0.0;
     double dur = duration_s > 0 ? duration_s : NAN;
-    num(obj, "duration", duration_s);
-    num(obj, "completed", (double)s->completed);
-    num(obj, "failed", (double)s->failed);
-    num(obj, "dispatched", (double)s->dispatched);
-    num(obj, "total_input_tokens", (double)s->input_tokens);
-    num(obj, "total_output_tokens", (double)s->output_tokens);
-    num(obj, "request_rate", request_rate);
-    num(obj, "request_throughput", (double)s->completed / dur);
-    if (o->goodput.enabled) num(obj, "request_goodput", (double)s->good / dur);
-    num(obj, "output_throughput", (double)s->output_tokens / dur);
-    num(obj, "total_token_throughput", (double)(s->input_tokens + s->output_tokens) / dur);
-    num(obj, "achieved_rate", window_s > 0 ? (double)s->dispatched / window_s : NAN);
-    num(obj, "send_window", window_s);
-    num(obj, "duration_s", duration_s); /* the two above, with their unit in the key */
-    num(obj, "send_window_s", window_s);
+    rb_json_put_num_inf(obj, "duration", duration_s);
+    rb_json_put_num_inf(obj, "completed", (double)s->completed);
+    rb_json_put_num_inf(obj, "failed", (double)s->failed);
+    rb_json_put_num_inf(obj, "dispatched", (double)s->dispatched);
+    rb_json_put_num_inf(obj, "total_input_tokens", (double)s->input_tokens);
+    rb_json_put_num_inf(obj, "total_output_tokens", (double)s->output_tokens);
+    rb_json_put_num_inf(obj, "request_rate", request_rate);
+    rb_json_put_num_inf(obj, "request_throughput", (double)s->completed / dur);
+    if (o->goodput.enabled) rb_json_put_num_inf(obj, "request_goodput", (double)s->good / dur);
+    rb_json_put_num_inf(obj, "output_throughput", (double)s->output_tokens / dur);
+    rb_json_put_num_inf(obj, "total_token_throughput",
+                        (double)(s->input_tokens + s->output_tokens) / dur);
+    rb_json_put_num_inf(obj, "achieved_rate",
+                        window_s > 0 ? (double)s->dispatched / window_s : NAN);
+    rb_json_put_num_inf(obj, "send_window", window_s);
+    rb_json_put_num_inf(obj, "duration_s",
+                        duration_s); /* the two above, with their unit in the key */
+    rb_json_put_num_inf(obj, "send_window_s", window_s);
     /* What the server's prefix cache answered (null: it reported nothing). */
-    num(obj, "cached_prompt_tokens_share",
-        s->cached_of_tokens ? (double)s->cached_tokens / (double)s->cached_of_tokens : NAN);
+    rb_json_put_num_inf(obj, "cached_prompt_tokens_share",
+                        s->cached_of_tokens ? (double)s->cached_tokens / (double)s->cached_of_tokens
+                                            : NAN);
     /* The schedule's own span, first to last intended send: host-independent. */
-    num(obj, "intended_span_s",
-        s->dispatched ? (double)(s->last_intended_ns - s->first_intended_ns) / 1e9 : NAN);
+    rb_json_put_num_inf(obj, "intended_span_s",
+                        s->dispatched ? (double)(s->last_intended_ns - s->first_intended_ns) / 1e9
+                                      : NAN);
     for (int m = 0; m < LG_N_METRICS; m++) {
         int pct = (o->percentile_metrics >> m) & 1u;
         hist_keys(obj, token_timed(o, m) ? lg_stats_hist_c(s, hist_i[m]) : NULL, lg_metric_names[m],
@@ -116,40 +113,41 @@ void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, in
                   "_dispatch", o, pct);
     }
     const mdl_hist *lag = lg_stats_hist_c(s, LG_H_LAG);
-    num(obj, "mean_schedule_lag_ms", ms(mdl_hist_mean(lag)));
-    num(obj, "median_schedule_lag_ms", ms((double)mdl_hist_percentile(lag, 50.0)));
-    num(obj, "p99_schedule_lag_ms", ms((double)mdl_hist_percentile(lag, 99.0)));
-    num(obj, "max_schedule_lag_ms", ms((double)lag->max));
+    rb_json_put_num_inf(obj, "mean_schedule_lag_ms", ms(mdl_hist_mean(lag)));
+    rb_json_put_num_inf(obj, "median_schedule_lag_ms", ms((double)mdl_hist_percentile(lag, 50.0)));
+    rb_json_put_num_inf(obj, "p99_schedule_lag_ms", ms((double)mdl_hist_percentile(lag, 99.0)));
+    rb_json_put_num_inf(obj, "max_schedule_lag_ms", ms((double)lag->max));
     cJSON *f = cJSON_AddObjectToObject(obj, "failures_by_class");
     for (int c = 1; c < LG_N_CLASSES; c++) {
         if (c == LG_FAIL_HTTP || !s->fail_class[c]) continue;
-        num(f, lg_class_names[c], (double)s->fail_class[c]);
+        rb_json_put_num_inf(f, lg_class_names[c], (double)s->fail_class[c]);
     }
     for (int code = 0; code < LG_HTTP_CODES; code++) {
         if (!s->fail_http[code]) continue;
         char key[32];
         snprintf(key, sizeof key, "http_%d", code);
-        num(f, key, (double)s->fail_http[code]);
+        rb_json_put_num_inf(f, key, (double)s->fail_http[code]);
     }
     if (s->truth_n) {
         double n = (double)s->truth_n;
         cJSON *b = cJSON_AddObjectToObject(obj, "ntpot_breakdown_ms");
-        num(b, "queue", ms(s->truth_queue_ns / n));
-        num(b, "prefill", ms(s->truth_prefill_ns / n));
-        num(b, "decode", ms(s->truth_decode_ns / n));
-        num(b, "client", ms(s->truth_client_ns / n));
-        num(b, "requests", n);
+        rb_json_put_num_inf(b, "queue", ms(s->truth_queue_ns / n));
+        rb_json_put_num_inf(b, "prefill", ms(s->truth_prefill_ns / n));
+        rb_json_put_num_inf(b, "decode", ms(s->truth_decode_ns / n));
+        rb_json_put_num_inf(b, "client", ms(s->truth_client_ns / n));
+        rb_json_put_num_inf(b, "requests", n);
         /* TTFT inflation in the study's sense: what was measured from the
          * intended start minus the server's true time to first token.
          * Without streaming the first token comes with the last. */
         cJSON *t = o->stream ? cJSON_AddObjectToObject(obj, "ttft_truth_ms") : NULL;
         if (t) {
-            num(t, "server_mean", ms(s->truth_ttft_ns / n));
-            num(t, "measured_mean", ms(s->truth_measured_ttft_ns / n));
-            num(t, "inflation_mean", ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n));
-            num(t, "user_timed_mean", ms(s->truth_measured_ttft_u_ns / n));
-            num(t, "user_timed_inflation_mean",
-                ms((s->truth_measured_ttft_u_ns - s->truth_ttft_ns) / n));
+            rb_json_put_num_inf(t, "server_mean", ms(s->truth_ttft_ns / n));
+            rb_json_put_num_inf(t, "measured_mean", ms(s->truth_measured_ttft_ns / n));
+            rb_json_put_num_inf(t, "inflation_mean",
+                                ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n));
+            rb_json_put_num_inf(t, "user_timed_mean", ms(s->truth_measured_ttft_u_ns / n));
+            rb_json_put_num_inf(t, "user_timed_inflation_mean",
+                                ms((s->truth_measured_ttft_u_ns - s->truth_ttft_ns) / n));
         }
     }
 }
@@ -161,11 +159,11 @@ static void dist_json(cJSON *parent, const char *key, const lg_dist *d)
         return;
     }
     cJSON *o = cJSON_AddObjectToObject(parent, key);
-    num(o, "mean", d->mean);
-    num(o, "p50", d->p50);
-    num(o, "p99", d->p99);
-    num(o, "max", d->max);
-    num(o, "n", (double)d->n);
+    rb_json_put_num_inf(o, "mean", d->mean);
+    rb_json_put_num_inf(o, "p50", d->p50);
+    rb_json_put_num_inf(o, "p99", d->p99);
+    rb_json_put_num_inf(o, "max", d->max);
+    rb_json_put_num_inf(o, "n", (double)d->n);
 }
 
 static void arrival_json(cJSON *parent, const lg_arrival_test *t)
@@ -175,12 +173,12 @@ static void arrival_json(cJSON *parent, const lg_arrival_test *t)
     cJSON_AddStringToObject(a, "test", t->tested ? t->test : "none");
     cJSON_AddStringToObject(a, "model", t->model);
     cJSON_AddStringToObject(a, "against", "intended gaps");
-    num(a, "resolution_ms", t->resolution_ms);
-    num(a, "tolerance_ms", t->tolerance_ms);
-    num(a, "below_resolution_share", t->below_share);
-    num(a, "n", (double)t->n);
-    num(a, "statistic", t->tested ? t->statistic : NAN);
-    num(a, "p_value", t->tested ? t->p_value : NAN);
+    rb_json_put_num_inf(a, "resolution_ms", t->resolution_ms);
+    rb_json_put_num_inf(a, "tolerance_ms", t->tolerance_ms);
+    rb_json_put_num_inf(a, "below_resolution_share", t->below_share);
+    rb_json_put_num_inf(a, "n", (double)t->n);
+    rb_json_put_num_inf(a, "statistic", t->tested ? t->statistic : NAN);
+    rb_json_put_num_inf(a, "p_value", t->tested ? t->p_value : NAN);
     if (!t->tested) cJSON_AddStringToObject(a, "note", t->note);
 }
 
@@ -196,8 +194,8 @@ static void verdict_json(cJSON *b, const mdl_verdict *v)
 /* The figures every client_bias block carries, a stage's or the run's. */
 static void bias_figures_json(cJSON *b, const lg_bias_stage *x)
 {
-    num(b, "max_rho", x->max_rho);
-    num(b, "predicted_wq_us", x->predicted_wq_us);
+    rb_json_put_num_inf(b, "max_rho", x->max_rho);
+    rb_json_put_num_inf(b, "predicted_wq_us", x->predicted_wq_us);
     dist_json(b, "client_delay_us", &x->client_delay_us);
     dist_json(b, "pickup_delay_us", &x->pickup_delay_us);
     dist_json(b, "processing_us", &x->processing_us);
@@ -205,19 +203,19 @@ static void bias_figures_json(cJSON *b, const lg_bias_stage *x)
     dist_json(b, "rx_queue_bytes", &x->rx_queue_bytes);
     dist_json(b, "rx_window_us", &x->rx_window_us);
     cJSON *rc = cJSON_AddObjectToObject(b, "receive");
-    num(rc, "kernel_tokens", (double)x->kernel_tokens);
-    num(rc, "exact_tokens", (double)x->exact_tokens);
-    num(rc, "user_tokens", (double)x->user_tokens);
-    num(rc, "kernel_share", x->wire_share);
-    num(rc, "exact_share", x->exact_share);
-    num(rc, "pickups", (double)x->pickups);
+    rb_json_put_num_inf(rc, "kernel_tokens", (double)x->kernel_tokens);
+    rb_json_put_num_inf(rc, "exact_tokens", (double)x->exact_tokens);
+    rb_json_put_num_inf(rc, "user_tokens", (double)x->user_tokens);
+    rb_json_put_num_inf(rc, "kernel_share", x->wire_share);
+    rb_json_put_num_inf(rc, "exact_share", x->exact_share);
+    rb_json_put_num_inf(rc, "pickups", (double)x->pickups);
     cJSON *h = cJSON_AddObjectToObject(b, "host");
-    num(h, "run_delay_ms", x->run_delay_ms);
-    num(h, "run_delay_share", x->run_delay_share);
-    num(h, "involuntary_switches", x->nivcsw);
-    num(h, "steal_share", x->steal_share);
-    num(b, "schedule_lag_p99_us", x->lag_p99_us);
-    num(b, "achieved_ratio", x->achieved_ratio);
+    rb_json_put_num_inf(h, "run_delay_ms", x->run_delay_ms);
+    rb_json_put_num_inf(h, "run_delay_share", x->run_delay_share);
+    rb_json_put_num_inf(h, "involuntary_switches", x->nivcsw);
+    rb_json_put_num_inf(h, "steal_share", x->steal_share);
+    rb_json_put_num_inf(b, "schedule_lag_p99_us", x->lag_p99_us);
+    rb_json_put_num_inf(b, "achieved_ratio", x->achieved_ratio);
     arrival_json(b, &x->arrival);
     verdict_json(b, &x->verdict);
 }
@@ -229,29 +227,29 @@ static cJSON *bias_json(const lg_report *r)
     for (int i = 0; i < r->n_workers; i++) {
         const lg_worker_bias *w = &r->workers[i];
         cJSON *o = cJSON_CreateObject();
-        num(o, "worker", w->worker);
+        rb_json_put_num_inf(o, "worker", w->worker);
         if (w->lost) {
             cJSON_AddBoolToObject(o, "lost", 1);
-            num(o, "signal", w->signal);
+            rb_json_put_num_inf(o, "signal", w->signal);
         }
-        num(o, "rho", w->rho);
-        num(o, "callbacks", w->callbacks);
-        num(o, "callback_rate_per_s", w->callback_rate_per_s);
-        num(o, "mean_service_us", w->mean_service_us);
-        num(o, "second_moment_us2", w->second_moment_us2);
-        num(o, "events", w->events);
-        num(o, "event_rate_per_s", w->event_rate_per_s);
-        num(o, "predicted_wq_us", w->predicted_wq_us);
-        num(o, "preemptions", w->preemptions);
+        rb_json_put_num_inf(o, "rho", w->rho);
+        rb_json_put_num_inf(o, "callbacks", w->callbacks);
+        rb_json_put_num_inf(o, "callback_rate_per_s", w->callback_rate_per_s);
+        rb_json_put_num_inf(o, "mean_service_us", w->mean_service_us);
+        rb_json_put_num_inf(o, "second_moment_us2", w->second_moment_us2);
+        rb_json_put_num_inf(o, "events", w->events);
+        rb_json_put_num_inf(o, "event_rate_per_s", w->event_rate_per_s);
+        rb_json_put_num_inf(o, "predicted_wq_us", w->predicted_wq_us);
+        rb_json_put_num_inf(o, "preemptions", w->preemptions);
         cJSON_AddItemToArray(ws, o);
     }
     const mdl_hist *ov = lg_stats_hist_c(r->total, LG_H_OVERHEAD);
     if (ov->total) {
         cJSON *o = cJSON_AddObjectToObject(b, "overhead_per_token_us");
-        num(o, "mean", mdl_hist_mean(ov) / 1e3);
-        num(o, "median", (double)mdl_hist_percentile(ov, 50.0) / 1e3);
-        num(o, "p99", (double)mdl_hist_percentile(ov, 99.0) / 1e3);
-        num(o, "n", (double)ov->total);
+        rb_json_put_num_inf(o, "mean", mdl_hist_mean(ov) / 1e3);
+        rb_json_put_num_inf(o, "median", (double)mdl_hist_percentile(ov, 50.0) / 1e3);
+        rb_json_put_num_inf(o, "p99", (double)mdl_hist_percentile(ov, 99.0) / 1e3);
+        rb_json_put_num_inf(o, "n", (double)ov->total);
     } else {
         cJSON_AddNullToObject(b, "overhead_per_token_us");
     }
@@ -260,19 +258,19 @@ static cJSON *bias_json(const lg_report *r)
         /* The run's figures above; its verdict is the worst stage's. */
         verdict_json(b, &r->verdict);
     } else {
-        num(b, "max_rho", r->max_rho);
-        num(b, "predicted_wq_us", r->predicted_wq_us);
+        rb_json_put_num_inf(b, "max_rho", r->max_rho);
+        rb_json_put_num_inf(b, "predicted_wq_us", r->predicted_wq_us);
         verdict_json(b, &r->verdict);
     }
     if (r->verdict_stage >= 0)
-        num(b, "verdict_stage", r->verdict_stage);
+        rb_json_put_num_inf(b, "verdict_stage", r->verdict_stage);
     else
         cJSON_AddNullToObject(b, "verdict_stage");
     cJSON *c = cJSON_AddObjectToObject(b, "clock");
-    num(c, "offset_spread_us", (double)r->clock_spread_ns / 1e3);
-    num(c, "offset_reading_width_us", (double)r->clock_width_ns / 1e3);
-    num(c, "steps", (double)r->clock_steps);
-    num(c, "sockets_without_stamps", (double)r->rx_enable_failed);
+    rb_json_put_num_inf(c, "offset_spread_us", (double)r->clock_spread_ns / 1e3);
+    rb_json_put_num_inf(c, "offset_reading_width_us", (double)r->clock_width_ns / 1e3);
+    rb_json_put_num_inf(c, "steps", (double)r->clock_steps);
+    rb_json_put_num_inf(c, "sockets_without_stamps", (double)r->rx_enable_failed);
     return b;
 }
 
@@ -302,11 +300,11 @@ static void failed_json(cJSON *parent, const lg_stage_stats *s)
 {
     const mdl_hist *h = lg_stats_hist_c(s, LG_H_FAILED);
     cJSON *f = cJSON_AddObjectToObject(parent, "failed_latency");
-    num(f, "n", (double)h->total);
-    num(f, "mean_ms", h->total ? ms(mdl_hist_mean(h)) : NAN);
-    num(f, "median_ms", h->total ? ms((double)mdl_hist_percentile(h, 50.0)) : NAN);
-    num(f, "p99_ms", h->total ? ms((double)mdl_hist_percentile(h, 99.0)) : NAN);
-    num(f, "max_ms", h->total ? ms((double)h->max) : NAN);
+    rb_json_put_num_inf(f, "n", (double)h->total);
+    rb_json_put_num_inf(f, "mean_ms", h->total ? ms(mdl_hist_mean(h)) : NAN);
+    rb_json_put_num_inf(f, "median_ms", h->total ? ms((double)mdl_hist_percentile(h, 50.0)) : NAN);
+    rb_json_put_num_inf(f, "p99_ms", h->total ? ms((double)mdl_hist_percentile(h, 99.0)) : NAN);
+    rb_json_put_num_inf(f, "max_ms", h->total ? ms((double)h->max) : NAN);
 }
 
 uint64_t lg_report_repeats(const lg_report *r)
@@ -325,30 +323,31 @@ cJSON *lg_report_json(const lg_report *r)
     lg_vllm_report_keys(j, o, r->total->dispatched, time(NULL));
     cJSON_AddStringToObject(j, "endpoint", o->endpoint);
     cJSON_AddStringToObject(j, "load_mode", r->load_mode);
-    num(j, "num_workers", r->num_workers);
+    rb_json_put_num_inf(j, "num_workers", r->num_workers);
     /* A closed loop has no arrival process, so no burstiness. */
-    num(j, "burstiness", strcmp(r->load_mode, "closed") == 0 ? NAN : o->burstiness);
+    rb_json_put_num_inf(j, "burstiness", strcmp(r->load_mode, "closed") == 0 ? NAN : o->burstiness);
     if (o->max_concurrency)
-        num(j, "max_concurrency", o->max_concurrency);
+        rb_json_put_num_inf(j, "max_concurrency", o->max_concurrency);
     else
         cJSON_AddNullToObject(j, "max_concurrency");
-    num(j, "seed", (double)o->seed);
-    num(j, "nice", o->nice);
-    num(j, "realtime_priority", o->rt_priority);
+    rb_json_put_num_inf(j, "seed", (double)o->seed);
+    rb_json_put_num_inf(j, "nice", o->nice);
+    rb_json_put_num_inf(j, "realtime_priority", o->rt_priority);
     cJSON_AddBoolToObject(j, "interrupted", r->interrupted);
     if (r->prompt_pool_size) {
-        num(j, "prompt_pool_size", (double)r->prompt_pool_size);
-        num(j, "prompts_repeated", (double)lg_report_repeats(r));
+        rb_json_put_num_inf(j, "prompt_pool_size", (double)r->prompt_pool_size);
+        rb_json_put_num_inf(j, "prompts_repeated", (double)lg_report_repeats(r));
     } else {
         cJSON_AddNullToObject(j, "prompt_pool_size");
         cJSON_AddNullToObject(j, "prompts_repeated");
     }
     if (lg_plan_session_users(o)) { /* --prefix-multi-turn (lg_session.h) */
         cJSON *mt = cJSON_AddObjectToObject(j, "multi_turn");
-        num(mt, "users", (double)lg_plan_session_users(o));
-        num(mt, "context_max_bytes", (double)lg_session_ctx_max((size_t)lg_plan_session_users(o)));
-        num(mt, "rounds_waited", (double)r->sess_waited);
-        num(mt, "contexts_capped", (double)r->sess_capped);
+        rb_json_put_num(mt, "users", (double)lg_plan_session_users(o));
+        rb_json_put_num(mt, "context_max_bytes",
+                        (double)lg_session_ctx_max((size_t)lg_plan_session_users(o)));
+        rb_json_put_num(mt, "rounds_waited", (double)r->sess_waited);
+        rb_json_put_num(mt, "contexts_capped", (double)r->sess_capped);
         cJSON_AddStringToObject(mt, "schedule_lag",
                                 "includes each round's wait for its user's previous round");
     }
@@ -357,18 +356,21 @@ cJSON *lg_report_json(const lg_report *r)
     {
         const lg_stage_stats *t = r->total;
         uint64_t all = t->rx_kernel_tokens + t->rx_user_tokens;
-        num(j, "receive_clock_kernel_share", all ? (double)t->rx_kernel_tokens / (double)all : NAN);
-        num(j, "receive_clock_exact_share", all ? (double)t->rx_exact_tokens / (double)all : NAN);
+        rb_json_put_num_inf(j, "receive_clock_kernel_share",
+                            all ? (double)t->rx_kernel_tokens / (double)all : NAN);
+        rb_json_put_num_inf(j, "receive_clock_exact_share",
+                            all ? (double)t->rx_exact_tokens / (double)all : NAN);
     }
     user_timed_json(j, r->total, o);
     failed_json(j, r->total);
-    num(j, "not_dispatched", (double)r->total->not_dispatched);
+    rb_json_put_num_inf(j, "not_dispatched", (double)r->total->not_dispatched);
     cJSON *st = cJSON_AddArrayToObject(j, "stages");
     for (int i = 0; i < r->n_stages; i++) {
         const lg_stage_view *v = &r->stages[i];
         cJSON *so = cJSON_CreateObject();
-        num(so, "stage", i);
-        if (o->n_closed_stages) num(so, "concurrency", o->stage_conc[i]); /* --closed-stage */
+        rb_json_put_num_inf(so, "stage", i);
+        if (o->n_closed_stages)
+            rb_json_put_num_inf(so, "concurrency", o->stage_conc[i]); /* --closed-stage */
         lg_report_metrics(so, v->stats, o, v->start_ns, v->duration_ns, v->rate_per_s);
         if (r->sat)
             lg_knee_stage_json(so, &r->sat[i]);
@@ -376,7 +378,7 @@ cJSON *lg_report_json(const lg_report *r)
             cJSON_AddBoolToObject(so, "saturated", r->saturated_stage == i);
         user_timed_json(so, v->stats, o);
         failed_json(so, v->stats);
-        num(so, "not_dispatched", (double)v->stats->not_dispatched);
+        rb_json_put_num_inf(so, "not_dispatched", (double)v->stats->not_dispatched);
         if (r->stage_bias) {
             cJSON *b = cJSON_AddObjectToObject(so, "client_bias");
             bias_figures_json(b, &r->stage_bias[i]);
@@ -384,16 +386,16 @@ cJSON *lg_report_json(const lg_report *r)
         cJSON_AddItemToArray(st, so);
     }
     if (r->saturated_stage >= 0)
-        num(j, "saturated_stage", r->saturated_stage);
+        rb_json_put_num_inf(j, "saturated_stage", r->saturated_stage);
     else
         cJSON_AddNullToObject(j, "saturated_stage");
     lg_knee_json(j, &r->knee);
     cJSON_AddBoolToObject(j, "sim_stamps", r->stamps_seen);
-    num(j, "achieved_ratio", r->achieved_ratio);
+    rb_json_put_num_inf(j, "achieved_ratio", r->achieved_ratio);
     cJSON_AddItemToObject(j, "client_bias", bias_json(r));
     cJSON *h = cJSON_AddObjectToObject(j, "host");
     cJSON_AddStringToObject(h, "cpu_model", r->host.cpu_model);
-    num(h, "cores_online", r->host.cores_online);
+    rb_json_put_num_inf(h, "cores_online", r->host.cores_online);
     cJSON_AddStringToObject(h, "kernel", r->host.kernel);
     cJSON_AddStringToObject(h, "hostname", r->host.hostname);
     if (r->certificate_note[0]) cJSON_AddStringToObject(j, "certificate", r->certificate_note);
@@ -401,13 +403,13 @@ cJSON *lg_report_json(const lg_report *r)
         cJSON *c = cJSON_AddObjectToObject(j, "certificate_check");
         cJSON_AddBoolToObject(c, "ok", r->cert.ok);
         cJSON_AddBoolToObject(c, "forced", r->cert.forced);
-        num(c, "workers", r->cert.workers);
-        num(c, "certified_workers", r->cert.certified_workers);
-        num(c, "planned_rate", r->cert.planned_rate);
-        num(c, "output_tokens", r->cert.output_tokens);
-        num(c, "predicted_rho", r->cert.predicted_rho);
-        num(c, "safe_rho", r->cert.safe_rho);
-        num(c, "certified_max_rate", r->cert.certified_max_rate);
+        rb_json_put_num_inf(c, "workers", r->cert.workers);
+        rb_json_put_num_inf(c, "certified_workers", r->cert.certified_workers);
+        rb_json_put_num_inf(c, "planned_rate", r->cert.planned_rate);
+        rb_json_put_num_inf(c, "output_tokens", r->cert.output_tokens);
+        rb_json_put_num_inf(c, "predicted_rho", r->cert.predicted_rho);
+        rb_json_put_num_inf(c, "safe_rho", r->cert.safe_rho);
+        rb_json_put_num_inf(c, "certified_max_rate", r->cert.certified_max_rate);
     }
     if (r->lost_note) cJSON_AddStringToObject(j, "lost_workers", r->lost_note);
     cJSON_AddStringToObject(j, "loadgen_version", RHOBENCH_VERSION);

@@ -4,7 +4,6 @@
 #include "lg_sse.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define LG_SSE_DEFAULT_MAX (1u << 20)
@@ -17,36 +16,24 @@ void lg_sse_init(lg_sse *p, lg_sse_event_cb on_event, lg_sse_comment_cb on_comme
     p->on_comment = on_comment;
     p->user = user;
     p->max_bytes = max_bytes ? max_bytes : LG_SSE_DEFAULT_MAX;
+    p->line = (rb_buf)RB_BUF_INIT(p->max_bytes);
+    p->data = (rb_buf)RB_BUF_INIT(p->max_bytes);
 }
 
-/* Grows *buf to hold need bytes; the bound was checked by the caller. */
-static int grow(char **buf, size_t *cap, size_t need)
+/* A buffer after an error (rb_buf's are sticky) or an event: empty, usable. */
+static void clear(rb_buf *b)
 {
-    if (need <= *cap) return 0;
-    size_t n = *cap ? *cap : 256;
-    while (n < need)
-        n *= 2;
-    char *b = realloc(*buf, n);
-    if (!b) return -ENOMEM;
-    *buf = b;
-    *cap = n;
-    return 0;
-}
-
-static int append(lg_sse *p, char **buf, size_t *len, size_t *cap, const char *src, size_t n)
-{
-    if (n > p->max_bytes || *len > p->max_bytes - n) return -EMSGSIZE;
-    int rc = grow(buf, cap, *len + n);
-    if (rc) return rc;
-    if (n) memcpy(*buf + *len, src, n);
-    *len += n;
-    return 0;
+    if (b->err)
+        rb_buf_free(b);
+    else
+        rb_buf_reset(b);
 }
 
 static void dispatch(lg_sse *p)
 {
-    if (p->has_data && p->on_event) p->on_event(p->user, p->data ? p->data : "", p->data_len);
-    p->data_len = 0;
+    if (p->has_data && p->on_event)
+        p->on_event(p->user, p->data.data ? p->data.data : "", p->data.len);
+    rb_buf_reset(&p->data);
     p->has_data = 0;
 }
 
@@ -72,8 +59,8 @@ static int process_line(lg_sse *p, const char *s, size_t n)
     if (name_len != 4 || memcmp(s, "data", 4) != 0)
         return 0; /* event:, id:, retry: and unknown fields do not matter here */
     int rc;
-    if (p->has_data && (rc = append(p, &p->data, &p->data_len, &p->data_cap, "\n", 1))) return rc;
-    if ((rc = append(p, &p->data, &p->data_len, &p->data_cap, value, value_len))) return rc;
+    if (p->has_data && (rc = rb_buf_add(&p->data, "\n", 1))) return rc;
+    if ((rc = rb_buf_add(&p->data, value, value_len))) return rc;
     p->has_data = 1;
     return 0;
 }
@@ -103,14 +90,12 @@ int lg_sse_feed(lg_sse *p, const char *buf, size_t len)
         const char *eol = find_eol(s, end);
         if (eol == end) {
             /* An unfinished line: keep it for the next piece. */
-            return append(p, &p->line, &p->line_len, &p->line_cap, s, (size_t)(end - s));
+            return rb_buf_add(&p->line, s, (size_t)(end - s));
         }
-        if (p->line_len) {
-            if ((rc = append(p, &p->line, &p->line_len, &p->line_cap, s, (size_t)(eol - s))))
-                return rc;
-            size_t n = p->line_len;
-            p->line_len = 0;
-            rc = process_line(p, p->line, n);
+        if (p->line.len) {
+            if ((rc = rb_buf_add(&p->line, s, (size_t)(eol - s)))) return rc;
+            rc = process_line(p, p->line.data, p->line.len);
+            rb_buf_reset(&p->line);
         } else {
             if ((size_t)(eol - s) > p->max_bytes) return -EMSGSIZE;
             rc = process_line(p, s, (size_t)(eol - s));
@@ -124,15 +109,14 @@ int lg_sse_feed(lg_sse *p, const char *buf, size_t len)
 
 int lg_sse_finish(lg_sse *p)
 {
-    if (p->line_len) {
-        size_t n = p->line_len;
-        p->line_len = 0;
+    if (p->line.len) {
         /* A line within bounds can only fail to grow the data buffer; the
          * event is discarded below either way. */
-        (void)process_line(p, p->line, n);
+        (void)process_line(p, p->line.data, p->line.len);
     }
     int discarded = p->has_data;
-    p->data_len = 0;
+    clear(&p->line);
+    clear(&p->data);
     p->has_data = 0;
     p->last_was_cr = 0;
     return discarded;
@@ -140,17 +124,15 @@ int lg_sse_finish(lg_sse *p)
 
 void lg_sse_reset(lg_sse *p)
 {
-    p->line_len = 0;
-    p->data_len = 0;
+    clear(&p->line);
+    clear(&p->data);
     p->has_data = 0;
     p->last_was_cr = 0;
 }
 
 void lg_sse_free(lg_sse *p)
 {
-    free(p->line);
-    free(p->data);
-    p->line = p->data = NULL;
-    p->line_cap = p->data_cap = 0;
+    rb_buf_free(&p->line);
+    rb_buf_free(&p->data);
     lg_sse_reset(p);
 }

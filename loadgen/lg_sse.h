@@ -13,6 +13,8 @@
 
 #include <stddef.h>
 
+#include "rb_buf.h"
+
 /* A complete event's data (not NUL-terminated; len may be 0). */
 typedef void (*lg_sse_event_cb)(void *user, const char *data, size_t len);
 /* A comment line's text after the ':' (leading space dropped). Called as soon
@@ -23,10 +25,8 @@ typedef struct lg_sse {
     lg_sse_event_cb on_event;
     lg_sse_comment_cb on_comment; /* may be NULL */
     void *user;
-    char *line; /* the line being assembled */
-    size_t line_len, line_cap;
-    char *data; /* the event's data being assembled */
-    size_t data_len, data_cap;
+    rb_buf line;      /* the line being assembled (capped at max_bytes) */
+    rb_buf data;      /* the event's data being assembled (capped at max_bytes) */
     int has_data;     /* a data: field was seen for this event */
     int last_was_cr;  /* the previous byte was CR (a following LF is part of it) */
     size_t max_bytes; /* bound on line and data size; past it lg_sse_feed fails */

@@ -9,7 +9,6 @@
 
 typedef struct vx {
     lg_args *out;
-    size_t cap;
     char *notes;
     size_t notes_cap, notes_len;
     char *err;
@@ -18,18 +17,7 @@ typedef struct vx {
 
 static int put(vx *c, const char *s)
 {
-    if ((size_t)c->out->argc + 2 > c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        char **p = realloc(c->out->argv, cap * sizeof *p);
-        if (!p) return -ENOMEM;
-        c->out->argv = p;
-        c->cap = cap;
-    }
-    char *d = strdup(s);
-    if (!d) return -ENOMEM;
-    c->out->argv[c->out->argc++] = d;
-    c->out->argv[c->out->argc] = NULL;
-    return 0;
+    return lg_args_add(c->out, s);
 }
 
 static void note(vx *c, const char *fmt, ...)

@@ -28,11 +28,13 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/rb-rxclock.XXXXXX")
 sim_pid=""
 cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-"$build/simserver/simserver" --port 0 >"$work/sim.out" 2>&1 &
-sim_pid=$!
-for _ in $(seq 100); do grep -q '^listening ' "$work/sim.out" && break; sleep 0.05; done
-url=$(sed -n 's/^listening //p' "$work/sim.out" | head -n 1)
-[ -n "$url" ] || { echo "bench_receive_clock: simserver did not start" >&2; exit 1; }
+# simserver on a free loopback port (scripts/lib/sim.sh)
+source "$here/scripts/lib/sim.sh"
+rc=0
+sim_start "$work" sim "$build/simserver/simserver" || rc=$?
+sim_pid=$SIM_PID
+[ "$rc" -eq 0 ] || { echo "bench_receive_clock: simserver did not start" >&2; exit 1; }
+url=$SIM_URL
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 cmd=("$build/loadgen/loadgen" --base-url "$url" --num-workers 1 --request-rate "$rate"
      --duration "${duration}s" --random-input-len 16 --random-output-len 16 --seed 1 --quiet

@@ -57,12 +57,14 @@ wrk.body = '$body'
 wrk.headers["Content-Type"] = "application/json"
 EOF
 
-# simserver, zero latency, one worker.
-"${pin_srv[@]}" "$sim" --port 0 --workers 1 >"$tmp/sim.out" 2>"$tmp/sim.err" &
-sim_pid=$!
-for _ in $(seq 1 100); do grep -q '^listening' "$tmp/sim.out" 2>/dev/null && break; sleep 0.05; done
-sim_url=$(sed -n '1s/^listening //p' "$tmp/sim.out")
-[ -n "$sim_url" ] || { cat "$tmp/sim.err" >&2; exit 1; }
+# simserver, zero latency, one worker, on the server's CPU
+# (scripts/lib/sim.sh: SIM_WRAP carries the pinning).
+source "$here/scripts/lib/sim.sh"
+rc=0
+SIM_WRAP="${pin_srv[*]}" sim_start "$tmp" sim "$sim" --workers 1 || rc=$?
+sim_pid=$SIM_PID
+[ "$rc" -eq 0 ] || exit 1
+sim_url=$SIM_URL
 
 # The same response bytes as a static file for nginx.
 mkdir -p "$tmp/www/v1" "$tmp/nginx"

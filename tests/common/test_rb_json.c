@@ -58,11 +58,43 @@ static void putters_write_null_for_what_is_not_finite(void **state)
     cJSON_Delete(o);
 }
 
+/* The result JSON's unbounded values: "inf", "-inf"; NaN is still null, and
+ * the getter reads neither string as a number. */
+static void put_num_inf_writes_inf_as_a_string(void **state)
+{
+    cJSON *o = cJSON_CreateObject();
+    rb_json_put_num_inf(o, "a", 2.5);
+    rb_json_put_num_inf(o, "b", NAN);
+    rb_json_put_num_inf(o, "c", INFINITY);
+    rb_json_put_num_inf(o, "d", -INFINITY);
+    char *text = cJSON_PrintUnformatted(o);
+    assert_string_equal(text, "{\"a\":2.5,\"b\":null,\"c\":\"inf\",\"d\":\"-inf\"}");
+    free(text);
+    assert_true(isnan(rb_json_num(o, "c")));
+    cJSON_Delete(o);
+}
+
+static void copy_duplicates_a_member_when_there(void **state)
+{
+    cJSON *src = cJSON_Parse("{\"a\":{\"b\":[1,2]},\"n\":null}");
+    cJSON *dst = cJSON_CreateObject();
+    rb_json_copy(dst, src, "a");
+    rb_json_copy(dst, src, "n");
+    rb_json_copy(dst, src, "absent");
+    cJSON_Delete(src); /* a deep copy: dst stands alone */
+    char *text = cJSON_PrintUnformatted(dst);
+    assert_string_equal(text, "{\"a\":{\"b\":[1,2]},\"n\":null}");
+    free(text);
+    cJSON_Delete(dst);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(getters_read_numbers_and_fall_back),
         cmocka_unit_test(putters_write_null_for_what_is_not_finite),
+        cmocka_unit_test(put_num_inf_writes_inf_as_a_string),
+        cmocka_unit_test(copy_duplicates_a_member_when_there),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -304,6 +304,17 @@ static void the_checker_catches_a_bad_table(void **state)
     wrong_size.size = sizeof(int);
     s = (rb_opts_spec){.prog = "demo", .opts = &wrong_size, .n = 1};
     assert_int_equal(rb_opts_check(&s, &scratch, err, sizeof err), -1);
+    /* A config key names one flag: found by it, and refused twice. */
+    rb_opt keyed[2] = {OPTS[0], OPTS[1]};
+    keyed[0].key = "run.count";
+    keyed[1].key = "run.fast";
+    s = (rb_opts_spec){.prog = "demo", .opts = keyed, .n = 2};
+    assert_int_equal(rb_opts_check(&s, &scratch, err, sizeof err), 0);
+    assert_ptr_equal(rb_opts_find_key(&s, "run.fast"), &keyed[1]);
+    assert_null(rb_opts_find_key(&s, "run"));
+    keyed[1].key = "run.count";
+    assert_int_equal(rb_opts_check(&s, &scratch, err, sizeof err), -1);
+    assert_string_equal(err, "--fast: config key 'run.count' is --count's already");
 }
 
 static void usage_lists_the_table_wrapped(void **state)

@@ -14,6 +14,7 @@
 #include "lg_cli.h"
 #include "lg_config.h"
 #include "lg_test_args.h"
+#include "rb_opts.h"
 
 /* The flags a config becomes, joined by single spaces. */
 static void expect_args(const char *json, const char *want)
@@ -299,6 +300,81 @@ static void the_cli_takes_every_flag(void **state)
     lg_args_free(&a);
 }
 
+/* The keys that are one flag's come from the options table: every entry
+ * with a key (but those whose values lg_config shapes itself: stages, the
+ * dataset's and the API's names, percentiles, goodput) turns a value of
+ * its type into that flag, and lg_cli_parse takes it. */
+static void every_key_of_the_table_becomes_its_flag(void **state)
+{
+    static const char *const shaped[] = {"load.stages",
+                                         "data.type",
+                                         "api.type",
+                                         "report.request_lifecycle.percentiles",
+                                         "report.goodput.constraints",
+                                         NULL};
+    int tried = 0;
+    for (size_t i = 0; i < lg_cli_spec.n; i++) {
+        const rb_opt *e = &lg_cli_spec.opts[i];
+        int skip = !e->key;
+        for (int k = 0; shaped[k] && !skip; k++)
+            skip = strcmp(shaped[k], e->key) == 0;
+        if (skip) continue;
+        char value[64], want_value[64];
+        switch (e->type) {
+        case RB_OPT_INT:
+            snprintf(value, sizeof value, "%lld", (long long)(e->lo > 0 ? e->lo : 1) + 1);
+            snprintf(want_value, sizeof want_value, "%s", value);
+            break;
+        case RB_OPT_SECONDS:
+            snprintf(value, sizeof value, "3");
+            snprintf(want_value, sizeof want_value, "3s");
+            break;
+        case RB_OPT_DOUBLE:
+            snprintf(value, sizeof value, "7.5");
+            snprintf(want_value, sizeof want_value, "7.5");
+            break;
+        case RB_OPT_STR:
+            snprintf(value, sizeof value, "\"v\"");
+            snprintf(want_value, sizeof want_value, "v");
+            break;
+        case RB_OPT_CHOICE:
+            snprintf(value, sizeof value, "\"%s\"", e->choices[0].name);
+            snprintf(want_value, sizeof want_value, "%s", e->choices[0].name);
+            break;
+        default:
+            fail_msg("--%s: key '%s' on a type the config cannot give", e->name, e->key);
+        }
+        /* {"a":{"b":VALUE}} from "a.b" */
+        char json[512] = "", tail[64] = "";
+        int depth = 0;
+        for (const char *k = e->key; *k; depth++) {
+            size_t l = strcspn(k, ".");
+            size_t n = strlen(json);
+            snprintf(json + n, sizeof json - n, "{\"%.*s\":", (int)l, k);
+            k += l + (k[l] == '.');
+        }
+        size_t n = strlen(json);
+        snprintf(json + n, sizeof json - n, "%s", value);
+        for (int d = 0; d < depth; d++)
+            strcat(tail, "}");
+        strcat(json, tail);
+        char want[160];
+        snprintf(want, sizeof want, "--%s %s", e->name, want_value);
+        lg_args a;
+        char err[256] = "";
+        int rc = lg_config_to_args(json, strlen(json), &a, err, sizeof err);
+        if (rc == 0) {
+            lg_opts o;
+            lg_opts_defaults(&o, 2);
+            if (lg_cli_parse(&o, a.argc, a.argv, err, sizeof err) != 0)
+                fail_msg("%s: lg_cli_parse refused: %s", json, err);
+        }
+        lg_test_args_are(json, rc, &a, err, want);
+        tried++;
+    }
+    assert_true(tried >= 16); /* the server, load, sweep, data and prefix keys */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +391,7 @@ int main(void)
         cmocka_unit_test(other_section_errors),
         cmocka_unit_test(long_values_are_shortened_in_messages),
         cmocka_unit_test(the_cli_takes_every_flag),
+        cmocka_unit_test(every_key_of_the_table_becomes_its_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,183 @@
+/* lg_export_vllm: the result in vLLM's `bench serve` layout (see
+ * lg_export.h for the keys and where they come from). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lg_export.h"
+#include "rb_json.h"
+
+/* vLLM's metric keys: (mean|median|std|pNN)_(ttft|tpot|itl|e2el)_ms. */
+static int vllm_metric_key(const char *k)
+{
+    static const char *const ms[] = {"_ttft_ms", "_tpot_ms", "_itl_ms", "_e2el_ms"};
+    const char *u = strchr(k, '_');
+    if (!u) return 0;
+    size_t head = (size_t)(u - k);
+    int stat = (head == 4 && !strncmp(k, "mean", 4)) || (head == 6 && !strncmp(k, "median", 6)) ||
+               (head == 3 && !strncmp(k, "std", 3));
+    if (!stat && k[0] == 'p' && head > 1) {
+        char *end;
+        strtod(k + 1, &end);
+        stat = end == u;
+    }
+    if (!stat) return 0;
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+        if (strcmp(u, ms[i]) == 0) return 1;
+    return 0;
+}
+
+/* The metadata's key of line l (to nl) into buf; 0 if the line has none. */
+static int meta_key(const char *l, const char *nl, char *buf, size_t cap)
+{
+    const char *eq = memchr(l, '=', (size_t)(nl - l));
+    if (!eq) return 0;
+    while (l < eq && (*l == ' ' || *l == '\t'))
+        l++;
+    const char *e = eq;
+    while (e > l && (e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    snprintf(buf, cap, "%.*s", (int)(e - l), l);
+    return buf[0] != 0;
+}
+
+static int is_meta(const char *metadata, const char *k)
+{
+    char key[256];
+    for (const char *l = metadata ? metadata : "", *nl; *l && (nl = strchr(l, '\n')); l = nl + 1)
+        if (meta_key(l, nl, key, sizeof key) && strcmp(key, k) == 0) return 1;
+    return 0;
+}
+
+/* The keys of vLLM's result that rhobench's result has under the same name. */
+static const char *const vllm_head[] = {"date",
+                                        "model_id",
+                                        "tokenizer_id",
+                                        "num_prompts",
+                                        "request_rate",
+                                        "burstiness",
+                                        "max_concurrency",
+                                        "duration",
+                                        "completed",
+                                        "failed",
+                                        "total_input_tokens",
+                                        "total_output_tokens",
+                                        "request_throughput",
+                                        "request_goodput",
+                                        "output_throughput",
+                                        "total_token_throughput"};
+
+static int in_head(const char *k)
+{
+    for (size_t i = 0; i < sizeof vllm_head / sizeof vllm_head[0]; i++)
+        if (strcmp(vllm_head[i], k) == 0) return 1;
+    return strcmp(k, "backend") == 0 || vllm_metric_key(k);
+}
+
+/* One of vLLM's per-request arrays, written straight to f (a long run has
+ * millions of entries: no tree). */
+static void array_out(FILE *f, const char *k, const lg_xrecs *x, int what)
+{
+    fprintf(f, ",\n\t\"%s\": [", k);
+    for (size_t i = 0; i < x->n; i++) {
+        const lg_record *r = &x->r[i];
+        if (i) fputc(',', f);
+        double v;
+        switch (what) {
+        case 0: /* input_lens */
+            fprintf(f, "%lld", (long long)r->input_tokens);
+            break;
+        case 1: /* output_lens: 0 for a failure, as vLLM */
+            fprintf(f, "%lld", lg_xrec_ok(r) ? (long long)r->output_tokens : 0LL);
+            break;
+        case 2: /* ttfts, s: 0.0 for a failure, as vLLM */
+            v = lg_xrec_ok(r) ? lg_xrec_value(r, LG_X_TTFT) : NAN;
+            fprintf(f, "%.12g", isnan(v) ? 0.0 : v);
+            break;
+        case 3: /* itls: no token times in the records */
+            fputs("[]", f);
+            break;
+        case 4: /* start_times, s from the run's start: the intended send */
+            fprintf(f, "%.12g", (double)r->intended_ns / 1e9);
+            break;
+        case 5: /* generated_texts: the records keep no text */
+            fputs("\"\"", f);
+            break;
+        default: /* errors: "" for a success, else the failure's class */
+            fprintf(f, "\"%s\"", lg_xrec_ok(r) ? "" : r->cls);
+            break;
+        }
+    }
+    fputc(']', f);
+}
+
+int lg_export_vllm(FILE *f, const cJSON *result, const lg_xrecs *recs, const char *metadata,
+                   const char *source)
+{
+    cJSON *v = cJSON_CreateObject();
+    if (!v) return -ENOMEM;
+    const cJSON *ep = cJSON_GetObjectItemCaseSensitive(result, "endpoint");
+    const char *be = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(result, "backend"));
+    /* vLLM's --backend: openai-chat speaks chat/completions */
+    if (cJSON_IsString(ep) && strstr(ep->valuestring, "chat/completions")) be = "openai-chat";
+    rb_json_copy(v, result, "date");
+    cJSON_AddStringToObject(v, "endpoint_type", be ? be : "openai");
+    cJSON_AddStringToObject(v, "backend", be ? be : "openai");
+    cJSON_AddNullToObject(v, "label");
+    for (size_t i = 1; i < sizeof vllm_head / sizeof vllm_head[0]; i++) {
+        if (i == 4) { /* the metadata's keys, where vLLM puts them */
+            const cJSON *it;
+            cJSON_ArrayForEach(it, result)
+            {
+                if (it->string && is_meta(metadata, it->string))
+                    cJSON_AddItemToObject(v, it->string, cJSON_Duplicate(it, 1));
+            }
+        }
+        if (cJSON_GetObjectItemCaseSensitive(result, vllm_head[i]))
+            rb_json_copy(v, result, vllm_head[i]);
+        else
+            cJSON_AddNullToObject(v, vllm_head[i]);
+    }
+    /* vLLM's peak figures, which rhobench does not measure */
+    cJSON_AddNullToObject(v, "max_output_tokens_per_s");
+    cJSON_AddNullToObject(v, "max_concurrent_requests");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, result)
+    {
+        if (it->string && vllm_metric_key(it->string))
+            cJSON_AddItemToObject(v, it->string, cJSON_Duplicate(it, 1));
+    }
+    cJSON *rb = cJSON_AddObjectToObject(v, "rhobench");
+    cJSON_AddStringToObject(rb, "source", source);
+    cJSON_AddStringToObject(rb, "latency_from", "the intended send time");
+    if (recs) cJSON_AddNumberToObject(rb, "per_request_records", (double)recs->n);
+    if (recs)
+        cJSON_AddStringToObject(rb, "per_request",
+                                "itls are empty and generated_texts empty strings: the per-request "
+                                "records keep no token times and no text; ttfts, start_times in "
+                                "seconds from the intended send time and the run's start");
+    cJSON_ArrayForEach(it, result)
+    {
+        if (it->string && !in_head(it->string) && !is_meta(metadata, it->string))
+            cJSON_AddItemToObject(rb, it->string, cJSON_Duplicate(it, 1));
+    }
+    char *txt = cJSON_Print(v);
+    cJSON_Delete(v);
+    if (!txt) return -ENOMEM;
+    char *close = strrchr(txt, '}'); /* reopened for the arrays */
+    size_t n = close ? (size_t)(close - txt) : strlen(txt);
+    while (n && (txt[n - 1] == '\n' || txt[n - 1] == '\t'))
+        n--;
+    fwrite(txt, 1, n, f);
+    free(txt);
+    if (recs) {
+        static const char *const arrays[] = {"input_lens",  "output_lens",     "ttfts", "itls",
+                                             "start_times", "generated_texts", "errors"};
+        for (int a = 0; a < 7; a++)
+            array_out(f, arrays[a], recs, a);
+    }
+    fputs("\n}\n", f);
+    return 0;
+}

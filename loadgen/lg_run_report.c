@@ -1,0 +1,251 @@
+/* lg_run_report: the second half of the coordinator (see lg_run_state.h):
+ * a run's merged results judged (lg_judge.h), the summary printed, and with
+ * --save-result the per-request records committed (lg_outputs.h) and the
+ * result file written, with --mpi's and a salvage's sections. */
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lg_bias.h"
+#include "lg_export.h"
+#include "lg_judge.h"
+#include "lg_run_state.h"
+#include "rb_file.h"
+
+/* Why the run's arrivals cannot be tested (NULL: they can), and the
+ * process that was asked for. */
+static const char *arrival_skip(const lg_plan *p, char *model, size_t cap)
+{
+    const lg_opts *o = p->o;
+    if (isinf(o->burstiness))
+        snprintf(model, cap, "constant");
+    else
+        snprintf(model, cap, "gamma(shape=%g)", o->burstiness);
+    if (p->closed) return "closed loop: no arrival process to test";
+    if (p->n_trace) return "trace replay: arrival times come from the trace";
+    if (isinf(p->spec.stages[0].rate_per_s)) return "infinite rate: all requests at once";
+    return NULL;
+}
+
+/* "worker 1 killed by signal 9 (Killed); ..." for the lost workers. */
+static void lost_note_of(const lg_runstate *r, int k, char *note, size_t cap)
+{
+    note[0] = '\0';
+    for (int w = 0; w < k; w++) {
+        if (!r->lost[w]) continue;
+        size_t n = strlen(note);
+        if (r->mpi || r->salvage)
+            snprintf(note + n, cap - n, "%srank %d lost", n ? "; " : "", w);
+        else if (r->lost_sig[w])
+            snprintf(note + n, cap - n, "%sworker %d killed by signal %d (%s)", n ? "; " : "", w,
+                     r->lost_sig[w], strsignal(r->lost_sig[w]));
+        else
+            snprintf(note + n, cap - n, "%sworker %d failed", n ? "; " : "", w);
+    }
+}
+
+int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
+                  const lg_stage_stats *const *blocks, lg_merged *m)
+{
+    lg_opts *o = r->o;
+    lg_plan *p = &r->plan;
+    lg_shared *sh = lg_plan_shared(p);
+    int exit_code = 0;
+    lg_stage_view *views = calloc((size_t)p->n_stages, sizeof *views);
+    lg_worker_bias *bias = calloc((size_t)k, sizeof *bias);
+    char lost_note[512] = "";
+    if (!views || !bias) {
+        fprintf(stderr, "loadgen: out of memory merging results\n");
+        free(views);
+        free(bias);
+        return 1;
+    }
+    int n_views = m->n_used;
+    for (int s = 0; s < p->n_stages; s++)
+        views[s] =
+            (lg_stage_view){.rate_per_s = p->n_trace ? NAN : o->stages[s].rate_per_s,
+                            .start_ns = p->closed && s > 0 ? m->stages[s]->first_intended_ns
+                                                           : lg_coord_stage_start(&r->coord, s),
+                            .duration_ns = p->n_trace ? p->total_dur_ns : o->stages[s].duration_ns,
+                            .stats = m->stages[s]};
+    char model[64];
+    lg_judge_in jin = {
+        .k = k,
+        .n_stages = p->n_stages,
+        .n_views = n_views,
+        .closed = p->closed,
+        .lost = r->lost,
+        .slots = slots,
+        .blocks = blocks,
+        .stages = (const lg_stage_stats *const *)m->stages,
+        .total = m->total,
+        .samples = m->samples,
+        .n_samples = m->n_samples,
+        .budget = {.safe_rho = r->safe_rho,
+                   .mean_us = o->certificate[0] && isfinite(r->budget_us) ? r->budget_us
+                                                                          : o->bias_budget_mean_us,
+                   .p99_us = o->bias_budget_p99_us,
+                   .transport_us = r->transport_us},
+    };
+    jin.arrival_skip = arrival_skip(p, model, sizeof model);
+    jin.arrival_model = model;
+    double max_rho, worst_wq;
+    int stamps;
+    lg_judge_workers(&jin, bias, &max_rho, &worst_wq, &stamps);
+    for (int w = 0; w < k; w++) {
+        if (!r->lost[w]) continue;
+        bias[w].signal = r->lost_sig[w];
+        exit_code = 1;
+    }
+    lost_note_of(r, k, lost_note, sizeof lost_note);
+    if (lost_note[0]) fprintf(stderr, "loadgen: %s; its results are left out\n", lost_note);
+    lg_report rep = {
+        .o = o,
+        .load_mode = lg_load_mode(o),
+        .num_workers = r->num_workers,
+        .request_rate = p->n_trace ? NAN : (o->n_stages == 1 ? o->stages[0].rate_per_s : NAN),
+        .t0_ns = sh->t0_ns,
+        .total = m->total,
+        .total_duration_ns = p->bounded_by_time ? p->total_dur_ns : 0,
+        .stages = views,
+        .n_stages = n_views,
+        .interrupted = sh->interrupted,
+        .saturated_stage = sh->saturated_stage,
+        .workers = bias,
+        .n_workers = k,
+        .stamps_seen = stamps,
+        .predicted_wq_us = worst_wq,
+        .max_rho = max_rho,
+        .host = r->host,
+        .lost_note = lost_note[0] ? lost_note : NULL,
+        .prompt_pool_size = p->ds.n,
+    };
+    if (p->closed) rep.request_rate = NAN;
+    lg_knee_verdict *sat = calloc((size_t)p->n_stages, sizeof *sat);
+    if (sat && r->coord.knee) {
+        lg_knee_watch_finish(r->coord.knee, (const lg_stage_stats *const *)m->stages, n_views,
+                             sh->saturated_stage, sat, &rep.knee);
+        rep.sat = sat;
+    }
+    snprintf(rep.certificate_note, sizeof rep.certificate_note, "%s", r->cert_note);
+    rep.cert = r->cert_sum;
+    /* The client's bias, stage by stage; the run's verdict is the worst
+     * stage's. */
+    lg_bias_stage *sb = calloc((size_t)(n_views > 0 ? n_views : 1), sizeof *sb);
+    lg_bias_stage *run_b = calloc(1, sizeof *run_b);
+    if (!sb || !run_b) {
+        fprintf(stderr, "loadgen: out of memory judging the run\n");
+        exit_code = 1;
+    } else {
+        rep.verdict_stage = lg_judge_run(&jin, max_rho, worst_wq, sb, run_b, &rep);
+        rep.stage_bias = sb;
+        rep.run_bias = run_b;
+        rep.verdict = run_b->verdict;
+        rep.achieved_ratio = run_b->achieved_ratio;
+    }
+    if (!o->quiet) lg_report_summary(&rep, stdout);
+    fflush(stdout);
+    if (o->save_result) {
+        /* The records first: the report says how they fared. */
+        lg_record_count rc_ = {0};
+        if (r->records) {
+            rc_ = *r->records; /* each rank committed its own (see lg_run_mpi) */
+            exit_code |= rc_.lost > 0;
+        } else if (o->save_detailed) {
+            lg_outputs_commit(&r->out, k, slots, r->lost, &rc_);
+            if (rc_.lost) {
+                fprintf(stderr, "loadgen: %llu of %llu per-request records lost (%s); %s%s\n",
+                        (unsigned long long)rc_.lost, (unsigned long long)(rc_.lost + rc_.written),
+                        rb_file_strerror(rc_.err ? rc_.err : -EIO),
+                        rc_.path ? "the rest are in " : "no JSONL written",
+                        rc_.path ? rc_.path : "");
+                exit_code = 1;
+            }
+            if (rc_.left_out)
+                fprintf(stderr,
+                        "loadgen: %llu records of lost workers left out of the JSONL, as "
+                        "their requests are of the report\n",
+                        (unsigned long long)rc_.left_out);
+        }
+        cJSON *j = lg_report_json(&rep);
+        if (j && o->save_detailed) {
+            const char *base = rc_.path ? strrchr(rc_.path, '/') : NULL;
+            if (rc_.path)
+                cJSON_AddStringToObject(j, "detailed_file", base ? base + 1 : rc_.path);
+            else
+                cJSON_AddNullToObject(j, "detailed_file");
+            cJSON_AddNumberToObject(j, "detailed_records", (double)rc_.written);
+            cJSON_AddNumberToObject(j, "detailed_records_lost", (double)rc_.lost);
+            cJSON_AddNumberToObject(j, "detailed_records_left_out", (double)rc_.left_out);
+        }
+        if (j && r->salvage) {
+            cJSON_AddBoolToObject(j, "degraded", 1);
+            cJSON *m = cJSON_AddObjectToObject(j, "mpi");
+            cJSON *lr = m ? cJSON_AddArrayToObject(m, "lost_ranks") : NULL;
+            cJSON *la = m ? cJSON_AddArrayToObject(m, "lost_arrivals") : NULL;
+            if (m) {
+                cJSON_AddNumberToObject(m, "ranks", k);
+                cJSON_AddBoolToObject(m, "salvaged", 1);
+            }
+            for (int w = 0; w < k && lr && la; w++) {
+                if (!r->lost[w]) continue;
+                cJSON_AddItemToArray(lr, cJSON_CreateNumber(w));
+                cJSON_AddItemToArray(la, lg_mpi_lost_arrivals(p, w, k, sh->t0_ns, 0));
+            }
+        }
+        if (j && r->mpi) {
+            int degraded = 0;
+            for (int w = 0; w < k; w++)
+                degraded |= r->lost[w];
+            if (degraded) cJSON_AddBoolToObject(j, "degraded", 1);
+            cJSON_AddItemToObject(j, "mpi", lg_mpi_json(r->mpi, &r->mf, p));
+        }
+        char *txt = j ? cJSON_Print(j) : NULL;
+        int rc = txt ? rb_write_file_atomic(r->out.json, txt, strlen(txt)) : -ENOMEM;
+        if (rc) {
+            fprintf(stderr, "loadgen: cannot write %s: %s\n", r->out.json, rb_file_strerror(rc));
+            exit_code = 1;
+        } else {
+            fprintf(stderr, "loadgen: wrote %s\n", r->out.json);
+            r->wrote = 1;
+            if (lg_export_run(o, r->out.json, rc_.path)) exit_code = 1; /* --report-format */
+        }
+        free(txt);
+        cJSON_Delete(j);
+    }
+    free(sb);
+    free(run_b);
+    free(views);
+    free(bias);
+    free(sat);
+    return exit_code;
+}
+
+int lg_run_collect(lg_runstate *r)
+{
+    lg_plan *p = &r->plan;
+    int k = p->k;
+    lg_merged m;
+    const lg_slot **slots = calloc((size_t)k, sizeof *slots);
+    const lg_stage_stats **blocks = calloc((size_t)k * (size_t)p->n_stages, sizeof *blocks);
+    int exit_code = 0;
+    if (!slots || !blocks || lg_merge_workers(p, r->lost, &m)) {
+        fprintf(stderr, "loadgen: out of memory merging results\n");
+        exit_code = 1;
+    } else {
+        for (int w = 0; w < k; w++) {
+            slots[w] = lg_plan_slot(p, w);
+            for (int s = 0; s < p->n_stages; s++)
+                blocks[(size_t)w * (size_t)p->n_stages + (size_t)s] = lg_plan_stats(p, w, s);
+        }
+        lg_merge_samples(p, r->lost, &m);
+        exit_code = lg_run_report(r, k, slots, blocks, &m);
+    }
+    lg_merged_free(&m);
+    free(slots);
+    free(blocks);
+    return exit_code;
+}

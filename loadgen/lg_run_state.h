@@ -1,0 +1,75 @@
+/* lg_run_state: the state one run carries from its plan to its report,
+ * shared by the two halves of the coordinator: lg_run.c (the plan, the
+ * watch, the fleet, --mpi's exchange and salvage) and lg_run_report.c (the
+ * merged results judged, reported and written). Private to them: nothing
+ * else includes it. */
+#ifndef LG_RUN_STATE_H
+#define LG_RUN_STATE_H
+
+#include <stdint.h>
+
+#include "lg_cli.h"
+#include "lg_knee.h"
+#include "lg_merge.h"
+#include "lg_mpi.h"
+#include "lg_outputs.h"
+#include "lg_plan.h"
+#include "lg_report.h"
+#include "lg_sched.h"
+#include "rb_host.h"
+
+/* The coordinator's watch of a running fleet. */
+typedef struct lg_coord {
+    lg_plan *p;
+    const lg_opts *o;
+    int progress;
+    int64_t last_progress_ns;
+    int handled_signals;
+    /* saturation watch */
+    int64_t *stage_expected; /* scheduled arrivals per stage (sweep-until-saturation) */
+    int judged;              /* stages judged so far */
+    lg_sched *stage_clock;   /* for stage start times */
+    lg_knee_watch *knee;     /* saturation by the server, and the knee */
+    lg_mpi *mpi;             /* --mpi: rank 0 notes the ranks gone from its host */
+    int mpi_progress;        /* --mpi --progress: this rank sends, rank 0 shows */
+} lg_coord;
+
+/* A stage's start on the run's clock (absolute ns). */
+int64_t lg_coord_stage_start(const lg_coord *c, int s);
+
+/* A run's state from the plan to the report. */
+typedef struct lg_runstate {
+    lg_opts *o;
+    lg_plan plan;
+    lg_coord coord;
+    lg_outputs out;
+    rb_host host;
+    char cert_note[512];
+    lg_cert_summary cert_sum;
+    double safe_rho, budget_us, transport_us;
+    int *lost, *lost_sig; /* per worker */
+    int num_workers;      /* the report's */
+    /* --mpi: the back-end, this rank's place, and at rank 0 the fleet's
+     * results and the records the ranks committed */
+    lg_mpi *mpi;
+    int rank, n_ranks;
+    lg_mpi_fleet mf;
+    const lg_record_count *records;
+    char result_name[600];
+    int salvage; /* --mpi-salvage N: N ranks' snapshots instead of a run */
+    int wrote;   /* the result file was written */
+} lg_runstate;
+
+/* The merged results judged and reported: the summary on stdout and, with
+ * --save-result, the records (committed here unless r->records says how
+ * the ranks' fared) and the result file (r->wrote set once it is). slots
+ * and blocks are every worker's (k of them; blocks worker-major, n_stages
+ * each). Returns 0 or 1 (a lost worker, lost records, a file not written). */
+int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
+                  const lg_stage_stats *const *blocks, lg_merged *m);
+
+/* The fork back-end's results (the slots of the plan's own region, and a
+ * salvage's) merged and reported with lg_run_report. Returns 0 or 1. */
+int lg_run_collect(lg_runstate *r);
+
+#endif
