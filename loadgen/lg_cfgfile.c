@@ -14,8 +14,7 @@
 #include "lg_yaml.h"
 
 typedef struct cfx {
-    lg_args extra; /* flags lg_config has no key for */
-    size_t cap;
+    lg_args extra;      /* flags lg_config has no key for */
     char ignored[1024]; /* key paths accepted without effect */
     char *notes;
     size_t notes_cap, notes_len;
@@ -57,21 +56,8 @@ static int refuse(cfx *c, const char *path, const cJSON *v, const char *what)
 
 static int add_arg(cfx *c, const char *flag, const char *value)
 {
-    for (int k = 0; k < (value ? 2 : 1); k++) {
-        if ((size_t)c->extra.argc + 2 > c->cap) {
-            size_t cap = c->cap ? c->cap * 2 : 8;
-            char **p = realloc(c->extra.argv, cap * sizeof *p);
-            if (!p) goto nomem;
-            c->extra.argv = p;
-            c->cap = cap;
-        }
-        char *d = strdup(k ? value : flag);
-        if (!d) goto nomem;
-        c->extra.argv[c->extra.argc++] = d;
-        c->extra.argv[c->extra.argc] = NULL;
-    }
-    return 0;
-nomem:
+    if (lg_args_add(&c->extra, flag) == 0 && (!value || lg_args_add(&c->extra, value) == 0))
+        return 0;
     snprintf(c->err, c->errlen, "config: out of memory");
     return -ENOMEM;
 }
@@ -493,18 +479,11 @@ int lg_cfgfile_to_args(const char *text, size_t len, lg_args *out, char *notes, 
     }
     if (!rc) rc = lg_config_to_args(json, strlen(json), out, err, errlen);
     free(json);
-    for (int i = 0; !rc && i < c.extra.argc; i++) {
-        char **p = realloc(out->argv, ((size_t)out->argc + 2) * sizeof *p);
-        if (!p) {
+    for (int i = 0; !rc && i < c.extra.argc; i++)
+        if (lg_args_add(out, c.extra.argv[i])) {
             snprintf(c.err, c.errlen, "config: out of memory");
             rc = -ENOMEM;
-            break;
         }
-        out->argv = p;
-        out->argv[out->argc++] = c.extra.argv[i];
-        out->argv[out->argc] = NULL;
-        c.extra.argv[i] = NULL;
-    }
     lg_args_free(&c.extra);
     if (rc) {
         lg_args_free(out);

@@ -1,4 +1,12 @@
-/* lg_mpi: the mpi back-end (see lg_mpi.h). */
+/* lg_mpi: the mpi back-end (see lg_mpi.h).
+ *
+ * The file is long (about 750 lines) for a stated reason: it is the one
+ * place that calls MPI, and its parts (the clock sync, the survivors'
+ * rendezvous, the exact exchange to rank 0, the lost-rank watch and the
+ * live progress) share one communicator state, one timeout discipline and
+ * each other's failure paths; what is pure (the snapshot of a rank's slots
+ * and the lost arrivals) is lg_mpi_snap.c, and the build without MPI is the
+ * stubs below. */
 
 #include "lg_mpi.h"
 

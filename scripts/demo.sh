@@ -36,11 +36,11 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 # Paced tokens with jitter: events reach the client one by one, from many
 # interleaved streams, close to the Poisson arrivals M/G/1 assumes.
-"$sim" --port 0 --inter-token-latency 2ms --inter-token-latency-std-dev 1ms --seed 3 > "$out/steps/simserver.log" 2>&1 &
-sim_pid=$!
-for _ in $(seq 100); do grep -q '^listening ' "$out/steps/simserver.log" 2>/dev/null && break; sleep 0.05; done
-url=$(sed -n 's/^listening //p' "$out/steps/simserver.log" | head -n 1)
-[ -n "$url" ] || { echo "demo: simserver did not start" >&2; exit 1; }
+# shellcheck source=scripts/lib/sim.sh
+source "$here/scripts/lib/sim.sh"
+sim_start "$out/steps" simserver "$sim" --inter-token-latency 2ms --inter-token-latency-std-dev 1ms \
+  --seed 3 || { echo "demo: simserver did not start" >&2; exit 1; }
+sim_pid=$SIM_PID url=$SIM_URL
 
 step() { # name rate extra...
   local name=$1 rate=$2; shift 2

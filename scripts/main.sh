@@ -62,18 +62,17 @@ slots=$(( (top * 55 / 100 * 250 + 999) / 1000 ))
 [ "$slots" -ge 2 ] || slots=2
 cap_lo=$(( slots * 1000 / 250 )) cap_hi=$(( slots * 1000 / 167 ))
 echo "== 3/5 start simserver (prefill 2 ms + 20 us/token, 5 ms ± 1 ms per token, $slots slots: capacity $cap_lo-$cap_hi req/s)" >&2
-sim_args=(--port 0 --workers 1 --prefill-overhead 2ms --prefill-time-per-token 20us
+sim_args=(--workers 1 --prefill-overhead 2ms --prefill-time-per-token 20us
           --inter-token-latency 5ms --inter-token-latency-std-dev 1ms --max-num-seqs "$slots"
           --time-factor-under-load 1.5 --seed 7)
 sim_pid=""
 cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null; true; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-"$sim" "${sim_args[@]}" > "$out/simserver.log" 2>&1 &
-sim_pid=$!
-for _ in $(seq 100); do grep -q '^listening ' "$out/simserver.log" 2>/dev/null && break; sleep 0.05; done
-url=$(sed -n 's/^listening //p' "$out/simserver.log" | head -n 1)
-[ -n "$url" ] || { echo "main: simserver did not start" >&2; exit 1; }
+# shellcheck source=scripts/lib/sim.sh
+source "$here/scripts/lib/sim.sh"
+sim_start "$out" simserver "$sim" "${sim_args[@]}" || { echo "main: simserver did not start" >&2; exit 1; }
+sim_pid=$SIM_PID url=$SIM_URL
 
 echo "== 4/5 benchmark: linear sweep of 6 stages up to $top req/s until a stage saturates (80% of the certified utilisation for this workload with k=$k)" >&2
 "$lg" --base-url "$url" "${load_args[@]}" \

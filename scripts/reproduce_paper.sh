@@ -47,14 +47,11 @@ sim_pid=""
 cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null; true; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-"$sim" --port 0 --workers 1 > "$out/runs/simserver.log" 2>&1 &
-sim_pid=$!
-for _ in $(seq 100); do
-  grep -q '^listening ' "$out/runs/simserver.log" 2>/dev/null && break
-  sleep 0.05
-done
-url=$(sed -n 's/^listening //p' "$out/runs/simserver.log" | head -n 1)
-[ -n "$url" ] || { echo "reproduce_paper: simserver did not start" >&2; exit 1; }
+# shellcheck source=scripts/lib/sim.sh
+source "$here/scripts/lib/sim.sh"
+sim_start "$out/runs" simserver "$sim" --workers 1 ||
+  { echo "reproduce_paper: simserver did not start" >&2; exit 1; }
+sim_pid=$SIM_PID url=$SIM_URL
 
 common=(--base-url "$url" --endpoint /v1/completions --model sim-model --seed 1
         --random-input-len 16 --random-output-len 16 --random-range-ratio 0
