@@ -331,6 +331,7 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
         const cal_level *l = &out->levels[j];
         if (l->outlier) continue;
         pts[np++] = (cal_point){.rho = l->rho,
+                                .rate = l->request_rate,
                                 .delay_us = l->delay_us - c_us,
                                 .err_us = l->delay_err_us,
                                 .saturated = l->saturated,

@@ -380,6 +380,7 @@ static int level_view(const cal_run *r, int k, int first, cal_step *view, int ma
         v->overhead_mean_us = lv[i].delay_us;
         v->completed = 1;
         v->saturated = lv[i].saturated;
+        v->confirmed = lv[i].confirmed;
     }
     return m;
 }
@@ -424,12 +425,20 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
         int64_t t0 = rb_now_ns();
         int confirmed = 0;
         int nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed);
-        int saturated = 0;
+        /* (the self-test's injected cost is over any budget: only saturation counts there) */
+        double budget = r->o.self_test ? INFINITY : r->o.budget_us;
+        double c_now = lowest_delay(view, nv);
+        int limit = 0; /* a saturated level, or one over budget and confirmed */
         for (int i = 0; i < nv; i++)
-            saturated |= view[i].saturated;
-        /* Up to the first saturated level; after it, only fill-ins below it. */
-        double rate = saturated ? (nv < r->sweep.max_steps ? cal_sweep_fill_rate(view, nv) : 0)
-                                : cal_sweep_next_rate(&r->sweep, view, nv, r->o.start_rate * k);
+            limit |= view[i].saturated || (view[i].confirmed && isfinite(budget) &&
+                                           cal_sweep_looks_bad(&view[i], c_now, budget));
+        /* Up to the first level at the limit; after it, the rest of the time
+         * bisects between it and the fastest level within budget below, where
+         * the certified value is decided (a level above a confirmed bad one
+         * can never be certified). */
+        double rate =
+            limit ? (nv < r->sweep.max_steps ? cal_sweep_fill_rate(view, nv, c_now, budget) : 0)
+                  : cal_sweep_next_rate(&r->sweep, view, nv, r->o.start_rate * k);
         if (!(rate > 0)) break;
         cal_level lv;
         int no = made++;
@@ -440,7 +449,6 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
          * one is confirmed: one host hiccup never decides. */
         nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed);
         double c_est = lowest_delay(view, nv);
-        /* (the self-test's injected cost is over any budget: only saturation counts there) */
         int bad =
             lv.saturated ||
             (!r->o.self_test && !(lv.delay_us - (isfinite(c_est) ? c_est : 0) <= r->o.budget_us));
