@@ -25,7 +25,7 @@ void cal_step_clear(cal_step *s)
     s->predicted_wq_us = s->arrival_p_value = NAN;
     s->fit_pred_us = NAN;
     s->level = -1;
-    s->host_busy = NAN;
+    s->host_busy = s->host_other = NAN;
 }
 
 /* The arrival test's p-value under whichever name loadgen uses. */
