@@ -55,6 +55,7 @@
 #include "rb_clock.h"
 #include "rb_file.h"
 #include "rb_host.h"
+#include "rb_proc.h"
 
 #define MAX_STEPS 256
 #define CAL_MIN_LEVELS 3 /* two parameters and a test of the fit */
@@ -205,18 +206,10 @@ static int host_ticks(double *busy, double *total)
 /* CPU seconds (user + system) that process pid has used, or 0 (gone). */
 static double proc_cpu_s(pid_t pid)
 {
-    if (pid <= 0) return 0;
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+    char buf[1024];
+    const char *p = rb_proc_stat(pid, buf, sizeof buf);
     unsigned long long ut = 0, st = 0;
-    if (!p ||
-        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+    if (!p || sscanf(p, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
         return 0;
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
