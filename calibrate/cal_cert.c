@@ -41,6 +41,7 @@ static void put_step(cJSON *rows, const cal_step *s)
     if (s->probe) cJSON_AddBoolToObject(r, "probe", 1);
     rb_json_put_num(r, "host_busy", s->host_busy);
     rb_json_put_num(r, "host_other", s->host_other);
+    rb_json_put_num(r, "run_delay_share", s->run_delay_share);
     cJSON_AddStringToObject(r, "delay_source", s->delay_source);
     cJSON_AddBoolToObject(r, "saturated", s->saturated);
     if (s->saturated) cJSON_AddStringToObject(r, "saturated_by", s->why);
@@ -163,6 +164,7 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
             rb_json_put_num(e, "fit_us", p->level_pred_us[j]);
             rb_json_put_num(e, "host_busy", l->host_busy);
             rb_json_put_num(e, "host_other", l->host_other);
+            rb_json_put_num(e, "run_delay_share", l->run_delay_share);
             cJSON_AddNumberToObject(e, "batches_retried", l->retried);
             cJSON_AddBoolToObject(e, "saturated", l->saturated);
             cJSON_AddBoolToObject(e, "outlier", l->outlier);

@@ -62,10 +62,6 @@
 #define SIM_START_TIMEOUT_NS 10000000000LL
 #define CAL_SIM_NICE 19
 #define CAL_MAX_BASELINE 8
-/* A batch during which other processes took more than this share of all the
- * host's CPU time is measured again (see run_level). On this project's 2-core
- * VM, quiet batches read 0-2% and batches during another build 60-97%. */
-#define CAL_OTHER_MAX 0.15
 #define SELFTEST_RHO_LO 0.2 /* the self-test judges PK's curve over this range */
 #define SELFTEST_RHO_HI 0.85
 #define CAL_BASELINE_STEP_NS                                                                       \
@@ -393,7 +389,7 @@ static int run_level(cal_run *r, int k, int lv, double rate, int nb, cal_level *
              * measured is their work as much as the client's. Measured again,
              * at most twice a batch and nb times a level, so a host that is
              * never quiet still ends its sweep within the time budget. */
-            if (!(s->host_other > CAL_OTHER_MAX) || tries >= 2 || retries >= nb ||
+            if (!(s->host_other > CAL_HOST_OTHER_MAX) || tries >= 2 || retries >= nb ||
                 cal_proc_interrupted())
                 break;
             progress(r,
@@ -911,9 +907,9 @@ int main(int argc, char **argv)
     info.loadavg_start = load_start;
     info.loadavg_end = loadavg_1min();
     info.batches_retried = r->n_retried;
-    info.other_max = CAL_OTHER_MAX;
+    info.other_max = CAL_HOST_OTHER_MAX;
     for (int i = 0; i < r->n_steps; i++)
-        info.batches_disturbed += r->steps[i].host_other > CAL_OTHER_MAX;
+        info.batches_disturbed += r->steps[i].host_other > CAL_HOST_OTHER_MAX;
 
     char *text = cal_cert_to_json(&info, r->pk, r->npk, r->steps, r->n_steps);
     int failed = !text || write_text(r->cert_path, text) != 0;
@@ -925,7 +921,7 @@ int main(int argc, char **argv)
                "took more than %.0f%% of its CPU time, and %d kept such a share (retries used "
                "up); their work counts as the client's delay here: certify again on a quiet "
                "host\n",
-               info.batches_retried, 100.0 * CAL_OTHER_MAX, info.batches_disturbed);
+               info.batches_retried, 100.0 * CAL_HOST_OTHER_MAX, info.batches_disturbed);
     printf("\ncertificate: %s\nplot: %s/calibration.png (data %s/calibration.dat)\n"
            "elapsed: %.1f s\n",
            failed ? "(not written)" : r->cert_path, r->o.out_dir, r->o.out_dir,
