@@ -40,6 +40,8 @@ static void put_step(cJSON *rows, const cal_step *s)
     cJSON_AddNumberToObject(r, "level", s->level);
     if (s->probe) cJSON_AddBoolToObject(r, "probe", 1);
     rb_json_put_num(r, "host_busy", s->host_busy);
+    rb_json_put_num(r, "host_other", s->host_other);
+    rb_json_put_num(r, "run_delay_share", s->run_delay_share);
     cJSON_AddStringToObject(r, "delay_source", s->delay_source);
     cJSON_AddBoolToObject(r, "saturated", s->saturated);
     if (s->saturated) cJSON_AddStringToObject(r, "saturated_by", s->why);
@@ -85,6 +87,9 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
     /* other processes on the CPUs are measured too: say how busy the host was */
     rb_json_put_num(host, "loadavg_1min_start", info->loadavg_start);
     rb_json_put_num(host, "loadavg_1min_end", info->loadavg_end);
+    cJSON_AddNumberToObject(host, "batches_retried", info->batches_retried);
+    cJSON_AddNumberToObject(host, "batches_disturbed", info->batches_disturbed);
+    rb_json_put_num(host, "other_max_share", info->other_max);
     cJSON *ver = cJSON_AddObjectToObject(root, "versions");
     cJSON_AddStringToObject(ver, "rhobench", info->version_rhobench);
     cJSON_AddStringToObject(ver, "libcurl", info->version_libcurl);
@@ -158,6 +163,9 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
             rb_json_put_num(e, "delay_err_us", l->delay_err_us);
             rb_json_put_num(e, "fit_us", p->level_pred_us[j]);
             rb_json_put_num(e, "host_busy", l->host_busy);
+            rb_json_put_num(e, "host_other", l->host_other);
+            rb_json_put_num(e, "run_delay_share", l->run_delay_share);
+            cJSON_AddNumberToObject(e, "batches_retried", l->retried);
             cJSON_AddBoolToObject(e, "saturated", l->saturated);
             cJSON_AddBoolToObject(e, "outlier", l->outlier);
             cJSON_AddBoolToObject(e, "confirmed", l->confirmed);
@@ -198,6 +206,10 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
     rb_json_str(host, "hostname", info->host.hostname, sizeof info->host.hostname);
     info->loadavg_start = rb_json_num(host, "loadavg_1min_start");
     info->loadavg_end = rb_json_num(host, "loadavg_1min_end");
+    double br = rb_json_num(host, "batches_retried"), bd = rb_json_num(host, "batches_disturbed");
+    info->batches_retried = isfinite(br) ? (int)br : 0;
+    info->batches_disturbed = isfinite(bd) ? (int)bd : 0;
+    info->other_max = rb_json_num(host, "other_max_share");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "versions");
     rb_json_str(ver, "rhobench", info->version_rhobench, sizeof info->version_rhobench);
     rb_json_str(ver, "libcurl", info->version_libcurl, sizeof info->version_libcurl);

@@ -42,9 +42,12 @@ typedef struct cal_cert_info {
     int output_len, input_len;
     double step_duration_s;
     double loadavg_start, loadavg_end; /* 1-minute load average around the run */
-    cal_cost cost;                     /* the client's cost model */
-    double ref_events_per_request;     /* of the reference workload, as measured */
-    int version;                       /* read back: the certificate's format version */
+    int batches_retried;               /* measured again: other processes took the CPUs */
+    int batches_disturbed; /* kept although other processes took the CPUs (retries used up) */
+    double other_max;      /* the share of the host's CPU time that counts as disturbed */
+    cal_cost cost;         /* the client's cost model */
+    double ref_events_per_request; /* of the reference workload, as measured */
+    int version;                   /* read back: the certificate's format version */
 } cal_cert_info;
 
 #define CAL_CERT_VERSION RB_CERT_VERSION

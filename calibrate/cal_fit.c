@@ -331,6 +331,7 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
         const cal_level *l = &out->levels[j];
         if (l->outlier) continue;
         pts[np++] = (cal_point){.rho = l->rho,
+                                .rate = l->request_rate,
                                 .delay_us = l->delay_us - c_us,
                                 .err_us = l->delay_err_us,
                                 .saturated = l->saturated,
@@ -342,9 +343,11 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
     snprintf(out->limited_by, sizeof out->limited_by, "%s", cal_limit_name(rule.limit));
     snprintf(out->cert_note, sizeof out->cert_note, "%s", rule.note);
 
-    /* Did the host give out first? The busiest level tried, on a host whose
-     * CPUs were all but fully busy, that did not keep up or reach rho 0.7. */
-    int top = -1; /* the fastest level; of its repeats, the one on the busiest host */
+    /* Did the host give out first? The level that limited the certificate
+     * (the slowest confirmed bad one), else the fastest tried, that did not
+     * keep up or reach rho 0.7, on a host whose CPUs were all but fully busy
+     * or whose worker waited in the run queue for a tenth of its time. */
+    int top = -1; /* of a level's repeats, the one on the busiest host */
     for (int j = 0; j < out->n_levels; j++) {
         const cal_level *l = &out->levels[j];
         if (l->outlier) continue;
@@ -353,14 +356,37 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
              l->host_busy > out->levels[top].host_busy))
             top = j;
     }
+    if (rule.limit == CAL_LIMIT_OVER)
+        for (int j = 0; j < out->n_levels; j++) {
+            const cal_level *l = &out->levels[j];
+            if (!l->outlier && l->confirmed &&
+                (top < 0 || !out->levels[top].confirmed ||
+                 l->request_rate < out->levels[top].request_rate))
+                top = j;
+        }
     if (top >= 0 && rule.limit != CAL_LIMIT_MODEL) {
         const cal_level *t = &out->levels[top];
-        if (t->host_busy >= CAL_HOST_BUSY_LIMIT && (t->saturated || t->rho < 0.7)) {
+        int short_of_knee = t->saturated || t->confirmed || t->rho < 0.7;
+        if (short_of_knee && t->host_other > CAL_HOST_OTHER_MAX) {
+            out->host_limited = 1;
+            snprintf(out->host_note, sizeof out->host_note,
+                     "the host was busy with other work: other processes took %.0f%% of its CPU "
+                     "time at %.0f requests/s (rho %.2f per worker)",
+                     100.0 * t->host_other, t->request_rate, t->rho);
+        } else if (short_of_knee && t->host_busy >= CAL_HOST_BUSY_LIMIT) {
             out->host_limited = 1;
             snprintf(out->host_note, sizeof out->host_note,
                      "the host ran out first: its CPUs were %.0f%% busy at %.0f requests/s "
                      "(rho %.2f per worker; %d loadgen workers and simserver share them)",
                      100.0 * t->host_busy, t->request_rate, t->rho, k);
+        } else if (short_of_knee && t->run_delay_share >= CAL_RUN_DELAY_LIMIT) {
+            out->host_limited = 1;
+            snprintf(out->host_note, sizeof out->host_note,
+                     "the host ran out first: at %.0f requests/s (rho %.2f per worker) a worker "
+                     "waited for a CPU %.0f%% of its time; %d loadgen workers and simserver want "
+                     "more CPU than the host's %.0f%% idle",
+                     t->request_rate, t->rho, 100.0 * t->run_delay_share, k,
+                     100.0 * (1.0 - t->host_busy));
         }
     }
     if (fitted && out->r_us > 0)

@@ -49,6 +49,17 @@
     0.9 /* the host's CPUs this busy: the host, not the client, gives out                          \
          */
 
+/* A batch during which other processes took more than this share of all the
+ * host's CPU time is measured again (calibrate's run_level). On this
+ * project's 2-core VM, quiet batches read 0-2% and batches during another
+ * build 60-97%. */
+#define CAL_HOST_OTHER_MAX 0.15
+/* A worker that waited for a CPU this share of its time (runnable, not
+ * running: /proc/self/schedstat) is short of CPUs, not of its own loop. On
+ * the 2-core VM quiet: k=1 0-2% at every level; k=2 (two workers and the
+ * simulator on two CPUs) 19-23% at rho 0.33 and 9-24% at 0.39. */
+#define CAL_RUN_DELAY_LIMIT 0.10
+
 typedef struct cal_per_k {
     int workers;
     int n_steps;     /* batches of this k */

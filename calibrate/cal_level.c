@@ -47,9 +47,11 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
         out[j].n_saturated += s->saturated != 0;
         out[j].outlier |= s->outlier;
         out[j].confirmed |= s->confirmed;
+        out[j].retried += s->retried;
     }
     /* then the sums over the batches that count */
-    double s_rho2[CAL_MAX_LEVELS] = {0}, s_d2[CAL_MAX_LEVELS] = {0}, s_busy_n[CAL_MAX_LEVELS] = {0};
+    double s_rho2[CAL_MAX_LEVELS] = {0}, s_d2[CAL_MAX_LEVELS] = {0}, s_busy_n[CAL_MAX_LEVELS] = {0},
+           s_other_n[CAL_MAX_LEVELS] = {0}, s_rq_n[CAL_MAX_LEVELS] = {0};
     for (int i = 0; i < n; i++) {
         const cal_step *s = &steps[i];
         if (s->workers != k || s->level < 0) continue;
@@ -68,6 +70,14 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
             l->host_busy += s->host_busy;
             s_busy_n[j]++;
         }
+        if (isfinite(s->host_other)) {
+            l->host_other += s->host_other;
+            s_other_n[j]++;
+        }
+        if (isfinite(s->run_delay_share)) {
+            l->run_delay_share += s->run_delay_share;
+            s_rq_n[j]++;
+        }
     }
     for (int j = 0; j < m; j++) {
         cal_level *l = &out[j];
@@ -78,6 +88,8 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
         l->callback_rate_per_worker /= nn;
         l->events_per_request /= nn;
         l->host_busy = s_busy_n[j] > 0 ? l->host_busy / s_busy_n[j] : NAN;
+        l->host_other = s_other_n[j] > 0 ? l->host_other / s_other_n[j] : NAN;
+        l->run_delay_share = s_rq_n[j] > 0 ? l->run_delay_share / s_rq_n[j] : NAN;
         l->saturated = 2 * l->n_saturated > total[j];
         if (l->n >= 2) {
             l->rho_sd = sqrt(fmax(0, (s_rho2[j] - nn * l->rho * l->rho) / (nn - 1)));

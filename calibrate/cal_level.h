@@ -25,7 +25,10 @@ typedef struct cal_level {
     double rho, rho_sd;
     double delay_us, delay_sd_us, delay_err_us;
     double event_rate_per_worker, callback_rate_per_worker, events_per_request;
-    double host_busy; /* the host's CPUs, busy fraction, mean over batches (NAN: unknown) */
+    double host_busy;       /* the host's CPUs, busy fraction, mean over batches (NAN: unknown) */
+    double host_other;      /* the share other processes took, mean over batches (NAN: unknown) */
+    double run_delay_share; /* the worker's run-queue share, mean over batches (NAN: unknown) */
+    int retried;            /* batches measured again, the host too busy with other work */
     int saturated, outlier, confirmed;
 } cal_level;
 

@@ -13,6 +13,13 @@ static int within(const cal_point *p, double budget_us)
            p->delay_us + err <= budget_us;
 }
 
+/* offered below a saturated level's rate (a level of unknown rate is not) */
+static int below_rate(const cal_point *p, double bad_rate)
+{
+    if (!isfinite(bad_rate)) return 1;
+    return isfinite(p->rate) && p->rate > 0 && p->rate < bad_rate;
+}
+
 const char *cal_limit_name(cal_limit l)
 {
     switch (l) {
@@ -35,7 +42,9 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
     memset(out, 0, sizeof *out);
     out->safe_rho = out->measured_rho = out->bad_rho = NAN;
     /* the lowest confirmed bad level caps everything above it */
-    double bad = INFINITY;
+    double bad = INFINITY; /* rho cap: bad levels that kept up, saturated ones of unknown rate */
+    double bad_rate = INFINITY;  /* offered-rate cap: saturated levels */
+    double bad_shown = INFINITY; /* the lowest rho of a bad level, for bad_rho */
     for (int i = 0; i < n; i++) {
         if (within(&p[i], budget_us)) continue;
         if (!p[i].confirmed) {
@@ -43,21 +52,26 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
             continue;
         }
         out->n_bad++;
-        /* a saturated level may have no usable rho: it caps from where it was offered */
         double r = isfinite(p[i].rho) ? p[i].rho : 0;
-        if (r < bad) bad = r;
+        if (p[i].saturated && isfinite(p[i].rate) && p[i].rate > 0) {
+            if (p[i].rate < bad_rate) bad_rate = p[i].rate;
+        } else if (r < bad) {
+            bad = r;
+        }
+        if (r < bad_shown) bad_shown = r;
     }
     double best = -1;
     for (int i = 0; i < n; i++)
-        if (within(&p[i], budget_us) && p[i].rho < bad) {
+        if (within(&p[i], budget_us) && p[i].rho < bad && below_rate(&p[i], bad_rate)) {
             out->n_within++;
             if (p[i].rho > best) best = p[i].rho;
         }
-    if (isfinite(bad)) out->bad_rho = bad;
+    if (isfinite(bad_shown)) out->bad_rho = bad_shown;
     if (best < 0) {
         out->limit = CAL_LIMIT_NONE;
         snprintf(out->note, sizeof out->note, "no level was measured within the budget of %g us%s",
-                 budget_us, isfinite(bad) ? " below the first level over it" : "");
+                 budget_us,
+                 isfinite(bad) || isfinite(bad_rate) ? " below the first level over it" : "");
         return -ENODATA;
     }
     out->measured_rho = best;
@@ -78,12 +92,18 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
                  "no fit passed its goodness-of-fit test: certified over the measured range only, "
                  "up to rho %.3f",
                  best);
-    } else if (isfinite(bad)) {
+    } else if (isfinite(bad) || isfinite(bad_rate)) {
         out->limit = CAL_LIMIT_OVER;
-        snprintf(out->note, sizeof out->note,
-                 "the level at rho %.3f was over budget (confirmed by a repeat): certified up to "
-                 "the level below it, rho %.3f",
-                 bad, best);
+        if (!isfinite(bad))
+            snprintf(out->note, sizeof out->note,
+                     "the level offered at %.0f/s did not keep up (confirmed by a repeat): "
+                     "certified up to the highest level below it measured within budget, rho %.3f",
+                     bad_rate, best);
+        else
+            snprintf(out->note, sizeof out->note,
+                     "the level at rho %.3f was over budget (confirmed by a repeat): certified up "
+                     "to the highest level below it measured within budget, rho %.3f",
+                     bad, best);
     } else {
         out->limit = CAL_LIMIT_MEASURED;
         snprintf(out->note, sizeof out->note,

@@ -16,7 +16,12 @@
  *   - measured_rho: the highest rho of a point within budget that lies below
  *     every confirmed bad point (nothing is certified beyond a level that
  *     was measured over budget, nor beyond the highest level measured within
- *     it);
+ *     it). "Below" a bad point that kept up means at a lower rho; below one
+ *     that saturated, at a lower offered rate (when the rates are known): a
+ *     level that did not keep up has no utilisation of its own to compare
+ *     (what it measured is what the host let it do; on a host that ran out of
+ *     CPU it can read lower than a faster level below it that kept up and was
+ *     within budget, which would then be wrongly excluded);
  *   - with a fit that passed its goodness-of-fit test, safe_rho is the lower
  *     of measured_rho and model_rho, the largest rho at which the upper 95%
  *     bound of the predicted queueing delay is within budget (the
@@ -33,6 +38,7 @@
 
 typedef struct cal_point {
     double rho;      /* measured mean utilisation of the level */
+    double rate;     /* its offered rate (requests/s; 0 or NAN: not known) */
     double delay_us; /* the client's queueing delay: mean delay - transport */
     double err_us;   /* half-width of its 95% error bar (0: not known) */
     int saturated;   /* the level did not keep up (achieved rate, lag, failures) */

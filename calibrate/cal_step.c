@@ -25,7 +25,7 @@ void cal_step_clear(cal_step *s)
     s->predicted_wq_us = s->arrival_p_value = NAN;
     s->fit_pred_us = NAN;
     s->level = -1;
-    s->host_busy = NAN;
+    s->host_busy = s->host_other = s->run_delay_share = NAN;
 }
 
 /* The arrival test's p-value under whichever name loadgen uses. */
@@ -147,6 +147,8 @@ int cal_step_parse(const char *json, size_t len, cal_step *s, char *err, size_t 
     if (cJSON_IsString(clock))
         snprintf(s->receive_clock, sizeof s->receive_clock, "%s", clock->valuestring);
     s->predicted_wq_us = rb_json_num(cbias, "predicted_wq_us");
+    s->run_delay_share =
+        rb_json_num(cJSON_GetObjectItemCaseSensitive(cbias, "host"), "run_delay_share");
     s->arrival_p_value = arrival_p(cJSON_GetObjectItemCaseSensitive(cbias, "arrival_test"));
     const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(cbias, "verdict");
     if (cJSON_IsString(verdict))

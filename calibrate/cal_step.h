@@ -61,11 +61,15 @@ typedef struct cal_step {
     /* filled by the sweep and the fit */
     int saturated;
     char why[160];
-    int level;        /* the load level this batch belongs to (-1: none; see cal_level.h) */
-    int probe;        /* a batch of the cost model's probe (unpaced tokens): not in the curve */
-    double host_busy; /* all CPUs of the host, busy fraction during the batch (NAN: unknown) */
-    int outlier;      /* looked bad, and its repeat at the same rate did not: not counted */
-    int confirmed;    /* a repeat of a step that looked bad, and bad again */
+    int level;         /* the load level this batch belongs to (-1: none; see cal_level.h) */
+    int probe;         /* a batch of the cost model's probe (unpaced tokens): not in the curve */
+    double host_busy;  /* all CPUs of the host, busy fraction during the batch (NAN: unknown) */
+    double host_other; /* of all CPUs' time, the share other processes took (NAN: unknown) */
+    double run_delay_share; /* client_bias.host.run_delay_share: the busiest worker's time
+                               waiting for a CPU while runnable (NAN: absent) */
+    int retried;            /* batches measured again before this one, their host too busy */
+    int outlier;            /* looked bad, and its repeat at the same rate did not: not counted */
+    int confirmed;          /* a repeat of a step that looked bad, and bad again */
     int used_in_fit;
     double fit_pred_us; /* the fitted curve at this step's lambda (NAN: none) */
 } cal_step;

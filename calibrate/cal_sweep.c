@@ -102,20 +102,26 @@ int cal_sweep_looks_bad(const cal_step *s, double transport_us, double budget_us
     return !(s->overhead_mean_us - c <= budget_us);
 }
 
-double cal_sweep_fill_rate(const cal_step *steps, int n)
+static int bad_for_fill(const cal_step *s, double transport_us, double budget_us)
 {
-    double sat = INFINITY, good = 0;
+    return isfinite(budget_us) ? cal_sweep_looks_bad(s, transport_us, budget_us) : s->saturated;
+}
+
+double cal_sweep_fill_rate(const cal_step *steps, int n, double transport_us, double budget_us)
+{
+    double bad = INFINITY, good = 0;
     for (int i = 0; i < n; i++)
-        if (!steps[i].outlier && steps[i].saturated && steps[i].request_rate < sat)
-            sat = steps[i].request_rate;
-    if (!isfinite(sat)) return 0;
+        if (!steps[i].outlier && bad_for_fill(&steps[i], transport_us, budget_us) &&
+            steps[i].request_rate < bad)
+            bad = steps[i].request_rate;
+    if (!isfinite(bad)) return 0;
     for (int i = 0; i < n; i++)
-        if (!steps[i].outlier && !steps[i].saturated && steps[i].request_rate < sat &&
-            steps[i].request_rate > good)
+        if (!steps[i].outlier && !bad_for_fill(&steps[i], transport_us, budget_us) &&
+            steps[i].request_rate < bad && steps[i].request_rate > good)
             good = steps[i].request_rate;
-    if (!(good > 0)) return sat / 4.0; /* saturated from the start: step back */
-    if (sat < 1.08 * good) return 0;
-    return sqrt(good * sat);
+    if (!(good > 0)) return bad / 4.0; /* bad from the start: step back */
+    if (bad < 1.08 * good) return 0;
+    return sqrt(good * bad);
 }
 
 static int cmp_rate(const void *a, const void *b)

@@ -3,7 +3,9 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,4 +100,18 @@ void rb_procs_signal(const rb_procs *ps, int sig)
 int rb_proc_status_ok(int status)
 {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+const char *rb_proc_stat(pid_t pid, char *buf, size_t cap)
+{
+    if (pid <= 0 || cap < 2) return NULL;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return NULL;
+    size_t n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' ? paren + 1 : NULL;
 }

@@ -69,4 +69,10 @@ void rb_procs_signal(const rb_procs *ps, int sig);
 /* 1 if status is a clean exit (code 0). */
 int rb_proc_status_ok(int status);
 
+/* Reads /proc/PID/stat into buf[0..cap) and returns the text after the
+ * process name's closing parenthesis (the name may hold spaces and
+ * parentheses): " S 1 ..." from the state field on; NULL when the process
+ * is gone or the file is malformed. */
+const char *rb_proc_stat(pid_t pid, char *buf, size_t cap);
+
 #endif

@@ -91,6 +91,7 @@ void lg_mpi_finish(lg_mpi *m) {}
 #include <unistd.h>
 
 #include "rb_clock.h"
+#include "rb_proc.h"
 
 #define PINGS 16 /* round trips per rank; the shortest is kept */
 /* Dispatch samples gathered at rank 0 for the arrival test, at most: each
@@ -325,15 +326,10 @@ static void merge_blocks(void *in, void *inout, int *len, MPI_Datatype *type)
 static int pid_alive(pid_t pid)
 {
     if (kill(pid, 0) != 0) return 0;
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    FILE *f = fopen(path, "re");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *paren = strrchr(buf, ')');
-    return !(paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X'));
+    char buf[256];
+    const char *st = rb_proc_stat(pid, buf, sizeof buf);
+    if (!st) return 0;
+    return !(st[1] == 'Z' || st[1] == 'X');
 }
 
 void lg_mpi_watch(lg_mpi *m, int64_t now_ns)

@@ -10,6 +10,8 @@
 # Usage: results/calibrate/run.sh [--build DIR] [--quick N] [--selftest N]
 #                                 [--tag NAME] [--default N]
 #        results/calibrate/run.sh --summarize DIR   (the figures of DIR/runs.tsv)
+# (batches_retried/disturbed: the certificate's count of batches measured again,
+# and kept anyway, because other processes took the host's CPUs.)
 # (--build: a folder with calibrate/, loadgen/, simserver/ binaries; a copy
 # of the build lets the tree change while the benchmark runs.)
 set -euo pipefail
@@ -73,12 +75,12 @@ out=$here/$tag
 rm -rf "$out"
 mkdir -p "$out"
 tsv=$out/runs.tsv
-printf 'kind\tseed\texit\tverdict\telapsed_s\tload_before\tload_after\tsafe_rho_per_k\n' > "$tsv"
+printf 'kind\tseed\texit\tverdict\telapsed_s\tload_before\tload_after\tsafe_rho_per_k\tbatches_retried/disturbed\n' > "$tsv"
 
 one() { # kind seed args...
   local kind=$1 seed=$2
   shift 2
-  local dir=$out/$kind-$seed load0 t0 t1 rc=0 verdict cert rho
+  local dir=$out/$kind-$seed load0 t0 t1 rc=0 verdict cert rho quiet
   load0=$(cut -d' ' -f1 /proc/loadavg)
   t0=$(date +%s.%N)
   "$cal" "$@" --seed "$seed" --no-plot --quiet --out-dir "$dir" > "$out/$kind-$seed.txt" 2>&1 || rc=$?
@@ -87,8 +89,10 @@ one() { # kind seed args...
   [ -n "$verdict" ] || verdict=$([ $rc = 0 ] && echo ok || echo error)
   cert=$(ls "$dir"/*certificate.json 2>/dev/null | head -1 || true)
   rho=$( [ -n "$cert" ] && jq -r '[.per_k[] | "k\(.workers)=\(.safe_rho)"] | join(",")' "$cert" || echo none)
-  printf '%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\n' "$kind" "$seed" "$rc" "$verdict" \
-    "$(echo "$t1 - $t0" | bc)" "$load0" "$(cut -d' ' -f1 /proc/loadavg)" "$rho" >> "$tsv"
+  # batches measured again, and kept disturbed, because other processes took the CPUs
+  quiet=$( [ -n "$cert" ] && jq -r '"\(.host.batches_retried // "-")/\(.host.batches_disturbed // "-")"' "$cert" || echo -)
+  printf '%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n' "$kind" "$seed" "$rc" "$verdict" \
+    "$(echo "$t1 - $t0" | bc)" "$load0" "$(cut -d' ' -f1 /proc/loadavg)" "$rho" "$quiet" >> "$tsv"
   tail -1 "$tsv"
 }
 start=$(date -u +%Y-%m-%dT%H:%M:%SZ)

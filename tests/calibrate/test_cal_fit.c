@@ -273,6 +273,45 @@ static void test_host_limit(void **state)
     assert_non_null(strstr(p.host_note, "96% busy"));
 }
 
+/* The host ran out by contention: its CPUs not all busy, but the worker
+ * waited in the run queue a fifth of its time at the level that did not keep
+ * up; or other processes took the CPUs, which the note names instead. */
+static void test_host_limit_by_run_queue(void **state)
+{
+    (void)state;
+    static cal_step s[40];
+    int n = levels(s, 1, 0, SMALL);
+    for (int i = 0; i < n; i++) {
+        s[i].host_busy = 0.5;
+        s[i].run_delay_share = 0.01;
+        s[i].host_other = 0.01;
+    }
+    for (int b = 0; b < 3; b++) {
+        s[n] = batch(1, 5, 0.6, 5000);
+        s[n].request_rate = 1e5;
+        s[n].saturated = 1;
+        s[n].host_busy = 0.75;
+        s[n].host_other = 0.02;
+        s[n++].run_delay_share = 0.2;
+    }
+    static cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    assert_true(p.host_limited);
+    assert_non_null(strstr(p.host_note, "waited for a CPU 20%"));
+    assert_true(fabs(p.levels[NLV].run_delay_share - 0.2) < 1e-12);
+    /* a wait under the limit is no shortage */
+    for (int i = n - 3; i < n; i++)
+        s[i].run_delay_share = 0.05;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    assert_false(p.host_limited);
+    /* other processes took the CPUs: named as such */
+    for (int i = n - 3; i < n; i++)
+        s[i].host_other = 0.4;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    assert_true(p.host_limited);
+    assert_non_null(strstr(p.host_note, "other processes took 40%"));
+}
+
 static void test_no_data(void **state)
 {
     (void)state;
@@ -394,11 +433,17 @@ static void test_selftest_checks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fit_and_safe_region), cmocka_unit_test(test_interval_coverage),
-        cmocka_unit_test(test_goodness_of_fit),     cmocka_unit_test(test_outlier_and_confirmed),
-        cmocka_unit_test(test_pooled_error_bars),   cmocka_unit_test(test_no_data),
-        cmocka_unit_test(test_cost_model),          cmocka_unit_test(test_baseline_service),
-        cmocka_unit_test(test_selftest_checks),     cmocka_unit_test(test_host_limit),
+        cmocka_unit_test(test_fit_and_safe_region),
+        cmocka_unit_test(test_interval_coverage),
+        cmocka_unit_test(test_goodness_of_fit),
+        cmocka_unit_test(test_outlier_and_confirmed),
+        cmocka_unit_test(test_pooled_error_bars),
+        cmocka_unit_test(test_no_data),
+        cmocka_unit_test(test_cost_model),
+        cmocka_unit_test(test_baseline_service),
+        cmocka_unit_test(test_selftest_checks),
+        cmocka_unit_test(test_host_limit),
+        cmocka_unit_test(test_host_limit_by_run_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

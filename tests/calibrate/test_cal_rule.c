@@ -125,6 +125,41 @@ static void test_saturated_caps(void **state)
     assert_int_equal(r.limit, CAL_LIMIT_OVER);
 }
 
+/* A saturated level caps by its offered rate, not by the rho it managed:
+ * on a host that ran out of CPU it can read a lower rho than a slower level
+ * that kept up within budget, which stays certified. */
+static void test_saturated_caps_by_rate(void **state)
+{
+    (void)state;
+    cal_point p[8];
+    int n = good(p);
+    for (int i = 0; i < n; i++)
+        p[i].rate = 1000.0 * (i + 1);
+    /* the fastest level saturated, confirmed, having managed only rho 0.35 */
+    p[n - 1].saturated = p[n - 1].confirmed = 1;
+    p[n - 1].rho = 0.35;
+    cal_rule_result r = certify(p, n, 0.9, 1, 0);
+    assert_true(r.safe_rho == p[n - 2].rho); /* the fastest level below it that kept up */
+    assert_int_equal(r.limit, CAL_LIMIT_OVER);
+    assert_non_null(strstr(r.note, "did not keep up"));
+    assert_true(r.bad_rho == 0.35);
+    /* nothing offered at or above the saturated rate is certified */
+    p[n - 2].rate = p[n - 1].rate;
+    r = certify(p, n, 0.9, 1, 0);
+    assert_true(r.safe_rho == p[n - 3].rho);
+    /* a level of unknown rate cannot be placed below it: not certified */
+    p[n - 3].rate = NAN;
+    r = certify(p, n, 0.9, 1, 0);
+    assert_true(r.safe_rho == p[n - 4].rho);
+    /* a bad level that kept up still caps by its rho, whatever its rate */
+    cal_point q[3] = {pt(0.2, 20, 5), pt(0.4, 150, 5), pt(0.5, 30, 5)};
+    q[0].rate = 1000, q[1].rate = 3000, q[2].rate = 2000; /* 0.5 at a lower rate: noise */
+    q[1].confirmed = 1;
+    r = certify(q, 3, 0.9, 1, 0);
+    assert_true(r.safe_rho == 0.2);
+    assert_non_null(strstr(r.note, "over budget"));
+}
+
 /* a fit that failed its test gives the measured range, and says so, even
  * when its bound would be lower */
 static void test_failed_fit_measured_range(void **state)
@@ -158,6 +193,7 @@ int main(void)
         cmocka_unit_test(test_no_certification_beyond_over_budget),
         cmocka_unit_test(test_outlier_does_not_move),
         cmocka_unit_test(test_saturated_caps),
+        cmocka_unit_test(test_saturated_caps_by_rate),
         cmocka_unit_test(test_failed_fit_measured_range),
         cmocka_unit_test(test_nothing_within),
     };

@@ -158,16 +158,44 @@ static void test_fill_rate(void **state)
                      step(200, 200, 0.4)};
     s[2].saturated = 1;
     /* between 400 (the fastest good below) and 900: sqrt(400 * 900) = 600 */
-    assert_true(fabs(cal_sweep_fill_rate(s, 4) - 600) < 1e-9);
+    assert_true(fabs(cal_sweep_fill_rate(s, 4, 0, INFINITY) - 600) < 1e-9);
     s[2].outlier = 1; /* its repeat kept up: nothing to fill */
-    assert_true(cal_sweep_fill_rate(s, 4) == 0);
+    assert_true(cal_sweep_fill_rate(s, 4, 0, INFINITY) == 0);
     s[2].outlier = 0;
     s[1].request_rate = 850; /* within 8% of 900: nothing left to fill */
-    assert_true(cal_sweep_fill_rate(s, 4) == 0);
+    assert_true(cal_sweep_fill_rate(s, 4, 0, INFINITY) == 0);
     s[2].saturated = 0; /* no saturated step: no fill */
-    assert_true(cal_sweep_fill_rate(s, 4) == 0);
+    assert_true(cal_sweep_fill_rate(s, 4, 0, INFINITY) == 0);
     s[0].saturated = 1; /* the first step saturated, nothing kept up: a quarter */
-    assert_true(fabs(cal_sweep_fill_rate(s, 1) - 25) < 1e-9);
+    assert_true(fabs(cal_sweep_fill_rate(s, 1, 0, INFINITY) - 25) < 1e-9);
+}
+
+static void test_fill_over_budget(void **state)
+{
+    (void)state;
+    /* levels 4x apart, none saturated: the one at 1600/s over budget */
+    cal_step s[4] = {step(100, 100, 0.05), step(400, 400, 0.1), step(1600, 1600, 0.3),
+                     step(6400, 6400, 0.6)};
+    for (int i = 0; i < 4; i++)
+        s[i].overhead_mean_us = 50;
+    s[2].overhead_mean_us = 190; /* 150 of queueing over a transport of 40 */
+    s[3].overhead_mean_us = 400;
+    /* with a budget, between 400 (within it) and 1600 (over it): 800 */
+    assert_true(fabs(cal_sweep_fill_rate(s, 4, 40, 100) - 800) < 1e-9);
+    /* a generous budget: none is bad, nothing to fill */
+    assert_true(cal_sweep_fill_rate(s, 4, 40, 1000) == 0);
+    /* without a budget (the self-test) only saturation counts */
+    assert_true(cal_sweep_fill_rate(s, 4, 40, INFINITY) == 0);
+    /* the fill-in at 800 was within budget: next between 800 and 1600 */
+    cal_step t[5] = {s[0], s[1], s[2], s[3], step(800, 800, 0.2)};
+    t[4].overhead_mean_us = 60;
+    assert_true(fabs(cal_sweep_fill_rate(t, 5, 40, 100) - sqrt(800.0 * 1600.0)) < 1e-9);
+    /* it was over budget instead: between 400 and 800 */
+    t[4].overhead_mean_us = 160;
+    assert_true(fabs(cal_sweep_fill_rate(t, 5, 40, 100) - sqrt(400.0 * 800.0)) < 1e-9);
+    /* an over-budget step whose repeat was fine (outlier) is no limit */
+    s[2].outlier = s[3].outlier = 1;
+    assert_true(cal_sweep_fill_rate(s, 4, 40, 100) == 0);
 }
 
 static void test_modes(void **state)
@@ -218,8 +246,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_saturation_rule), cmocka_unit_test(test_next_rate),
         cmocka_unit_test(test_stops),           cmocka_unit_test(test_looks_bad),
-        cmocka_unit_test(test_fill_rate),       cmocka_unit_test(test_baseline_rates),
-        cmocka_unit_test(test_modes),
+        cmocka_unit_test(test_fill_rate),       cmocka_unit_test(test_fill_over_budget),
+        cmocka_unit_test(test_baseline_rates),  cmocka_unit_test(test_modes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

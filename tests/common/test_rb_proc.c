@@ -175,6 +175,33 @@ static void a_child_dies_with_its_parent(void **state)
     prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
+/* /proc/PID/stat read past the name: this process runs, a child that has
+ * exited and is not yet reaped is a zombie, a reaped one is gone */
+static void the_stat_line_gives_the_state_after_the_name(void **state)
+{
+    (void)state;
+    char buf[1024];
+    const char *st = rb_proc_stat(getpid(), buf, sizeof buf);
+    assert_non_null(st);
+    assert_int_equal(st[1], 'R'); /* reading it, this process runs */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(0);
+    /* not reaped yet: the state turns to Z once the child has exited */
+    int z = 0;
+    for (int i = 0; i < 2000 && !z; i++) {
+        st = rb_proc_stat(pid, buf, sizeof buf);
+        assert_non_null(st);
+        z = st[1] == 'Z';
+        if (!z) usleep(1000);
+    }
+    assert_true(z);
+    assert_int_equal(waitpid(pid, NULL, 0), pid);
+    assert_null(rb_proc_stat(pid, buf, sizeof buf));
+    assert_null(rb_proc_stat(0, buf, sizeof buf));
+    assert_null(rb_proc_stat(getpid(), buf, 1)); /* no room */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -182,6 +209,7 @@ int main(void)
         cmocka_unit_test(the_stop_signals_are_ignored_only_when_asked),
         cmocka_unit_test(a_signal_reaches_every_live_child_and_reap_does_not_block),
         cmocka_unit_test(a_child_dies_with_its_parent),
+        cmocka_unit_test(the_stat_line_gives_the_state_after_the_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
