@@ -44,14 +44,7 @@ static void note(cfx *c, const char *fmt, ...)
 /* "config: PATH: WHAT, got VALUE"; returns -EINVAL. */
 static int refuse(cfx *c, const char *path, const cJSON *v, const char *what)
 {
-    char *s = v ? cJSON_PrintUnformatted(v) : NULL;
-    if (s)
-        snprintf(c->err, c->errlen, "config: %s: %s, got %.60s%s", path, what, s,
-                 strlen(s) > 60 ? "..." : "");
-    else
-        snprintf(c->err, c->errlen, "config: %s: %s", path, what);
-    free(s);
-    return -EINVAL;
+    return lg_config_refuse(c->err, c->errlen, path, v, what);
 }
 
 static int add_arg(cfx *c, const char *flag, const char *value)

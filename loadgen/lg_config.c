@@ -36,17 +36,22 @@ static void show(const cJSON *v, char *buf, size_t cap)
     free(s);
 }
 
-/* "config: PATH: WHAT, got VALUE"; returns -EINVAL. */
-static int bad(conv *c, const char *path, const cJSON *v, const char *what)
+int lg_config_refuse(char *err, size_t errlen, const char *path, const cJSON *v, const char *what)
 {
     char val[64];
     if (v) {
         show(v, val, sizeof val);
-        snprintf(c->err, c->errlen, "config: %s: %s, got %s", path, what, val);
+        snprintf(err, errlen, "config: %s: %s, got %s", path, what, val);
     } else {
-        snprintf(c->err, c->errlen, "config: %s: %s", path, what);
+        snprintf(err, errlen, "config: %s: %s", path, what);
     }
     return -EINVAL;
+}
+
+/* "config: PATH: WHAT, got VALUE"; returns -EINVAL. */
+static int bad(conv *c, const char *path, const cJSON *v, const char *what)
+{
+    return lg_config_refuse(c->err, c->errlen, path, v, what);
 }
 
 int lg_args_add(lg_args *a, const char *s)

@@ -51,6 +51,13 @@ typedef struct lg_args {
  * -ENOMEM with a unchanged. */
 int lg_args_add(lg_args *a, const char *s);
 
+struct cJSON;
+/* The one form of a config file's refusal, for lg_config and lg_cfgfile:
+ * writes "config: PATH: WHAT, got VALUE" (VALUE as JSON, cut at 60
+ * characters; without ", got" when v is NULL) into err and returns -EINVAL. */
+int lg_config_refuse(char *err, size_t errlen, const char *path, const struct cJSON *v,
+                     const char *what);
+
 /* Returns 0, or -EINVAL with err naming the key and the value
  * ("config: load.stages[2].rate: must be > 0, got -5"). */
 int lg_config_to_args(const char *json, size_t len, lg_args *out, char *err, size_t errlen);
