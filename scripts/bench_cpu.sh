@@ -13,11 +13,14 @@
 #        [--loadgen-args "..."]  (extra flags for the rate search's steps,
 #                                 e.g. "--realtime-priority 10" on a loaded host)
 #        [--rate-workers "1 2"]  (the rate search's worker counts; default 1)
-#        [--prompt-pool N]       (--prompt-pool-size N for the closed-loop runs:
+#        [--prompt-pool N]       (--prompt-pool-size N for the closed-loop and RSS runs:
 #                                 by default loadgen builds one prompt per
 #                                 planned request, up to 512 MiB, before a
 #                                 duration-bound closed loop starts, and that
-#                                 start-up is in its CPU figure)
+#                                 start-up is in its CPU figure, the pool in
+#                                 the RSS; RSS sums the processes, so pages
+#                                 the worker shares with the coordinator
+#                                 count twice)
 #
 # CPU: user + system time of the client's whole process tree (bash's `time`,
 # which counts every waited-for child), divided by the requests it completed.
@@ -209,7 +212,8 @@ if [ "$rss_duration" -gt 0 ]; then
   "${pin_cli[@]}" "$loadgen" --base-url "$url" --num-workers 1 --request-rate "$rss_rate" \
     --duration "${rss_duration}s" --random-input-len 32 --random-output-len 16 --seed 1 \
     --quiet --no-progress --save-result --save-detailed --result-dir "$work" \
-    --result-filename rss.json --request-timeout 10s --drain-timeout 2s >>"$work/lg.log" 2>&1 &
+    --result-filename rss.json --request-timeout 10s --drain-timeout 2s \
+    ${pool:+--prompt-pool-size "$pool"} >>"$work/lg.log" 2>&1 &
   lg_pid=$!
   t=0 first="" last="" peak=0
   while kill -0 "$lg_pid" 2>/dev/null && [ "$t" -le $((rss_duration + 30)) ]; do
@@ -263,7 +267,7 @@ pool_note=""
   echo
   echo "- highest sustained open-loop rate (bench_loadgen.sh's search, --loadgen-args: ${lg_args:-none}):"
   printf '  - %s\n' "${rate_lines[@]}"
-  echo "- RSS, open loop at $rss_rate req/s for ${rss_duration}s with --save-detailed: $rss_line"
+  echo "- RSS, open loop at $rss_rate req/s for ${rss_duration}s with --save-detailed${pool:+ --prompt-pool-size $pool}: $rss_line"
   if [ ${#rss_rows[@]} -gt 0 ]; then
     echo
     echo "| t (s) | RSS of all loadgen processes (kB) |"
