@@ -1,28 +1,45 @@
 /* rb_timer: see rb_timer.h. */
 #include "rb_timer.h"
 
+#include "rb_clock.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+/* Reads the timerfd's expiration count, which makes it unreadable. */
+static void drain(rb_timer *t)
+{
+    uint64_t expirations;
+    while (read(t->fd, &expirations, sizeof expirations) < 0 && errno == EINTR) {
+    }
+}
+
 static void timer_readable(uv_poll_t *p, int status, int events)
 {
     rb_timer *t = (rb_timer *)p; /* poll is the first member */
-    uint64_t expirations;
-    ssize_t n;
-    /* Drain the fd; EAGAIN means it was re-armed or stopped meanwhile (a
-     * wake-up collected before that): the new deadline has not passed. */
-    while ((n = read(t->fd, &expirations, sizeof expirations)) < 0 && errno == EINTR) {
+    (void)status;
+    (void)events;
+    if (!t->armed) {
+        drain(t); /* stopped after this wake-up was collected (or a late expiry) */
+        return;
     }
-    if (n < 0 || !t->armed) return;
+    /* Re-armed after this wake-up was collected: timerfd_settime reset the
+     * count, so the fd is silent until the new deadline, not yet passed. */
+    if (rb_now_ns() < t->deadline_ns) return;
     t->armed = 0;
     if (t->cb) t->cb(t);
-    /* Not re-armed by the callback: release the loop. The poll stays
-     * started (uv_poll_stop/start would take the fd out of epoll and put
-     * it back at every arming); a drained, disarmed timerfd is silent. */
-    if (!t->armed && t->fd >= 0) uv_unref((uv_handle_t *)&t->poll);
+    /* Re-armed by the callback: its timerfd_settime reset the count, so
+     * the fd needs no read (one syscall fewer per wake-up). Not re-armed:
+     * drain it and release the loop. The poll stays started
+     * (uv_poll_stop/start would take the fd out of epoll and put it back
+     * at every arming); a drained, disarmed timerfd is silent. */
+    if (!t->armed && t->fd >= 0) {
+        drain(t);
+        uv_unref((uv_handle_t *)&t->poll);
+    }
 }
 
 int rb_timer_init(uv_loop_t *loop, rb_timer *t)

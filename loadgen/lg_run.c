@@ -208,7 +208,9 @@ static void child_exit(void *ctx)
     coord_free(&r->coord);
     free(r->lost);
     free(r->lost_sig);
-    lg_plan_free(&r->plan);
+    /* Not the plan: its prompt pool (up to 512 MiB) is the coordinator's
+     * memory, shared copy-on-write, and freeing it here would copy every
+     * page of it just before the exit. It stays reachable through r. */
     lg_outputs_forget(&r->out);
 }
 

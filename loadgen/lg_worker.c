@@ -1185,46 +1185,63 @@ static int fetch_next(lg_worker *w)
     return 1;
 }
 
-static void dispatch_due(lg_worker *w)
+/* One pass of dispatch_due: starts every arrival due now, up to LG_BATCH in
+ * all (*n so far). Returns the intended time of the next arrival when it is
+ * not due yet (the caller arms the timer for it), 0 otherwise. */
+static int64_t dispatch_pass(lg_worker *w, int *n)
 {
-    if (w->sched_done || w->finishing) return;
-    int n = 0;
     for (;;) {
         if (__atomic_load_n(&w->sh->stop, __ATOMIC_RELAXED)) {
             end_schedule(w, w->sh->interrupted);
-            break;
+            return 0;
         }
         int got = fetch_next(w);
-        if (got < 0) break; /* the next closed stage is not open yet */
+        if (got < 0) return 0; /* the next closed stage is not open yet */
         if (!got) {
             end_schedule(w, 0);
-            break;
+            return 0;
         }
-        if (w->cap && w->in_flight >= w->cap) break; /* a completion calls back */
+        if (w->cap && w->in_flight >= w->cap) return 0; /* a completion calls back */
         int64_t now = rb_now_ns();
         int64_t intended = w->p->closed ? now : w->t0_ns + w->next.t_ns;
-        if (intended > now) {
-            /* Completions call back here often; re-arm only on a change. */
-            if (!w->dispatch.armed || w->dispatch.deadline_ns != intended)
-                rb_timer_start_at(&w->dispatch, intended, on_dispatch_timer);
-            break;
-        }
+        if (intended > now) return intended;
         if (w->next.stage != w->slot->cur_stage) {
             __atomic_store_n(&w->slot->cur_stage, w->next.stage, __ATOMIC_RELAXED);
             if (w->in_window) account_stage(w, w->next.stage);
         }
         dispatch_one(w, &w->next, intended, now);
         w->have_next = 0;
-        if (++n >= LG_BATCH) {
+        if (++*n >= LG_BATCH) {
             /* Let completions and sockets run; come back on the next
              * iteration (a deadline in the past fires at once). */
             rb_timer_start_at(&w->dispatch, now, on_dispatch_timer);
-            break;
+            return 0;
         }
     }
-    if (w->pending_kick) {
-        w->pending_kick = 0;
-        kick_curl(w);
+}
+
+static void dispatch_due(lg_worker *w)
+{
+    if (w->sched_done || w->finishing) return;
+    int n = 0;
+    for (;;) {
+        int64_t next_ns = dispatch_pass(w, &n);
+        if (w->pending_kick) {
+            /* The requests go out here: their dispatch times were taken
+             * just before (dispatch_one), and sending takes a while. */
+            w->pending_kick = 0;
+            kick_curl(w);
+            /* An arrival that fell due during the send goes now, without
+             * a timer wake-up: arming the timerfd and waking on it costs
+             * more than the send. Never before its intended time. */
+            if (next_ns && !w->sched_done && !w->finishing && rb_now_ns() >= next_ns) continue;
+        }
+        if (next_ns && !w->sched_done && !w->finishing) {
+            /* Completions call back here often; re-arm only on a change. */
+            if (!w->dispatch.armed || w->dispatch.deadline_ns != next_ns)
+                rb_timer_start_at(&w->dispatch, next_ns, on_dispatch_timer);
+        }
+        return;
     }
 }
 

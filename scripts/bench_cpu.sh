@@ -12,6 +12,15 @@
 #                                 commit, alternated in the same run)
 #        [--loadgen-args "..."]  (extra flags for the rate search's steps,
 #                                 e.g. "--realtime-priority 10" on a loaded host)
+#        [--rate-workers "1 2"]  (the rate search's worker counts; default 1)
+#        [--prompt-pool N]       (--prompt-pool-size N for the closed-loop and RSS runs:
+#                                 by default loadgen builds one prompt per
+#                                 planned request, up to 512 MiB, before a
+#                                 duration-bound closed loop starts, and that
+#                                 start-up is in its CPU figure, the pool in
+#                                 the RSS; RSS sums the processes, so pages
+#                                 the worker shares with the coordinator
+#                                 count twice)
 #
 # CPU: user + system time of the client's whole process tree (bash's `time`,
 # which counts every waited-for child), divided by the requests it completed.
@@ -34,6 +43,8 @@ rss_duration=60
 rss_rate=5000
 compare=""
 lg_args=""
+rate_workers=1
+pool=""
 cmdline="scripts/bench_cpu.sh"
 [ $# -eq 0 ] || cmdline+=$(printf ' %q' "$@")
 while [ $# -gt 0 ]; do
@@ -49,11 +60,17 @@ while [ $# -gt 0 ]; do
     --rss-rate) rss_rate=$2; shift 2 ;;
     --compare) compare=$2; shift 2 ;;
     --loadgen-args) lg_args=$2; shift 2 ;;
+    --rate-workers) rate_workers=$2; shift 2 ;;
+    --prompt-pool) pool=$2; shift 2 ;;
     *) echo "bench_cpu.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 for v in "$duration" "$reps" "$conns" "$rss_duration" "$rss_rate"; do
   [[ "$v" =~ ^[0-9]+$ ]] || { echo "bench_cpu.sh: '$v' is not a whole number" >&2; exit 2; }
+done
+[ -z "$pool" ] || [[ "$pool" =~ ^[0-9]+$ && "$pool" -ge 1 ]] || { echo "bench_cpu.sh: --prompt-pool: '$pool' is not a whole number >= 1" >&2; exit 2; }
+for v in $rate_workers; do
+  [[ "$v" =~ ^[0-9]+$ ]] && [ "$v" -ge 1 ] && [ "$v" -le 64 ] || { echo "bench_cpu.sh: --rate-workers: '$v' is not a worker count (1..64)" >&2; exit 2; }
 done
 [ "$duration" -ge 1 ] && [ "$duration" -le 600 ] || { echo "bench_cpu.sh: --duration must be 1..600 s" >&2; exit 2; }
 [ "$reps" -ge 1 ] && [ "$reps" -le 20 ] || { echo "bench_cpu.sh: --reps must be 1..20" >&2; exit 2; }
@@ -127,7 +144,7 @@ run_lg() {
   t=$( { time "${pin_cli[@]}" "$bin" --base-url "$url" --num-workers 1 --max-concurrency "$conns" \
     --duration "${duration}s" --random-input-len 32 --random-output-len 16 --seed 1 \
     --quiet --no-progress --save-result --result-dir "$work" --result-filename lg.json \
-    --request-timeout 10s --drain-timeout 2s >>"$work/lg.log" 2>&1; } 2>&1 )
+    --request-timeout 10s --drain-timeout 2s ${pool:+--prompt-pool-size "$pool"} >>"$work/lg.log" 2>&1; } 2>&1 )
   if [ ! -s "$res" ]; then echo "0 $t 1"; return; fi
   echo "$(jq -r '.completed' "$res") $t $(jq -r '.failed' "$res")"
 }
@@ -168,19 +185,23 @@ ratio=$(awk -v a="$l_med" -v b="$w_med" 'BEGIN { printf "%.2f", a / b }')
 wr_med=$(med "${wrk_rate[@]}")
 lr_med=$(med "${lg_rate[@]}")
 
-# The highest open-loop rate of one worker, by bench_loadgen.sh's search.
-rate_line="not run (--no-rate-search)"
+# The highest open-loop rate of one worker (and of --rate-workers' other k),
+# by bench_loadgen.sh's search.
+rate_lines=("not run (--no-rate-search)")
 if [ "$rate_search" = 1 ]; then
+  rate_lines=()
   RB_BUILD_DIR="$build" "$here/scripts/bench_loadgen.sh" --build-dir "$build" --out "$out/cpu-rate" \
-    --workers 1 --servers sim --loadgen-args "$lg_args" >"$work/rate.txt" 2>"$work/rate.err" || true
-  best=$(awk -F'|' '$2 ~ /sim/ && $3 ~ /1/ { gsub(/ /, "", $4); print $4 }' "$out/cpu-rate/summary.md" 2>/dev/null | head -n 1)
-  if [ "$best" = 0 ]; then
-    rate_line="no rate passed: every step missed a criterion (on a loaded host usually the 1 ms lag; see cpu-rate/bench-sim-k1.jsonl and the load average)"
-  elif [ -n "$best" ]; then
-    rate_line="$best req/s with k=1 ($(awk -v a="$best" -v b="$wr_med" 'BEGIN { printf "%.0f", 100 * a / b }')% of wrk's median closed-loop rate above; goal >= 40%); record: cpu-rate/summary.md"
-  else
-    rate_line="the search gave no result (see its stderr: $(tail -n 1 "$work/rate.err" 2>/dev/null))"
-  fi
+    --workers "$rate_workers" --servers sim --loadgen-args "$lg_args" >"$work/rate.txt" 2>"$work/rate.err" || true
+  for k in $rate_workers; do
+    best=$(awk -F'|' -v k="$k" '$2 ~ /sim/ && $3 + 0 == k { sub(/^ +/, "", $4); sub(/ +$/, "", $4); print $4 }' "$out/cpu-rate/summary.md" 2>/dev/null | head -n 1)
+    if [ "$best" = 0 ] || [[ "$best" == none* ]]; then
+      rate_lines+=("k=$k: no rate sustained (${best}): every step missed a criterion (on a loaded host usually the 1 ms lag; see cpu-rate/bench-sim-k$k.jsonl and the load average)")
+    elif [[ "$best" =~ ^[0-9]+$ ]]; then
+      rate_lines+=("k=$k: $best req/s ($(awk -v a="$best" -v b="$wr_med" 'BEGIN { printf "%.0f", 100 * a / b }')% of wrk's median closed-loop rate above; the goal, for k=1: >= 40%); record: cpu-rate/summary.md")
+    else
+      rate_lines+=("k=$k: the search gave no result (see its stderr: $(tail -n 1 "$work/rate.err" 2>/dev/null))")
+    fi
+  done
 fi
 
 # RSS of every loadgen process (the parent and its workers) over an open-loop
@@ -191,7 +212,8 @@ if [ "$rss_duration" -gt 0 ]; then
   "${pin_cli[@]}" "$loadgen" --base-url "$url" --num-workers 1 --request-rate "$rss_rate" \
     --duration "${rss_duration}s" --random-input-len 32 --random-output-len 16 --seed 1 \
     --quiet --no-progress --save-result --save-detailed --result-dir "$work" \
-    --result-filename rss.json --request-timeout 10s --drain-timeout 2s >>"$work/lg.log" 2>&1 &
+    --result-filename rss.json --request-timeout 10s --drain-timeout 2s \
+    ${pool:+--prompt-pool-size "$pool"} >>"$work/lg.log" 2>&1 &
   lg_pid=$!
   t=0 first="" last="" peak=0
   while kill -0 "$lg_pid" 2>/dev/null && [ "$t" -le $((rss_duration + 30)) ]; do
@@ -218,6 +240,8 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$here" diff --quiet HEAD -- loadgen 2>/dev/null || commit="$commit (with uncommitted changes in loadgen/)"
+pool_note=""
+[ -n "$pool" ] || pool_note=", with its default prompt pool: one prompt per planned request, up to 512 MiB, built before the run and counted in its CPU"
 {
   echo "# loadgen CPU per streamed request against wrk"
   echo
@@ -226,7 +250,7 @@ git -C "$here" diff --quiet HEAD -- loadgen 2>/dev/null || commit="$commit (with
   echo "- load average before: $load_before; after: $load_after (a shared host: other work's CPU shows in every figure, the ratio of one run least)"
   echo "- command: $cmdline"
   echo "- server: simserver --port 0 --workers 1 (zero latency)${pin_srv:+, on CPU 0; clients on CPU 1}"
-  echo "- loadgen: --num-workers 1 --max-concurrency $conns --duration ${duration}s --random-input-len 32 --random-output-len 16 (closed loop)"
+  echo "- loadgen: --num-workers 1 --max-concurrency $conns --duration ${duration}s --random-input-len 32 --random-output-len 16${pool:+ --prompt-pool-size $pool} (closed loop)$pool_note"
   echo "- wrk $(wrk -v 2>&1 | head -n 1 | awk '{ print $2 }'): -t1 -c$conns -d${duration}s, POST of a 32-word prompt, max_tokens 16, streamed with usage, X-Sim-Stamp: 1"
   echo "- CPU: user + sys of the client's process tree (bash time), over its completed requests; loadgen's includes its start-up and report"
   echo
@@ -241,8 +265,9 @@ git -C "$here" diff --quiet HEAD -- loadgen 2>/dev/null || commit="$commit (with
     echo "The --compare build ($compare, $(git -C "$compare/.." rev-parse --short HEAD 2>/dev/null || echo "its commit unknown")): $c_med us per request, ratio $(awk -v a="$c_med" -v b="$w_med" 'BEGIN { printf "%.2f", a / b }') to wrk."
   fi
   echo
-  echo "- highest sustained open-loop rate, one worker: $rate_line"
-  echo "- RSS, open loop at $rss_rate req/s for ${rss_duration}s with --save-detailed: $rss_line"
+  echo "- highest sustained open-loop rate (bench_loadgen.sh's search, --loadgen-args: ${lg_args:-none}):"
+  printf '  - %s\n' "${rate_lines[@]}"
+  echo "- RSS, open loop at $rss_rate req/s for ${rss_duration}s with --save-detailed${pool:+ --prompt-pool-size $pool}: $rss_line"
   if [ ${#rss_rows[@]} -gt 0 ]; then
     echo
     echo "| t (s) | RSS of all loadgen processes (kB) |"

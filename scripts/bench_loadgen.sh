@@ -117,7 +117,11 @@ search() {
   echo
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "- host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores online, $(uname -sr)"
-  echo "- commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown) (loadgen and simserver from $build)"
+  # The tree's commit names the binaries only when they were built from it.
+  case "$(cd "$build" && pwd)/" in
+    "$here"/*) echo "- commit: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown) (loadgen and simserver from $build)" ;;
+    *) echo "- commit: unknown (loadgen and simserver from $build, outside this tree at $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown))" ;;
+  esac
   echo "- load average before: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared: other processes' CPU use shows up as schedule lag; see preemptions in the step logs)"
   echo "- command: scripts/bench_loadgen.sh --workers \"$workers\" --servers \"$servers\" --start $start --max $max --step-duration $step_dur --bisect $bisect --confirm $confirm --loadgen-args \"${extra[*]-}\""
   echo "- each step: loadgen --num-workers K --request-rate R --burstiness 1 --duration $step_dur --random-input-len $input_len --random-output-len 16 ${extra[*]-}"
