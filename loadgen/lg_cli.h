@@ -80,6 +80,8 @@ typedef struct lg_opts {
     int prefix_multi_turn; /* --prefix-multi-turn: Inference Perf's chat sessions (lg_session.h) */
     int64_t prompt_pool_size; /* prompts in the pool; 0 until lg_cli_finish sizes it */
     int prompt_pool_given;    /* --prompt-pool-size: the user chose (repeats are asked for) */
+    int prompt_per_request;   /* random dataset, no pool: each prompt made when sent
+                                 (lg_random_gen; a long or open-ended run) */
     int64_t planned_arrivals; /* lg_cli_finish's estimate of the run's requests (-1: unknown) */
     int ignore_eos;
     int stream;

@@ -156,9 +156,8 @@ static int alloc_items(lg_dataset *out, size_t n, char *err, size_t errlen)
     return 0;
 }
 
-int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, size_t errlen)
+static int random_spec_ok(const lg_random_spec *spec, char *err, size_t errlen)
 {
-    *out = (lg_dataset){0};
     if (spec->n < 1 || spec->n > LG_MAX_POOL) {
         rb_set_err(err, errlen, "random dataset: n: must be in [1, %d], got %zu", LG_MAX_POOL,
                    spec->n);
@@ -184,6 +183,61 @@ int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, si
         rb_set_err(err, errlen, "random dataset: dist: unknown distribution %d", (int)spec->dist);
         return -EINVAL;
     }
+    return 0;
+}
+
+struct lg_random_gen {
+    lg_random_spec spec;
+    gsl_rng *r;
+    rb_buf text;
+};
+
+lg_random_gen *lg_random_gen_new(const lg_random_spec *spec, char *err, size_t errlen)
+{
+    lg_random_spec one = *spec;
+    one.n = 1;
+    if (random_spec_ok(&one, err, errlen)) return NULL;
+    lg_random_gen *g = calloc(1, sizeof *g);
+    /* taus2: seeding is a few words, cheap enough to do per request */
+    if (g) g->r = gsl_rng_alloc(gsl_rng_taus2);
+    if (!g || !g->r) {
+        free(g);
+        rb_set_err(err, errlen, "random dataset: out of memory");
+        return NULL;
+    }
+    g->spec = one;
+    return g;
+}
+
+int lg_random_gen_at(lg_random_gen *g, uint64_t index, lg_prompt *out)
+{
+    const lg_random_spec *spec = &g->spec;
+    /* stream 0 is the pool's; request i draws from stream i + 1 */
+    gsl_rng_set(g->r, lg_seed32(spec->seed, index + 1));
+    *out = (lg_prompt){0};
+    out->input_tokens = draw_len(g->r, spec->dist, spec->input_len, spec->range_ratio);
+    out->output_tokens = draw_len(g->r, spec->dist, spec->output_len, spec->range_ratio);
+    g->text.len = 0;
+    if (put_words(&g->text, g->r, out->input_tokens) || rb_buf_add(&g->text, "", 1)) return -ENOMEM;
+    out->text = malloc(g->text.len);
+    if (!out->text) return -ENOMEM;
+    memcpy(out->text, g->text.data, g->text.len);
+    return 0;
+}
+
+void lg_random_gen_free(lg_random_gen *g)
+{
+    if (!g) return;
+    gsl_rng_free(g->r);
+    rb_buf_free(&g->text);
+    free(g);
+}
+
+int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, size_t errlen)
+{
+    *out = (lg_dataset){0};
+    int rc = random_spec_ok(spec, err, errlen);
+    if (rc) return rc;
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     if (!r || alloc_items(out, spec->n, err, errlen)) {
         gsl_rng_free(r);

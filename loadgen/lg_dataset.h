@@ -72,6 +72,22 @@ void lg_dataset_free(lg_dataset *d);
 size_t lg_pool_bytes_per_prompt(int64_t tokens);
 size_t lg_pool_size_for(int64_t arrivals, size_t bytes_per_prompt, size_t budget_bytes);
 
+/* The random dataset without a pool: each request's prompt made on its own
+ * when it is sent, from (spec->seed, index) alone, with the same length
+ * distributions and word list as lg_dataset_random (another generator,
+ * reseeded per index: the prompts are not the pool's, and every process
+ * makes the same one for the same index). No memory grows with the run and
+ * nothing is built before it; a prompt is never repeated. The default for
+ * runs longer than LG_POOL_EAGER_MAX requests or of unknown length
+ * (lg_cli's size_pool). spec->n is ignored. Single-threaded per generator. */
+#define LG_POOL_EAGER_MAX 16384
+typedef struct lg_random_gen lg_random_gen;
+/* NULL on no memory or a spec lg_dataset_random would refuse (err says which). */
+lg_random_gen *lg_random_gen_new(const lg_random_spec *spec, char *err, size_t errlen);
+/* Request index's prompt: out->text malloc'd (the caller frees). 0 or -ENOMEM. */
+int lg_random_gen_at(lg_random_gen *g, uint64_t index, lg_prompt *out);
+void lg_random_gen_free(lg_random_gen *g);
+
 /* The prompt-token counting rule shared with simserver: the number of
  * maximal runs of non-space bytes (whitespace-separated words). */
 int32_t lg_count_tokens(const char *text, size_t len);

@@ -100,7 +100,10 @@ static void print_dataset(const lg_opts *o, size_t n_trace, FILE *out)
     long long pool = o->dataset == LG_DS_PREFIX
                          ? (long long)o->prefix_groups * o->prefix_prompts_per_group
                          : (long long)o->prompt_pool_size;
-    if (pool > 0 && o->dataset != LG_DS_TRACE) fprintf(out, "; pool of %lld prompts", pool);
+    if (o->prompt_per_request)
+        fprintf(out, "; no pool: each prompt made when its request is sent");
+    else if (pool > 0 && o->dataset != LG_DS_TRACE)
+        fprintf(out, "; pool of %lld prompts", pool);
     fputc('\n', out);
 }
 

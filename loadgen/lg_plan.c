@@ -152,7 +152,11 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
                              .range_ratio = o->random_range_ratio,
                              .dist = o->random_len_dist};
         if (o->random_range_ratio == 0.0) rs.dist = LG_LEN_FIXED;
+        if (o->prompt_per_request)
+            rs.n = 1; /* the pool's one prompt keeps ds's users whole; requests use rgen */
         rc = lg_dataset_random(&rs, &p->ds, err, errlen);
+        if (rc == 0 && o->prompt_per_request && !(p->rgen = lg_random_gen_new(&rs, err, errlen)))
+            rc = -ENOMEM;
         break;
     }
     case LG_DS_PREFIX: {
@@ -243,6 +247,8 @@ void lg_plan_free(lg_plan *p)
     free(p->bodies);
     free(p->body_len);
     lg_dataset_free(&p->ds);
+    lg_random_gen_free(p->rgen);
+    p->rgen = NULL;
     free(p->trace);
     if (p->shm) munmap(p->shm, p->shm_bytes);
     p->bodies = NULL;

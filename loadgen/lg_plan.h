@@ -20,11 +20,12 @@ typedef struct lg_plan {
     int k;      /* workers of the whole run (>= 1): worker w takes arrivals w, w+k, ... */
     int forked; /* 0: the single worker runs in the coordinator */
     lg_sched_spec spec;
-    int closed;    /* closed loop (lg_closed_loop): intended = dispatch */
-    int capped;    /* open loop with a concurrency cap */
-    int n_stages;  /* stats blocks per worker */
-    lg_dataset ds; /* the prompt pool (empty for a trace) */
-    char **bodies; /* pre-rendered request body per pool entry */
+    int closed;          /* closed loop (lg_closed_loop): intended = dispatch */
+    int capped;          /* open loop with a concurrency cap */
+    int n_stages;        /* stats blocks per worker */
+    lg_dataset ds;       /* the prompt pool (empty for a trace) */
+    char **bodies;       /* pre-rendered request body per pool entry */
+    lg_random_gen *rgen; /* o->prompt_per_request: each prompt made when sent (ds holds one) */
     size_t *body_len;
     lg_trace_row *trace;
     size_t n_trace;

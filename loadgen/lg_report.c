@@ -337,10 +337,17 @@ cJSON *lg_report_json(const lg_report *r)
     if (r->prompt_pool_size) {
         rb_json_put_num_inf(j, "prompt_pool_size", (double)r->prompt_pool_size);
         rb_json_put_num_inf(j, "prompts_repeated", (double)lg_report_repeats(r));
+    } else if (r->prompt_per_request) { /* lg_random_gen: no pool, no repeat */
+        cJSON_AddNullToObject(j, "prompt_pool_size");
+        rb_json_put_num(j, "prompts_repeated", 0);
     } else {
         cJSON_AddNullToObject(j, "prompt_pool_size");
         cJSON_AddNullToObject(j, "prompts_repeated");
     }
+    cJSON_AddStringToObject(j, "prompt_source",
+                            r->prompt_per_request ? "per_request"
+                            : r->prompt_pool_size ? "pool"
+                                                  : "trace");
     if (lg_plan_session_users(o)) { /* --prefix-multi-turn (lg_session.h) */
         cJSON *mt = cJSON_AddObjectToObject(j, "multi_turn");
         rb_json_put_num(mt, "users", (double)lg_plan_session_users(o));

@@ -72,6 +72,7 @@ typedef struct lg_report {
     lg_cert_summary cert;       /* what --certificate's check compared (checked 0: none) */
     const char *lost_note;      /* "worker 1 killed by signal 9; ..." or NULL */
     size_t prompt_pool_size;    /* distinct prompts (0: a trace, no pool) */
+    int prompt_per_request;     /* no pool: each prompt made when sent, none repeated */
     const lg_knee_verdict *sat; /* per stage (NULL: not judged, closed loop or trace) */
     lg_knee knee;
 } lg_report;

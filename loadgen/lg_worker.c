@@ -995,6 +995,21 @@ static const char *trace_body(lg_worker *w, int32_t in_tokens, int32_t out_token
     return body;
 }
 
+/* o->prompt_per_request: request index's prompt made now (lg_random_gen),
+ * its body rendered into the request's own buffer. */
+static const char *random_body(lg_worker *w, int64_t index, lg_req *r, size_t *len)
+{
+    lg_prompt pr;
+    if (lg_random_gen_at(w->p->rgen, (uint64_t)index, &pr)) return NULL;
+    char *body = NULL;
+    int rc = lg_body_render(w->o, pr.text, pr.output_tokens, &body, len);
+    free(pr.text);
+    if (rc) return NULL;
+    r->own_body = body;
+    r->ds_input_tokens = pr.input_tokens;
+    return body;
+}
+
 /* A multi-turn round's body: the pool's (its context is the first one) or
  * rendered now from its context (lg_session.h); the response text kept. */
 static const char *session_body(lg_worker *w, const lg_arrival *a, lg_req *r, const char *pool,
@@ -1043,6 +1058,8 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
     size_t len;
     if (w->p->n_trace) {
         body = trace_body(w, a->input_tokens, a->output_tokens, r, &len);
+    } else if (w->p->rgen) {
+        body = random_body(w, a->index, r, &len);
     } else {
         size_t j = (size_t)(a->index % (int64_t)w->p->ds.n);
         body = w->p->bodies[j];

@@ -136,14 +136,27 @@ static void test_prompt_pool_covers_the_plan(void **state)
     assert_true(o.planned_arrivals >= expect);
     assert_true(o.planned_arrivals < expect + 6 * 5 * 70 + 5 * 17);
     assert_int_equal(o.prompt_pool_size, o.planned_arrivals);
+    assert_false(o.prompt_per_request);
     assert_int_equal(parse(&o, err, sizeof err, "--num-prompts", "3000", NULL), 0);
     assert_int_equal(o.planned_arrivals, 3000);
     assert_int_equal(o.prompt_pool_size, 3000);
-    /* Unknown length (closed loop bounded by time): the memory bound. */
+    assert_false(o.prompt_per_request);
+    /* Unknown length (closed loop bounded by time): no pool, each prompt
+     * made when sent. */
     assert_int_equal(parse(&o, err, sizeof err, "--max-concurrency", "4", "--duration", "5", NULL),
                      0);
     assert_int_equal(o.planned_arrivals, -1);
-    assert_true(o.prompt_pool_size > 1000);
+    assert_true(o.prompt_per_request);
+    /* Longer than LG_POOL_EAGER_MAX: the same; at it, a pool. */
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--request-rate", "5000", "--duration", "600", NULL), 0);
+    assert_true(o.planned_arrivals > LG_POOL_EAGER_MAX);
+    assert_true(o.prompt_per_request);
+    assert_int_equal(parse(&o, err, sizeof err, "--num-prompts", "16384", NULL), 0);
+    assert_false(o.prompt_per_request);
+    assert_int_equal(o.prompt_pool_size, 16384);
+    assert_int_equal(parse(&o, err, sizeof err, "--num-prompts", "16385", NULL), 0);
+    assert_true(o.prompt_per_request);
     /* Asked for: kept, even below the plan. */
     assert_int_equal(
         parse(&o, err, sizeof err, "--num-prompts", "3000", "--prompt-pool-size", "16", NULL), 0);

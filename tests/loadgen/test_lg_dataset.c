@@ -481,6 +481,67 @@ static void pool_is_sized_to_the_run_within_memory(void **state)
     assert_int_equal(lg_pool_size_for(5, per, 10), 1);
 }
 
+/* The pool-less generator: request i's prompt depends on (seed, i) alone
+ * (two generators agree, in any order of asking), prompts differ from one
+ * request to the next, each has its drawn number of tokens, and the lengths
+ * follow the spec's distribution as the pool's do. */
+static void random_per_request_prompts_are_fixed_by_seed_and_index(void **state)
+{
+    (void)state;
+    lg_random_spec spec = {
+        .seed = 9, .input_len = 100, .output_len = 50, .range_ratio = 0.5, .dist = LG_LEN_UNIFORM};
+    char err[128];
+    lg_random_gen *a = lg_random_gen_new(&spec, err, sizeof err);
+    lg_random_gen *b = lg_random_gen_new(&spec, err, sizeof err);
+    assert_non_null(a);
+    assert_non_null(b);
+    enum { N = 4000 };
+    double sum_in = 0, sum_out = 0;
+    char *prev = NULL;
+    int same_as_prev = 0;
+    for (int i = 0; i < N; i++) {
+        lg_prompt p, q;
+        assert_int_equal(lg_random_gen_at(a, (uint64_t)i, &p), 0);
+        /* b asks in reverse order: the same prompt for the same index */
+        assert_int_equal(lg_random_gen_at(b, (uint64_t)(N - 1 - i), &q), 0);
+        free(q.text);
+        assert_int_equal(lg_random_gen_at(b, (uint64_t)i, &q), 0);
+        assert_string_equal(p.text, q.text);
+        assert_int_equal(p.input_tokens, q.input_tokens);
+        assert_int_equal(p.output_tokens, q.output_tokens);
+        assert_int_equal(lg_count_tokens(p.text, strlen(p.text)), p.input_tokens);
+        assert_true(p.input_tokens >= 50 && p.input_tokens <= 150);
+        assert_true(p.output_tokens >= 25 && p.output_tokens <= 75);
+        sum_in += p.input_tokens;
+        sum_out += p.output_tokens;
+        same_as_prev += prev && strcmp(prev, p.text) == 0;
+        free(prev);
+        prev = p.text;
+        free(q.text);
+    }
+    free(prev);
+    assert_int_equal(same_as_prev, 0);
+    assert_true(sum_in / N > 97 && sum_in / N < 103);
+    assert_true(sum_out / N > 48.5 && sum_out / N < 51.5);
+    /* another seed, another prompt for the same index */
+    lg_random_spec other = spec;
+    other.seed = 10;
+    lg_random_gen *c = lg_random_gen_new(&other, err, sizeof err);
+    lg_prompt p, q;
+    assert_int_equal(lg_random_gen_at(a, 7, &p), 0);
+    assert_int_equal(lg_random_gen_at(c, 7, &q), 0);
+    assert_string_not_equal(p.text, q.text);
+    free(p.text);
+    free(q.text);
+    lg_random_gen_free(a);
+    lg_random_gen_free(b);
+    lg_random_gen_free(c);
+    /* a spec the pool would refuse is refused, naming the field */
+    spec.input_len = 0;
+    assert_null(lg_random_gen_new(&spec, err, sizeof err));
+    assert_non_null(strstr(err, "input_len"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -488,6 +549,7 @@ int main(void)
         cmocka_unit_test(random_fixed_lengths_are_exact),
         cmocka_unit_test(random_distributions_have_their_means),
         cmocka_unit_test(random_pool_is_fixed_by_the_seed),
+        cmocka_unit_test(random_per_request_prompts_are_fixed_by_seed_and_index),
         cmocka_unit_test(random_spec_errors_name_the_field),
         cmocka_unit_test(shared_prefix_groups_share_their_system_prompt),
         cmocka_unit_test(sharegpt_keeps_human_gpt_pairs),

@@ -38,4 +38,20 @@ grep -q "^warning: .* requests repeated a prompt (pool of 100)" "$WORK/reuse.out
   --result-filename prefix.json 2>"$WORK/prefix.err" || fail "shared-prefix run exited $?"
 jq -e '.prompts_repeated == 0 and .cached_prompt_tokens_share > 0' "$WORK/prefix.json" >/dev/null ||
   fail "shared-prefix: $(jq -c '{prompts_repeated, cached_prompt_tokens_share}' "$WORK/prefix.json")"
+# A run of unknown length (closed loop for a duration) has no pool: each
+# prompt is made when sent, none repeats, the server's cache finds nothing,
+# and neither the dry run nor the run speaks of a pool or of repeats.
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --random-input-len 64 --random-output-len 4 --seed 5 \
+  --max-concurrency 8 --duration 2 --dry-run >"$WORK/open.plan" 2>&1 || fail "open-ended plan: exit $?"
+grep -q "; no pool: each prompt made when its request is sent$" "$WORK/open.plan" ||
+  fail "open-ended plan: $(grep ^dataset "$WORK/open.plan")"
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --random-input-len 64 --random-output-len 4 --seed 5 \
+  --max-concurrency 8 --duration 2 --no-progress --save-result --save-detailed --result-dir "$WORK" \
+  --result-filename open.json >"$WORK/open.out" 2>"$WORK/open.err" || fail "open-ended run: exit $?"
+o="$WORK/open.json"
+jq -e '.prompt_source == "per_request" and .prompt_pool_size == null and .prompts_repeated == 0
+       and .dispatched > 100 and .cached_prompt_tokens_share == 0' "$o" >/dev/null ||
+  fail "open-ended run: $(jq -c '{prompt_source, prompt_pool_size, prompts_repeated, dispatched, cached_prompt_tokens_share}' "$o")"
+! grep -qi "repeat\|pool" "$WORK/open.err" "$WORK/open.out" || fail "open-ended run spoke of a pool: $(grep -i 'repeat\|pool' "$WORK/open.err" "$WORK/open.out")"
+jq -e '.prompt_source == "pool"' "$f" >/dev/null || fail "fresh sweep: prompt_source $(jq .prompt_source "$f")"
 pass "prompts: fresh by default, reuse counted and cached"
