@@ -3,8 +3,10 @@
  *
  * The sweep is geometric, with the ratio chosen from what the last step
  * measured: the busy time per request b = rho_k k / achieved_rate gives the rate
- * that would reach the next utilisation target (rate = target k / b), and that
- * ratio is clamped to [min_growth, max_growth]. At low utilisation (the client's
+ * that would reach the next utilisation target (rate = target k / b), or, when
+ * the secant through the last two steps reaches the target at a higher rate,
+ * that rate (at most 25% higher), and that ratio is clamped to
+ * [min_growth, max_growth]. At low utilisation (the client's
  * own cost tiny, rho barely moving) the sweep is thus a plain geometric one at
  * max_growth; near the knee it slows down to place points where PK's curve
  * bends. The targets are in 1 - rho roughly geometric, so the points are about

@@ -3,7 +3,17 @@
  * requests are dispatched from an rb_timer armed at each next intended time.
  * Every loop callback is timed (a "service unit") so the report can give
  * this worker's utilisation and its M/G/1 queueing prediction. No locks:
- * the worker writes only its own slot of the shared region. */
+ * the worker writes only its own slot of the shared region.
+ *
+ * The file is long (about 1,600 lines) because it is one event loop: the
+ * SSE callbacks, the request objects, the end of a request, libcurl's
+ * socket and timer callbacks, the dispatch and the worker's end all run on
+ * the same loop, share the lg_worker and lg_req state, and are each other's
+ * callers (a completion dispatches, a dispatch kicks curl, curl's callbacks
+ * end requests). Its sections follow a request's life. What can be pure is
+ * out of it: SSE framing (lg_sse), chunk decoding (lg_chunk), bodies
+ * (lg_body), the schedule (lg_sched), sessions (lg_session), records
+ * (lg_record), the receive clock (lg_rxclock). */
 
 #include <curl/curl.h>
 #include <errno.h>

@@ -14,13 +14,12 @@
 #                                 e.g. "--realtime-priority 10" on a loaded host)
 #        [--rate-workers "1 2"]  (the rate search's worker counts; default 1)
 #        [--prompt-pool N]       (--prompt-pool-size N for the closed-loop and RSS runs:
-#                                 by default loadgen builds one prompt per
-#                                 planned request, up to 512 MiB, before a
-#                                 duration-bound closed loop starts, and that
-#                                 start-up is in its CPU figure, the pool in
-#                                 the RSS; RSS sums the processes, so pages
-#                                 the worker shares with the coordinator
-#                                 count twice)
+#                                 by default a duration-bound closed loop, and
+#                                 an open loop of more than 16,384 requests,
+#                                 make each prompt when it is sent (no pool);
+#                                 a pool of N is built before the run and its
+#                                 pages, shared by the worker and the
+#                                 coordinator, count twice in the RSS sum)
 #
 # CPU: user + system time of the client's whole process tree (bash's `time`,
 # which counts every waited-for child), divided by the requests it completed.

@@ -110,6 +110,29 @@ static void test_next_rate(void **state)
     c.min_growth = 1.2;
     s[0] = step(100, 100, 0.55);
     NEAR(cal_sweep_next_rate(&c, s, 1, 20), 120);
+    c.min_growth = 1.05;
+    /* affine rho (fixed costs): 0.1 at 100/s, 0.15 at 200/s; target 0.3:
+     * proportional 400/s, the secant 500/s, within 25% of it */
+    s[0] = step(100, 100, 0.1);
+    s[1] = step(200, 200, 0.15);
+    NEAR(cal_sweep_next_rate(&c, s, 2, 20), 500);
+    /* concave rho, two close levels: 0.448 at 3188/s, 0.452 at 3558/s;
+     * target 0.6: the secant runs far off, trusted up to 1.25 x the
+     * proportional 4723/s */
+    s[0] = step(3188, 3188, 0.448);
+    s[1] = step(3558, 3558, 0.452);
+    NEAR(cal_sweep_next_rate(&c, s, 2, 20), 1.25 * 3558 * 0.6 / 0.452);
+    /* a convex secant (it would aim lower) is not taken */
+    s[0] = step(100, 100, 0.05);
+    s[1] = step(200, 200, 0.2);
+    NEAR(cal_sweep_next_rate(&c, s, 2, 20), 200 * 0.3 / 0.2);
+    /* a saturated or a slower previous level gives no secant */
+    s[0] = step(100, 100, 0.1);
+    s[0].saturated = 1;
+    s[1] = step(200, 200, 0.15);
+    NEAR(cal_sweep_next_rate(&c, s, 2, 20), 400);
+    s[0] = step(300, 300, 0.1);
+    NEAR(cal_sweep_next_rate(&c, s, 2, 20), 400);
 }
 
 static void test_stops(void **state)
