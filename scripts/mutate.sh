@@ -39,6 +39,8 @@ tests_for() {
     loadgen/lg_stats.c) echo "test_lg_stats" ;;
     simserver/sim_http.c) echo "test_sim_http" ;;
     simserver/sim_model.c) echo "test_sim_model" ;;
+    calibrate/cal_rule.c) echo "test_cal_rule" ;;
+    calibrate/cal_sweep.c) echo "test_cal_sweep" ;;
     *) echo "mutate.sh: no unit tests are listed for $1" >&2; exit 2 ;;
   esac
 }
@@ -185,8 +187,8 @@ m ks2-ecdf-off-by-one models/mdl_stats.c 'double diff = (double)(i + 1) / (doubl
   'double diff = (double)i / (double)n - (double)j / (double)m;'
 m ks2-tolerance-sign models/mdl_stats.c 'while (j < m && b[j] <= a[i] + tol)' 'while (j < m && b[j] <= a[i] - tol)'
 # loadgen/lg_sched.c
-m sched-round-robin-off-by-one loadgen/lg_sched.c 'if (x.index % k == worker) {' \
-  'if ((x.index + 1) % k == worker) {'
+m sched-round-robin-off-by-one loadgen/lg_sched.c 'return (int)(a->index % k);' \
+  'return (int)((a->index + 1) % k);'
 m sched-worker-bound loadgen/lg_sched.c 'if (k < 1 || worker < 0 || worker >= k) return 0;' \
   'if (k < 1 || worker < 0 || worker > k) return 0;'
 m sched-duration-boundary loadgen/lg_sched.c \
@@ -200,9 +202,9 @@ m sched-drops-pause loadgen/lg_sched.c 'start += llround(end_ns) + sp->pause_ns;
 # loadgen/lg_sse.c
 m sse-keeps-leading-space loadgen/lg_sse.c "if (value_len && value[0] == ' ') {" 'if (0) {'
 m sse-crlf-split loadgen/lg_sse.c "if (*s == '\\n') {" "if (*s == '\\r') {"
-m sse-data-lines-unjoined loadgen/lg_sse.c '&p->data_cap, "\n", 1)' '&p->data_cap, "", 0)'
-m sse-size-boundary loadgen/lg_sse.c 'if (n > p->max_bytes || *len > p->max_bytes - n) return -EMSGSIZE;' \
-  'if (n > p->max_bytes || *len >= p->max_bytes - n) return -EMSGSIZE;'
+m sse-data-lines-unjoined loadgen/lg_sse.c 'rb_buf_add(&p->data, "\n", 1)' 'rb_buf_add(&p->data, "", 0)'
+m sse-size-boundary loadgen/lg_sse.c 'if ((size_t)(eol - s) > p->max_bytes) return -EMSGSIZE;' \
+  'if ((size_t)(eol - s) >= p->max_bytes) return -EMSGSIZE;'
 m sse-finish-keeps-nothing loadgen/lg_sse.c 'int discarded = p->has_data;' 'int discarded = 0;'
 # loadgen/lg_chunk.c
 m chunk-role-with-content loadgen/lg_chunk.c \
@@ -248,6 +250,17 @@ m cache-evicts-newest simserver/sim_model.c 'i = c->lru_tail; /* evict' 'i = c->
 m fault-rate-scale simserver/sim_model.c 'if (gsl_rng_uniform(rng) * 100.0 >= rate_pct)' \
   'if (gsl_rng_uniform(rng) * 10.0 >= rate_pct)'
 m echo-stop-boundary simserver/sim_model.c 's->prompt_tokens < s->max_tokens) {' 's->prompt_tokens <= s->max_tokens) {'
+# calibrate/cal_rule.c
+m rule-rate-cap-boundary calibrate/cal_rule.c 'return isfinite(p->rate) && p->rate > 0 && p->rate < bad_rate;' \
+  'return isfinite(p->rate) && p->rate > 0 && p->rate <= bad_rate;'
+m rule-saturated-caps-by-rho calibrate/cal_rule.c 'if (p[i].saturated && isfinite(p[i].rate) && p[i].rate > 0) {' \
+  'if (0) {'
+# calibrate/cal_sweep.c
+m fill-saturation-only calibrate/cal_sweep.c \
+  'return isfinite(budget_us) ? cal_sweep_looks_bad(s, transport_us, budget_us) : s->saturated;' \
+  'return s->saturated;'
+m secant-uncapped calibrate/cal_sweep.c 'if (secant > want) want = secant < 1.25 * want ? secant : 1.25 * want;' \
+  'if (secant > want) want = secant;'
 
 # ---- the run ------------------------------------------------------------
 list=0
