@@ -72,8 +72,7 @@ typedef struct lg_req {
     int attempts;   /* times curl was about to send this request */
     int local_port; /* its connection's, from curl's pre-request callback */
     int32_t ds_input_tokens;
-    char *resp; /* non-streamed body */
-    size_t resp_len, resp_cap;
+    rb_buf resp;    /* non-streamed body, capped at LG_BODY_MAX */
     char *own_body; /* a trace request's rendered body */
     struct lg_req *next_free;
     rb_buf text;       /* multi-turn: the response's text (lg_chunk_decode_text) */
@@ -414,24 +413,13 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
             lg_sse_reset(&r->sse);
         }
     } else {
-        if (r->resp_len + n > LG_BODY_MAX) {
+        /* past the cap the buffer is freed and the error sticks: the rest of
+         * the body is dropped, the request counted as too large */
+        int rc = rb_buf_add(&r->resp, ptr, n);
+        if (rc == -EMSGSIZE)
             r->too_large = 1;
-            return n;
-        }
-        if (r->resp_len + n + 1 > r->resp_cap) {
-            size_t cap = r->resp_cap ? r->resp_cap : 4096;
-            while (cap < r->resp_len + n + 1)
-                cap *= 2;
-            char *b = realloc(r->resp, cap);
-            if (!b) {
-                r->malformed = 1;
-                return n;
-            }
-            r->resp = b;
-            r->resp_cap = cap;
-        }
-        memcpy(r->resp + r->resp_len, ptr, n);
-        r->resp_len += n;
+        else if (rc)
+            r->malformed = 1;
     }
     return n;
 }
@@ -630,7 +618,8 @@ static lg_req *req_get(lg_worker *w)
     r->truth = (lg_truth){0};
     r->done_seen = r->malformed = r->error_event = r->too_large = 0;
     r->attempts = 0;
-    r->resp_len = 0;
+    if (r->resp.err) rb_buf_free(&r->resp); /* the last one's error is not this one's */
+    r->resp = (rb_buf){.data = r->resp.data, .cap = r->resp.cap, .max = LG_BODY_MAX};
     return r;
 }
 
@@ -791,8 +780,8 @@ static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
         lg_sse_finish(&r->sse);
     } else if (!cancelled && res == CURLE_OK && http >= 200 && http < 300) {
         lg_chunk c;
-        if (r->resp_len == 0 ||
-            lg_chunk_decode_text(r->resp, r->resp_len, &c, w->sess ? &r->text : NULL) < 0) {
+        if (r->resp.len == 0 || r->resp.err ||
+            lg_chunk_decode_text(r->resp.data, r->resp.len, &c, w->sess ? &r->text : NULL) < 0) {
             r->malformed = 1;
         } else {
             if (c.flags & LG_CHUNK_ERROR) r->error_event = 1;
@@ -1552,7 +1541,7 @@ out_loop:
         lg_req *r = w->all[i];
         curl_easy_cleanup(r->easy);
         lg_sse_free(&r->sse);
-        free(r->resp);
+        rb_buf_free(&r->resp);
         free(r->own_body);
         rb_buf_free(&r->text);
         free(r);
