@@ -293,14 +293,13 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
     /* Each level's error bar from the pooled spread: a level's own two or
      * three batches say little about their spread (with 2 degrees of freedom
      * the t factor alone is 4.3), the pool of all levels' batches far more.
-     * A level of one batch gets one too. */
-    int pdof;
-    double pcv2 = pooled_cv2(out, idx, L, &pdof);
-    if (pdof >= 1 && isfinite(pcv2))
-        for (int j = 0; j < out->n_levels; j++) {
-            cal_level *l = &out->levels[j];
-            l->delay_err_us = cal_t95(pdof) * sqrt(pcv2) * l->delay_us / sqrt((double)l->n);
-        }
+     * A level of one batch gets one too. (cal_level_pooled_err_us: the
+     * sweep applies the same bar while it runs.) */
+    double errs[CAL_MAX_LEVELS];
+    for (int j = 0; j < out->n_levels; j++)
+        errs[j] = cal_level_pooled_err_us(out->levels, out->n_levels, j);
+    for (int j = 0; j < out->n_levels; j++)
+        if (isfinite(errs[j])) out->levels[j].delay_err_us = errs[j];
     snprintf(out->method, sizeof out->method, "measured");
     if (L >= 2) fit_levels(steps, n, k, idx, L, out);
     int fitted = !strcmp(out->method, "wls-bootstrap");

@@ -101,3 +101,21 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
     }
     return m;
 }
+
+double cal_level_pooled_err_us(const cal_level *l, int n, int j)
+{
+    double cv2 = 0;
+    int dof = 0;
+    for (int i = 0; i < n; i++) {
+        const cal_level *v = &l[i];
+        if (v->outlier || v->saturated || !isfinite(v->delay_us) || !(v->rho > 0 && v->rho < 1))
+            continue;
+        if (v->n >= 2 && v->delay_us > 0 && isfinite(v->delay_sd_us)) {
+            double rel = v->delay_sd_us / v->delay_us;
+            cv2 += (v->n - 1) * rel * rel;
+            dof += v->n - 1;
+        }
+    }
+    if (dof < 1 || j < 0 || j >= n || !(l[j].n >= 1)) return NAN;
+    return cal_t95(dof) * sqrt(cv2 / dof) * l[j].delay_us / sqrt((double)l[j].n);
+}

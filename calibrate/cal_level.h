@@ -37,6 +37,14 @@ typedef struct cal_level {
  * count (at most max). */
 int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int max);
 
+/* The error bar the fit will give level j of l[0..n) (cal_fit_per_k): the
+ * 95% t half-width t(dof) cv delay_j / sqrt(n_j), with the relative spread
+ * cv pooled over the levels that count (not outliers, not saturated, a
+ * finite delay and 0 < rho < 1, two batches or more; dof = sum(n - 1)), so
+ * the sweep can apply the certification rule's own test while it runs.
+ * NAN when no level has two batches. */
+double cal_level_pooled_err_us(const cal_level *l, int n, int j);
+
 /* The two-sided 95% t quantile with dof degrees of freedom (dof >= 1). */
 double cal_t95(int dof);
 

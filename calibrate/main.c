@@ -420,7 +420,8 @@ static int run_level(cal_run *r, int k, int lv, double rate, int nb, cal_level *
 
 /* The levels of k measured so far (steps from first on) that count, one
  * step each standing for its level (its means), for the sweep's rules. */
-static int level_view(const cal_run *r, int k, int first, cal_step *view, int max, int *confirmed)
+static int level_view(const cal_run *r, int k, int first, cal_step *view, int max, int *confirmed,
+                      double *err)
 {
     static cal_level lv[CAL_MAX_LEVELS];
     int n = cal_levels_build(r->steps + first, r->n_steps - first, k, lv, CAL_MAX_LEVELS), m = 0;
@@ -439,6 +440,10 @@ static int level_view(const cal_run *r, int k, int first, cal_step *view, int ma
         v->completed = 1;
         v->saturated = lv[i].saturated;
         v->confirmed = lv[i].confirmed;
+        if (err) { /* the error bar the rule will use (0: not known yet) */
+            double e = cal_level_pooled_err_us(lv, n, i);
+            err[m - 1] = isfinite(e) ? e : 0;
+        }
     }
     return m;
 }
@@ -451,6 +456,14 @@ static double lowest_delay(const cal_step *view, int n)
     for (int i = 0; i < n; i++)
         if (!view[i].saturated && view[i].overhead_mean_us < lo) lo = view[i].overhead_mean_us;
     return isfinite(lo) ? lo : NAN;
+}
+
+/* The error bar of level lv in the view (0: not in it, or not known). */
+static double err_of(const cal_step *view, const double *err, int nv, int lv)
+{
+    for (int i = 0; i < nv; i++)
+        if (view[i].level == lv) return err[i];
+    return 0;
 }
 
 static void mark_level(cal_run *r, int k, int lv, int outlier, int confirmed)
@@ -470,6 +483,7 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
     int first = r->n_steps, made = 0;
     int64_t spent_ns = 0;
     static cal_step view[CAL_MAX_LEVELS];
+    static double err[CAL_MAX_LEVELS];
     for (;;) {
         if (cal_proc_interrupted() || r->dead || r->n_steps + 16 >= MAX_STEPS) break;
         /* a level costs its batches plus their start-up and drain: as measured */
@@ -482,10 +496,13 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
         }
         int64_t t0 = rb_now_ns();
         int confirmed = 0;
-        int nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed);
+        int nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
         /* (the self-test's injected cost is over any budget: only saturation counts there) */
         double budget = r->o.self_test ? INFINITY : r->o.budget_us;
         double c_now = lowest_delay(view, nv);
+        /* the rule's own test: a level's delay with its error bar */
+        for (int i = 0; i < nv; i++)
+            view[i].overhead_mean_us += err[i];
         int limit = 0; /* a saturated level, or one over budget and confirmed */
         for (int i = 0; i < nv; i++)
             limit |= view[i].saturated || (view[i].confirmed && isfinite(budget) &&
@@ -505,19 +522,27 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
         if (run_level(r, k, no, rate, no ? cal_opts_batches(&r->o) : 1, &lv) != 0) break;
         /* A level that looked bad is measured again before it counts, until
          * one is confirmed: one host hiccup never decides. */
-        nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed);
+        /* Bad by the certification rule's own test: the delay with the
+         * error bar the fit will give it (a level within budget by its mean
+         * but not with its bar would otherwise be neither repeated nor
+         * bisected below, and the certificate would fall to the level under
+         * it: measured, one quiet run certified 0.50 with levels at 0.76 and
+         * 0.83 in that state and none between). */
+        nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
         double c_est = lowest_delay(view, nv);
-        int bad =
-            lv.saturated ||
-            (!r->o.self_test && !(lv.delay_us - (isfinite(c_est) ? c_est : 0) <= r->o.budget_us));
+        int bad = lv.saturated || (!r->o.self_test && !(lv.delay_us + err_of(view, err, nv, no) -
+                                                            (isfinite(c_est) ? c_est : 0) <=
+                                                        r->o.budget_us));
         if (bad && !confirmed && !cal_proc_interrupted()) {
             progress(r, "calibrate: k=%d level %2d looks %s at rho %.2f; measured again\n", k, no,
                      lv.saturated ? "saturated" : "over budget", lv.rho);
             cal_level again;
             int no2 = made++;
             if (run_level(r, k, no2, rate, cal_opts_batches(&r->o), &again) != 0) break;
-            int bad2 = again.saturated ||
-                       !(again.delay_us - (isfinite(c_est) ? c_est : 0) <= r->o.budget_us);
+            nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
+            int bad2 = again.saturated || !(again.delay_us + err_of(view, err, nv, no2) -
+                                                (isfinite(c_est) ? c_est : 0) <=
+                                            r->o.budget_us);
             if (bad2)
                 mark_level(r, k, no2, 0, 1);
             else

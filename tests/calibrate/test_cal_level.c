@@ -62,10 +62,33 @@ static void test_levels(void **state)
     assert_int_equal(cal_levels_build(s, 9, 2, l, 8), 1);
 }
 
+/* The pooled error bar: the relative spread pooled over the levels that
+ * count, each level's bar scaled by its own delay and batch count. */
+static void test_pooled_err(void **state)
+{
+    (void)state;
+    cal_level l[4] = {0};
+    /* two levels of 3 batches: cv 0.1 and 0.2 -> pooled cv^2 = (0.01 + 0.04) / 2 */
+    l[0] = (cal_level){.n = 3, .rho = 0.1, .delay_us = 20, .delay_sd_us = 2};
+    l[1] = (cal_level){.n = 3, .rho = 0.5, .delay_us = 50, .delay_sd_us = 10};
+    /* an outlier and a saturated level do not count in the pool */
+    l[2] = (cal_level){.n = 3, .rho = 0.6, .delay_us = 60, .delay_sd_us = 60, .outlier = 1};
+    l[3] = (cal_level){.n = 1, .rho = 0.8, .delay_us = 90, .delay_sd_us = NAN, .saturated = 1};
+    double cv = sqrt(0.05 / 2);
+    assert_true(fabs(cal_level_pooled_err_us(l, 4, 1) - cal_t95(4) * cv * 50 / sqrt(3.0)) < 1e-9);
+    /* a one-batch level gets one too, from the pool */
+    assert_true(fabs(cal_level_pooled_err_us(l, 4, 3) - cal_t95(4) * cv * 90) < 1e-9);
+    /* no level of two batches: not known */
+    l[0].n = l[1].n = 1;
+    assert_true(isnan(cal_level_pooled_err_us(l, 4, 0)));
+    assert_true(isnan(cal_level_pooled_err_us(l, 4, 9)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_levels),
+        cmocka_unit_test(test_pooled_err),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
