@@ -259,6 +259,10 @@ m rule-saturated-caps-by-rho calibrate/cal_rule.c 'if (p[i].saturated && isfinit
 m fill-saturation-only calibrate/cal_sweep.c \
   'return isfinite(budget_us) ? cal_sweep_looks_bad(s, transport_us, budget_us) : s->saturated;' \
   'return s->saturated;'
+m aim-in-turn-dropped calibrate/cal_sweep.c 'if (last->workers == 1 && n - 1 < c->n_targets && n - 1 > i) i = n - 1;' \
+  'if (last->workers == 1 && n - 1 < c->n_targets && n - 1 > i + 1) i = n - 1;'
+m aim-in-turn-all-k calibrate/cal_sweep.c 'if (last->workers == 1 && n - 1 < c->n_targets && n - 1 > i) i = n - 1;' \
+  'if (n - 1 < c->n_targets && n - 1 > i) i = n - 1;'
 m secant-uncapped calibrate/cal_sweep.c 'if (secant > want) want = secant < 1.25 * want ? secant : 1.25 * want;' \
   'if (secant > want) want = secant;'
 

@@ -79,7 +79,7 @@ static void test_next_rate(void **state)
     (void)state;
     cal_sweep_cfg c;
     cal_sweep_defaults(&c, 1); /* targets 0.05, 0.15, 0.3, 0.45, 0.6, ... growth [1.05, 30] */
-    cal_step s[4];
+    cal_step s[12];
     NEAR(cal_sweep_next_rate(&c, s, 0, 20), 20);
     /* rho 0.1 at 100/s: 1 ms busy per request; target 0.15 -> 150/s */
     s[0] = step(100, 100, 0.1);
@@ -133,6 +133,27 @@ static void test_next_rate(void **state)
     NEAR(cal_sweep_next_rate(&c, s, 2, 20), 400);
     s[0] = step(300, 300, 0.1);
     NEAR(cal_sweep_next_rate(&c, s, 2, 20), 400);
+    /* targets in turn: the fourth level (n = 3 made) aims at the third
+     * target, 0.3, although the last fell short of the second (0.15) */
+    s[0] = step(20, 20, 0.004);
+    s[1] = step(250, 250, 0.05);
+    s[2] = step(400, 400, 0.08);
+    NEAR(cal_sweep_next_rate(&c, s, 3, 20), 400 * 0.3 / 0.08);
+    /* a level already past the next target in turn aims by what it measured */
+    s[2] = step(400, 400, 0.4);
+    NEAR(cal_sweep_next_rate(&c, s, 3, 20), 400 * 0.45 / 0.4);
+    /* two workers re-aim at the target they fell short of: 0.15 */
+    s[0] = step(20, 20, 0.004);
+    s[1] = step(250, 250, 0.05);
+    s[2] = step(400, 400, 0.08);
+    for (int i = 0; i < 3; i++)
+        s[i].workers = 2;
+    NEAR(cal_sweep_next_rate(&c, s, 3, 20), 400 * 0.15 / 0.08);
+    /* past the list's end (9 targets in the default mode): by what was measured */
+    for (int i = 0; i < 10; i++)
+        s[i] = step(100.0 * (i + 1), 100.0 * (i + 1), 0.05 + 0.05 * i);
+    s[9] = step(1000, 1000, 0.5);
+    NEAR(cal_sweep_next_rate(&c, s, 10, 20), 1000 * 0.6 / 0.5);
 }
 
 static void test_stops(void **state)
