@@ -39,6 +39,7 @@ tests_for() {
     loadgen/lg_stats.c) echo "test_lg_stats" ;;
     simserver/sim_http.c) echo "test_sim_http" ;;
     simserver/sim_model.c) echo "test_sim_model" ;;
+    simserver/sim_metrics.c) echo "test_sim_metrics" ;;
     calibrate/cal_rule.c) echo "test_cal_rule" ;;
     calibrate/cal_sweep.c) echo "test_cal_sweep" ;;
     *) echo "mutate.sh: no unit tests are listed for $1" >&2; exit 2 ;;
@@ -240,6 +241,11 @@ m http-header-limit-boundary simserver/sim_http.c 'if (hp->header_bytes > hp->li
 m http-body-limit-boundary simserver/sim_http.c 'if (r->body_len + n > hp->lim.max_body_bytes) {' \
   'if (r->body_len + n >= hp->lim.max_body_bytes) {'
 m http-query-kept simserver/sim_http.c "char *q = strchr(r->path, '?');" "char *q = strchr(r->path, '&');"
+# simserver/sim_metrics.c
+m idle-cut-min-is-max simserver/sim_metrics.c \
+  'if (cut > 0 && (out->idle_cut_min_ns == 0 || cut < out->idle_cut_min_ns))' \
+  'if (cut > 0 && (out->idle_cut_min_ns == 0 || cut > out->idle_cut_min_ns))'
+m idle-cut-counts-zero simserver/sim_metrics.c 'if (cut > 0 && (out->idle_cut_min_ns == 0' 'if (cut >= 0 && (out->idle_cut_min_ns == 0'
 # simserver/sim_model.c
 m load-factor-off-by-one simserver/sim_model.c \
   'return 1.0 + (c->time_factor_under_load - 1.0) * (double)(running - 1) /' \

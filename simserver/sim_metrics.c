@@ -77,6 +77,10 @@ void sim_metrics_sum(const sim_metrics *slots, int n, sim_metrics *out)
         out->kv_blocks_total += LOAD(m->kv_blocks_total);
         thist_sum(&out->prompt_len, &m->prompt_len);
         thist_sum(&out->output_len, &m->output_len);
+        out->idle_cuts += LOAD(m->idle_cuts);
+        int64_t cut = LOAD(m->idle_cut_min_ns);
+        if (cut > 0 && (out->idle_cut_min_ns == 0 || cut < out->idle_cut_min_ns))
+            out->idle_cut_min_ns = cut;
     }
 }
 
@@ -184,4 +188,11 @@ void sim_metrics_render(const sim_metrics *m, const char *model, rb_buf *o)
     for (int f = 1; f < SIM_FAULT_COUNT; f++)
         rb_buf_printf(o, "sim_injected_faults_total{type=\"%s\"} %llu\n",
                       sim_fault_name((sim_fault)f), (unsigned long long)m->faults[f]);
+    head(o, "sim_idle_cuts_total", "counter",
+         "Connections closed by the idle or slow-request timeout.");
+    rb_buf_printf(o, "sim_idle_cuts_total %llu\n", (unsigned long long)m->idle_cuts);
+    head(o, "sim_idle_cut_min_seconds", "gauge",
+         "The shortest time a connection was idle (or its request incomplete) before such a cut, "
+         "by the server's own clock; 0 before the first cut.");
+    rb_buf_printf(o, "sim_idle_cut_min_seconds %.9f\n", (double)m->idle_cut_min_ns / 1e9);
 }

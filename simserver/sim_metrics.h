@@ -48,6 +48,8 @@ typedef struct sim_metrics {
     int64_t kv_blocks_total; /* the prefix cache's capacity in blocks */
     sim_thist prompt_len;    /* prompt tokens per finished request */
     sim_thist output_len;    /* generated tokens per finished request */
+    uint64_t idle_cuts;      /* connections cut by the idle or slow-request timeout */
+    int64_t idle_cut_min_ns; /* the shortest silence before such a cut (0 = none yet) */
 } sim_metrics;
 
 /* Single-writer updates, safe for concurrent readers in other processes. */

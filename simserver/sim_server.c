@@ -390,8 +390,8 @@ static void stream_finish(conn *c, int64_t now)
         conn_end(c);
         return;
     }
-    c->deadline_ns = now + w->cfg->idle_timeout_ns;
-    if (c->in_process) return; /* conn_process goes on with the rest */
+    c->deadline_ns = rb_now_ns() + w->cfg->idle_timeout_ns; /* fresh: never early */
+    if (c->in_process) return;                              /* conn_process goes on with the rest */
     if (c->in.len) {
         /* Bytes of the next request that came in meanwhile. */
         char *buf;
@@ -544,7 +544,7 @@ static void stream_pump(conn *c)
          * the client or the idle timeout closes it. */
         sim_engine_stall(&w->eng, es, rb_now_ns());
         arm_pace(w);
-        c->deadline_ns = now + cfg->idle_timeout_ns;
+        c->deadline_ns = rb_now_ns() + cfg->idle_timeout_ns;
         return;
     }
     if (ended) {
@@ -556,7 +556,7 @@ static void stream_pump(conn *c)
         /* A full batch is still in the socket's queue: go on when it left
          * (on_write). A client that stops reading is cut by the idle timeout. */
         s->blocked = 1;
-        c->deadline_ns = now + cfg->idle_timeout_ns;
+        c->deadline_ns = rb_now_ns() + cfg->idle_timeout_ns;
         return;
     }
     sim_engine_schedule(&w->eng, es);
@@ -870,10 +870,17 @@ static void on_sweep(uv_timer_t *t)
     int64_t now = rb_now_ns();
     for (conn *c = w->conns; c; c = c->next) {
         if (!c->deadline_ns || now < c->deadline_ns) continue;
-        if (c->closing)
-            conn_force_close(c);
-        else
-            conn_abort(c);
+        if (c->closing) {
+            conn_force_close(c); /* its deadline was the linger's */
+            continue;
+        }
+        /* Every deadline is a fresh reading plus the timeout, so this is the
+         * silence the connection was given, by the same clock. */
+        int64_t idle_ns = now - (c->deadline_ns - w->cfg->idle_timeout_ns);
+        SIM_METRIC_ADD(w->m->idle_cuts, 1);
+        if (w->m->idle_cut_min_ns == 0 || idle_ns < w->m->idle_cut_min_ns)
+            __atomic_store_n(&w->m->idle_cut_min_ns, idle_ns, __ATOMIC_RELAXED);
+        conn_abort(c);
     }
 }
 

@@ -115,6 +115,9 @@ static int open_all(int port, int n)
         exit(1);
     }
     for (int i = 0; i < n; i++) {
+        /* Read before the connection exists, so the server's clock (from its
+         * accept) starts after ours: a cut never looks early here. */
+        int64_t t_open_ns = rb_now_ns();
         int fd = connect_one(port);
         if (fd < 0) {
             fprintf(stderr, "rel_abuse: connection %d of %d: %s\n", i + 1, n, strerror(-fd));
@@ -122,7 +125,7 @@ static int open_all(int port, int n)
             return i;
         }
         g_conns[i].fd = fd;
-        g_conns[i].t_open_ns = rb_now_ns();
+        g_conns[i].t_open_ns = t_open_ns;
         g_conns[i].first_status = -1;
     }
     g_n = n;

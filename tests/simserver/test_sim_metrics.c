@@ -234,6 +234,30 @@ static void kv_usage_sums_the_slots_and_is_at_most_one(void **state)
     free(t);
 }
 
+/* The shortest silence before an idle cut is the minimum over the workers
+ * that cut one (a worker with none, 0, does not count), and is rendered in
+ * seconds beside the count of cuts. */
+static void idle_cuts_sum_and_the_shortest_is_the_minimum_of_those_cut(void **state)
+{
+    (void)state;
+    sim_metrics slots[3], m;
+    memset(slots, 0, sizeof slots);
+    slots[0].idle_cuts = 2;
+    slots[0].idle_cut_min_ns = 750 * MS;
+    slots[1].idle_cuts = 1;
+    slots[1].idle_cut_min_ns = 520 * MS; /* slots[2] cut none: its 0 is not a minimum */
+    sim_metrics_sum(slots, 3, &m);
+    char *t = render(&m);
+    assert_true(value_of(t, "\nsim_idle_cuts_total ") == 3);
+    assert_true(value_of(t, "\nsim_idle_cut_min_seconds ") == 0.52);
+    free(t);
+    memset(slots, 0, sizeof slots);
+    sim_metrics_sum(slots, 3, &m);
+    t = render(&m);
+    assert_true(value_of(t, "\nsim_idle_cut_min_seconds ") == 0);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +266,7 @@ int main(void)
         cmocka_unit_test(finished_requests_fill_the_length_histograms),
         cmocka_unit_test(tpot_is_itl_under_its_older_name_and_preemptions_are_zero),
         cmocka_unit_test(kv_usage_sums_the_slots_and_is_at_most_one),
+        cmocka_unit_test(idle_cuts_sum_and_the_shortest_is_the_minimum_of_those_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,8 +89,10 @@ done
 # the first write that fails, and says how many it sent. Cut while it still
 # trickles (fewer than 40 bytes) is the slow-request cut, measured from the
 # first byte; never before the idle timeout.
-exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+# t0 is read before the connection exists, so the server's accept (where its
+# clock starts) comes after it and a slow host can only lengthen el_ms.
 t0=$(date +%s%N)
+exec 3<>"/dev/tcp/127.0.0.1/$PORT"
 ( trap '' PIPE; n=0; for _ in $(seq 1 40); do printf 'X' >&3 2>/dev/null || break; n=$((n + 1)); sleep 0.1; done; echo "$n" >"$TMP/trickled" ) &
 trickle=$!
 printf 'GET /health HTTP/1.1\r\nHost: a\r\nX-Slow: ' >&3
@@ -101,12 +103,20 @@ exec 3<&- 3>&-
 checkx "slowloris: headers trickled for 4 s are cut by the server (${el_ms} ms), unanswered" \
   '[ -z "$got" ] && [ "$rc" -eq 0 ] && [ "$el_ms" -ge 500 ]'
 checkx "  ... while they still trickled ($(cat "$TMP/trickled") of 40 bytes sent)" '[ "$(cat "$TMP/trickled")" -lt 40 ]'
-exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+cuts0=$(metric sim_idle_cuts_total)
 t0=$(date +%s%N)
+exec 3<>"/dev/tcp/127.0.0.1/$PORT"
 rc=0; got=$(timeout 8 cat <&3) || rc=$?
 el_ms=$((($(date +%s%N) - t0) / 1000000))
 exec 3<&- 3>&-
 checkx "an idle connection is closed by the server (not by the 8 s timeout), after the idle timeout (${el_ms} ms)" '[ -z "$got" ] && [ "$rc" -eq 0 ] && [ "$el_ms" -ge 500 ]'
+# The server's own view: every cut so far (stall, slowloris, idle) came after
+# at least the configured silence, by its clock from the stamp that armed it.
+check "  ... counted by the server as an idle cut ($cuts0 -> $(metric sim_idle_cuts_total))" \
+  [ "$(metric sim_idle_cuts_total)" -gt "$cuts0" ]
+cut_min=$(metric sim_idle_cut_min_seconds)
+checkx "  ... and no idle cut came before 500 ms by the server's clock (shortest ${cut_min} s)" \
+  "awk -v m='$cut_min' 'BEGIN { exit !(m >= 0.5) }'"
 
 # --- a client that never reads is dropped once 64k wait for it
 nfds() { find "/proc/$SIM_PID_f/fd" -mindepth 1 -maxdepth 1 | wc -l; }
