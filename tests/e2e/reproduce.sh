@@ -5,7 +5,8 @@
 # same arrivals, the kernel timed the tokens, and the emulated single-process
 # client carries its injected cost: its loop is busier than loadgen-kN's by
 # at least half of what the cost adds (events x cost / window, from its own
-# report), and at the higher rate the TTFT it reports on delivery is
+# report), or saturated (rho >= 0.99: a host too busy for loadgen-kN leaves
+# it no room above), and at the higher rate the TTFT it reports on delivery is
 # inflated more than loadgen-kN's. The verdicts themselves are the host's
 # (they are recorded, not asserted).
 set -euo pipefail
@@ -45,7 +46,7 @@ for rate in 200 1000; do
   [ -n "$emul" ] && [ -n "$kn" ] || fail "rows missing at $rate QPS"
   jq -e -n --argjson e "$emul" --argjson n "$kn" --argjson c "$cost_us" '
       ($e.events * $c * 1e-6 / $e.send_window_s) as $added
-      | $e.max_rho >= $n.max_rho + 0.5 * $added' >/dev/null \
+      | $e.max_rho >= ([$n.max_rho + 0.5 * $added, 0.99] | min)' >/dev/null \
     || fail "at $rate QPS the emulated client's rho does not carry its cost: $emul vs $kn"
 done
 emul=$(jq -c '.rows[] | select(.client == "asyncio-emulated" and .target_qps == 1000)' "$out/table.json")

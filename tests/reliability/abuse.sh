@@ -53,24 +53,28 @@ idle)
   N=10000
   ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
   # Both ends live on this host: the tool and the server each need N fds.
-  if [ "$(ulimit -n)" -lt $((N + 100)) ]; then
-    echo "SKIP: ulimit -n is $(ulimit -n) (hard $(ulimit -Hn)), below $((N + 100))"
-    exit 77
-  fi
-  start_sim sim --idle-timeout 4s
+  [ "$(ulimit -n)" -ge $((N + 100)) ] ||
+    skip "ulimit -n is $(ulimit -n) (hard $(ulimit -Hn)), below $((N + 100))"
+  IDLE_S=$((4 * REL_SCALE))
+  start_sim sim --idle-timeout "${IDLE_S}s"
   baseline
-  run_tool idle idle "$SIM_PORT" "$N" 15000
+  run_tool idle idle "$SIM_PORT" "$N" $((15000 * REL_SCALE))
   wait_line "$WORK/idle" '^ready' 10
   [ "$(kv "$WORK/idle" opened)" -eq "$N" ] || fail "opened $(kv "$WORK/idle" opened) of $N"
   during "$N idle connections"
   held=$(fd_count "$SIM_PID")
-  [ "$held" -ge $((N / 2)) ] || fail "idle: the server held $held fds after the probes: they ran after the idle connections were gone"
+  [ "$held" -ge $((N / 2)) ] || unmet "idle: the server held $held fds after the probes: they ran after the idle connections were gone"
   fig "idle_open_at_probe=$(kv "$WORK/idle" open) connect_ms=$(kv "$WORK/idle" connect_ms) server_fds_after_probe=$held"
   wait_tool idle
   cut=$(kv "$WORK/idle" closed_by_server)
-  [ "$cut" -eq "$N" ] || fail "the server closed $cut of $N idle connections within 15 s"
+  [ "$cut" -eq "$N" ] || fail "the server closed $cut of $N idle connections within $((15 * REL_SCALE)) s"
+  # The tool's clock starts at its connect, before the server's accept: a cut
+  # is never earlier than the timeout by it, nor by the server's own clock.
   first=$(kv "$WORK/idle" first_cut_ms)
-  [ "$first" -ge 3500 ] || fail "an idle connection was cut after $first ms, before --idle-timeout 4s"
+  [ "$first" -ge $((IDLE_S * 1000)) ] || fail "an idle connection was cut after $first ms, before --idle-timeout ${IDLE_S}s"
+  cut_min=$(prom sim_idle_cut_min_seconds)
+  awk -v m="$cut_min" -v t="$IDLE_S" 'BEGIN { exit !(m >= t) }' ||
+    fail "idle: the server cut a connection after $cut_min s of silence by its own clock, before ${IDLE_S}s"
   RSS_DURING=$(hwm_kb "$SIM_PID")
   rss_bound "$N idle connections" "$RSS_DURING" $((RSS_BEFORE + 40000))
   ;;
@@ -79,18 +83,19 @@ slowloris)
   # --idle-timeout 2s from its first byte, unanswered, never before (the
   # trickle would go on for 8 s).
   N=500
-  start_sim sim --idle-timeout 2s
+  IDLE_S=$((2 * REL_SCALE))
+  start_sim sim --idle-timeout "${IDLE_S}s"
   baseline
-  run_tool slow slowloris "$SIM_PORT" "$N" 100 8000
+  run_tool slow slowloris "$SIM_PORT" "$N" 100 $((8000 * REL_SCALE))
   wait_line "$WORK/slow" '^ready' 10
   during "$N slowloris connections"
   held=$(fd_count "$SIM_PID")
-  [ "$held" -ge $((N / 2)) ] || fail "slowloris: the server held $held fds after the probes: they ran after the trickling connections were cut"
+  [ "$held" -ge $((N / 2)) ] || unmet "slowloris: the server held $held fds after the probes: they ran after the trickling connections were cut"
   wait_tool slow
   [ "$(kv "$WORK/slow" cut)" -eq "$N" ] || fail "slowloris: not all cut while they trickled: $(tail -n 1 "$WORK/slow")"
   [ "$(kv "$WORK/slow" answered)" -eq 0 ] || fail "slowloris: some were answered: $(tail -n 1 "$WORK/slow")"
   mn=$(kv "$WORK/slow" min_cut_ms) mx=$(kv "$WORK/slow" max_cut_ms)
-  [ "$mn" -ge 1900 ] || fail "slowloris: a connection was cut after $mn ms, before --idle-timeout 2s"
+  [ "$mn" -ge $((IDLE_S * 1000)) ] || fail "slowloris: a connection was cut after $mn ms, before --idle-timeout ${IDLE_S}s"
   fig "slowloris_cut_ms=$mn..$mx server_fds_after_probe=$held"
   RSS_DURING=$(hwm_kb "$SIM_PID")
   rss_bound "slowloris" "$RSS_DURING" $((RSS_BEFORE + 16000))
@@ -159,12 +164,12 @@ noread)
   # 50 connections x 4 pipelined 30000-token requests, never read, streamed
   # then whole: --max-write-queue 1M drops them, streams stuck on a full
   # socket are cut at --idle-timeout 2s; nothing stays running.
-  start_sim sim --max-write-queue 1M --idle-timeout 2s
+  start_sim sim --max-write-queue 1M --idle-timeout $((2 * REL_SCALE))s
   baseline
   RSS_DURING=0
   for stream in 1 0; do
     p0=$(prom 'vllm:prompt_tokens_total{model_name="sim-model"}')
-    run_tool nr$stream noread "$SIM_PORT" 50 4 "$stream" 5000
+    run_tool nr$stream noread "$SIM_PORT" 50 4 "$stream" $((5000 * REL_SCALE))
     wait_line "$WORK/nr$stream" '^ready' 10
     # Probe once the server has taken every client's first request (the
     # burst's own rendering work is not what is checked here).
@@ -175,7 +180,7 @@ noread)
     done
     [ "${p%.*}" -ge $((${p0%.*} + 100)) ] || fail "noread: the server took $(((${p%.*} - ${p0%.*}) / 2)) of 50 requests"
     during "clients that never read (stream=$stream)"
-    kill -0 "$TOOL_PID" 2>/dev/null || fail "noread: the clients were gone before the probes were over"
+    kill -0 "$TOOL_PID" 2>/dev/null || unmet "noread: the clients were gone before the probes were over"
     # Nothing stays running: dropped, or cut at the idle timeout.
     for _ in $(seq 1 100); do
       [ "$(prom 'vllm:num_requests_running{model_name="sim-model"}')" = 0 ] && break
@@ -220,13 +225,13 @@ pipeline)
   # Held whole, as before, that was about 300 MB. Then one connection whose
   # pipelined requests overrun the hold round after round.
   N=300
-  start_sim sim --inter-token-latency 50ms
+  start_sim sim --inter-token-latency $((50 * REL_SCALE))ms
   baseline
-  run_tool ph pipehold "$SIM_PORT" "$N" 60 1100000 20000
-  wait_line "$WORK/ph" '^ready' 25
+  run_tool ph pipehold "$SIM_PORT" "$N" 60 1100000 $((20000 * REL_SCALE))
+  wait_line "$WORK/ph" '^ready' $((25 * REL_SCALE))
   during "$N connections with pipelined input held"
   run=$(prom 'vllm:num_requests_running{model_name="sim-model"}')
-  [ "$run" = "$N" ] || fail "pipeline: the streams were over before the probes ($run of $N running)"
+  [ "$run" = "$N" ] || unmet "pipeline: the streams were over before the probes ($run of $N running)"
   wait_tool ph
   [ "$(kv "$WORK/ph" answered_both)" -eq "$N" ] || fail "pipeline: not every connection got its 200 and its 413: $(tail -n 1 "$WORK/ph")"
   fig "pipeline: $(tail -n 1 "$WORK/ph")"

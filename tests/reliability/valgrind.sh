@@ -3,11 +3,11 @@
 # valgrind memcheck for a few hundred requests, streamed and whole, with the
 # in-process worker (--num-workers 0) and one forked worker (--num-workers 1,
 # --trace-children=yes). Zero errors, zero definite/indirect leaks.
-# Exit 77 (skipped) without valgrind or in a sanitizer build (RB_SANITIZE=ON:
-# valgrind and ASan do not mix).
+# A sanitizer build does not register it (valgrind and ASan do not mix);
+# without valgrind it is skipped, which under CI=true is a failure.
 source "$(dirname "$0")/lib.sh"
-if [ "${RB_SANITIZE:-OFF}" = ON ]; then echo "SKIP: sanitizer build"; exit 77; fi
-command -v valgrind >/dev/null || { echo "SKIP: valgrind is not installed"; exit 77; }
+[ "${RB_SANITIZE:-OFF}" != ON ] || fail "a sanitizer build: valgrind and ASan do not mix (not registered there)"
+command -v valgrind >/dev/null || skip "valgrind is not installed (scripts/setup.sh installs it)"
 
 VG=(valgrind --tool=memcheck --leak-check=full --error-exitcode=99
   --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect
@@ -57,14 +57,28 @@ run_lg k1 1 --no-stream
 # k=1: the coordinator's log and the worker's (forked) log.
 [ "$(ls "$WORK"/vg-k1.*.log | wc -l)" -ge 2 ] || fail "k1: no valgrind log of the forked worker"
 
-# Under valgrind too, loadgen counted each fault as simserver injected it.
+# Under valgrind too, loadgen invents no fault and loses none. Valgrind slows
+# both programs many times over, so a request may reach its 2 s timeout
+# before its fault (or its last token) arrives: it is then counted as a
+# timeout. The exact per-class equality is the fault tests' (rel_fault_*,
+# without valgrind); here: no class is counted more often than it was
+# injected, every stall ends as a timeout, and every injected fault is a
+# failure of some class.
 metrics_to "$WORK/metrics"
+injected=0
 for pair in rate_limit:http_429 server_error:http_500 unavailable:http_503 invalid_request:http_400 \
   invalid_api_key:http_401 connection_reset:reset midstream_drop:midstream malformed_chunk:malformed stall:timeout; do
   s=$(sim_fault "$WORK/metrics" "${pair%%:*}")
   o=$(jq -s --arg c "${pair##*:}" 'map(.failures_by_class[$c] // 0) | add' "$WORK/k0.json" "$WORK/k1.json")
-  [ "$s" -eq "$o" ] || fail "${pair%%:*}: simserver injected $s, loadgen counted $o"
+  injected=$((injected + s))
+  if [ "${pair%%:*}" = stall ]; then
+    [ "$o" -ge "$s" ] || fail "stall: simserver injected $s, loadgen counted only $o timeouts"
+  else
+    [ "$o" -le "$s" ] || fail "${pair%%:*}: simserver injected $s, loadgen counted $o (more than injected)"
+  fi
 done
+failed=$(jq -s 'map(.failed) | add' "$WORK/k0.json" "$WORK/k1.json")
+[ "$failed" -ge "$injected" ] || fail "simserver injected $injected faults, loadgen counted $failed failures"
 
 # simserver: SIGTERM; valgrind's exit code says errors (99) or not.
 kill -TERM "$SIM_PID"
