@@ -34,7 +34,9 @@ crash_files=()
 for h in "${harnesses[@]}"; do
   bin="$build/tests/fuzz/$h"
   if [ ! -x "$bin" ]; then
+    # A harness with a source but no binary was never fuzzed: that fails.
     echo "| $h | - | - | - | not built | - |"
+    failed=1
     continue
   fi
   corpus="$work/$h"
@@ -66,7 +68,7 @@ done
 
 if [ "$failed" -ne 0 ]; then
   echo
-  echo "fuzz.sh: crashes found. Reproduce with: <build>/tests/fuzz/<harness> <file>" >&2
+  echo "fuzz.sh: a harness was not built, failed, or found crashes. Reproduce a crash with: <build>/tests/fuzz/<harness> <file>" >&2
   for f in "${crash_files[@]}"; do echo "  $f" >&2; done
   exit 1
 fi

@@ -7,16 +7,11 @@
 # colours, not blank (a blank page's screenshot fails the same check).
 # chromium runs with networking off (every host name unresolvable, no
 # proxy, no background services), each run bounded by a timeout.
-# Skipped (77) without chromium, except under CI (CI=true), where that fails.
+# Skipped (77) without chromium or gnuplot, except under CI (CI=true), where that fails.
 source "$(dirname "$0")/report_lib.sh"
 DOM="python3 $(dirname "$0")/report_dom.py"
-if ! command -v chromium >/dev/null 2>&1; then
-  case "${CI:-}" in
-    "" | false | 0) echo "SKIP: chromium is not installed (apt-get install chromium)"; exit 77 ;;
-    *) fail "chromium is not installed, and CI needs the browser test (scripts/setup.sh installs it)" ;;
-  esac
-fi
-command -v gnuplot >/dev/null 2>&1 || { echo "SKIP: gnuplot is not installed: no plots to render"; exit 77; }
+command -v chromium >/dev/null 2>&1 || skip "chromium is not installed (scripts/setup.sh installs it)"
+command -v gnuplot >/dev/null 2>&1 || skip "gnuplot is not installed: no plots to render"
 
 # browse OUT ARGS... URL: one headless chromium run, fetching nothing.
 browse() {

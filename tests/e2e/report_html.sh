@@ -12,7 +12,7 @@
 # - hostile strings in every field shown: escaped, no element injected;
 # - bad input: exit 2 with a message.
 source "$(dirname "$0")/report_lib.sh"
-command -v gnuplot >/dev/null 2>&1 || { echo "SKIP: gnuplot is not installed"; exit 77; }
+command -v gnuplot >/dev/null 2>&1 || skip "gnuplot is not installed"
 make_runs
 s="$WORK/sweep/r.json" p="$WORK/sweep/plots" html="$WORK/sweep/report.html"
 

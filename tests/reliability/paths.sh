@@ -9,10 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 PLOT="$(cd "$(dirname "$0")/../.." && pwd)/scripts/plot_run.sh"
 [ -r "$PLOT" ] || fail "no $PLOT"
-if ! command -v gnuplot >/dev/null 2>&1; then
-  echo "SKIP: gnuplot is not installed (the payloads can only run inside gnuplot)"
-  exit 77
-fi
+command -v gnuplot >/dev/null 2>&1 || skip "gnuplot is not installed (the payloads can only run inside gnuplot)"
 cd "$WORK" || exit 1
 cat >r.json <<'EOF'
 {"stages":[

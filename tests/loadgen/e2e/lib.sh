@@ -16,6 +16,7 @@ trap cleanup EXIT INT TERM
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "PASS: $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/../../lib/skip.sh"
 
 # start_sim NAME [simserver flags...]: starts simserver on a free loopback
 # port (scripts/lib/sim.sh); sets SIM_URL and SIM_PID.

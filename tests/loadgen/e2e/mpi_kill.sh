@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpi_lib.sh"
 case "$("$RB_MPIEXEC" --version 2>&1 || true)" in
   *"Open MPI"* | *OpenRTE*) ;;
-  *) echo "SKIP: mpirun --enable-recovery is Open MPI's"; exit 77 ;;
+  *) skip "mpirun --enable-recovery is Open MPI's" ;;
 esac
 start_sim sim
 N=450 # 4.5 s at 100 requests/s

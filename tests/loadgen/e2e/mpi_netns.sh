@@ -8,10 +8,10 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpi_lib.sh"
 [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null && command -v tc >/dev/null ||
-  { echo "SKIP: needs root, ip and tc"; exit 77; }
+  skip "needs root, ip and tc"
 case "$("$RB_MPIEXEC" --version 2>&1 || true)" in
   *"Open MPI"* | *OpenRTE*) ;;
-  *) echo "SKIP: the MCA flags below are Open MPI's"; exit 77 ;;
+  *) skip "the MCA flags below are Open MPI's" ;;
 esac
 tag=$$
 HUB=rbh$tag
@@ -21,7 +21,7 @@ netns_cleanup() {
   for n in "${NS[@]}" "$HUB"; do ip netns del "$n" 2>/dev/null || true; done
 }
 trap 'cleanup; netns_cleanup' EXIT INT TERM
-ip netns add "$HUB" || { echo "SKIP: cannot create a network namespace"; exit 77; }
+ip netns add "$HUB" || skip "cannot create a network namespace"
 H=(ip netns exec "$HUB")
 "${H[@]}" ip link set lo up
 "${H[@]}" ip link add br0 type bridge

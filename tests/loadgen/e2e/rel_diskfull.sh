@@ -8,11 +8,11 @@
 #     survivors are in <name>.partial.jsonl, not <name>.jsonl.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/rel_lib.sh"
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: mounting a tmpfs needs root"; exit 77; }
+[ "$(id -u)" -eq 0 ] || skip "mounting a tmpfs needs root"
 MNT="$WORK/mnt"
 mkdir -p "$MNT"
 mount -t tmpfs -o size=2m tmpfs "$MNT" 2>"$WORK/mount.err" ||
-  { echo "SKIP: cannot mount a tmpfs: $(cat "$WORK/mount.err")"; exit 77; }
+  skip "cannot mount a tmpfs: $(cat "$WORK/mount.err")"
 trap 'umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null; cleanup' EXIT
 fill() { dd if=/dev/zero of="$MNT/filler" bs=4k 2>/dev/null || true; }
 start_sim sim --inter-token-latency 1ms

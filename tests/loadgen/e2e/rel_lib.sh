@@ -3,7 +3,7 @@
 # REL_LOG (one JSON line per request it served).
 start_rel_server() {
   local name=$1
-  command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
+  command -v python3 >/dev/null || skip "python3 is not installed"
   REL_LOG="$WORK/$name.log"
   : >"$REL_LOG"
   python3 "$(dirname "${BASH_SOURCE[0]}")/rel_server.py" "$REL_LOG" >"$WORK/$name.out" 2>"$WORK/$name.err" &

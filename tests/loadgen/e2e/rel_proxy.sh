@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh"
 start_sim sim
 # A listener that records every connection it accepts (bash's coproc-free
 # way: a background nc would need netcat; use python3 when it is there).
-command -v python3 >/dev/null || { echo "SKIP: python3 is not installed"; exit 77; }
+command -v python3 >/dev/null || skip "python3 is not installed"
 python3 - "$WORK/proxy.port" "$WORK/proxy.log" <<'PY' &
 import socket, sys
 s = socket.socket()
