@@ -30,7 +30,7 @@ done
 [[ "$stage_s" =~ ^[0-9]+$ ]] && [ "$stage_s" -gt 0 ] || { echo "main: --stage-duration: must be a positive integer (seconds), got '$stage_s'" >&2; exit 2; }
 
 echo "== 1/5 install and build" >&2
-build=$("$here/scripts/setup.sh" | tail -n 1)
+build=$("$here/scripts/setup.sh" --log "$out/setup.log" | tail -n 1)
 sim="$build/simserver/simserver" lg="$build/loadgen/loadgen" cal="$build/calibrate/calibrate"
 mkdir -p "$out"
 k=$(nproc)
