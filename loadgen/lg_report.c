@@ -316,6 +316,19 @@ uint64_t lg_report_repeats(const lg_report *r)
     return r->prompt_pool_size && d > r->prompt_pool_size ? d - r->prompt_pool_size : 0;
 }
 
+/* The shortest send window of the run: the planned duration, so that a plan
+ * that ran out of arrivals early is not reported as faster than asked; a
+ * sweep that stopped at a saturated stage planned no further than that
+ * stage's end (the stages it cut were never offered). */
+static int64_t planned_window_ns(const lg_report *r)
+{
+    if (r->saturated_stage >= 0 && r->saturated_stage < r->n_stages) {
+        const lg_stage_view *sv = &r->stages[r->saturated_stage];
+        if (sv->duration_ns > 0) return sv->start_ns + sv->duration_ns - r->t0_ns;
+    }
+    return r->total_duration_ns;
+}
+
 cJSON *lg_report_json(const lg_report *r)
 {
     const lg_opts *o = r->o;
@@ -360,7 +373,7 @@ cJSON *lg_report_json(const lg_report *r)
         cJSON_AddStringToObject(mt, "schedule_lag",
                                 "includes each round's wait for its user's previous round");
     }
-    lg_report_metrics(j, r->total, o, r->t0_ns, r->total_duration_ns, r->request_rate);
+    lg_report_metrics(j, r->total, o, r->t0_ns, planned_window_ns(r), r->request_rate);
     cJSON_AddStringToObject(j, "receive_clock", receive_clock_name(r));
     {
         const lg_stage_stats *t = r->total;
@@ -457,7 +470,7 @@ void lg_report_summary(const lg_report *r, FILE *f)
     int64_t end = s->last_end_ns > s->last_dispatch_ns ? s->last_end_ns : s->last_dispatch_ns;
     double dur = end > r->t0_ns ? (double)(end - r->t0_ns) / 1e9 : NAN;
     int64_t win = s->last_dispatch_ns - r->t0_ns;
-    if (win < r->total_duration_ns) win = r->total_duration_ns;
+    if (win < planned_window_ns(r)) win = planned_window_ns(r);
     char k[96];
     fprintf(f, "============ Serving Benchmark Result ============\n");
     line_s(f, "Load mode:", r->load_mode);
@@ -476,13 +489,20 @@ void lg_report_summary(const lg_report *r, FILE *f)
                  r->prompt_pool_size);
         line_s(f, "Requests that repeated a prompt:", k);
     }
+    /* vLLM's keys stay in the JSON (request_rate, achieved_rate,
+     * request_throughput); the printed labels say which rate is which. */
     if (isinf(r->request_rate))
-        line_s(f, "Requested rate (req/s):", "inf");
+        line_s(f, "Offered (intended) rate (req/s):", "inf (all at once)");
+    else if (isnan(r->request_rate) && r->n_stages > 1)
+        line_s(f, "Offered (intended) rate (req/s):", "per stage, below");
+    else if (isnan(r->request_rate))
+        line_s(f, "Offered (intended) rate (req/s):", "closed loop (none)");
     else
-        line_f(f, "Requested rate (req/s):", r->request_rate, 2);
-    line_f(f, "Achieved rate (req/s):", win > 0 ? (double)s->dispatched / ((double)win / 1e9) : NAN,
+        line_f(f, "Offered (intended) rate (req/s):", r->request_rate, 2);
+    line_f(f,
+           "Dispatched rate (req/s):", win > 0 ? (double)s->dispatched / ((double)win / 1e9) : NAN,
            2);
-    line_f(f, "Request throughput (req/s):", (double)s->completed / dur, 2);
+    line_f(f, "Completed per second of the run (req/s):", (double)s->completed / dur, 2);
     if (o->goodput.enabled) line_f(f, "Request goodput (req/s):", (double)s->good / dur, 2);
     line_f(f, "Output token throughput (tok/s):", (double)s->output_tokens / dur, 2);
     line_f(f, "Total Token throughput (tok/s):", (double)(s->input_tokens + s->output_tokens) / dur,
