@@ -17,10 +17,17 @@ set -euo pipefail
 shopt -u patsub_replacement 2>/dev/null || true # '&' in a replacement is literal
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-IDS=() FILES=() FROMS=() TOS=()
+IDS=() FILES=() FROMS=() TOS=() BUILDS=() CHECKS=()
 # m ID FILE FROM TO: one mutant. FROM and TO are literal text; $'...' for
-# several lines.
-m() { IDS+=("$1"); FILES+=("$2"); FROMS+=("$3"); TOS+=("$4"); }
+# several lines. Its tests are the unit tests tests_for names.
+m() { IDS+=("$1"); FILES+=("$2"); FROMS+=("$3"); TOS+=("$4"); BUILDS+=(""); CHECKS+=(""); }
+# me ID FILE FROM TO "TARGETS" "TESTS": a mutant of an event loop, which only
+# an end-to-end test can see (a timer armed late): TARGETS are the programs
+# to rebuild, TESTS the ctest names that must kill it.
+me() { IDS+=("$1"); FILES+=("$2"); FROMS+=("$3"); TOS+=("$4"); BUILDS+=("$5"); CHECKS+=("$6"); }
+# targets_of I / checks_of I: what mutant I rebuilds and which tests judge it.
+targets_of() { if [ -n "${BUILDS[$1]}" ]; then echo "${BUILDS[$1]}"; else tests_for "${FILES[$1]}"; fi; }
+checks_of() { if [ -n "${CHECKS[$1]}" ]; then echo "${CHECKS[$1]}"; else tests_for "${FILES[$1]}"; fi; }
 
 # The unit tests that cover each source file (ctest names = target names).
 tests_for() {
@@ -40,6 +47,7 @@ tests_for() {
     simserver/sim_http.c) echo "test_sim_http" ;;
     simserver/sim_model.c) echo "test_sim_model" ;;
     simserver/sim_metrics.c) echo "test_sim_metrics" ;;
+    common/rb_timer.c) echo "test_rb_timer" ;;
     calibrate/cal_rule.c) echo "test_cal_rule" ;;
     calibrate/cal_sweep.c) echo "test_cal_sweep" ;;
     *) echo "mutate.sh: no unit tests are listed for $1" >&2; exit 2 ;;
@@ -272,6 +280,20 @@ m aim-in-turn-all-k calibrate/cal_sweep.c 'if (last->workers == 1 && n - 1 < c->
 m secant-uncapped calibrate/cal_sweep.c 'if (secant > want) want = secant < 1.25 * want ? secant : 1.25 * want;' \
   'if (secant > want) want = secant;'
 
+# common/rb_timer.c: a timer armed 2 ms late.
+m timer-2ms-late common/rb_timer.c 'if (deadline_ns < 1) deadline_ns = 1; /* 0 would disarm the timerfd */' \
+  'deadline_ns += 2000000;'
+
+# The event loops' timers, seen only from outside (tests/loadgen/e2e/lateness.sh):
+# loadgen's dispatch armed 3 ms late, simserver's pacer armed 2 ms late.
+me dispatch-3ms-late loadgen/lg_worker.c \
+  'rb_timer_start_at(&w->dispatch, next_ns, on_dispatch_timer);' \
+  'rb_timer_start_at(&w->dispatch, next_ns + 3000000, on_dispatch_timer);' "loadgen simserver" "lg_e2e_lateness"
+me pacer-2ms-late simserver/sim_server.c 'rb_timer_start_at(&w->pace, next, w->pace.cb);' \
+  'rb_timer_start_at(&w->pace, next + 2000000, w->pace.cb);' "loadgen simserver" "lg_e2e_lateness"
+me idle-cut-early simserver/sim_server.c 'if (!c->deadline_ns || now < c->deadline_ns) continue;' \
+  'if (!c->deadline_ns || now < c->deadline_ns - 100000000) continue;' "simserver" "e2e_sim_faults"
+
 # ---- the run ------------------------------------------------------------
 list=0
 want=()
@@ -313,7 +335,7 @@ drift=0
 for i in "${sel[@]}"; do
   f="$here/${FILES[$i]}"
   [ -f "$f" ] || { echo "mutate.sh: ${IDS[$i]}: no file ${FILES[$i]}" >&2; drift=1; continue; }
-  tests_for "${FILES[$i]}" >/dev/null || exit 2
+  [ -n "${CHECKS[$i]}" ] || tests_for "${FILES[$i]}" >/dev/null || exit 2
   read_file "$f"
   n=$(occurrences "$content" "${FROMS[$i]}")
   if [ "$n" -ne 1 ]; then
@@ -331,10 +353,13 @@ mkdir -p "$src"
 tar -C "$here" --exclude=./.git --exclude='./build' --exclude='./build-*' --exclude=./out \
     --exclude='./rhobench-out*' -cf - . | tar -C "$src" -xf -
 
-targets=()
+targets=() checks=()
 for i in "${sel[@]}"; do
-  for t in $(tests_for "${FILES[$i]}"); do
+  for t in $(targets_of "$i"); do
     [[ " ${targets[*]-} " == *" $t "* ]] || targets+=("$t")
+  done
+  for t in $(checks_of "$i"); do
+    [[ " ${checks[*]-} " == *" $t "* ]] || checks+=("$t")
   done
 done
 regex() { local r; r=$(printf '%s|' "$@"); echo "^(${r%|})\$"; }
@@ -347,7 +372,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 [ "$jobs" -le 2 ] || jobs=2
 cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$work/build.log" 2>&1 ||
   { tail -n 30 "$work/build.log" >&2; echo "mutate.sh: the unmutated build failed" >&2; exit 2; }
-ctest --test-dir "$build" -R "$(regex "${targets[@]}")" --timeout 120 >"$work/baseline.log" 2>&1 ||
+ctest --test-dir "$build" -R "$(regex "${checks[@]}")" --timeout 300 >"$work/baseline.log" 2>&1 ||
   { cat "$work/baseline.log" >&2; echo "mutate.sh: the unit tests fail without any mutant" >&2; exit 2; }
 
 echo "| mutant | file | tests | result | s |"
@@ -360,13 +385,14 @@ for i in "${sel[@]}"; do
   read_file "$src/$file"
   orig=$content
   printf '%s' "${orig/"${FROMS[$i]}"/"${TOS[$i]}"}" >"$src/$file"
-  read -r -a tests <<<"$(tests_for "$file")"
+  read -r -a tests <<<"$(checks_of "$i")"
+  read -r -a builds <<<"$(targets_of "$i")"
   log="$work/$id.log"
-  if ! cmake --build "$build" -j "$jobs" --target "${tests[@]}" >"$log" 2>&1; then
+  if ! cmake --build "$build" -j "$jobs" --target "${builds[@]}" >"$log" 2>&1; then
     result="DOES NOT BUILD"
     broken=$((broken + 1))
     grep -m 3 -E 'error' "$log" >&2 || true
-  elif ctest --test-dir "$build" -R "$(regex "${tests[@]}")" --timeout 120 >>"$log" 2>&1; then
+  elif ctest --test-dir "$build" -R "$(regex "${tests[@]}")" --timeout 300 >>"$log" 2>&1; then
     result="SURVIVED"
     survived=$((survived + 1))
     survivors+=("$id")

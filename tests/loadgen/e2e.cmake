@@ -13,6 +13,9 @@ endforeach()
 # The verdict is about the client's own delay: a test running beside it on a
 # 2-core host would be measured as the client's.
 set_tests_properties(lg_e2e_verdict lg_e2e_wire_time PROPERTIES RUN_SERIAL TRUE)
+# Lateness from outside the code under test: alone, at real-time priority.
+rb_e2e_test(lg_e2e_lateness COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/lateness.sh)
+set_tests_properties(lg_e2e_lateness PROPERTIES RUN_SERIAL TRUE)
 # The first hour's tests: units, prompt reuse, the report's small things, the knee.
 foreach(t units prompts report knee)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 120)
