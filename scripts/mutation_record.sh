@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The mutation check's record, and the proof that it is current.
+#   scripts/mutation_record.sh            runs scripts/mutate.sh and writes
+#       results/tests/mutation.md (every mutant) and mutation-summary.md (per
+#       file; the README copies it), with the command, commit, machine, load;
+#   scripts/mutation_record.sh --check OUT
+#       compares the table of a mutate.sh run's output OUT (as CI ran it) with
+#       the record's, mutant by mutant (id, file, tests, result; not the
+#       seconds): exit 1, naming the rows that differ, when the record is
+#       stale (a mutant added, removed, moved or judged otherwise).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+rec="$here/results/tests/mutation.md" sum="$here/results/tests/mutation-summary.md"
+rows() { grep '^| [a-z0-9]' "$1" | grep -v '^| mutant |' | awk -F' [|] ' '{ print $1 " | " $2 " | " $3 " | " $4 }' | sort; }
+if [ "${1:-}" = --check ]; then
+  out=${2:?usage: mutation_record.sh --check OUTPUT}
+  [ -f "$rec" ] || { echo "mutation_record: no $rec" >&2; exit 1; }
+  if ! diff <(rows "$rec") <(rows "$out") >/dev/null; then
+    echo "mutation_record: results/tests/mutation.md is stale against this run (< record, > run):" >&2
+    diff <(rows "$rec") <(rows "$out") | grep '^[<>]' | head -n 40 >&2 || true
+    echo "mutation_record: re-record with scripts/mutation_record.sh" >&2
+    exit 1
+  fi
+  echo "mutation_record: results/tests/mutation.md matches this run ($(rows "$out" | wc -l) mutants)"
+  exit 0
+fi
+[ $# -eq 0 ] || { echo "mutation_record: usage: mutation_record.sh [--check OUTPUT]" >&2; exit 2; }
+tmp=$(mktemp "$rec.XXXXXX") tsum=$(mktemp "$sum.XXXXXX") out=$(mktemp)
+trap 'rm -f "$tmp" "$tsum" "$out"' EXIT
+load0=$(cut -d' ' -f1-3 /proc/loadavg) start=$(date -u +%FT%TZ) t0=$(date +%s)
+rc=0
+bash "$here/scripts/mutate.sh" >"$out" || rc=$?
+load1=$(cut -d' ' -f1-3 /proc/loadavg) secs=$(( $(date +%s) - t0 ))
+commit=$(git -C "$here" rev-parse --short HEAD)
+dirty=""
+git -C "$here" diff --quiet HEAD -- . ':!results' || dirty=" (with uncommitted changes)"
+cpu=$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1)
+last=$(tail -n 1 "$out")
+{
+  echo "# Mutation check"
+  echo
+  echo "- command: \`bash scripts/mutate.sh\` (exit $rc), recorded by \`scripts/mutation_record.sh\`"
+  echo "- date: $start; commit $commit$dirty; $cpu, $(nproc) CPUs, Linux $(uname -r); load average $load0 before, $load1 after"
+  echo "- $(rows "$out" | wc -l) mutants in $secs s"
+  echo
+  grep '^|' "$out"
+  echo
+  echo "$last"
+} >"$tmp"
+{
+  echo "**Mutation check** ([results/tests/mutation.md](results/tests/mutation.md), every mutant with its file and tests): \`bash scripts/mutate.sh\` at $commit on $start, exit $rc: **${last#mutants: }**."
+  echo
+  echo "| file | mutants | killed |"
+  echo "| --- | ---: | ---: |"
+  rows "$out" | awk -F' [|] ' '{ n[$2]++; if ($4 == "killed") k[$2]++ } END { for (f in n) printf "| %s | %d | %d |\n", f, n[f], k[f] + 0 }' | sed 's/^| | /| /' | sort
+} >"$tsum"
+mv "$tmp" "$rec"
+mv "$tsum" "$sum"
+echo "mutation_record: wrote $rec and $sum ($last)"
+exit "$rc"
