@@ -291,6 +291,9 @@ me dispatch-3ms-late loadgen/lg_worker.c \
   'rb_timer_start_at(&w->dispatch, next_ns + 3000000, on_dispatch_timer);' "loadgen simserver" "lg_e2e_lateness"
 me pacer-2ms-late simserver/sim_server.c 'rb_timer_start_at(&w->pace, next, w->pace.cb);' \
   'rb_timer_start_at(&w->pace, next + 2000000, w->pace.cb);' "loadgen simserver" "lg_e2e_lateness"
+me watchdog-kills-early loadgen/lg_fleet_fork.c \
+  'int64_t kill_at = p->end_deadline_ns ? p->end_deadline_ns + 2000000000LL : 0;' \
+  'int64_t kill_at = p->end_deadline_ns ? p->end_deadline_ns - 3000000000LL : 0;' "loadgen simserver" "lg_e2e_rel_watchdog"
 me idle-cut-early simserver/sim_server.c 'if (!c->deadline_ns || now < c->deadline_ns) continue;' \
   'if (!c->deadline_ns || now < c->deadline_ns - 100000000) continue;' "simserver" "e2e_sim_faults"
 

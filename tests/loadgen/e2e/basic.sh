@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # k=2 against simserver with TTFT 20 ms and ITL 5 ms: every request is
 # accounted for, TTFT and ITL are recovered, and the report has its keys.
+# At 40 requests/s the client is all but idle, so its verdict is OK, unless
+# other processes delayed it: then the verdict must say so, and the host
+# section must show the wait it blames (run-queue wait or steal).
 # Then the same with one in-process worker.
 source "$(dirname "$0")/lib.sh"
 start_sim sim --time-to-first-token 20ms --inter-token-latency 5ms
@@ -23,7 +26,9 @@ for k in 2 0; do
               and has("mean_service_us") and has("second_moment_us2") and has("events")
               and has("event_rate_per_s"))
          and (.client_bias.overhead_per_token_us | has("mean") and has("median") and has("p99"))
-         and (.client_bias.verdict | IN("OK", "AT-RISK", "BIASED"))
+         and (.client_bias.verdict == "OK"
+              or ((.client_bias.reason | test("the host"))
+                  and (.client_bias.host.run_delay_share > 0 or .client_bias.host.steal_share > 0)))
          and .client_bias.arrival_test.test == "ks2"
          and (.client_bias.receive | .kernel_tokens + .user_tokens == 80 * 12
               and .exact_tokens <= .kernel_tokens)

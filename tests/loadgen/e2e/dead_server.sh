@@ -8,7 +8,7 @@ start_sim sim --inter-token-latency 5ms
   --save-result --result-dir "$WORK" --result-filename dead.json &
 lg=$!
 CHILDREN+=("$lg")
-sleep 1.2
+wait_sim vllm:request_success_total 60 30 # mid-run: 60 requests done
 kill -9 "$SIM_PID"
 rc=0
 wait "$lg" || rc=$?

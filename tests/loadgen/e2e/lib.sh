@@ -29,6 +29,21 @@ start_sim() {
   [ "$rc" -eq 0 ] || fail "simserver $name did not start"
 }
 
+# wait_sim METRIC N SECONDS: readiness instead of a fixed sleep. Polls
+# simserver's /metrics until the sum of METRIC's samples (e.g.
+# vllm:request_success_total, vllm:num_requests_running) reaches N; fails
+# after SECONDS.
+wait_sim() {
+  local v=0
+  for _ in $(seq 1 $(($3 * 20))); do
+    v=$(curl -sS --max-time 2 "$SIM_URL/metrics" 2>/dev/null |
+        awk -v k="$1" 'index($0, k "{") == 1 || index($0, k " ") == 1 { t += $2 } END { print t + 0 }')
+    [ "${v%.*}" -ge "$2" ] && return 0
+    sleep 0.05
+  done
+  fail "simserver's $1 reached only $v of $2 in $3 s"
+}
+
 # jnum FILE FILTER: a number from a JSON file (jq), or fail.
 jnum() {
   local v

@@ -7,7 +7,7 @@ start_sim sim --inter-token-latency 2ms
   --result-dir "$WORK" --result-filename int.json &
 lg=$!
 CHILDREN+=("$lg")
-sleep 1
+wait_sim vllm:request_success_total 30 30 # mid-run: 30 requests done
 kill -INT "$lg"
 rc=0
 wait "$lg" || rc=$?
@@ -27,7 +27,7 @@ start_sim slow --inter-token-latency 1s
   --result-dir "$WORK" --result-filename drain.json &
 lg=$!
 CHILDREN+=("$lg")
-sleep 0.8
+wait_sim vllm:num_requests_running 10 30 # 10 streams in flight (30 s each)
 kill -INT "$lg"
 t0=$(date +%s%N)
 rc=0
@@ -37,6 +37,7 @@ el_ms=$((($(date +%s%N) - t0) / 1000000))
 [ "$el_ms" -lt 3000 ] || fail "drain: took $el_ms ms with --drain-timeout 1s"
 out="$WORK/drain.json"
 sent_equals_done "$out"
+[ "$(jnum "$out" .dispatched)" -ge 10 ] || fail "drain: only $(jnum "$out" .dispatched) dispatched: nothing was in flight"
 [ "$(jnum "$out" .failures_by_class.cancelled)" -eq "$(jnum "$out" .dispatched)" ] ||
   fail "drain: $(jq -c .failures_by_class "$out") of $(jnum "$out" .dispatched)"
 pass "drain timeout cancels what is left"

@@ -7,7 +7,10 @@
 # A backend that speaks no OpenAI API is refused (exit 2).
 source "$(dirname "$0")/lib.sh"
 MODEL=meta-llama/Llama-3.1-8B-Instruct
-start_sim sim --model "$MODEL"
+# Known latencies, so the figures can be checked, not only their keys: the
+# server is never faster than told (firm lower bounds), a slow host only
+# adds (generous upper bounds).
+start_sim sim --model "$MODEL" --time-to-first-token 10ms --inter-token-latency 2ms
 port=${SIM_URL##*:}
 before=$(date +%Y%m%d-%H%M%S)
 "$LOADGEN" --backend openai-chat --host 0.0.0.0 --port "$port" --model "$MODEL" \
@@ -23,10 +26,12 @@ r="$WORK/v.json"
 # vLLM's key names, as its plotting scripts read them
 jq -e --arg m "$MODEL" '.completed == 30 and .num_prompts == 30 and .tokenizer_id == $m
   and .model_id == $m and .tp == "1" and .version == "test" and .endpoint == "/v1/chat/completions" and .total_output_tokens == 240
-  and (.request_throughput > 0) and (.output_throughput > 0) and (.mean_ttft_ms >= 0)
-  and (.p99_ttft_ms >= .median_ttft_ms) and (.p50_itl_ms >= 0) and (.std_e2el_ms >= 0)
+  and (.request_throughput > 0) and (.output_throughput > 0)
+  and (.mean_ttft_ms >= 10) and (.median_ttft_ms >= 10) and (.median_ttft_ms < 100)
+  and (.p99_ttft_ms >= .median_ttft_ms) and (.p50_itl_ms >= 2) and (.p50_itl_ms < 20)
+  and (.mean_e2el_ms >= 10 + 7 * 2) and (.std_e2el_ms >= 0)
   and (.date | test("^[0-9]{8}-[0-9]{6}$"))' "$r" >/dev/null ||
-  fail "report: $(jq -c '{completed, num_prompts, tokenizer_id, endpoint, date, total_output_tokens}' "$r")"
+  fail "report: $(jq -c '{completed, num_prompts, tokenizer_id, endpoint, date, total_output_tokens, mean_ttft_ms, median_ttft_ms, p50_itl_ms, mean_e2el_ms}' "$r")"
 d=$(jq -r .date "$r")
 [[ ! "$d" < "$before" && ! "$d" > "$after" ]] || fail "date $d not within [$before, $after]"
 grep -q "Successful requests:" "$WORK/v.out" || fail "no summary table"

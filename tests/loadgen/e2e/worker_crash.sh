@@ -8,7 +8,7 @@ start_sim sim --inter-token-latency 1ms
   --result-dir "$WORK" --result-filename crash.json 2>"$WORK/err" &
 lg=$!
 CHILDREN+=("$lg")
-sleep 0.8
+wait_sim vllm:request_success_total 40 30 # mid-run: 40 requests done
 victim=$(pgrep -P "$lg" | head -n 1)
 [ -n "$victim" ] || fail "no worker process found"
 kill -9 "$victim"
