@@ -25,4 +25,26 @@ printf 'x\n<!-- record: results/missing.md -->\n<!-- /record -->\n' >"$tmp/READM
 if bash "$tmp/scripts/records.sh" --check "$tmp/README.md" 2>/dev/null; then
   echo "FAIL: a missing record passed"; exit 1
 fi
+# --fresh: a record that names its commit and what it measures passes until
+# a later commit changes what it measures; then it is stale and fails.
+(
+  cd "$tmp"
+  git init -q . && git config user.email t@t && git config user.name t
+  mkdir -p code && echo 1 >code/a.c && git add -A && git commit -qm one
+  c=$(git rev-parse --short HEAD)
+  printf -- '- commit %s\n- measures: code\n| 1 | 2 |\n' "$c" >results/t.md
+  printf 'x\n<!-- record: results/t.md -->\n<!-- /record -->\n' >README.md
+  bash scripts/records.sh README.md >/dev/null
+  git add -A && git commit -qm record
+  bash scripts/records.sh --check --fresh README.md >/dev/null || { echo "FAIL: a current record failed --fresh"; exit 1; }
+  echo 2 >code/a.c && git commit -qam change
+  if bash scripts/records.sh --check --fresh README.md 2>"$tmp/stale.err"; then
+    echo "FAIL: a stale record passed --fresh"; exit 1
+  fi
+  grep -q "results/t.md is stale" "$tmp/stale.err" || { echo "FAIL: the message: $(cat "$tmp/stale.err")"; exit 1; }
+  printf -- '| 1 | 2 |\n' >results/t.md && bash scripts/records.sh README.md >/dev/null
+  if bash scripts/records.sh --check --fresh README.md 2>/dev/null; then
+    echo "FAIL: a record naming no commit passed --fresh"; exit 1
+  fi
+) || exit 1
 echo "records: ok"
