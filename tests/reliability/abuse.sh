@@ -53,8 +53,11 @@ idle)
   N=10000
   ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
   # Both ends live on this host: the tool and the server each need N fds.
-  [ "$(ulimit -n)" -ge $((N + 100)) ] ||
-    skip "ulimit -n is $(ulimit -n) (hard $(ulimit -Hn)), below $((N + 100))"
+  # Under a lower descriptor limit that cannot be raised, as many as it
+  # allows (at least 900), said in the output.
+  [ "$(ulimit -n)" -ge $((N + 100)) ] || { N=$(($(ulimit -n) - 100)); echo "note: ulimit -n $(ulimit -n): $N idle connections"; }
+  [ "$N" -ge 900 ] ||
+    skip "ulimit -n is $(ulimit -n) (hard $(ulimit -Hn)), below 1000"
   IDLE_S=$((4 * REL_SCALE))
   start_sim sim --idle-timeout "${IDLE_S}s"
   baseline

@@ -19,8 +19,11 @@ case "$what" in
 paced)
   N=1500
   ulimit -n 20000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-  [ "$(ulimit -n)" -ge $((2 * N + 100)) ] ||
-    skip "ulimit -n is $(ulimit -n) (hard $(ulimit -Hn)), below $((2 * N + 100))"
+  # More streams than the pacer serves on time; under a lower descriptor
+  # limit that cannot be raised, as many as it allows (at least 400).
+  [ "$(ulimit -n)" -ge $((2 * N + 100)) ] || { N=$((($(ulimit -n) - 100) / 2)); echo "note: ulimit -n $(ulimit -n): $N streams"; }
+  [ "$N" -ge 400 ] ||
+    skip "ulimit -n is $(ulimit -n) (hard $(ulimit -Hn)), below $((2 * 400 + 100))"
   start_sim sim --inter-token-latency 5ms
   # 4,000 tokens at 5 ms: 20 s per stream if on time, so every stream is
   # still running when the server is probed and signalled.
