@@ -17,9 +17,10 @@ if [ "$hard" != unlimited ] && [ "$hard" -lt 65536 ]; then ulimit -Hn 65536 2>/d
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 log=$(mktemp "${TMPDIR:-/tmp}/rhobench-ctest.XXXXXX")
 trap 'rm -f "$log"' EXIT
-rc=0
-ctest --output-on-failure -j 2 --timeout 600 2>&1 | tee "$log" || rc=$?
+set +e
+ctest --output-on-failure -j 2 --timeout 600 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
+set -e
 if [ "${CI:-}" = true ] && grep -q '(Skipped)\|\*\*\*Not Run' "$log"; then
   echo "test.sh: under CI=true a skipped test is a failure:" >&2
   grep '(Skipped)\|\*\*\*Not Run' "$log" >&2
