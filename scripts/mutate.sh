@@ -48,6 +48,7 @@ tests_for() {
     simserver/sim_model.c) echo "test_sim_model" ;;
     simserver/sim_metrics.c) echo "test_sim_metrics" ;;
     common/rb_timer.c) echo "test_rb_timer" ;;
+    loadgen/lg_merge.c) echo "test_lg_merge" ;;
     calibrate/cal_rule.c) echo "test_cal_rule" ;;
     calibrate/cal_sweep.c) echo "test_cal_sweep" ;;
     *) echo "mutate.sh: no unit tests are listed for $1" >&2; exit 2 ;;
@@ -279,6 +280,14 @@ m aim-in-turn-all-k calibrate/cal_sweep.c 'if (last->workers == 1 && n - 1 < c->
   'if (n - 1 < c->n_targets && n - 1 > i) i = n - 1;'
 m secant-uncapped calibrate/cal_sweep.c 'if (secant > want) want = secant < 1.25 * want ? secant : 1.25 * want;' \
   'if (secant > want) want = secant;'
+
+# loadgen/lg_merge.c
+m merge-used-counts-stages loadgen/lg_merge.c 'if (m->stages[s]->dispatched) m->n_used = s + 1;' \
+  'if (m->stages[s]->dispatched) m->n_used++;'
+m merge-samples-no-cut loadgen/lg_merge.c 'while (c < n && all[c].index == all[0].index + (int64_t)c)' \
+  'while (c < n)'
+m merge-samples-sorted-backwards loadgen/lg_merge.c 'return (x->index > y->index) - (x->index < y->index);' \
+  'return (x->index < y->index) - (x->index > y->index);'
 
 # common/rb_timer.c: a timer armed 2 ms late.
 m timer-2ms-late common/rb_timer.c 'if (deadline_ns < 1) deadline_ns = 1; /* 0 would disarm the timerfd */' \
