@@ -33,6 +33,7 @@ tests_for() {
     loadgen/lg_rxclock.c) echo "test_lg_rxclock" ;;
     loadgen/lg_bias.c) echo "test_lg_bias" ;;
     loadgen/lg_knee.c) echo "test_lg_knee" ;;
+    loadgen/lg_judge.c) echo "test_lg_judge" ;;
     loadgen/lg_sched.c) echo "test_lg_sched" ;;
     loadgen/lg_sse.c) echo "test_lg_sse" ;;
     loadgen/lg_chunk.c) echo "test_lg_chunk" ;;
@@ -138,6 +139,9 @@ m rx-map-step-not-reset loadgen/lg_rxclock.c $'            m->steps++;\n        
 m rx-no-lower-bound-exact loadgen/lg_rxclock.c \
   'int64_t w = rd->lower_ns > 0 ? rd->kernel_ns - rd->lower_ns : rd->kernel_ns;' \
   'int64_t w = rd->lower_ns > 0 ? rd->kernel_ns - rd->lower_ns : 0;'
+# loadgen/lg_judge.c
+m judge-cut-stopping-stage loadgen/lg_judge.c 'return n_used - (stopped_stage + 1);' 'return n_used - stopped_stage;'
+m judge-cut-ignored loadgen/lg_judge.c 'if (s >= n_judged) {' 'if (s >= n_views) {'
 # loadgen/lg_knee.c
 m knee-dispatch-boundary loadgen/lg_knee.c \
   'if (o->scheduled > 0 && (double)o->dispatched < r->min_ratio * (double)o->scheduled) {' \
