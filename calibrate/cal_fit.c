@@ -303,6 +303,19 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
     snprintf(out->method, sizeof out->method, "measured");
     if (L >= 2) fit_levels(steps, n, k, idx, L, out);
     int fitted = !strcmp(out->method, "wls-bootstrap");
+    if (fitted && !(out->r_us > 0 && isfinite(out->transport_us))) {
+        /* R <= 0 is no queue (a delay that falls as the loop gets busier):
+         * the fit failed, and its moments are not written (a certificate
+         * with a negative R or E[S^2] is one loadgen refuses) */
+        snprintf(out->cert_note, sizeof out->cert_note,
+                 "the fit failed: R = %.3g us is not a queue's", out->r_us);
+        snprintf(out->method, sizeof out->method, "failed-fit");
+        out->transport_us = out->r_us = out->f_gof = out->gof_p = out->r2 = NAN;
+        set_nan2(out->transport_us_ci);
+        set_nan2(out->r_us_ci);
+        out->fit_ok = 0;
+        fitted = 0;
+    }
     if (fitted) {
         for (int j = 0; j < out->n_levels; j++)
             out->level_pred_us[j] = cal_fit_predict_us(out, out->levels[j].rho);
@@ -436,8 +449,8 @@ int cal_cost_fit(const cal_step *steps, int n, cal_cost *out)
     double det = s11 * s22 - s12 * s12;
     /* both kinds of delivery present: one event each, and several */
     out->identified = m >= 3 && epc_hi > 2.0 * epc_lo && det > 1e-9 * s11 * s22;
-    double a, b, va = NAN, vb = NAN;
-    int dof;
+    double a = 0, b = NAN, va = NAN, vb = NAN;
+    int dof = 0;
     if (out->identified) {
         a = (s22 * s1y - s12 * s2y) / det;
         b = (s11 * s2y - s12 * s1y) / det;
@@ -446,13 +459,17 @@ int cal_cost_fit(const cal_step *steps, int n, cal_cost *out)
         double s2 = dof > 0 ? fmax(rss, 0) / dof : NAN;
         va = s2 * s22 / det;
         vb = s2 * s11 / det;
-    } else {
+        /* a negative cost is no client's: then the per-event term alone */
+        if (!(a >= 0 && b >= 0)) out->identified = 0;
+    }
+    if (!out->identified) {
         a = 0;
         b = s2y / s22;
         dof = m - 1;
         double rss = syy - b * s2y;
         vb = fmax(rss, 0) / dof / s22;
     }
+    if (!(b > 0) || !isfinite(b)) return -ERANGE; /* no cost model: loadgen compares rates */
     double t = dof >= 1 ? gsl_cdf_tdist_Pinv(0.975, dof) : NAN;
     out->per_delivery_us = a;
     out->per_event_us = b;

@@ -109,8 +109,10 @@ double cal_fit_predict_us(const cal_per_k *p, double rho);
  * least squares through the origin over the unsaturated batches of one
  * worker (the sweep's, one event per delivery, and the probe's, many), with
  * t intervals. identified is 0 when the deliveries carried too few
- * different event counts to tell a from b (then a = 0 and b is the busy
- * time per event). */
+ * different event counts to tell a from b, or the two-term fit gave a
+ * negative cost (then a = 0 and b is the busy time per event). Returns 0,
+ * -ENODATA (fewer than two batches) or -ERANGE (b not > 0: no cost model,
+ * left NAN, as a client that costs nothing cannot be). */
 typedef struct cal_cost {
     double per_delivery_us, per_delivery_us_ci[2];
     double per_event_us, per_event_us_ci[2];

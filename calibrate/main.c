@@ -52,6 +52,7 @@
 #include "cal_proc.h"
 #include "cal_step.h"
 #include "cal_sweep.h"
+#include "rb_cert.h"
 #include "rb_clock.h"
 #include "rb_file.h"
 #include "rb_host.h"
@@ -940,6 +941,17 @@ int main(int argc, char **argv)
         info.batches_disturbed += r->steps[i].host_other > CAL_HOST_OTHER_MAX;
 
     char *text = cal_cert_to_json(&info, r->pk, r->npk, r->steps, r->n_steps);
+    rb_cert chk;
+    char why[512];
+    if (text && rb_cert_parse(text, strlen(text), &chk, why, sizeof why)) {
+        /* never write what loadgen would refuse */
+        fprintf(stderr, "calibrate: the fit gave an impossible certificate (%s): not written\n",
+                why);
+        free(text);
+        text = NULL;
+    } else if (text) {
+        rb_cert_free(&chk);
+    }
     int failed = !text || write_text(r->cert_path, text) != 0;
     free(text);
     write_plot(r);

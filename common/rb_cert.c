@@ -58,6 +58,33 @@ int rb_cert_parse(const char *json, size_t len, rb_cert *out, char *err, size_t 
     return rc;
 }
 
+/* A figure at o[key] that the certificate may omit (absent or null: *out
+ * stays NAN); one that is there must be a finite number >= lo (> lo when
+ * open), and <= hi. Returns 0, or -EINVAL with err naming the key (path is
+ * its parent's, "" for the root) and the value. */
+static int optional_num(const cJSON *o, const char *path, const char *key, double lo, int open,
+                        double hi, double *out, char *err, size_t errlen)
+{
+    *out = NAN;
+    const cJSON *v = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+    if (!v || cJSON_IsNull(v)) return 0;
+    if (cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
+        (open ? v->valuedouble > lo : v->valuedouble >= lo) && v->valuedouble <= hi) {
+        *out = v->valuedouble;
+        return 0;
+    }
+    char got[48] = "not a number";
+    if (cJSON_IsNumber(v)) snprintf(got, sizeof got, "%g", v->valuedouble);
+    char range[64];
+    if (isfinite(hi))
+        snprintf(range, sizeof range, "in %s%g, %g]", open ? "(" : "[", lo, hi);
+    else
+        snprintf(range, sizeof range, "finite and %s %g", open ? ">" : ">=", lo);
+    snprintf(err, errlen, "certificate: %s%s%s: must be %s, got %s", path, path[0] ? "." : "", key,
+             range, got);
+    return -EINVAL;
+}
+
 int rb_cert_read(const cJSON *j, rb_cert *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -97,36 +124,64 @@ int rb_cert_read(const cJSON *j, rb_cert *out, char *err, size_t errlen)
     }
     snprintf(out->cpu_model, sizeof out->cpu_model, "%s", cpu->valuestring);
     out->cores_online = (int)cores;
-    rb_json_get_num(j, "budget_us", &out->budget_us);
+    /* The budget as calibrate's --budget-us takes it: a budget of 1e300 us
+     * would judge any client OK. */
+    if (optional_num(j, "", "budget_us", 0, 1, RB_CERT_MAX_BUDGET_US, &out->budget_us, err, errlen))
+        goto out;
     if (out->version == 2) {
         const cJSON *cm = cJSON_GetObjectItemCaseSensitive(j, "cost_model");
         const cJSON *ref = cJSON_GetObjectItemCaseSensitive(j, "reference_workload");
-        if (rb_json_get_num(cm, "per_delivery_us", &out->per_delivery_us))
-            out->per_delivery_us = NAN;
-        if (rb_json_get_num(cm, "per_event_us", &out->per_event_us)) out->per_event_us = NAN;
-        if (rb_json_get_num(ref, "events_per_request", &out->ref_events_per_request))
-            out->ref_events_per_request = NAN;
-        if (rb_json_get_num(ref, "random_output_len", &out->ref_output_len))
-            out->ref_output_len = NAN;
+        if (optional_num(cm, "cost_model", "per_delivery_us", 0, 0, INFINITY, &out->per_delivery_us,
+                         err, errlen) ||
+            optional_num(cm, "cost_model", "per_event_us", 0, 0, INFINITY, &out->per_event_us, err,
+                         errlen) ||
+            optional_num(ref, "reference_workload", "events_per_request", 0, 1, INFINITY,
+                         &out->ref_events_per_request, err, errlen) ||
+            optional_num(ref, "reference_workload", "random_output_len", 0, 1, INFINITY,
+                         &out->ref_output_len, err, errlen))
+            goto out;
+        /* A client that costs nothing predicts rho 0 for any plan. */
+        if (out->per_delivery_us == 0 && out->per_event_us == 0) {
+            snprintf(err, errlen,
+                     "certificate: cost_model: per_delivery_us and per_event_us are both 0: a "
+                     "client that costs nothing");
+            goto out;
+        }
     }
     const cJSON *pk = cJSON_GetObjectItemCaseSensitive(j, "per_k");
-    int n = cJSON_GetArraySize(pk);
-    if (!cJSON_IsArray(pk) || n == 0) {
+    size_t n = 0;
+    const cJSON *e;
+    if (cJSON_IsArray(pk)) {
+        cJSON_ArrayForEach(e, pk)
+        {
+            if (++n > RB_CERT_MAX_ENTRIES) break;
+        }
+    }
+    if (n == 0) {
         snprintf(err, errlen, "certificate: per_k: missing or empty");
         goto out;
     }
-    out->per_k = calloc((size_t)n, sizeof *out->per_k);
+    if (n > RB_CERT_MAX_ENTRIES) {
+        snprintf(err, errlen, "certificate: per_k: more than %d entries", RB_CERT_MAX_ENTRIES);
+        goto out;
+    }
+    out->per_k = calloc(n, sizeof *out->per_k);
     if (!out->per_k) {
         rc = -ENOMEM;
         snprintf(err, errlen, "certificate: out of memory");
         goto out;
     }
-    for (int i = 0; i < n; i++) {
-        const cJSON *e = cJSON_GetArrayItem(pk, i);
+    /* One walk of the list (an index per entry would walk it again each
+     * time: a 125,000-entry file took 90 s). */
+    size_t i = 0;
+    cJSON_ArrayForEach(e, pk)
+    {
         rb_cert_entry *c = &out->per_k[i];
-        double k;
+        char path[48];
+        snprintf(path, sizeof path, "per_k[%zu]", i);
+        double k, ignored;
         if (rb_json_get_num(e, "workers", &k) || !(k >= 1 && k <= INT_MAX)) {
-            snprintf(err, errlen, "certificate: per_k[%d].workers: missing or not in [1, %d]", i,
+            snprintf(err, errlen, "certificate: %s.workers: missing or not in [1, %d]", path,
                      INT_MAX);
             goto out;
         }
@@ -135,25 +190,32 @@ int rb_cert_read(const cJSON *j, rb_cert *out, char *err, size_t errlen)
             /* safe_rho is the figure; null means nothing was certified */
             const cJSON *sr = cJSON_GetObjectItemCaseSensitive(e, "safe_rho");
             if (!cJSON_IsNumber(sr) && !cJSON_IsNull(sr)) {
-                snprintf(err, errlen, "certificate: per_k[%d].safe_rho: missing", i);
+                snprintf(err, errlen, "certificate: %s.safe_rho: missing", path);
                 goto out;
             }
-            c->safe_rho = cJSON_IsNumber(sr) ? sr->valuedouble : NAN;
-            if (rb_json_get_num(e, "safe_rate_per_worker", &c->safe_rate_per_worker))
-                c->safe_rate_per_worker = NAN;
-        } else {
-            if (rb_json_get_num(e, "safe_rate_per_worker", &c->safe_rate_per_worker) ||
-                !(c->safe_rate_per_worker >= 0)) {
-                snprintf(err, errlen, "certificate: per_k[%d].safe_rate_per_worker: missing or < 0",
-                         i);
-                goto out;
-            }
-            if (rb_json_get_num(e, "safe_rho", &c->safe_rho)) c->safe_rho = NAN;
         }
-        if (rb_json_get_num(e, "transport_us", &c->transport_us)) c->transport_us = NAN;
-        if (rb_json_get_num(e, "safe_total_rate", &c->safe_total_rate))
-            c->safe_total_rate = c->safe_rate_per_worker * c->workers;
-        out->n++;
+        /* a utilisation: (0, 1] */
+        if (optional_num(e, path, "safe_rho", 0, 1, 1, &c->safe_rho, err, errlen) ||
+            optional_num(e, path, "safe_rate_per_worker", 0, 0, INFINITY, &c->safe_rate_per_worker,
+                         err, errlen))
+            goto out;
+        if (out->version == 1 && isnan(c->safe_rate_per_worker)) {
+            snprintf(err, errlen, "certificate: %s.safe_rate_per_worker: missing or < 0", path);
+            goto out;
+        }
+        /* the fit's constant (an intercept: any finite value; loadgen uses
+         * at least 0) and calibrate's moments, which loadgen does not use
+         * but which no real client can have negative */
+        if (optional_num(e, path, "transport_us", -INFINITY, 0, INFINITY, &c->transport_us, err,
+                         errlen) ||
+            optional_num(e, path, "safe_total_rate", 0, 0, INFINITY, &c->safe_total_rate, err,
+                         errlen))
+            goto out;
+        static const char *const moments[] = {"mean_service_us", "second_moment_us2", "r_us"};
+        for (size_t m = 0; m < sizeof moments / sizeof moments[0]; m++)
+            if (optional_num(e, path, moments[m], 0, 0, INFINITY, &ignored, err, errlen)) goto out;
+        if (isnan(c->safe_total_rate)) c->safe_total_rate = c->safe_rate_per_worker * c->workers;
+        out->n = ++i;
     }
     rc = 0;
 out:

@@ -15,7 +15,14 @@
  *   1: per_k[].safe_rate_per_worker (requests/s per worker of calibrate's own
  *      workload) is the certified figure and required; no cost model;
  *   2: per_k[].safe_rho is the figure, required (a number or null).
- * Any other version is refused with a message naming it. */
+ * Any other version is refused with a message naming it.
+ *
+ * A forged or impossible figure is refused, naming its key and value:
+ * safe_rho outside (0, 1]; budget_us not in (0, 1e9]; a cost, a moment
+ * (per_k[].mean_service_us, second_moment_us2, r_us) or a rate that is
+ * negative or not finite; a cost model whose two costs are both 0; a count
+ * not > 0; more than RB_CERT_MAX_ENTRIES entries. The list is read in one
+ * walk (linear in its length). */
 #ifndef RB_CERT_H
 #define RB_CERT_H
 
@@ -24,6 +31,11 @@
 #include <cjson/cJSON.h>
 
 #define RB_CERT_VERSION 2
+/* The reader's bounds: at most this many per_k entries (a host has at most
+ * a few hundred k worth certifying), and a budget at most calibrate's
+ * --budget-us bound. */
+#define RB_CERT_MAX_ENTRIES 100000
+#define RB_CERT_MAX_BUDGET_US 1e9
 
 typedef struct rb_cert_entry {
     int workers;

@@ -46,6 +46,11 @@ int lg_cert_load(const char *path, lg_cert *out, char *err, size_t errlen);
 double lg_cert_predict_rho(const lg_cert *c, int k, double rate, double output_tokens,
                            double events_per_delivery);
 
+/* loadgen's exit code when a certificate refuses the plan (without --force):
+ * the usage was valid, the host is not certified for it (2 stays for bad
+ * usage, an unreadable or impossible certificate included). */
+#define LG_EXIT_CERT_REFUSED 3
+
 typedef struct lg_cert_decision {
     int ok;                     /* the plan is within the certificate */
     const lg_cert_entry *entry; /* the entry used */

@@ -108,7 +108,8 @@ static void print_dataset(const lg_opts *o, size_t n_trace, FILE *out)
 }
 
 /* The certificate's decision and the predicted rho per stage. Returns 0, or
- * 2 when it cannot be read or refuses the plan without --force. */
+ * 2 when it cannot be read, LG_EXIT_CERT_REFUSED when it refuses the plan
+ * without --force. */
 static int print_certificate(const lg_opts *o, int k, int closed, size_t n_trace, FILE *out)
 {
     char err[512];
@@ -138,7 +139,7 @@ static int print_certificate(const lg_opts *o, int k, int closed, size_t n_trace
     lg_cert_free(&cert);
     if (!d.ok && !o->force) {
         fprintf(stderr, "loadgen: refused: %s (pass --force to run anyway)\n", d.message);
-        return 2;
+        return LG_EXIT_CERT_REFUSED;
     }
     return 0;
 }

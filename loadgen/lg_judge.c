@@ -68,16 +68,30 @@ void lg_judge_arrivals(const lg_judge_in *in, int stage, lg_arrival_test *t)
     lg_bias_arrival_test(in->samples, in->n_samples, stage, in->arrival_model, t);
 }
 
+int lg_judge_cut(int n_used, int stopped_stage)
+{
+    if (stopped_stage < 0 || n_used <= stopped_stage + 1) return 0;
+    return n_used - (stopped_stage + 1);
+}
+
 int lg_judge_run(const lg_judge_in *in, double max_rho, double worst_wq_us, lg_bias_stage *sb,
                  lg_bias_stage *run, lg_report *rep)
 {
     const lg_stage_stats *blocks[in->k > 0 ? in->k : 1];
     int worst = -1, n_views = in->n_views;
+    int n_judged = n_views - (in->n_cut > 0 && in->n_cut <= n_views ? in->n_cut : 0);
     for (int s = 0; s < n_views; s++) {
         for (int w = 0; w < in->k; w++)
             blocks[w] = in->lost[w] ? NULL : block_of(in, w, s);
         lg_bias_stage_figures(blocks, in->k, in->stages[s], in->closed, &sb[s]);
         lg_judge_arrivals(in, s, &sb[s].arrival);
+        if (s >= n_judged) {
+            /* Cut short by the sweep's stop: no verdict, and none for the run. */
+            sb[s].verdict = (mdl_verdict){.level = MDL_VERDICT_OK, .cause = "cut short"};
+            snprintf(sb[s].verdict.reason, sizeof sb[s].verdict.reason,
+                     "not judged: the sweep's stop cut this stage short");
+            continue;
+        }
         lg_bias_judge(&sb[s], &in->budget);
         /* The worst stage decides; among equals, the busiest loop (an all-OK
          * sweep names its hardest stage, not its first). */
@@ -112,8 +126,8 @@ int lg_judge_run(const lg_judge_in *in, double max_rho, double worst_wq_us, lg_b
             char *dst = run->verdict.reason;
             size_t cap = sizeof run->verdict.reason;
             int n =
-                sb[worst].verdict.level == MDL_VERDICT_OK
-                    ? snprintf(dst, cap, "all %d stages; the busiest, stage %d: ", n_views, worst)
+                sb[worst].verdict.level == MDL_VERDICT_OK && n_judged > 1
+                    ? snprintf(dst, cap, "all %d stages; the busiest, stage %d: ", n_judged, worst)
                     : snprintf(dst, cap, "stage %d: ", worst);
             if (n > 0 && (size_t)n < cap)
                 snprintf(dst + n, cap - (size_t)n, "%.*s", (int)(cap - (size_t)n - 1),

@@ -13,12 +13,14 @@
 #include "lg_slots.h"
 
 typedef struct lg_judge_in {
-    int k;                       /* workers */
-    int n_stages;                /* blocks per worker */
-    int n_views;                 /* stages judged: up to the last that dispatched anything */
-    int closed;                  /* a closed loop (no schedule to judge) */
-    const int *lost;             /* [k]: 1 for a lost worker (left out) */
-    const lg_slot *const *slots; /* [k]: every worker's slot header */
+    int k;           /* workers */
+    int n_stages;    /* blocks per worker */
+    int n_views;     /* stages figured: up to the last that dispatched anything */
+    int n_cut;       /* of them, the last n_cut were cut short by the sweep's stop: figured, never
+                      * judged (lg_judge_cut) */
+    int closed;      /* a closed loop (no schedule to judge) */
+    const int *lost; /* [k]: 1 for a lost worker (left out) */
+    const lg_slot *const *slots;         /* [k]: every worker's slot header */
     const lg_stage_stats *const *blocks; /* [k * n_stages], worker-major */
     const lg_stage_stats *const *stages; /* [n_stages]: merged over the workers kept */
     const lg_stage_stats *total;         /* merged over the stages */
@@ -35,7 +37,16 @@ typedef struct lg_judge_in {
 void lg_judge_workers(const lg_judge_in *in, lg_worker_bias *b, double *max_rho,
                       double *worst_wq_us, int *stamps);
 
-/* The run's judgement: sb[0..n_views) per stage, run for the whole send
+/* How many of the n_used stages that dispatched anything a sweep's stop cut
+ * short: every stage after stopped_stage, the one whose end stopped the sweep
+ * (-1: no stop). That stage ran to its planned end (both watches judge a
+ * stage after it) and caused the stop, so it keeps its verdict; the next
+ * one only dispatched in the moments before the stop and its window holds
+ * the stopped stage's tail, so its figures say nothing of its own load. */
+int lg_judge_cut(int n_used, int stopped_stage);
+
+/* The run's judgement: sb[0..n_views) per stage (a cut stage's figures,
+ * with no verdict: its level stays OK and its reason says it was cut), run for the whole send
  * window (its verdict is the worst stage's; among equals the busiest),
  * and the receive clock's health folded into the report. Returns the stage
  * that decided the verdict (-1: a single stage or none). */

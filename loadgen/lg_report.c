@@ -401,9 +401,12 @@ cJSON *lg_report_json(const lg_report *r)
         user_timed_json(so, v->stats, o);
         failed_json(so, v->stats);
         rb_json_put_num_inf(so, "not_dispatched", (double)v->stats->not_dispatched);
+        int cut = i >= r->n_stages - r->n_cut;
+        cJSON_AddBoolToObject(so, "cut_short", cut);
         if (r->stage_bias) {
             cJSON *b = cJSON_AddObjectToObject(so, "client_bias");
             bias_figures_json(b, &r->stage_bias[i]);
+            if (cut) cJSON_ReplaceItemInObject(b, "verdict", cJSON_CreateNull());
         }
         cJSON_AddItemToArray(st, so);
     }

@@ -60,9 +60,10 @@ typedef struct lg_report {
     int stamps_seen;
     double achieved_ratio; /* dispatch span vs intended span (NAN: closed loop) */
     double predicted_wq_us, max_rho;
-    mdl_verdict verdict;                     /* the worst stage's */
-    int verdict_stage;                       /* which stage decided it (-1: a single stage) */
-    const lg_bias_stage *stage_bias;         /* [n_stages] (NULL: not judged) */
+    mdl_verdict verdict;             /* the worst stage's */
+    int verdict_stage;               /* which stage decided it (-1: a single stage) */
+    const lg_bias_stage *stage_bias; /* [n_stages] (NULL: not judged) */
+    int n_cut; /* the last n_cut stages were cut short by the sweep's stop: no verdict */
     const lg_bias_stage *run_bias;           /* the whole run (NULL: not judged) */
     int64_t clock_spread_ns, clock_width_ns; /* the receive clock's map, worst worker */
     uint64_t clock_steps, rx_enable_failed;

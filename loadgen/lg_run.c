@@ -169,7 +169,7 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
     if (!d.ok) {
         if (!o->force) {
             fprintf(stderr, "loadgen: refused: %s (pass --force to run anyway)\n", d.message);
-            return 2;
+            return LG_EXIT_CERT_REFUSED;
         }
         fprintf(stderr, "loadgen: warning: --force: %s\n", d.message);
     }

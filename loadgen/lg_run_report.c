@@ -76,6 +76,7 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
         .k = k,
         .n_stages = p->n_stages,
         .n_views = n_views,
+        .n_cut = lg_judge_cut(n_views, sh->saturated_stage),
         .closed = p->closed,
         .lost = r->lost,
         .slots = slots,
@@ -143,6 +144,7 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
     } else {
         rep.verdict_stage = lg_judge_run(&jin, max_rho, worst_wq, sb, run_b, &rep);
         rep.stage_bias = sb;
+        rep.n_cut = jin.n_cut;
         rep.run_bias = run_b;
         rep.verdict = run_b->verdict;
         rep.achieved_ratio = run_b->achieved_ratio;

@@ -1,7 +1,8 @@
 /* loadgen: the command-line program on liblg. Reads --config (if any) into
  * flags, parses them and then the command line's (which override), and runs
  * (or, with --dry-run, prints the plan: lg_dryrun).
- * Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 130 SIGINT. */
+ * Exit codes: 0 ok, 1 run failed, 2 bad usage or input, 3 refused by the
+ * certificate, 128 + N after signal N (130 SIGINT). */
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>

@@ -48,7 +48,7 @@ load_args=(--num-workers "$k" --certificate "$out/certificate.json"
 # for these 32-token requests): ask loadgen's dry run for a 1,000 req/s stage
 # (it prints the prediction whether or not the certificate covers it), and
 # scale (the predicted utilisation is proportional to the rate).
-# (A dry run that the certificate refuses exits 2 after printing it: a low
+# (A dry run that the certificate refuses exits 3 after printing it: a low
 # certificate on a busy host must not end the job here.)
 probe=$("$lg" --base-url http://127.0.0.1:1 "${load_args[@]}" --request-rate 1000 --duration 10 --dry-run 2>&1) || true
 top=$(sed -n 's/^stage 0: predicted rho per worker \([0-9.e+-]*\) (certified safe \([0-9.e+-]*\)).*/\1 \2/p' <<<"$probe" |

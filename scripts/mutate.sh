@@ -40,6 +40,7 @@ tests_for() {
     loadgen/lg_rxclock.c) echo "test_lg_rxclock" ;;
     loadgen/lg_bias.c) echo "test_lg_bias" ;;
     loadgen/lg_knee.c) echo "test_lg_knee" ;;
+    loadgen/lg_judge.c) echo "test_lg_judge" ;;
     loadgen/lg_sched.c) echo "test_lg_sched" ;;
     loadgen/lg_sse.c) echo "test_lg_sse" ;;
     loadgen/lg_chunk.c) echo "test_lg_chunk" ;;
@@ -51,6 +52,8 @@ tests_for() {
     loadgen/lg_merge.c) echo "test_lg_merge" ;;
     calibrate/cal_rule.c) echo "test_cal_rule" ;;
     calibrate/cal_sweep.c) echo "test_cal_sweep" ;;
+    calibrate/cal_fit.c) echo "test_cal_fit" ;;
+    common/rb_cert.c) echo "test_rb_cert test_lg_cert test_cal_cert" ;;
     *) echo "mutate.sh: no unit tests are listed for $1" >&2; exit 2 ;;
   esac
 }
@@ -148,6 +151,23 @@ m rx-map-step-not-reset loadgen/lg_rxclock.c $'            m->steps++;\n        
 m rx-no-lower-bound-exact loadgen/lg_rxclock.c \
   'int64_t w = rd->lower_ns > 0 ? rd->kernel_ns - rd->lower_ns : rd->kernel_ns;' \
   'int64_t w = rd->lower_ns > 0 ? rd->kernel_ns - rd->lower_ns : 0;'
+# common/rb_cert.c
+m cert-rho-zero-accepted common/rb_cert.c \
+  '(open ? v->valuedouble > lo : v->valuedouble >= lo) && v->valuedouble <= hi' \
+  'v->valuedouble >= lo && v->valuedouble <= hi'
+m cert-cap-off-by-one common/rb_cert.c 'if (n > RB_CERT_MAX_ENTRIES) {' 'if (n > RB_CERT_MAX_ENTRIES + 1) {'
+m cert-zero-costs-accepted common/rb_cert.c \
+  'if (out->per_delivery_us == 0 && out->per_event_us == 0) {' \
+  'if (out->per_delivery_us == 0 && out->per_event_us < 0) {'
+m cert-moments-unchecked common/rb_cert.c \
+  'if (optional_num(e, path, moments[m], 0, 0, INFINITY, &ignored, err, errlen)) goto out;' \
+  '(void)ignored;'
+# calibrate/cal_fit.c
+m cost-negative-kept calibrate/cal_fit.c 'if (!(a >= 0 && b >= 0)) out->identified = 0;' ';'
+m cost-zero-kept calibrate/cal_fit.c 'if (!(b > 0) || !isfinite(b)) return -ERANGE;' 'if (!isfinite(b)) return -ERANGE;'
+# loadgen/lg_judge.c
+m judge-cut-stopping-stage loadgen/lg_judge.c 'return n_used - (stopped_stage + 1);' 'return n_used - stopped_stage;'
+m judge-cut-ignored loadgen/lg_judge.c 'if (s >= n_judged) {' 'if (s >= n_views) {'
 # loadgen/lg_knee.c
 m knee-dispatch-boundary loadgen/lg_knee.c \
   'if (o->scheduled > 0 && (double)o->dispatched < r->min_ratio * (double)o->scheduled) {' \

@@ -36,6 +36,9 @@ static void fill(cal_cert_info *info, cal_per_k pk[2], cal_step *st)
     info->step_duration_s = 1.5;
     info->loadavg_start = 0.25;
     info->loadavg_end = 1.5;
+    info->cost.per_delivery_us = 12.75;
+    info->cost.per_event_us = 1.75;
+    info->ref_events_per_request = 18.5;
     for (int i = 0; i < 2; i++) {
         cal_per_k *p = &pk[i];
         memset(p, 0, sizeof *p);
@@ -81,7 +84,8 @@ static void test_round_trip(void **state)
     assert_non_null(text);
     int n = 0;
     char err[256];
-    assert_int_equal(cal_cert_parse(text, strlen(text), &back, pb, 4, &n, err, sizeof err), 0);
+    int prc = cal_cert_parse(text, strlen(text), &back, pb, 4, &n, err, sizeof err);
+    if (prc) fail_msg("%s", err);
     assert_int_equal(n, 2);
     assert_string_equal(back.created, info.created);
     assert_string_equal(back.host.cpu_model, info.host.cpu_model);

@@ -359,6 +359,22 @@ static void test_cost_model(void **state)
     for (int i = 0; i < 6; i++)
         s[i].saturated = 1;
     assert_int_equal(cal_cost_fit(s, 6, &c), -ENODATA);
+    /* a client whose busier deliveries cost less per event than single
+     * ones (a = -2 us, b = 4 us fits it): no negative cost is written, the
+     * per-event term alone is (its slope through all six: 2.4 us) */
+    for (int i = 0; i < 6; i++) {
+        s[i].saturated = 0;
+        s[i].rho_mean = ev[i] / epd[i] * -2e-6 + ev[i] * 4e-6;
+    }
+    assert_int_equal(cal_cost_fit(s, 6, &c), 0);
+    assert_false(c.identified);
+    assert_true(c.per_delivery_us == 0);
+    assert_true(c.per_event_us > 2.0 && c.per_event_us < 4.0);
+    /* a utilisation that falls with the load: no cost model at all */
+    for (int i = 0; i < 6; i++)
+        s[i].rho_mean = -ev[i] * 1e-6;
+    assert_int_equal(cal_cost_fit(s, 6, &c), -ERANGE);
+    assert_true(isnan(c.per_event_us) && isnan(c.per_delivery_us));
 }
 
 /* The baseline's E[S] is the utilisation's slope against the event rate;

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,12 +108,103 @@ static void refusals_name_the_key(void **state)
     }
 }
 
+/* A version 2 certificate: V2(TOP_KEYS, ENTRY_KEYS); SR a valid safe_rho. */
+#define V2_HEAD "{\"rhobench_certificate\":2,\"host\":{\"cpu_model\":\"x\",\"cores_online\":2}"
+#define V2_COST ",\"cost_model\":{\"per_delivery_us\":12.5,\"per_event_us\":1.5}"
+#define V2(top, entry) V2_HEAD top ",\"per_k\":[{\"workers\":2" entry "}]}"
+#define SR ",\"safe_rho\":0.3"
+
+static void forged_figures_are_refused_naming_the_key(void **state)
+{
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {V2(V2_COST, ",\"safe_rho\":1.5"), "per_k[0].safe_rho: must be in (0, 1], got 1.5"},
+        {V2(V2_COST, ",\"safe_rho\":1e9"), "per_k[0].safe_rho: must be in (0, 1], got 1e+09"},
+        {V2(V2_COST, ",\"safe_rho\":1e999"), "per_k[0].safe_rho: must be in (0, 1], got inf"},
+        {V2(V2_COST, ",\"safe_rho\":0"), "per_k[0].safe_rho: must be in (0, 1], got 0"},
+        {V2(V2_COST, ",\"safe_rho\":-0.2"), "per_k[0].safe_rho"},
+        {V2(",\"cost_model\":{\"per_delivery_us\":12.5,\"per_event_us\":-4}", SR),
+         "cost_model.per_event_us: must be finite and >= 0, got -4"},
+        {V2(",\"cost_model\":{\"per_delivery_us\":1e999,\"per_event_us\":1}", SR),
+         "cost_model.per_delivery_us: must be finite and >= 0, got inf"},
+        {V2(",\"cost_model\":{\"per_delivery_us\":0,\"per_event_us\":0}", SR),
+         "cost_model: per_delivery_us and per_event_us are both 0"},
+        {V2(V2_COST ",\"budget_us\":1e300", SR), "budget_us: must be in (0, 1e+09], got 1e+300"},
+        {V2(V2_COST ",\"budget_us\":0", SR), "budget_us: must be in (0, 1e+09], got 0"},
+        {V2(V2_COST ",\"budget_us\":-100", SR), "budget_us"},
+        {V2(V2_COST ",\"budget_us\":\"100\"", SR), "budget_us: must be in (0, 1e+09], got not"},
+        {V2(V2_COST, SR ",\"r_us\":-12"), "per_k[0].r_us: must be finite and >= 0, got -12"},
+        {V2(V2_COST, SR ",\"second_moment_us2\":-800"), "per_k[0].second_moment_us2"},
+        {V2(V2_COST, SR ",\"mean_service_us\":1e999"), "per_k[0].mean_service_us"},
+        {V2(V2_COST, SR ",\"transport_us\":1e999"), "per_k[0].transport_us"},
+        {V2(V2_COST, SR ",\"safe_total_rate\":-1"), "per_k[0].safe_total_rate"},
+        {V2(V2_COST ",\"reference_workload\":{\"events_per_request\":0}", SR),
+         "reference_workload.events_per_request"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rb_cert c;
+        char err[256] = "";
+        if (rb_cert_parse(bad[i].text, strlen(bad[i].text), &c, err, sizeof err) != -EINVAL)
+            fail_msg("accepted: %s", bad[i].text);
+        if (!strstr(err, bad[i].want)) fail_msg("%s: got \"%s\"", bad[i].text, err);
+        assert_null(c.per_k);
+    }
+    /* the edges that stay valid: safe_rho 1 and null, a negative fitted
+     * constant, one cost 0, the largest budget */
+    static const char *const good[] = {
+        V2(V2_COST, ",\"safe_rho\":1"),
+        V2(V2_COST, ",\"safe_rho\":null"),
+        V2(V2_COST, SR ",\"transport_us\":-3,\"r_us\":null"),
+        V2(",\"cost_model\":{\"per_delivery_us\":0,\"per_event_us\":2}", SR),
+        V2(V2_COST ",\"budget_us\":1e9", SR),
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        rb_cert c;
+        char err[256] = "";
+        if (rb_cert_parse(good[i], strlen(good[i]), &c, err, sizeof err) != 0)
+            fail_msg("refused: %s: %s", good[i], err);
+        rb_cert_free(&c);
+    }
+}
+
+/* The entry cap: exactly RB_CERT_MAX_ENTRIES are read, one more is refused. */
+static void the_entries_are_capped(void **state)
+{
+    size_t cap = (size_t)RB_CERT_MAX_ENTRIES + 2, per = 40;
+    char *t = malloc(cap * per + 256);
+    assert_non_null(t);
+    for (int extra = 0; extra <= 1; extra++) {
+        size_t n = (size_t)RB_CERT_MAX_ENTRIES + (size_t)extra;
+        size_t len = (size_t)sprintf(t, V2_HEAD V2_COST ",\"per_k\":[");
+        for (size_t i = 0; i < n; i++)
+            len += (size_t)sprintf(t + len, "%s{\"workers\":%zu,\"safe_rho\":0.5}", i ? "," : "",
+                                   i + 1);
+        len += (size_t)sprintf(t + len, "]}");
+        rb_cert c;
+        char err[256] = "";
+        int rc = rb_cert_parse(t, len, &c, err, sizeof err);
+        if (!extra) {
+            assert_int_equal(rc, 0);
+            assert_int_equal(c.n, n);
+            assert_int_equal(c.per_k[n - 1].workers, (int)n);
+            rb_cert_free(&c);
+        } else {
+            assert_int_equal(rc, -EINVAL);
+            assert_non_null(strstr(err, "per_k: more than 100000 entries"));
+        }
+    }
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_trip_is_equal),
         cmocka_unit_test(put_adds_to_objects_root_has),
         cmocka_unit_test(refusals_name_the_key),
+        cmocka_unit_test(forged_figures_are_refused_naming_the_key),
+        cmocka_unit_test(the_entries_are_capped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

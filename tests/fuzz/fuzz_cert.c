@@ -5,18 +5,40 @@
  * non-empty, NUL-terminated message that fits errlen however small; an
  * acceptance leaves a NUL-terminated CPU model and an entry array that
  * lg_cert_free releases. The answer does not depend on the message buffer's
- * size, and a second parse of the same bytes gives the same certificate. */
+ * size, and a second parse of the same bytes gives the same certificate.
+ * What it accepts is possible (rb_cert.h): every safe_rho in (0, 1] or not
+ * measured, a budget in (0, 1e9], costs and rates finite and >= 0 and the
+ * two costs not both 0, at most RB_CERT_MAX_ENTRIES entries. */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lg_cert.h"
 
+/* NAN (not measured), or finite and >= 0 */
+static int absent_or_nonneg(double v)
+{
+    return isnan(v) || (isfinite(v) && v >= 0);
+}
+
 static void check_accepted(const lg_cert *c)
 {
     if (!memchr(c->cpu_model, '\0', sizeof c->cpu_model)) abort();
-    if (c->n > 0 && !c->per_k) abort();
+    if (c->n == 0 || !c->per_k || c->n > RB_CERT_MAX_ENTRIES) abort();
+    if (!isnan(c->budget_us) && !(c->budget_us > 0 && c->budget_us <= RB_CERT_MAX_BUDGET_US))
+        abort();
+    if (!absent_or_nonneg(c->per_delivery_us) || !absent_or_nonneg(c->per_event_us)) abort();
+    if (c->per_delivery_us == 0 && c->per_event_us == 0) abort();
+    if (!isnan(c->ref_events_per_request) && !(c->ref_events_per_request > 0)) abort();
+    for (size_t i = 0; i < c->n; i++) {
+        const lg_cert_entry *e = &c->per_k[i];
+        if (e->workers < 1) abort();
+        if (!isnan(e->safe_rho) && !(e->safe_rho > 0 && e->safe_rho <= 1)) abort();
+        if (!absent_or_nonneg(e->safe_rate_per_worker)) abort();
+        if (!isnan(e->transport_us) && !isfinite(e->transport_us)) abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)

@@ -1,7 +1,7 @@
 /* Tests of lg_judge: the per-worker figures leave the lost workers out of
  * the run's worst loop; the run's verdict is its worst stage's, and among
  * stages judged alike the busiest; the receive clock's health is the worst
- * worker's. */
+ * worker's; a stage the sweep's stop cut short is figured but never judged. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,6 +170,44 @@ static void the_clock_health_is_the_worst_kept_workers(void **state)
     assert_false(run.arrival.tested);
 }
 
+static void only_the_stages_after_the_stop_are_cut(void **state)
+{
+    (void)state;
+    assert_int_equal(lg_judge_cut(5, -1), 0); /* no stop: every stage ran */
+    assert_int_equal(lg_judge_cut(5, 3), 1);  /* stage 4 only dispatched before the stop */
+    assert_int_equal(lg_judge_cut(5, 1), 3);
+    assert_int_equal(lg_judge_cut(4, 3), 0); /* the stopping stage was the last used */
+    assert_int_equal(lg_judge_cut(2, 3), 0);
+    assert_int_equal(lg_judge_cut(1, 0), 0);
+}
+
+static void a_cut_stage_never_sets_the_verdict(void **state)
+{
+    fixture *f = *state;
+    /* stage 1 holds stage 0's tail and looks BIASED, but the stop cut it */
+    for (int w = 0; w < K; w++) {
+        set_loop(f, w, 0, 0.2);
+        set_loop(f, w, 1, 0.97);
+    }
+    f->in.n_cut = 1;
+    lg_bias_stage sb[S], run;
+    lg_report rep = {0};
+    int v = lg_judge_run(&f->in, 0.97, NAN, sb, &run, &rep);
+    assert_int_equal(v, 0);
+    assert_true(sb[0].verdict.level < MDL_VERDICT_BIASED);
+    assert_true(run.verdict.level < MDL_VERDICT_BIASED);
+    assert_int_equal(run.verdict.level, sb[0].verdict.level);
+    assert_string_equal(sb[1].verdict.cause, "cut short");
+    assert_true(strstr(sb[1].verdict.reason, "not judged") != NULL);
+    assert_true(fabs(sb[1].max_rho - 0.97) < 1e-9); /* still figured */
+    assert_true(strncmp(run.verdict.reason, "stage 0: ", 9) == 0);
+    /* not cut: the same stage decides */
+    f->in.n_cut = 0;
+    v = lg_judge_run(&f->in, 0.97, NAN, sb, &run, &rep);
+    assert_int_equal(v, 1);
+    assert_int_equal(run.verdict.level, MDL_VERDICT_BIASED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +216,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(among_equals_the_busiest_stage_is_named, setup, teardown),
         cmocka_unit_test_setup_teardown(the_clock_health_is_the_worst_kept_workers, setup,
                                         teardown),
+        cmocka_unit_test(only_the_stages_after_the_stop_are_cut),
+        cmocka_unit_test_setup_teardown(a_cut_stage_never_sets_the_verdict, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

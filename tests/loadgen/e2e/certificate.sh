@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A run beyond a certificate is refused (exit 2, before any request, the
+# A run beyond a certificate is refused (exit 3, before any request, the
 # numbers in the message) and accepted with --force; one within it runs and
 # its report carries the certificate's note. Version 2 certificates compare
 # the plan's predicted utilisation with safe_rho, version 1 ones the request
@@ -24,7 +24,7 @@ jq -n --arg cpu "$cpu" --argjson cores "$cores" '{rhobench_certificate: 2,
   >"$WORK/cert2.json"
 rc=0
 "$LOADGEN" "${args[@]}" --certificate "$WORK/cert2.json" --request-rate 187.5 2>"$WORK/refused2.err" || rc=$?
-[ "$rc" -eq 2 ] || fail "predicted at 150% of safe_rho: exit $rc, expected 2"
+[ "$rc" -eq 3 ] || fail "predicted at 150% of safe_rho: exit $rc, expected 3"
 want="loadgen: refused: planned 187.5 requests/s over 2 workers (4 tokens each) is predicted at rho 0.450 per worker (600.00 us per delivery + 200.00 us per event), beyond the certified safe rho 0.300 for 2 workers (pass --force to run anyway)"
 grep -qxF "$want" "$WORK/refused2.err" || fail "the refusal does not say it with the numbers: $(cat "$WORK/refused2.err")"
 [ "$(served)" -eq 0 ] || fail "requests were sent before the refusal"
@@ -41,7 +41,7 @@ jq -n --arg cpu "$cpu" --argjson cores "$cores" '{host: {cpu_model: $cpu, cores_
 args1=("${args[@]}" --certificate "$WORK/cert.json")
 rc=0
 "$LOADGEN" "${args1[@]}" --request-rate 500 2>"$WORK/refused.err" || rc=$?
-[ "$rc" -eq 2 ] || fail "beyond the certificate: exit $rc, expected 2"
+[ "$rc" -eq 3 ] || fail "beyond the certificate: exit $rc, expected 3"
 grep -qF "planned 250.0 requests/s per worker (500.0 over 2 workers) exceeds the certified 100.0 requests/s per worker for 2 workers" \
   "$WORK/refused.err" || fail "the refusal does not give the numbers: $(cat "$WORK/refused.err")"
 [ "$(served)" -eq 50 ] || fail "requests were sent before the refusal"

@@ -53,7 +53,7 @@ grep -q "^stage 0: predicted rho per worker 0.0480 (certified safe 0.3000)$" "$W
 rc=0
 "$LOADGEN" "${args[@]}" --stage 187.5:1s --certificate "$WORK/cert2.json" --dry-run >"$WORK/beyond.out" \
   2>"$WORK/beyond.err" || rc=$?
-[ "$rc" -eq 2 ] && grep -q "^loadgen: refused: planned 187.5 requests/s over 2 workers" "$WORK/beyond.err" &&
+[ "$rc" -eq 3 ] && grep -q "^loadgen: refused: planned 187.5 requests/s over 2 workers" "$WORK/beyond.err" &&
   grep -q "^stage 2: predicted rho per worker 0.4500" "$WORK/beyond.out" ||
   fail "beyond the certificate: exit $rc: $(cat "$WORK/beyond.err")"
 [ "$(served)" -eq "$before" ] || fail "the dry runs with a certificate sent requests"

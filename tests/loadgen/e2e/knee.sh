@@ -34,8 +34,16 @@ jq -e '.knee.cause == "server" and .saturated_stage != null and .knee.stage <= .
   fail "--sweep-until-saturation did not stop at the server's knee: $show"
 echo "$show"
 grep -q "saturated by the server" "$WORK/until.err" || fail "no stop message: $(cat "$WORK/until.err")"
+# The stages up to the stop ran to their end and are judged; a stage after it
+# only dispatched in the moments before the stop and is never judged.
+jq -e '[.stages[] | select(.stage <= $u.saturated_stage) | .cut_short == false
+        and (.client_bias.verdict | type) == "string"] | all' --argjson u "$(cat "$u")" "$u" >/dev/null ||
+  fail "a stage up to the stop is not judged: $(jq -c '[.stages[] | {stage, cut_short, v: .client_bias.verdict}]' "$u")"
 if jq -e '(.stages | length) > .saturated_stage + 1' "$u" >/dev/null; then
   grep -q "(cut short: the sweep stopped)" "$WORK/until.txt" || fail "the stage after the stop is not said to be cut short"
+  jq -e '[.stages[] | select(.stage > $u.saturated_stage) | .cut_short == true
+          and .client_bias.verdict == null] | all' --argjson u "$(cat "$u")" "$u" >/dev/null ||
+    fail "a stage cut by the stop was judged: $(jq -c '[.stages[] | {stage, cut_short, v: .client_bias.verdict}]' "$u")"
 fi
 grep -q "^Knee: .*by the server" "$WORK/until.txt" || fail "the summary has no Knee line"
 pass "knee: the server's capacity, found by a sweep"
