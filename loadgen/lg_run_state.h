@@ -32,6 +32,9 @@ typedef struct lg_coord {
     lg_knee_watch *knee;     /* saturation by the server, and the knee */
     lg_mpi *mpi;             /* --mpi: rank 0 notes the ranks gone from its host */
     int mpi_progress;        /* --mpi --progress: this rank sends, rank 0 shows */
+
+    /* the server's metrics (lg_scrape.h; NULL: off) */
+    struct lg_scrape *scrape;
 } lg_coord;
 
 /* A stage's start on the run's clock (absolute ns). */
