@@ -12,11 +12,11 @@
  *
  * A window is a stage: [start, end) on the run's clock, the last one ending
  * at the final scrape. Per window, for a gauge the scrapes inside it give
- * min, max, mean and their count, and the value at its start (the last
- * scrape before it); for a counter and a histogram, the difference between
- * the last scrape at or before the window's end and the last one before its
- * start (step interpolation: scrapes are some interval apart, so a
- * boundary's value is the one scraped just before it). A counter that fell
+ * min, max, mean and their count, and the value at its start; for a
+ * counter and a histogram, the difference between the values at its end
+ * and at its start. A boundary's value is the last scrape at or before it
+ * (step interpolation: scrapes are some interval apart), so the stages'
+ * deltas add up to the run's. A counter that fell
  * (a server restart) counts from zero again (`reset`). One more window, the
  * run's, spans every stage. */
 #ifndef LG_SRVM_H
