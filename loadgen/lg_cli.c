@@ -464,6 +464,13 @@ static const rb_opt OPTS[] = {
     INT("prefix-system-len", prefix_system_len, 0, 1000000, "512",
         "shared-prefix: system prompt words", .key = "data.shared_prefix.system_prompt_len"),
     FLAG("progress", progress, 1, "live progress line on stderr (default: when a terminal)"),
+    SECONDS("prometheus-scrape-interval", prometheus_scrape_interval_ns, 1000000, "30s",
+            "that Prometheus's scrape interval: the run waits it + 2 s before querying",
+            .key = "metrics.prometheus.scrape_interval"),
+    STRING("prometheus-url", "URL", prometheus_url, NULL,
+           "a Prometheus server scraping the target: each stage's metrics queried with PromQL "
+           "after the run, as Inference Perf does",
+           .key = "metrics.prometheus.url"),
     POOL("prompt-pool-size",
          "distinct prompts; request i uses prompt i mod N (default: one per planned request, "
          "within 512 MiB; a smaller N repeats prompts on purpose)"),
@@ -679,6 +686,17 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         if (!o->allow_remote && !lg_url_is_loopback(val))
             return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass "
                        "--allow-remote to scrape another host");
+    }
+    if (o->prometheus_url[0]) {
+        char host[256];
+        flag = "--prometheus-url";
+        val = o->prometheus_url;
+        if (strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0)
+            return BAD("must be an http:// or https:// URL");
+        if (url_host(val, host, sizeof host)) return BAD("has no host");
+        if (!o->allow_remote && !lg_url_is_loopback(val))
+            return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass "
+                       "--allow-remote to query another host");
     }
     o->chat = strstr(o->endpoint, "chat") != NULL;
     if (o->sweep != LG_SWEEP_NONE || o->sweep_until_saturation) {

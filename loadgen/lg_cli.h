@@ -51,6 +51,9 @@ typedef struct lg_opts {
     int64_t server_metrics_interval_ns;
     const char *server_metric[LG_MAX_SERVER_METRICS]; /* pointers into argv (not owned) */
     int n_server_metric;
+    /* Inference Perf's metrics.prometheus (lg_promql.h): "" none */
+    char prometheus_url[512];
+    int64_t prometheus_scrape_interval_ns;
     /* process model */
     int num_workers; /* 0: one in-process worker */
     int max_conn_per_worker;

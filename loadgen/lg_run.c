@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lg_cert.h"
@@ -27,6 +28,7 @@
 #include "lg_progress.h"
 #include "lg_report.h"
 #include "lg_run_state.h"
+#include "lg_promql.h"
 #include "lg_scrape.h"
 #include "rb_clock.h"
 #include "rb_file.h"
@@ -205,13 +207,34 @@ static void scrape_windows(lg_coord *c)
     }
 }
 
+/* After the run: each stage's wall-clock window (a timed stage's scheduled
+ * end, the last one's the run's end) for the Prometheus queries. */
+static void promql_collect(lg_coord *c)
+{
+    if (!c->promql) return;
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    int64_t mono = rb_now_ns();
+    double real_now = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9;
+    int n = c->p->closed || c->p->n_stages > LG_MAX_STAGES ? 1 : c->p->n_stages;
+    double start[LG_MAX_STAGES], end[LG_MAX_STAGES];
+    for (int s = 0; s < n; s++) {
+        int64_t st = lg_coord_stage_start(c, s), d = c->o->stages[s].duration_ns;
+        start[s] = real_now - (double)(mono - st) / 1e9;
+        end[s] = s + 1 < n && d > 0 ? start[s] + (double)d / 1e9 : real_now;
+    }
+    lg_promql_collect(c->promql, start, end, n);
+}
+
 static void coord_free(lg_coord *c)
 {
     lg_sched_free(c->stage_clock);
     free(c->stage_expected);
     lg_knee_watch_free(c->knee);
     lg_scrape_free(c->scrape);
+    lg_promql_free(c->promql);
     c->scrape = NULL;
+    c->promql = NULL;
     c->stage_clock = NULL;
     c->stage_expected = NULL;
     c->knee = NULL;
@@ -504,6 +527,8 @@ int lg_run(lg_opts *o)
                                          : isatty(STDERR_FILENO);
     coord->knee = r->mpi ? NULL : lg_knee_watch_new(p, coord->progress);
     coord->scrape = r->mpi ? NULL : lg_scrape_for_run(o, p->forked);
+    if (!r->mpi && o->prometheus_url[0])
+        coord->promql = lg_promql_new(o->prometheus_url, o->prometheus_scrape_interval_ns);
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -545,6 +570,7 @@ int lg_run(lg_opts *o)
     sigaction(SIGHUP, &old_hup, NULL);
 
     lg_scrape_final(coord->scrape);
+    promql_collect(coord);
     if (r->mpi ? finish_mpi(r) : lg_run_collect(r)) exit_code = 1;
     if (sh->interrupted && exit_code == 0) exit_code = 128 + (int)g_last_signal;
 done:

@@ -13,6 +13,7 @@
 #include "lg_export.h"
 #include "lg_judge.h"
 #include "lg_run_state.h"
+#include "lg_promql.h"
 #include "lg_scrape.h"
 #include "rb_file.h"
 
@@ -70,6 +71,17 @@ static void server_metrics_json(const lg_runstate *r, const lg_report *rep, cJSO
             cJSON_AddNumberToObject(sm, "scrapes", lg_srvm_scrapes(m, i));
             cJSON_AddItemToObject(sm, "metrics",
                                   lg_srvm_json(m, i, o->percentiles, o->n_percentiles));
+        }
+    }
+    lg_promql *q = r->coord.promql;
+    if (q) {
+        cJSON_AddItemToObject(j, "prometheus", lg_promql_json(q));
+        for (int i = 0; st && i < cJSON_GetArraySize(st); i++) {
+            cJSON *w = lg_promql_stage_json(q, i);
+            if (w)
+                cJSON_AddItemToObject(cJSON_GetArrayItem(st, i), "prometheus", w);
+            else
+                cJSON_AddNullToObject(cJSON_GetArrayItem(st, i), "prometheus");
         }
     }
     cJSON *knee = cJSON_GetObjectItem(j, "knee");

@@ -39,6 +39,7 @@ tests_for() {
     loadgen/lg_stats.c) echo "test_lg_stats" ;;
     loadgen/lg_prom.c) echo "test_lg_prom" ;;
     loadgen/lg_srvm.c) echo "test_lg_prom" ;;
+    loadgen/lg_promql.c) echo "test_lg_prom" ;;
     simserver/sim_http.c) echo "test_sim_http" ;;
     simserver/sim_model.c) echo "test_sim_model" ;;
     calibrate/cal_rule.c) echo "test_cal_rule" ;;
@@ -256,6 +257,11 @@ m srvm-counter-reset-negative loadgen/lg_srvm.c 'rb_json_put_num(e, "delta", res
   'rb_json_put_num(e, "delta", d);'
 m srvm-evidence-no-noise loadgen/lg_srvm.c 'int grew = max - s > 3.0 * sqrt(s + (max > 0 ? max : 0)) + 2.0;' \
   'int grew = max > s;'
+# loadgen/lg_promql.c (Inference Perf's PromQL and the answers' numbers)
+m promql-vector-last-only loadgen/lg_promql.c 'sum += x, n++;' 'sum = x, n++;'
+m promql-empty-is-zero loadgen/lg_promql.c 'rc = -ENOENT;' '*v = 0, rc = 0;'
+m promql-duration-truncated loadgen/lg_promql.c 'double d = floor(duration_s + 0.5);' \
+  'double d = floor(duration_s);'
 # simserver/sim_http.c
 m http-header-limit-boundary simserver/sim_http.c 'if (hp->header_bytes > hp->lim.max_header_bytes) {' \
   'if (hp->header_bytes >= hp->lim.max_header_bytes) {'

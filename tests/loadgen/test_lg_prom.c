@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "lg_cli.h"
+#include "lg_cfgfile.h"
 #include "lg_prom.h"
+#include "lg_promql.h"
 #include "lg_srvm.h"
 #include "rb_json.h"
 
@@ -296,6 +298,75 @@ static void test_flags(void **state)
     }
 }
 
+static void test_promql(void **state)
+{
+    (void)state;
+    char q[512];
+    assert_int_equal(lg_promql_query(q, sizeof q, "g", 'g', "max", 12.4), 0);
+    assert_string_equal(q, "max_over_time(g[12s])");
+    assert_int_equal(lg_promql_query(q, sizeof q, "g", 'g', "mean", 0.2), 0);
+    assert_string_equal(q, "avg_over_time(g[1s])");
+    assert_int_equal(lg_promql_query(q, sizeof q, "c_total", 'c', "increase", 7.6), 0);
+    assert_string_equal(q, "sum(increase(c_total[8s]))");
+    assert_int_equal(lg_promql_query(q, sizeof q, "h", 'h', "p90", 5), 0);
+    assert_string_equal(q, "histogram_quantile(0.90, sum(rate(h_bucket[5s])) by (le))");
+    assert_int_equal(lg_promql_query(q, sizeof q, "h", 'h', "mean", 5), 0);
+    assert_string_equal(q, "sum(rate(h_sum[5s])) / (sum(rate(h_count[5s])) > 0)");
+    assert_int_equal(lg_promql_query(q, sizeof q, "g", 'g', "increase", 5), -EINVAL);
+    assert_int_equal(lg_promql_query(q, 8, "a_long_name", 'g', "max", 5), -EINVAL);
+
+    double v = 0;
+    char err[200];
+    const char *two = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+                      "{\"metric\":{\"a\":\"1\"},\"value\":[1.5,\"2.5\"]},"
+                      "{\"metric\":{},\"value\":[1.5,\"4\"]}]}}";
+    assert_int_equal(lg_promql_value(two, strlen(two), &v, err, sizeof err), 0);
+    assert_true(v == 6.5);
+    const char *none =
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}";
+    assert_int_equal(lg_promql_value(none, strlen(none), &v, err, sizeof err), -ENOENT);
+    const char *sc =
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1,\"NaN\"]}}";
+    assert_int_equal(lg_promql_value(sc, strlen(sc), &v, err, sizeof err), 0);
+    assert_true(isnan(v));
+    const char *bad = "{\"status\":\"error\",\"errorType\":\"bad_data\",\"error\":\"parse error\"}";
+    assert_int_equal(lg_promql_value(bad, strlen(bad), &v, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "parse error"));
+    assert_int_equal(lg_promql_value("<html>", 6, &v, err, sizeof err), -EINVAL);
+    const char *shape = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{"
+                        "\"value\":[1]}]}}";
+    assert_int_equal(lg_promql_value(shape, strlen(shape), &v, err, sizeof err), -EINVAL);
+}
+
+static void test_config_metrics(void **state)
+{
+    (void)state;
+    const char *cfg =
+        "metrics:\n  type: prometheus\n  prometheus:\n    url: http://localhost:9090\n"
+        "    scrape_interval: 15\n    google_managed: false\n";
+    lg_args a;
+    char notes[1024], err[512];
+    assert_int_equal(lg_cfgfile_to_args(cfg, strlen(cfg), &a, notes, sizeof notes, err, sizeof err),
+                     0);
+    char got[1024] = "";
+    for (int i = 0; i < a.argc; i++) {
+        size_t l = strlen(got);
+        snprintf(got + l, sizeof got - l, "%s%s", i ? " " : "", a.argv[i]);
+    }
+    lg_args_free(&a);
+    assert_non_null(strstr(got, "--prometheus-url http://localhost:9090"));
+    assert_non_null(strstr(got, "--prometheus-scrape-interval 15"));
+    assert_non_null(strstr(notes, "metrics.prometheus.google_managed"));
+    /* another type: accepted without effect */
+    const char *other = "metrics:\n  type: gmp\n  prometheus:\n    url: http://x:1\n";
+    assert_int_equal(
+        lg_cfgfile_to_args(other, strlen(other), &a, notes, sizeof notes, err, sizeof err), 0);
+    for (int i = 0; i < a.argc; i++)
+        assert_null(strstr(a.argv[i], "prometheus"));
+    lg_args_free(&a);
+    assert_non_null(strstr(notes, "metrics"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +376,8 @@ int main(void)
         cmocka_unit_test(test_stages),
         cmocka_unit_test(test_counter_reset),
         cmocka_unit_test(test_flags),
+        cmocka_unit_test(test_promql),
+        cmocka_unit_test(test_config_metrics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,10 +32,11 @@ jsum=$(jq -s '[.[].input_tokens] | add' "$WORK/low.jsonl")
 [ "$jsum" = "$(jnum "$l" .total_input_tokens)" ] || fail "JSONL input tokens $jsum != total_input_tokens"
 grep -q "server_metrics" "$l" || fail "no server_metrics"
 
-# 2. The knee: a sweep past capacity. (The lag bound is raised as in knee.sh:
-# on a shared 2-core host a preempted worker would be judged as the client.)
+# 2. The knee: a sweep past capacity. (The lag bound is raised to 1 s: this
+# test is about the server, and on a shared 2-core host, under a sanitizer,
+# a preempted worker would otherwise be judged as the client.)
 "$LOADGEN" "${common[@]}" --sweep linear --sweep-stages 3 --sweep-max-rate 45 --stage-duration 3 \
-  --saturation-lag-ms 100 --result-filename sweep.json 2>"$WORK/sweep.err" ||
+  --saturation-lag-ms 1000 --result-filename sweep.json 2>"$WORK/sweep.err" ||
   fail "sweep exited $?: $(cat "$WORK/sweep.err")"
 s="$WORK/sweep.json"
 show=$(jq -c '{knee, waiting: [.stages[].server_metrics.metrics["vllm:num_requests_waiting"] | [.start, .max, .samples]]}' "$s")
