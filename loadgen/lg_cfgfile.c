@@ -411,6 +411,40 @@ static int map_report(cfx *c, cJSON *report)
     return 0;
 }
 
+/* metrics: {type: prometheus, prometheus: {url, scrape_interval}} is
+ * --prometheus-url and --prometheus-scrape-interval (lg_promql.h); the
+ * rest of metrics, and another type, are accepted without effect. */
+static void map_metrics(cfx *c, cJSON *metrics)
+{
+    cJSON *type = get(metrics, "type"), *prom = get(metrics, "prometheus");
+    if (!cJSON_IsString(type) || strcmp(type->valuestring, "prometheus") || !cJSON_IsObject(prom))
+        return;
+    cJSON *keep = cJSON_CreateObject();
+    cJSON *kp = keep ? cJSON_AddObjectToObject(keep, "prometheus") : NULL;
+    static const char *const keys[] = {"url", "scrape_interval"};
+    for (size_t i = 0; kp && i < sizeof keys / sizeof keys[0]; i++) {
+        cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(prom, keys[i]);
+        if (v) cJSON_AddItemToObject(kp, keys[i], v);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(metrics, "type");
+    for (cJSON *k = prom->child; k; k = k->next) {
+        size_t l = strlen(c->ignored);
+        snprintf(c->ignored + l, sizeof c->ignored - l, "%smetrics.prometheus.%.60s", l ? ", " : "",
+                 k->string);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(metrics, "prometheus");
+    for (cJSON *k = metrics->child; k; k = k->next) {
+        size_t l = strlen(c->ignored);
+        snprintf(c->ignored + l, sizeof c->ignored - l, "%smetrics.%.60s", l ? ", " : "",
+                 k->string);
+    }
+    /* metrics now holds what is kept, for lg_config's key mapping */
+    while (metrics->child)
+        cJSON_Delete(cJSON_DetachItemViaPointer(metrics, metrics->child));
+    if (kp) cJSON_AddItemToObject(metrics, "prometheus", cJSON_DetachItemViaPointer(keep, kp));
+    cJSON_Delete(keep);
+}
+
 /* The text as a tree: JSON when it looks like JSON and is, else YAML. */
 static cJSON *read_tree(const char *text, size_t len, cfx *c, int *json_failed)
 {
@@ -456,7 +490,12 @@ int lg_cfgfile_to_args(const char *text, size_t len, lg_args *out, char *notes, 
     int rc = 0;
     if (cJSON_IsObject(root)) {
         ignore(&c, root, "", "tokenizer");
-        ignore(&c, root, "", "metrics");
+        if (cJSON_IsString(get(get(root, "metrics"), "type")) &&
+            !strcmp(get(get(root, "metrics"), "type")->valuestring, "prometheus") &&
+            cJSON_IsObject(get(get(root, "metrics"), "prometheus")))
+            map_metrics(&c, get(root, "metrics"));
+        else
+            ignore(&c, root, "", "metrics");
         ignore(&c, root, "", "storage");
         ignore(&c, root, "", "circuit_breakers");
         if (!rc) rc = map_server(&c, get(root, "server"));

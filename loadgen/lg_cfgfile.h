@@ -25,10 +25,13 @@
  *   data.shared_prefix.seed N         load.seed N when the load gives none
  *   data.shared_prefix.enable_multi_turn_chat true, with data.type shared_prefix
  *                                     --prefix-multi-turn (lg_session.h)
+ *   metrics {type "prometheus", prometheus {url U, scrape_interval S}}
+ *                                     --prometheus-url U --prometheus-scrape-interval S
+ *                                     (lg_promql.h; its other keys: a note)
  *   report.goodput.constraints        SECONDS, as Inference Perf defines them
  *     {ttft, tpot, itl, ntpot, e2el, e2e, request_latency (= e2el)}
  * Accepted with a note that they have no effect here (they configure parts
- * loadgen does not have): tokenizer, metrics, storage, circuit_breakers,
+ * loadgen does not have): tokenizer, metrics of another type, storage, circuit_breakers,
  * server.type, load.circuit_breakers, load.worker_max_tcp_connections, the
  * distributions' min/max/std_dev/type,
  * report.request_lifecycle.{summary, per_stage, per_request, per_adapter,

@@ -273,6 +273,19 @@ static int parse_header(void *base, const char *val, char *why, size_t n)
     return 0;
 }
 
+static int parse_server_metric(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    if (o->n_server_metric == LG_MAX_SERVER_METRICS) return WHY("too many metrics (at most 16)");
+    int ok = *val && !(val[0] >= '0' && val[0] <= '9') && strlen(val) < 256;
+    for (const char *c = val; ok && *c; c++)
+        ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+             *c == '_' || *c == ':';
+    if (!ok) return WHY("must be a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)");
+    o->server_metric[o->n_server_metric++] = val; /* argv outlives o */
+    return 0;
+}
+
 static int parse_request_timeout(void *base, const char *val, char *why, size_t n)
 {
     lg_opts *o = base;
@@ -451,6 +464,13 @@ static const rb_opt OPTS[] = {
     INT("prefix-system-len", prefix_system_len, 0, 1000000, "512",
         "shared-prefix: system prompt words", .key = "data.shared_prefix.system_prompt_len"),
     FLAG("progress", progress, 1, "live progress line on stderr (default: when a terminal)"),
+    SECONDS("prometheus-scrape-interval", prometheus_scrape_interval_ns, 1000000, "30s",
+            "that Prometheus's scrape interval: the run waits it + 2 s before querying",
+            .key = "metrics.prometheus.scrape_interval"),
+    STRING("prometheus-url", "URL", prometheus_url, NULL,
+           "a Prometheus server scraping the target: each stage's metrics queried with PromQL "
+           "after the run, as Inference Perf does",
+           .key = "metrics.prometheus.url"),
     POOL("prompt-pool-size",
          "distinct prompts; request i uses prompt i mod N (default: one per planned request, "
          "within 512 MiB; a smaller N repeats prompts on purpose)"),
@@ -515,6 +535,13 @@ static const rb_opt OPTS[] = {
      .why = "must be a whole number >= 0",
      .key = "load.seed",
      .help = "seed of the arrival schedule and the dataset"},
+    CUSTOM("server-metric", "NAME", parse_server_metric,
+           "also report this metric of the server's, per stage (repeatable, at most 16)"),
+    STRING("server-metrics", "URL|off", server_metrics, NULL,
+           "scrape the server's Prometheus metrics from URL (default: the base URL's /metrics; "
+           "off: none); the coordinator scrapes, never the workers"),
+    SECONDS("server-metrics-interval", server_metrics_interval_ns, 10000000, "1s",
+            "time between scrapes of --server-metrics (at least 10ms)"),
     CHOICE("sim-stamps", "auto|on|off", sim_stamps, STAMPS, "auto", "must be auto, on or off",
            "send X-Sim-Stamp: 1 for simserver's ground truth (auto: on)"),
     CUSTOM("stage", "RATE:D", parse_stage,
@@ -597,6 +624,19 @@ static int url_host(const char *url, char *buf, size_t cap)
     return 0;
 }
 
+void lg_server_metrics_url(const lg_opts *o, char *url, size_t cap)
+{
+    if (!strcmp(o->server_metrics, "off")) {
+        snprintf(url, cap, "%s", "");
+    } else if (o->server_metrics[0]) {
+        snprintf(url, cap, "%s", o->server_metrics);
+    } else {
+        const char *p = strstr(o->base_url, "://");
+        size_t origin = p ? (size_t)(p + 3 - o->base_url) + strcspn(p + 3, "/?#") : 0;
+        snprintf(url, cap, "%.*s/metrics", (int)origin, o->base_url);
+    }
+}
+
 int lg_url_is_loopback(const char *url)
 {
     char host[256];
@@ -635,6 +675,28 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         val = o->base_url;
         return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass --allow-remote "
                    "to target another host");
+    }
+    if (o->server_metrics[0] && strcmp(o->server_metrics, "off")) {
+        char host[256];
+        flag = "--server-metrics";
+        val = o->server_metrics;
+        if (strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0)
+            return BAD("must be an http:// or https:// URL, or off");
+        if (url_host(val, host, sizeof host)) return BAD("has no host");
+        if (!o->allow_remote && !lg_url_is_loopback(val))
+            return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass "
+                       "--allow-remote to scrape another host");
+    }
+    if (o->prometheus_url[0]) {
+        char host[256];
+        flag = "--prometheus-url";
+        val = o->prometheus_url;
+        if (strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0)
+            return BAD("must be an http:// or https:// URL");
+        if (url_host(val, host, sizeof host)) return BAD("has no host");
+        if (!o->allow_remote && !lg_url_is_loopback(val))
+            return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass "
+                       "--allow-remote to query another host");
     }
     o->chat = strstr(o->endpoint, "chat") != NULL;
     if (o->sweep != LG_SWEEP_NONE || o->sweep_until_saturation) {

@@ -17,6 +17,7 @@
 #define LG_MAX_HEADERS 32
 #define LG_MAX_STAGES 64
 #define LG_MAX_PERCENTILES 16
+#define LG_MAX_SERVER_METRICS 16 /* --server-metric NAME (lg_srvm.h's LG_SRVM_MAX_EXTRA) */
 
 typedef enum { LG_DS_RANDOM, LG_DS_PREFIX, LG_DS_SHAREGPT, LG_DS_TRACE } lg_ds_kind;
 typedef enum { LG_SWEEP_NONE, LG_SWEEP_LINEAR, LG_SWEEP_GEOMETRIC } lg_sweep_kind;
@@ -45,6 +46,14 @@ typedef struct lg_opts {
     char *headers[LG_MAX_HEADERS]; /* "K: V", pointers into argv (not owned) */
     int n_headers;
     int allow_remote;
+    /* the server's own metrics (lg_scrape.h): "" the target's /metrics, "off" */
+    char server_metrics[512];
+    int64_t server_metrics_interval_ns;
+    const char *server_metric[LG_MAX_SERVER_METRICS]; /* pointers into argv (not owned) */
+    int n_server_metric;
+    /* Inference Perf's metrics.prometheus (lg_promql.h): "" none */
+    char prometheus_url[512];
+    int64_t prometheus_scrape_interval_ns;
     /* process model */
     int num_workers; /* 0: one in-process worker */
     int max_conn_per_worker;
@@ -137,6 +146,11 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen);
  * the count of a gamma process of that shape; -1 when unbounded or unknown
  * (closed loop bounded by time, a trace). */
 int64_t lg_cli_planned_arrivals(const lg_opts *o);
+
+/* The URL the run scrapes the server's metrics from into url[0..cap): "" when
+ * --server-metrics is off, else its URL, by default the base URL's origin
+ * with /metrics. */
+void lg_server_metrics_url(const lg_opts *o, char *url, size_t cap);
 
 /* 1 if the URL's host is a loopback address (127.0.0.0/8, ::1, localhost). */
 int lg_url_is_loopback(const char *url);

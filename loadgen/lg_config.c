@@ -562,12 +562,12 @@ int lg_config_to_args(const char *json, size_t len, lg_args *out, char *err, siz
         rc = bad(&c, "(top level)", NULL, "unexpected text after the JSON object");
         goto done;
     }
-    static const char *const keys[] = {"load", "api", "server", "data", "report", NULL};
+    static const char *const keys[] = {"load", "api", "server", "data", "report", "metrics", NULL};
     if ((rc = check_object(&c, root, "", keys))) goto done;
     const cJSON *v;
     /* The flags come out in a fixed order of the sections. */
-    static const char *const order[] = {"server", "api", "load", "data", "report"};
-    for (int i = 0; i < 5 && !rc; i++)
+    static const char *const order[] = {"server", "api", "load", "data", "report", "metrics"};
+    for (int i = 0; i < 6 && !rc; i++)
         if ((v = cJSON_GetObjectItemCaseSensitive(root, order[i])))
             rc = conv_object(&c, v, order[i]);
 done:

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lg_cert.h"
@@ -27,6 +28,8 @@
 #include "lg_progress.h"
 #include "lg_report.h"
 #include "lg_run_state.h"
+#include "lg_promql.h"
+#include "lg_scrape.h"
 #include "rb_clock.h"
 #include "rb_file.h"
 #include "rb_host.h"
@@ -109,6 +112,7 @@ static void coord_tick(void *ctx)
     int64_t now = rb_now_ns();
     watch_saturation(c, now);
     lg_knee_watch_tick(c->knee, now);
+    lg_scrape_tick(c->scrape, now);
     if (c->mpi) lg_mpi_watch(c->mpi, now);
     if (c->mpi_progress && now >= sh->t0_ns) {
         uint64_t mine[LG_PROGRESS_NCOUNTS(LG_PROGRESS_MAX_STAGES)],
@@ -185,11 +189,52 @@ static int agree(lg_runstate *r, int rc)
     return r->mpi ? lg_mpi_max(r->mpi, rc) : rc;
 }
 
+/* The server's metrics per stage: stage s from its start to the next one's
+ * (the last to the final scrape), so the counters' deltas add up to the
+ * run's. A closed-loop run's stages have no start times: only the run's. */
+static void scrape_windows(lg_coord *c)
+{
+    int n = c->p->closed || c->p->n_stages > LG_MAX_STAGES ? 1 : c->p->n_stages;
+    int64_t start[LG_MAX_STAGES], end[LG_MAX_STAGES];
+    for (int s = 0; s < n; s++) {
+        start[s] = lg_coord_stage_start(c, s);
+        end[s] = s + 1 < n ? lg_coord_stage_start(c, s + 1) : INT64_MAX;
+    }
+    if (c->scrape && lg_scrape_windows(c->scrape, start, end, n)) {
+        fprintf(stderr, "loadgen: out of memory: the server's metrics are not scraped\n");
+        lg_scrape_free(c->scrape);
+        c->scrape = NULL;
+    }
+}
+
+/* After the run: each stage's wall-clock window (a timed stage's scheduled
+ * end, the last one's the run's end) for the Prometheus queries. */
+static void promql_collect(lg_coord *c)
+{
+    if (!c->promql) return;
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    int64_t mono = rb_now_ns();
+    double real_now = (double)rt.tv_sec + (double)rt.tv_nsec / 1e9;
+    int n = c->p->closed || c->p->n_stages > LG_MAX_STAGES ? 1 : c->p->n_stages;
+    double start[LG_MAX_STAGES], end[LG_MAX_STAGES];
+    for (int s = 0; s < n; s++) {
+        int64_t st = lg_coord_stage_start(c, s), d = c->o->stages[s].duration_ns;
+        start[s] = real_now - (double)(mono - st) / 1e9;
+        end[s] = s + 1 < n && d > 0 ? start[s] + (double)d / 1e9 : real_now;
+    }
+    lg_promql_collect(c->promql, start, end, n);
+}
+
 static void coord_free(lg_coord *c)
 {
     lg_sched_free(c->stage_clock);
     free(c->stage_expected);
     lg_knee_watch_free(c->knee);
+    lg_scrape_free(c->scrape);
+    lg_promql_free(c->promql);
+    c->scrape = NULL;
+    c->promql = NULL;
     c->stage_clock = NULL;
     c->stage_expected = NULL;
     c->knee = NULL;
@@ -481,6 +526,9 @@ int lg_run(lg_opts *o)
                       : o->progress >= 0 ? o->progress
                                          : isatty(STDERR_FILENO);
     coord->knee = r->mpi ? NULL : lg_knee_watch_new(p, coord->progress);
+    coord->scrape = r->mpi ? NULL : lg_scrape_for_run(o, p->forked);
+    if (!r->mpi && o->prometheus_url[0])
+        coord->promql = lg_promql_new(o->prometheus_url, o->prometheus_scrape_interval_ns);
     struct sigaction sa = {0};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -506,6 +554,7 @@ int lg_run(lg_opts *o)
         sh->t0_ns = rb_now_ns() + margin;
     }
     p->end_deadline_ns = lg_plan_end_deadline(p, sh->t0_ns);
+    scrape_windows(coord);
     fflush(stdout);
     fflush(stderr);
     lg_fleet fleet = {.p = p,
@@ -520,6 +569,8 @@ int lg_run(lg_opts *o)
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);
 
+    lg_scrape_final(coord->scrape);
+    promql_collect(coord);
     if (r->mpi ? finish_mpi(r) : lg_run_collect(r)) exit_code = 1;
     if (sh->interrupted && exit_code == 0) exit_code = 128 + (int)g_last_signal;
 done:

@@ -13,6 +13,8 @@
 #include "lg_export.h"
 #include "lg_judge.h"
 #include "lg_run_state.h"
+#include "lg_promql.h"
+#include "lg_scrape.h"
 #include "rb_file.h"
 
 /* Why the run's arrivals cannot be tested (NULL: they can), and the
@@ -44,6 +46,68 @@ static void lost_note_of(const lg_runstate *r, int k, char *note, size_t cap)
                      r->lost_sig[w], strsignal(r->lost_sig[w]));
         else
             snprintf(note + n, cap - n, "%sworker %d failed", n ? "; " : "", w);
+    }
+}
+
+/* The server's side: the top-level "server_metrics" (null: not scraped),
+ * each stage's, and the knee's evidence. */
+static void server_metrics_json(const lg_runstate *r, const lg_report *rep, cJSON *j)
+{
+    const lg_opts *o = r->o;
+    lg_scrape *sc = r->coord.scrape;
+    lg_srvm *m = lg_scrape_metrics(sc);
+    if (sc)
+        cJSON_AddItemToObject(j, "server_metrics",
+                              lg_scrape_json(sc, o->percentiles, o->n_percentiles));
+    else
+        cJSON_AddNullToObject(j, "server_metrics");
+    cJSON *st = cJSON_GetObjectItem(j, "stages");
+    int per_stage = m && lg_srvm_run_window(m) == r->plan.n_stages;
+    for (int i = 0; st && i < cJSON_GetArraySize(st); i++) {
+        cJSON *e = cJSON_GetArrayItem(st, i), *sm;
+        if (!per_stage) {
+            cJSON_AddNullToObject(e, "server_metrics");
+        } else if ((sm = cJSON_AddObjectToObject(e, "server_metrics"))) {
+            cJSON_AddNumberToObject(sm, "scrapes", lg_srvm_scrapes(m, i));
+            cJSON_AddItemToObject(sm, "metrics",
+                                  lg_srvm_json(m, i, o->percentiles, o->n_percentiles));
+        }
+    }
+    lg_promql *q = r->coord.promql;
+    if (q) {
+        cJSON_AddItemToObject(j, "prometheus", lg_promql_json(q));
+        for (int i = 0; st && i < cJSON_GetArraySize(st); i++) {
+            cJSON *w = lg_promql_stage_json(q, i);
+            if (w)
+                cJSON_AddItemToObject(cJSON_GetArrayItem(st, i), "prometheus", w);
+            else
+                cJSON_AddNullToObject(cJSON_GetArrayItem(st, i), "prometheus");
+        }
+    }
+    cJSON *knee = cJSON_GetObjectItem(j, "knee");
+    if (rep->knee.found && cJSON_IsObject(knee)) {
+        char ev[200];
+        lg_srvm_evidence(per_stage ? m : NULL, rep->knee.stage,
+                         rep->knee.cause == LG_SAT_SERVER ? 2 : 1, ev, sizeof ev);
+        cJSON_AddStringToObject(knee, "evidence", ev);
+    }
+}
+
+/* The summary's lines of the server's side. */
+static void server_metrics_summary(const lg_runstate *r, const lg_report *rep, FILE *f)
+{
+    lg_scrape *sc = r->coord.scrape;
+    lg_srvm *m = lg_scrape_metrics(sc);
+    char line[800];
+    if (sc) {
+        lg_scrape_line(sc, line, sizeof line);
+        fprintf(f, "Server metrics: %s\n", line);
+    }
+    if (rep->knee.found) {
+        int per_stage = m && lg_srvm_run_window(m) == r->plan.n_stages;
+        lg_srvm_evidence(per_stage ? m : NULL, rep->knee.stage,
+                         rep->knee.cause == LG_SAT_SERVER ? 2 : 1, line, sizeof line);
+        fprintf(f, "Knee evidence: %s\n", line);
     }
 }
 
@@ -149,7 +213,10 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
         rep.verdict = run_b->verdict;
         rep.achieved_ratio = run_b->achieved_ratio;
     }
-    if (!o->quiet) lg_report_summary(&rep, stdout);
+    if (!o->quiet) {
+        lg_report_summary(&rep, stdout);
+        server_metrics_summary(r, &rep, stdout);
+    }
     fflush(stdout);
     if (o->save_result) {
         /* The records first: the report says how they fared. */
@@ -174,6 +241,7 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
                         (unsigned long long)rc_.left_out);
         }
         cJSON *j = lg_report_json(&rep);
+        if (j) server_metrics_json(r, &rep, j);
         if (j && o->save_detailed) {
             const char *base = rc_.path ? strrchr(rc_.path, '/') : NULL;
             if (rc_.path)

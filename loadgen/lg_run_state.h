@@ -32,6 +32,11 @@ typedef struct lg_coord {
     lg_knee_watch *knee;     /* saturation by the server, and the knee */
     lg_mpi *mpi;             /* --mpi: rank 0 notes the ranks gone from its host */
     int mpi_progress;        /* --mpi --progress: this rank sends, rank 0 shows */
+
+    /* the server's metrics (lg_scrape.h; NULL: off), and from a Prometheus
+     * server (lg_promql.h; NULL: none) */
+    struct lg_scrape *scrape;
+    struct lg_promql *promql;
 } lg_coord;
 
 /* A stage's start on the run's clock (absolute ns). */

@@ -45,6 +45,9 @@ tests_for() {
     loadgen/lg_sse.c) echo "test_lg_sse" ;;
     loadgen/lg_chunk.c) echo "test_lg_chunk" ;;
     loadgen/lg_stats.c) echo "test_lg_stats" ;;
+    loadgen/lg_prom.c) echo "test_lg_prom" ;;
+    loadgen/lg_srvm.c) echo "test_lg_prom" ;;
+    loadgen/lg_promql.c) echo "test_lg_prom" ;;
     simserver/sim_http.c) echo "test_sim_http" ;;
     simserver/sim_model.c) echo "test_sim_model" ;;
     simserver/sim_metrics.c) echo "test_sim_metrics" ;;
@@ -264,6 +267,31 @@ m stats-truth-client-keeps-decode loadgen/lg_stats.c 's->truth_client_ns += ntpo
   's->truth_client_ns += ntpot - q - p;'
 m goodput-tpot-over-n loadgen/lg_stats.c '(r->end_ns - r->first_token_ns) / (n - 1) > slo[LG_M_TPOT])' \
   '(r->end_ns - r->first_token_ns) / n > slo[LG_M_TPOT])'
+# loadgen/lg_prom.c (the server's metrics: the text format, its sums and quantiles)
+m prom-quantile-no-interpolation loadgen/lg_prom.c 'return lo + (hi - lo) * ((rank - prev) / in);' \
+  'return lo;'
+m prom-quantile-inf-bucket-nan loadgen/lg_prom.c 'if (b == h->n - 1) return h->n >= 2 ? h->le[h->n - 2] : NAN;' \
+  'if (b == h->n - 1) return NAN;'
+m prom-delta-ignores-reset loadgen/lg_prom.c 'if (reset) return 1;' 'if (0) return 1;'
+m prom-sum-last-only loadgen/lg_prom.c 'sum = isnan(sum) ? p->s[i].value : sum + p->s[i].value;' \
+  'sum = p->s[i].value;'
+m prom-type-twice-accepted loadgen/lg_prom.c 'if (family_find(o, name, n))' 'if (0)'
+m prom-bad-escape-accepted loadgen/lg_prom.c "else if (e == '\\\\' || e == '\"')" \
+  "else if (e == '\\\\' || e == '\"' || e == 'x')"
+# loadgen/lg_srvm.c (the server's metrics per stage)
+m srvm-base-boundary loadgen/lg_srvm.c 'if (!w->base.set && t_ns > w->start)' \
+  'if (!w->base.set && t_ns >= w->start)'
+m srvm-gauge-window-end loadgen/lg_srvm.c 'if (t_ns < w->start || t_ns >= w->end) continue;' \
+  'if (t_ns < w->start || t_ns > w->end) continue;'
+m srvm-counter-reset-negative loadgen/lg_srvm.c 'rb_json_put_num(e, "delta", reset ? b->v : d);' \
+  'rb_json_put_num(e, "delta", d);'
+m srvm-evidence-no-noise loadgen/lg_srvm.c 'int grew = max - s > 3.0 * sqrt(s + (max > 0 ? max : 0)) + 2.0;' \
+  'int grew = max > s;'
+# loadgen/lg_promql.c (Inference Perf's PromQL and the answers' numbers)
+m promql-vector-last-only loadgen/lg_promql.c 'sum += x, n++;' 'sum = x, n++;'
+m promql-empty-is-zero loadgen/lg_promql.c 'rc = -ENOENT;' '*v = 0, rc = 0;'
+m promql-duration-truncated loadgen/lg_promql.c 'double d = floor(duration_s + 0.5);' \
+  'double d = floor(duration_s);'
 # simserver/sim_http.c
 m http-header-limit-boundary simserver/sim_http.c 'if (hp->header_bytes > hp->lim.max_header_bytes) {' \
   'if (hp->header_bytes >= hp->lim.max_header_bytes) {'

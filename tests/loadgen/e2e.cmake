@@ -17,9 +17,13 @@ set_tests_properties(lg_e2e_verdict lg_e2e_wire_time PROPERTIES RUN_SERIAL TRUE)
 rb_e2e_test(lg_e2e_lateness COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/lateness.sh)
 set_tests_properties(lg_e2e_lateness PROPERTIES RUN_SERIAL TRUE)
 # The first hour's tests: units, prompt reuse, the report's small things, the knee.
-foreach(t units prompts report knee)
+foreach(t units prompts report knee server_metrics)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 120)
 endforeach()
+# A real Prometheus scraping simserver; skipped (exit 77) only where the
+# package is missing, and never under CI=true.
+rb_e2e_test(lg_e2e_prometheus COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/prometheus.sh TIMEOUT 180)
+set_tests_properties(lg_e2e_prometheus PROPERTIES SKIP_RETURN_CODE 77)
 # Skipped (exit 77) without root: it mounts a small tmpfs to fill.
 set_tests_properties(lg_e2e_rel_diskfull lg_e2e_rel_proxy PROPERTIES SKIP_RETURN_CODE 77)
 # The mpi back-end (a build with -DRHOBENCH_MPI=ON): 3 ranks on this host.
