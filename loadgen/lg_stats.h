@@ -90,6 +90,13 @@ typedef struct lg_stage_stats {
      * alone from their pickup; the rest were batched) or by the loop */
     uint64_t rx_kernel_tokens, rx_exact_tokens, rx_user_tokens;
     uint64_t pickups; /* pickups that delivered at least one event */
+    /* the wire clock: tokens timed from a captured segment (also counted in
+     * rx_kernel_tokens and rx_exact_tokens), tokens that fell back to the
+     * kernel's stamp (segment not captured, dropped, or not found), and the
+     * capture's packets, kernel drops and draining time */
+    uint64_t rx_wire_tokens, wire_fallbacks;
+    uint64_t cap_packets, cap_drops;
+    int64_t cap_cost_ns;
     /* the worker loop's own accounting over its time in this stage; sums
      * merge, so per-worker utilisation is read from unmerged blocks */
     int64_t loop_window_ns, loop_idle_ns;
