@@ -13,6 +13,7 @@ typedef struct wconn {
     uint32_t start; /* the sequence number of offset 0 (ISN + 1) */
     uint64_t hi;    /* the highest end offset seen (the wrap reference) */
     uint64_t base;  /* released: nothing below it is kept or taken */
+    int tentative;  /* anchored by the client's ack: holds if data starts at 0 */
     wrange *r;      /* sorted by offset, disjoint */
     size_t n, cap;
 } wconn;
@@ -90,6 +91,7 @@ int lg_wire_parse(int dlt, const uint8_t *f, size_t caplen, lg_wire_seg *seg)
     seg->sport = rd16(tcp);
     seg->dport = rd16(tcp + 2);
     seg->seq = rd32(tcp + 4);
+    seg->ack = rd32(tcp + 8);
     seg->flags = tcp[13];
     seg->len = (uint32_t)(ip_payload - thl);
     return 0;
@@ -121,14 +123,28 @@ void lg_wire_free(lg_wire *w)
     free(w);
 }
 
-int lg_wire_syn(lg_wire *w, uint16_t port, uint32_t isn)
+static wconn *conn_new(lg_wire *w, uint16_t port, uint32_t start)
 {
     lg_wire_close(w, port);
     wconn *c = calloc(1, sizeof *c);
-    if (!c) return -1;
-    c->start = isn + 1;
+    if (!c) return NULL;
+    c->start = start;
     w->conn[port] = c;
     w->c.conns++;
+    return c;
+}
+
+int lg_wire_syn(lg_wire *w, uint16_t port, uint32_t isn)
+{
+    return conn_new(w, port, isn + 1) ? 0 : -1;
+}
+
+int lg_wire_client(lg_wire *w, uint16_t port, uint32_t ack)
+{
+    if (w->conn[port]) return 1;
+    wconn *c = conn_new(w, port, ack);
+    if (!c) return -1;
+    c->tentative = 1;
     return 0;
 }
 
@@ -182,6 +198,14 @@ int lg_wire_data(lg_wire *w, uint16_t port, uint32_t seq, uint32_t len, int64_t 
     /* The 64-bit offset nearest the highest seen (the sequence space wraps). */
     uint32_t rel = seq - c->start;
     int64_t s64 = (int64_t)c->hi + (int32_t)(rel - (uint32_t)c->hi);
+    if (c->tentative) {
+        if (s64 != 0) { /* the anchor was not the first request's: no times */
+            lg_wire_close(w, port);
+            w->c.unknown++;
+            return 1;
+        }
+        c->tentative = 0;
+    }
     if (s64 + (int64_t)len <= 0) return 0; /* before the stream (the SYN's byte) */
     uint64_t s = s64 < 0 ? 0 : (uint64_t)s64, e = (uint64_t)(s64 + (int64_t)len);
     w->c.segments++;
@@ -210,6 +234,10 @@ int lg_wire_data(lg_wire *w, uint16_t port, uint32_t seq, uint32_t len, int64_t 
 
 int lg_wire_feed(lg_wire *w, const lg_wire_seg *seg, uint16_t server_port, int64_t t_ns)
 {
+    if (seg->dport == server_port && seg->sport != server_port) {
+        if (!seg->len || !(seg->flags & LG_TCP_ACK) || (seg->flags & LG_TCP_SYN)) return 2;
+        return lg_wire_client(w, seg->sport, seg->ack) < 0 ? -1 : 2;
+    }
     if (seg->sport != server_port) return 2;
     if (seg->flags & LG_TCP_SYN) {
         if (!(seg->flags & LG_TCP_ACK)) return 2;

@@ -17,6 +17,14 @@
  * (already read by the client) are dropped, and a retransmission of them is
  * ignored.
  *
+ * Where the SYN-ACK was not captured (on loopback the first connections of
+ * a new capture can miss theirs), the client's first request segment
+ * anchors the connection instead: its acknowledgement number is the
+ * server's next sequence number, ISN + 1 before any response byte. The
+ * anchor holds only if the server's first data segment then starts at
+ * offset 0; otherwise the connection is dropped (unknown) rather than
+ * mistimed.
+ *
  * Bounded: at most max_segs ranges per connection (the oldest is dropped
  * past it, and counted); a connection's state is freed at lg_wire_close or
  * replaced by a new SYN-ACK on its port. Pure: no I/O, no clocks. One owner.
@@ -44,7 +52,7 @@
 
 typedef struct lg_wire_seg {
     uint16_t sport, dport;
-    uint32_t seq;
+    uint32_t seq, ack;
     uint32_t len; /* payload bytes (from the IP length, not the snapshot) */
     uint8_t flags;
 } lg_wire_seg;
@@ -70,11 +78,16 @@ void lg_wire_free(lg_wire *w);
 /* The server's SYN-ACK to local port `port`: a new connection whose data
  * starts after isn. Replaces any state of the port. 0 or -1 (no memory). */
 int lg_wire_syn(lg_wire *w, uint16_t port, uint32_t isn);
+/* The client's data segment from local port `port`, acknowledging ack:
+ * anchors a connection with no state (see above). 0; 1 when it has state
+ * already; -1 no memory. */
+int lg_wire_client(lg_wire *w, uint16_t port, uint32_t ack);
 /* A data segment to local port `port` captured at t_ns. 0; 1 when the port
  * has no connection (no SYN-ACK seen); -1 no memory. */
 int lg_wire_data(lg_wire *w, uint16_t port, uint32_t seq, uint32_t len, int64_t t_ns);
-/* Feeds one parsed segment of the server (its source port server_port) to
- * the client; others are ignored. Returns as lg_wire_data, or 2 ignored. */
+/* Feeds one parsed segment between the server (port server_port) and the
+ * client: the server's SYN-ACK and data, the client's data (an anchor).
+ * Returns as lg_wire_data, or 2 ignored. */
 int lg_wire_feed(lg_wire *w, const lg_wire_seg *seg, uint16_t server_port, int64_t t_ns);
 /* The capture time of the segment that carried stream offset `offset` of
  * port's connection: 0 and *t_ns, or -1 (not captured, or released). */

@@ -203,7 +203,8 @@ static size_t frame(uint8_t *f, int v6, size_t link, uint16_t sport, uint16_t dp
     t[5] = (uint8_t)(seq >> 16);
     t[6] = (uint8_t)(seq >> 8);
     t[7] = (uint8_t)seq;
-    t[12] = 8 << 4; /* 32 bytes: timestamps option */
+    t[8] = 1, t[9] = 2, t[10] = 3, t[11] = 4; /* the acknowledgement number */
+    t[12] = 8 << 4;                           /* 32 bytes: timestamps option */
     t[13] = flags;
     return link + ipl + 32; /* the headers only: the snapshot */
 }
@@ -219,6 +220,7 @@ static void test_parse(void **state)
     assert_int_equal(s.sport, 8000);
     assert_int_equal(s.dport, 40001);
     assert_true(s.seq == 0xdeadbeefu);
+    assert_true(s.ack == 0x01020304u);
     assert_int_equal(s.len, 123);
     assert_int_equal(s.flags, LG_TCP_ACK);
     /* The TCP header cut short by the snapshot: refused. */
@@ -272,6 +274,45 @@ static void test_feed(void **state)
     lg_wire_free(w);
 }
 
+static void test_client_anchor(void **state)
+{
+    (void)state;
+    lg_wire *w = lg_wire_new(16);
+    /* No SYN-ACK: the client's request (ack = the server's ISN + 1) anchors. */
+    lg_wire_seg req = {.sport = 40010,
+                       .dport = 8000,
+                       .seq = 9,
+                       .ack = 7001,
+                       .len = 120,
+                       .flags = LG_TCP_ACK | 0x08};
+    assert_int_equal(lg_wire_feed(w, &req, 8000, 1), 2);
+    assert_int_equal(lg_wire_get_counts(w).conns, 1);
+    lg_wire_seg d = {.sport = 8000, .dport = 40010, .seq = 7001, .len = 50, .flags = LG_TCP_ACK};
+    assert_int_equal(lg_wire_feed(w, &d, 8000, 5), 0);
+    assert_int_equal(at(w, 40010, 0), 5);
+    assert_int_equal(at(w, 40010, 49), 5);
+    /* A later request on the connection does not move the anchor. */
+    req.ack = 7051;
+    assert_int_equal(lg_wire_client(w, 40010, 7051), 1);
+    d.seq = 7051;
+    lg_wire_feed(w, &d, 8000, 6);
+    assert_int_equal(at(w, 40010, 50), 6);
+    /* An anchor whose server data does not start at offset 0 (not the first
+     * request's) is dropped, not trusted. */
+    assert_int_equal(lg_wire_client(w, 40011, 9001), 0);
+    assert_int_equal(lg_wire_data(w, 40011, 9101, 10, 7), 1);
+    assert_int_equal(at(w, 40011, 100), -1);
+    assert_int_equal(lg_wire_get_counts(w).conns, 1);
+    /* A pure ACK or a SYN of the client anchors nothing. */
+    lg_wire_seg ack = {.sport = 40012, .dport = 8000, .ack = 1, .flags = LG_TCP_ACK};
+    lg_wire_feed(w, &ack, 8000, 1);
+    ack.flags = LG_TCP_SYN;
+    ack.len = 10;
+    lg_wire_feed(w, &ack, 8000, 1);
+    assert_int_equal(lg_wire_get_counts(w).conns, 1);
+    lg_wire_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_full_out_of_order),
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_feed),
+        cmocka_unit_test(test_client_anchor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
