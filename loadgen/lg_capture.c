@@ -103,14 +103,19 @@ out:
     return rc;
 }
 
-void lg_cap_filter(const char *addr, int port, int id, int k, char *filter, size_t len, int *lo,
-                   int *hi)
+void lg_cap_filter(const char *addr, int port, int id, int k, int loopback, char *filter,
+                   size_t len, int *lo, int *hi)
 {
     *lo = *hi = 0;
-    if (k <= 1) {
-        snprintf(filter, len, "tcp and host %s and port %d", addr, port);
-        return;
-    }
+    /* The server's segments, and the client's with data (PSH): a request
+     * anchors a connection whose SYN-ACK was missed (lg_wire.h). Loopback
+     * hands a packet socket each packet twice, sent and received, and
+     * libpcap drops the sent copy only after the ring took it: inbound. */
+    int n = snprintf(filter, len,
+                     "%stcp and host %s and port %d and (src port %d or tcp[tcpflags] & tcp-push "
+                     "!= 0)",
+                     loopback ? "inbound and " : "", addr, port, port);
+    if (k <= 1 || n < 0 || (size_t)n >= len) return;
     /* Below the kernel's ephemeral range: worker i of k gets its own slice,
      * so its filter needs no knowledge of the others' connections. */
     int eph = 32768;
@@ -125,7 +130,7 @@ void lg_cap_filter(const char *addr, int port, int id, int k, char *filter, size
     if (span < 1) span = 1;
     *lo = eph - (k - id) * span;
     *hi = *lo + span - 1;
-    snprintf(filter, len, "tcp and host %s and port %d and portrange %d-%d", addr, port, *lo, *hi);
+    snprintf(filter + n, len - (size_t)n, " and portrange %d-%d", *lo, *hi);
 }
 
 lg_cap *lg_cap_open(const char *ifname, const char *filter, int buffer_kib, int server_port,
@@ -193,16 +198,11 @@ static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *b
 int lg_cap_drain(lg_cap *c, lg_wire *wire)
 {
     void *ctx[2] = {c, wire};
-    int total = 0;
-    /* Bounded: a ring refilled faster than it is read is left for the next
-     * read rather than holding this one up. */
-    for (int i = 0; i < 16; i++) {
-        int n = pcap_dispatch(c->pc, -1, on_packet, (u_char *)ctx);
-        if (n < 0) return -1;
-        if (n == 0) break;
-        total += n;
-    }
-    return total;
+    /* One call takes every frame ready (immediate mode is TPACKET_V2: frame
+     * by frame) and makes no system call when the first one is; a second
+     * call would find none and poll. */
+    int n = pcap_dispatch(c->pc, -1, on_packet, (u_char *)ctx);
+    return n < 0 ? -1 : n;
 }
 
 void lg_cap_stats(lg_cap *c, uint64_t *packets, uint64_t *drops)
@@ -210,7 +210,9 @@ void lg_cap_stats(lg_cap *c, uint64_t *packets, uint64_t *drops)
     struct pcap_stat ps;
     *packets = c->packets;
     *drops = 0;
-    if (pcap_stats(c->pc, &ps) == 0) *drops = (uint64_t)ps.ps_drop + ps.ps_ifdrop;
+    /* ps_drop: packets the ring had no room for. (ps_ifdrop is the whole
+     * interface's, every process's: not this capture's.) */
+    if (pcap_stats(c->pc, &ps) == 0) *drops = ps.ps_drop;
 }
 
 void lg_cap_close(lg_cap *c)
@@ -226,18 +228,20 @@ int lg_capture_resolve(lg_opts *o, int k)
     o->capture_iface[0] = 0;
     o->capture_filter[0] = 0;
     if (o->receive_clock != LG_RXC_WIRE) return 0;
-    char addr[INET6_ADDRSTRLEN + 8], err[512] = "", filter[256];
+    char addr[INET6_ADDRSTRLEN + 8], err[512] = "", filter[320];
     int port, why = -EIO, lo, hi;
     lg_cap *c = NULL;
     if (lg_cap_target(o->base_url, addr, sizeof addr, &port, o->capture_iface,
                       sizeof o->capture_iface, err, sizeof err) == 0) {
-        lg_cap_filter(addr, port, 0, 1, filter, sizeof filter, &lo, &hi);
+        lg_cap_filter(addr, port, 0, 1, strcmp(o->capture_iface, "lo") == 0, filter, sizeof filter,
+                      &lo, &hi);
         c = lg_cap_open(o->capture_iface, filter, o->capture_buffer_kib, port, &why, err,
                         sizeof err);
     }
     if (c) {
         lg_cap_close(c);
-        lg_cap_filter(addr, port, 0, k, o->capture_filter, sizeof o->capture_filter, &lo, &hi);
+        lg_cap_filter(addr, port, 0, k, strcmp(o->capture_iface, "lo") == 0, o->capture_filter,
+                      sizeof o->capture_filter, &lo, &hi);
         return 0;
     }
     const char *how = why == -EPERM ? "capturing packets needs CAP_NET_RAW (run as root, or grant "
@@ -267,14 +271,15 @@ int lg_wclock_open(lg_wclock *wc, const lg_opts *o, const char *url, int id, int
     int port, why;
     if (lg_cap_target(url, addr, sizeof addr, &port, ifname, sizeof ifname, err, err_len) != 0)
         return -1;
-    lg_cap_filter(addr, port, id, k, wc->filter, sizeof wc->filter, &wc->port_lo, &wc->port_hi);
+    const char *dev = o->capture_iface[0] ? o->capture_iface : ifname;
+    lg_cap_filter(addr, port, id, k, strcmp(dev, "lo") == 0, wc->filter, sizeof wc->filter,
+                  &wc->port_lo, &wc->port_hi);
     wc->wire = lg_wire_new(LG_WIRE_MAX_SEGS);
     if (!wc->wire) {
         snprintf(err, err_len, "out of memory");
         return -1;
     }
-    wc->cap = lg_cap_open(o->capture_iface[0] ? o->capture_iface : ifname, wc->filter,
-                          o->capture_buffer_kib, port, &why, err, err_len);
+    wc->cap = lg_cap_open(dev, wc->filter, o->capture_buffer_kib, port, &why, err, err_len);
     if (!wc->cap) {
         lg_wire_free(wc->wire);
         wc->wire = NULL;
@@ -301,16 +306,24 @@ int lg_wclock_read(lg_wclock *wc, int port, const void *buf, size_t n, uint64_t 
     return got;
 }
 
-int lg_wclock_time(const lg_wclock *wc, int port, const char *p, int64_t *real_ns)
+int lg_wclock_time(lg_wclock *wc, int port, const char *p, int64_t *real_ns)
 {
     if (!wc->on || port != wc->port || port <= 0 || port >= 65536 || !p || p < wc->buf ||
         p >= wc->buf + wc->n)
         return -1;
-    return lg_wire_lookup(wc->wire, (uint16_t)port, wc->off + (uint64_t)(p - wc->buf), real_ns);
+    uint64_t off = wc->off + (uint64_t)(p - wc->buf);
+    if (lg_wire_lookup(wc->wire, (uint16_t)port, off, real_ns) == 0) return 0;
+    /* The read's drain may have stopped short of a long backlog: take the
+     * rest (the byte was read, so its segment is in the ring) and look again. */
+    int got = lg_cap_drain(wc->cap, wc->wire);
+    if (got <= 0) return -1;
+    wc->packets += (uint64_t)got;
+    return lg_wire_lookup(wc->wire, (uint16_t)port, off, real_ns);
 }
 
 void lg_wclock_close(lg_wclock *wc)
 {
+
     lg_cap_close(wc->cap);
     lg_wire_free(wc->wire);
     *wc = (lg_wclock){.port = -1};

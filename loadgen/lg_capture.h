@@ -32,10 +32,11 @@ typedef struct lg_cap lg_cap;
  * address the kernel's route to it uses. 0, or -1 with err. */
 int lg_cap_target(const char *url, char *addr, size_t addr_len, int *port, char *ifname,
                   size_t if_len, char *err, size_t err_len);
-/* The filter of worker `id` of k for target addr:port: this worker's local
- * ports [lo, hi] (when k > 1; *lo = *hi = 0 otherwise). */
-void lg_cap_filter(const char *addr, int port, int id, int k, char *filter, size_t len, int *lo,
-                   int *hi);
+/* The filter of worker `id` of k for target addr:port (loopback: the
+ * interface is lo): this worker's local ports [lo, hi] (when k > 1; *lo =
+ * *hi = 0 otherwise). */
+void lg_cap_filter(const char *addr, int port, int id, int k, int loopback, char *filter,
+                   size_t len, int *lo, int *hi);
 /* Opens a handle. NULL with err, and *why: -EPERM (no capability), -ENODEV
  * (no such interface), -EINVAL (the filter does not compile), -EIO (other). */
 lg_cap *lg_cap_open(const char *ifname, const char *filter, int buffer_kib, int server_port,
@@ -43,7 +44,7 @@ lg_cap *lg_cap_open(const char *ifname, const char *filter, int buffer_kib, int 
 /* Takes every captured packet into wire (realtime stamps). Returns packets
  * taken, or -1 when the handle failed (the interface went away). */
 int lg_cap_drain(lg_cap *c, lg_wire *wire);
-/* Packets taken, and the kernel's drops (pcap_stats ps_drop + ps_ifdrop). */
+/* Packets taken, and the kernel's drops (pcap_stats ps_drop). */
 void lg_cap_stats(lg_cap *c, uint64_t *packets, uint64_t *drops);
 void lg_cap_close(lg_cap *c);
 
@@ -54,7 +55,7 @@ typedef struct lg_wclock {
     lg_wire *wire;
     int on;               /* capturing (0: never opened, or the handle failed) */
     int port_lo, port_hi; /* this worker's local ports (0: any) */
-    char filter[256];
+    char filter[320];
     int port;        /* the last read: its connection's local port (-1: none) */
     const char *buf; /* its bytes */
     size_t n;
@@ -72,8 +73,9 @@ int lg_wclock_open(lg_wclock *wc, const lg_opts *o, const char *url, int id, int
  * was read before. Returns packets taken, -1 when the handle failed. */
 int lg_wclock_read(lg_wclock *wc, int port, const void *buf, size_t n, uint64_t off);
 /* The capture time (realtime ns) of the segment that carried the byte at p
- * in the last read of port's connection. 0, or -1: not found. */
-int lg_wclock_time(const lg_wclock *wc, int port, const char *p, int64_t *real_ns);
+ * in the last read of port's connection (drains the ring again when the
+ * segment is not in the map yet). 0, or -1: not found. */
+int lg_wclock_time(lg_wclock *wc, int port, const char *p, int64_t *real_ns);
 void lg_wclock_close(lg_wclock *wc);
 
 /* Decides o->receive_clock for a run of k workers (see above); fills the

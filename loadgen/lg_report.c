@@ -208,6 +208,7 @@ static void bias_figures_json(cJSON *b, const lg_bias_stage *x)
     rb_json_put_num_inf(rc, "kernel_tokens", (double)x->kernel_tokens);
     rb_json_put_num_inf(rc, "exact_tokens", (double)x->exact_tokens);
     rb_json_put_num_inf(rc, "user_tokens", (double)x->user_tokens);
+    rb_json_put_num_inf(rc, "wire_tokens", (double)x->wire_tokens);
     rb_json_put_num_inf(rc, "kernel_share", x->wire_share);
     rb_json_put_num_inf(rc, "exact_share", x->exact_share);
     rb_json_put_num_inf(rc, "pickups", (double)x->pickups);
@@ -287,6 +288,23 @@ static const char *receive_clock_name(const lg_report *r)
     const lg_stage_stats *s = r->total;
     if (!s->rx_kernel_tokens) return s->rx_user_tokens ? "user" : "kernel";
     return s->rx_user_tokens ? "mixed" : "kernel";
+}
+
+/* The simulator's own send stamps (null without them): the ITL and the
+ * TTFT from dispatch the server sent, to set the measured ones against. */
+static void server_stamped_json(cJSON *parent, const lg_stage_stats *s)
+{
+    const mdl_hist *itl = lg_stats_hist_c(s, LG_H_ITL_S), *ttft = lg_stats_hist_c(s, LG_H_TTFT_S);
+    if (!itl->total && !ttft->total) {
+        cJSON_AddNullToObject(parent, "server_stamped");
+        return;
+    }
+    cJSON *c = cJSON_AddObjectToObject(parent, "server_stamped");
+    rb_json_put_num_inf(c, "median_itl_ms", (double)mdl_hist_percentile(itl, 50.0) / 1e6);
+    rb_json_put_num_inf(c, "p99_itl_ms", (double)mdl_hist_percentile(itl, 99.0) / 1e6);
+    rb_json_put_num_inf(c, "median_ttft_dispatch_ms",
+                        (double)mdl_hist_percentile(ttft, 50.0) / 1e6);
+    rb_json_put_num_inf(c, "n_itl", (double)itl->total);
 }
 
 /* The wire clock's capture over the stage (or run) of s; null without it. */
@@ -396,6 +414,7 @@ cJSON *lg_report_json(const lg_report *r)
         else
             cJSON_AddNullToObject(j, "receive_clock_fallback_reason");
         capture_json(j, t, o);
+        server_stamped_json(j, t);
     }
     user_timed_json(j, r->total, o);
     failed_json(j, r->total);

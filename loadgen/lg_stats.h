@@ -40,6 +40,8 @@ enum {
     LG_H_FAILED,       /* failed or cancelled requests: intended start to the failure */
     LG_H_RXQ,          /* bytes waiting in the socket's receive queue at each pickup */
     LG_H_RX_WINDOW,    /* per batched token: width of its arrival window (lg_rxclock.h) */
+    LG_H_ITL_S,        /* the simulator's send stamps: gaps between content tokens */
+    LG_H_TTFT_S,       /* the simulator's send stamp of the first token - dispatch */
     LG_N_HISTS
 };
 

@@ -67,7 +67,8 @@ typedef struct lg_req {
     int64_t max_itl_ns;
     int64_t content_chunks;
     int64_t usage_prompt, usage_completion, usage_cached;
-    int64_t stamp_ns; /* the server's send time of the next event (0: none) */
+    int64_t stamp_ns;      /* the server's send time of the next event (0: none) */
+    int64_t last_stamp_ns; /* the last content token's (0: none yet) */
     lg_truth truth;
     int has_truth;
     int done_seen, malformed, error_event, too_large;
@@ -379,7 +380,17 @@ static void on_sse_event(void *user, const char *data, size_t len)
         r->last_token_ns = t;
         r->last_token_u_ns = tu;
         r->content_chunks++;
-        if (r->stamp_ns) record_ns(st, LG_H_OVERHEAD, tu - r->stamp_ns);
+        if (r->stamp_ns) {
+            record_ns(st, LG_H_OVERHEAD, tu - r->stamp_ns);
+            /* the server's own view, to set the measured times against */
+            if (r->last_stamp_ns)
+                record_ns(st, LG_H_ITL_S, r->stamp_ns - r->last_stamp_ns);
+            else if (r->content_chunks == 1)
+                record_ns(st, LG_H_TTFT_S, r->stamp_ns - r->dispatch_ns);
+            r->last_stamp_ns = r->stamp_ns;
+        } else {
+            r->last_stamp_ns = 0; /* a token without a stamp breaks the chain */
+        }
         if (r->cb_kind != LG_RX_DELIVERY && w->cb_entry_ns)
             record_ns(st, LG_H_PROCESSING, tu - w->cb_entry_ns);
         if (kind == LG_RX_WIRE) {
@@ -676,7 +687,7 @@ static lg_req *req_get(lg_worker *w)
     r->max_itl_ns = 0;
     r->content_chunks = 0;
     r->usage_prompt = r->usage_completion = r->usage_cached = -1;
-    r->stamp_ns = 0;
+    r->stamp_ns = r->last_stamp_ns = 0;
     r->has_truth = 0;
     r->truth = (lg_truth){0};
     r->done_seen = r->malformed = r->error_event = r->too_large = 0;
