@@ -69,6 +69,7 @@ void lg_bias_stage_figures(const lg_stage_stats *const *blocks, int k, const lg_
     b->kernel_tokens = s->rx_kernel_tokens;
     b->exact_tokens = s->rx_exact_tokens;
     b->user_tokens = s->rx_user_tokens;
+    b->wire_tokens = s->rx_wire_tokens;
     b->pickups = s->pickups;
     uint64_t all = s->rx_kernel_tokens + s->rx_user_tokens;
     b->wire_share = all ? (double)s->rx_kernel_tokens / (double)all : NAN;

@@ -57,8 +57,9 @@ typedef struct lg_bias_stage {
     lg_dist rx_queue_bytes;
     lg_dist rx_window_us; /* batched tokens: width of their arrival window */
     uint64_t kernel_tokens, exact_tokens, user_tokens, pickups;
-    double wire_share;  /* tokens with a kernel time (NAN: no token) */
-    double exact_share; /* tokens whose kernel time is exact within LG_RX_EXACT_TOL_NS */
+    uint64_t wire_tokens; /* of kernel_tokens: timed from a captured segment */
+    double wire_share;    /* tokens with a kernel time (NAN: no token) */
+    double exact_share;   /* tokens whose kernel time is exact within LG_RX_EXACT_TOL_NS */
     /* host evidence */
     double run_delay_share; /* worst worker: run-queue wait over its loop window */
     double run_delay_ms;    /* summed over workers */

@@ -367,7 +367,8 @@ static const rb_choice LEN_DISTS[] = {{"fixed", LG_LEN_FIXED},
                                       {"normal", LG_LEN_NORMAL},
                                       {"lognormal", LG_LEN_LOGNORMAL},
                                       {NULL, 0}};
-static const rb_choice CLOCKS[] = {{"kernel", LG_RXC_KERNEL}, {"user", LG_RXC_USER}, {NULL, 0}};
+static const rb_choice CLOCKS[] = {
+    {"wire", LG_RXC_WIRE}, {"kernel", LG_RXC_KERNEL}, {"user", LG_RXC_USER}, {NULL, 0}};
 static const rb_choice STAMPS[] = {
     {"auto", LG_STAMPS_AUTO}, {"on", LG_STAMPS_ON}, {"off", LG_STAMPS_OFF}, {NULL, 0}};
 static const rb_choice SWEEPS[] = {
@@ -389,6 +390,9 @@ static const rb_opt OPTS[] = {
      .def = "1",
      .why = "must be > 0 (1 is Poisson, inf is constant rate)",
      .help = "gamma shape of the gaps: 1 Poisson, inf constant"},
+    INT("capture-buffer", capture_buffer_kib, 1, 1048576, "4096",
+        "each worker's capture ring for the wire clock, in KiB (a packet that finds it full is "
+        "dropped, counted, and its tokens take the kernel's stamp)"),
     STRING("certificate", "FILE", certificate, NULL, "refuse a plan beyond this host certificate"),
     CUSTOM("client-cost", "fixed:US|exp:US", parse_cost,
            "busy CPU work per received event (emulates a slow client)"),
@@ -494,10 +498,12 @@ static const rb_opt OPTS[] = {
     INT("realtime-priority", rt_priority, 0, 99, NULL,
         "run the workers SCHED_FIFO at priority 1..99 (needs privileges): wake-ups on a shared "
         "host are then not delayed by other processes (default 0: off)"),
-    CHOICE("receive-clock", "kernel|user", receive_clock, CLOCKS, "kernel",
-           "must be kernel or user",
-           "a token's receive time: the kernel's receive stamp, or user: when the loop picked it "
-           "up"),
+    CHOICE("receive-clock", "wire|kernel|user", receive_clock, CLOCKS, "wire",
+           "must be wire, kernel or user",
+           "a token's receive time: wire: the capture time of the segment that carried it "
+           "(needs CAP_NET_RAW; the default, else kernel with the reason), kernel: the kernel's "
+           "receive stamp of the read, user: when the loop picked it up",
+           RB_OPT_GIVEN(lg_opts, receive_clock_given)),
     CUSTOM("report-format", "F", parse_report_format,
            "rhobench (default), vllm, inference-perf or both (also <result>.vllm.json, "
            "<result>.inference-perf/)"),

@@ -24,7 +24,7 @@ typedef enum { LG_SWEEP_NONE, LG_SWEEP_LINEAR, LG_SWEEP_GEOMETRIC } lg_sweep_kin
 typedef enum { LG_STAMPS_AUTO, LG_STAMPS_ON, LG_STAMPS_OFF } lg_stamps_mode;
 typedef enum { LG_COST_NONE, LG_COST_FIXED, LG_COST_EXP } lg_cost_kind;
 /* Where a token's receive time comes from (--receive-clock). */
-typedef enum { LG_RXC_KERNEL, LG_RXC_USER } lg_rxc_mode;
+typedef enum { LG_RXC_KERNEL, LG_RXC_USER, LG_RXC_WIRE } lg_rxc_mode;
 
 /* The metrics a percentile table can show (--percentile-metrics). */
 enum { LG_M_TTFT, LG_M_TPOT, LG_M_ITL, LG_M_E2EL, LG_M_NTPOT, LG_N_METRICS };
@@ -99,6 +99,11 @@ typedef struct lg_opts {
     lg_cost_kind client_cost;
     double client_cost_us;
     lg_rxc_mode receive_clock;
+    int receive_clock_given;          /* --receive-clock was given (wire is then a must) */
+    char receive_clock_fallback[256]; /* why wire became kernel ("": it did not) */
+    char capture_iface[64];           /* the wire clock's interface (lg_capture_resolve) */
+    char capture_filter[320];         /* worker 0's BPF filter (the others: their own ports) */
+    int capture_buffer_kib;           /* --capture-buffer: each worker's capture ring */
     /* the client's own delay per token that the verdict accepts */
     double bias_budget_mean_us, bias_budget_p99_us;
     /* limits */

@@ -208,6 +208,7 @@ static void bias_figures_json(cJSON *b, const lg_bias_stage *x)
     rb_json_put_num_inf(rc, "kernel_tokens", (double)x->kernel_tokens);
     rb_json_put_num_inf(rc, "exact_tokens", (double)x->exact_tokens);
     rb_json_put_num_inf(rc, "user_tokens", (double)x->user_tokens);
+    rb_json_put_num_inf(rc, "wire_tokens", (double)x->wire_tokens);
     rb_json_put_num_inf(rc, "kernel_share", x->wire_share);
     rb_json_put_num_inf(rc, "exact_share", x->exact_share);
     rb_json_put_num_inf(rc, "pickups", (double)x->pickups);
@@ -276,14 +277,51 @@ static cJSON *bias_json(const lg_report *r)
     return b;
 }
 
-/* "kernel" when every token's receive time came from the kernel, "user"
- * when none did, "mixed" otherwise. */
+/* "wire" under the wire clock (receive_clock_wire_share says how many
+ * tokens it timed; the rest took the kernel's stamps); otherwise "kernel"
+ * when every token's receive time came from the kernel, "user" when none
+ * did, "mixed" otherwise. */
 static const char *receive_clock_name(const lg_report *r)
 {
     if (r->o->receive_clock == LG_RXC_USER) return "user";
+    if (r->o->receive_clock == LG_RXC_WIRE) return "wire";
     const lg_stage_stats *s = r->total;
     if (!s->rx_kernel_tokens) return s->rx_user_tokens ? "user" : "kernel";
     return s->rx_user_tokens ? "mixed" : "kernel";
+}
+
+/* The simulator's own send stamps (null without them): the ITL and the
+ * TTFT from dispatch the server sent, to set the measured ones against. */
+static void server_stamped_json(cJSON *parent, const lg_stage_stats *s)
+{
+    const mdl_hist *itl = lg_stats_hist_c(s, LG_H_ITL_S), *ttft = lg_stats_hist_c(s, LG_H_TTFT_S);
+    if (!itl->total && !ttft->total) {
+        cJSON_AddNullToObject(parent, "server_stamped");
+        return;
+    }
+    cJSON *c = cJSON_AddObjectToObject(parent, "server_stamped");
+    rb_json_put_num_inf(c, "median_itl_ms", (double)mdl_hist_percentile(itl, 50.0) / 1e6);
+    rb_json_put_num_inf(c, "p99_itl_ms", (double)mdl_hist_percentile(itl, 99.0) / 1e6);
+    rb_json_put_num_inf(c, "median_ttft_dispatch_ms",
+                        (double)mdl_hist_percentile(ttft, 50.0) / 1e6);
+    rb_json_put_num_inf(c, "n_itl", (double)itl->total);
+}
+
+/* The wire clock's capture over the stage (or run) of s; null without it. */
+static void capture_json(cJSON *parent, const lg_stage_stats *s, const lg_opts *o)
+{
+    if (o->receive_clock != LG_RXC_WIRE) {
+        cJSON_AddNullToObject(parent, "capture");
+        return;
+    }
+    cJSON *c = cJSON_AddObjectToObject(parent, "capture");
+    cJSON_AddStringToObject(c, "interface", o->capture_iface);
+    cJSON_AddStringToObject(c, "filter", o->capture_filter);
+    rb_json_put_num_inf(c, "packets", (double)s->cap_packets);
+    rb_json_put_num_inf(c, "drops", (double)s->cap_drops);
+    rb_json_put_num_inf(c, "fallbacks", (double)s->wire_fallbacks);
+    rb_json_put_num_inf(c, "cost_us_per_request",
+                        s->done ? (double)s->cap_cost_ns / 1e3 / (double)s->done : NAN);
 }
 
 static void user_timed_json(cJSON *parent, const lg_stage_stats *s, const lg_opts *o)
@@ -382,6 +420,14 @@ cJSON *lg_report_json(const lg_report *r)
                             all ? (double)t->rx_kernel_tokens / (double)all : NAN);
         rb_json_put_num_inf(j, "receive_clock_exact_share",
                             all ? (double)t->rx_exact_tokens / (double)all : NAN);
+        rb_json_put_num_inf(j, "receive_clock_wire_share",
+                            all ? (double)t->rx_wire_tokens / (double)all : NAN);
+        if (o->receive_clock_fallback[0])
+            cJSON_AddStringToObject(j, "receive_clock_fallback_reason", o->receive_clock_fallback);
+        else
+            cJSON_AddNullToObject(j, "receive_clock_fallback_reason");
+        capture_json(j, t, o);
+        server_stamped_json(j, t);
     }
     user_timed_json(j, r->total, o);
     failed_json(j, r->total);
@@ -399,6 +445,7 @@ cJSON *lg_report_json(const lg_report *r)
         else
             cJSON_AddBoolToObject(so, "saturated", r->saturated_stage == i);
         user_timed_json(so, v->stats, o);
+        capture_json(so, v->stats, o);
         failed_json(so, v->stats);
         rb_json_put_num_inf(so, "not_dispatched", (double)v->stats->not_dispatched);
         int cut = i >= r->n_stages - r->n_cut;

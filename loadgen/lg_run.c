@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lg_capture.h"
 #include "lg_cert.h"
 #include "lg_fleet.h"
 #include "lg_knee.h"
@@ -444,6 +445,8 @@ int lg_run(lg_opts *o)
     int k = r->mpi ? r->n_ranks
                    : (r->salvage ? o->mpi_salvage : (o->num_workers > 0 ? o->num_workers : 1));
     r->num_workers = r->mpi || r->salvage ? k : o->num_workers;
+    /* The receive clock: wire where this host may capture (each rank its own). */
+    if (!r->salvage && (exit_code = agree(r, lg_capture_resolve(o, k)))) goto done;
     r->safe_rho = NAN;
     r->budget_us = 100.0;
     r->transport_us = NAN;

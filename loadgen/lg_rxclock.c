@@ -156,6 +156,6 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
     if (!g_hook || (flags & MSG_PEEK)) return recvfrom(fd, buf, len, flags, NULL, NULL);
     int64_t real;
     ssize_t n = lg_rx_recv(fd, buf, len, flags, &real);
-    if (n > 0) g_hook(g_hook_ctx, fd, n, len, real);
+    if (n > 0) g_hook(g_hook_ctx, fd, buf, n, len, real);
     return n;
 }

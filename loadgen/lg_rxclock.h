@@ -72,7 +72,8 @@ typedef struct lg_rx_read {
 typedef enum {
     LG_RX_KERNEL = 0, /* the kernel's stamp of the read that brought it */
     LG_RX_PICKUP,     /* no stamp: the loop callback's entry (the pickup) */
-    LG_RX_DELIVERY    /* neither: the delivery itself */
+    LG_RX_DELIVERY,   /* neither: the delivery itself */
+    LG_RX_WIRE        /* the capture time of the segment that carried it (lg_wire) */
 } lg_rx_kind;
 
 /* The receive time of an event delivered at delivery_ns to a request on
@@ -103,9 +104,10 @@ int lg_rx_tcp_counts(int fd, int64_t *segments, int64_t *bytes);
 int lg_rx_local_port(int fd);
 
 /* Called after every successful non-peek recv() of the process: n bytes of
- * the len asked for were read from fd; real_ns is the read's kernel stamp
- * (0: none). Runs on the reading thread, inside libcurl. */
-typedef void (*lg_rx_hook)(void *ctx, int fd, ssize_t n, size_t len, int64_t real_ns);
+ * the len asked for were read from fd into buf; real_ns is the read's
+ * kernel stamp (0: none). Runs on the reading thread, inside libcurl. */
+typedef void (*lg_rx_hook)(void *ctx, int fd, const void *buf, ssize_t n, size_t len,
+                           int64_t real_ns);
 /* Installs the hook (NULL: none; recv() then passes straight through). */
 void lg_rx_set_hook(lg_rx_hook hook, void *ctx);
 /* recv() with the kernel's receive stamp: as recv(2), and *real_ns set (0

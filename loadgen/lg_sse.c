@@ -92,6 +92,7 @@ int lg_sse_feed(lg_sse *p, const char *buf, size_t len)
             /* An unfinished line: keep it for the next piece. */
             return rb_buf_add(&p->line, s, (size_t)(end - s));
         }
+        p->at = eol;
         if (p->line.len) {
             if ((rc = rb_buf_add(&p->line, s, (size_t)(eol - s)))) return rc;
             rc = process_line(p, p->line.data, p->line.len);
@@ -109,6 +110,7 @@ int lg_sse_feed(lg_sse *p, const char *buf, size_t len)
 
 int lg_sse_finish(lg_sse *p)
 {
+    p->at = NULL;
     if (p->line.len) {
         /* A line within bounds can only fail to grow the data buffer; the
          * event is discarded below either way. */

@@ -30,6 +30,10 @@ typedef struct lg_sse {
     int has_data;     /* a data: field was seen for this event */
     int last_was_cr;  /* the previous byte was CR (a following LF is part of it) */
     size_t max_bytes; /* bound on line and data size; past it lg_sse_feed fails */
+    /* During a callback from lg_sse_feed: the terminator of the line that
+     * completed the event or comment, in the piece being fed (the event's
+     * last byte but a CRLF's LF); NULL from lg_sse_finish. */
+    const char *at;
 } lg_sse;
 
 /* max_bytes bounds memory per response (0 means 1 MiB). */

@@ -110,6 +110,11 @@ void lg_stats_merge(lg_stage_stats *dst, const lg_stage_stats *src)
     dst->rx_exact_tokens += src->rx_exact_tokens;
     dst->rx_user_tokens += src->rx_user_tokens;
     dst->pickups += src->pickups;
+    dst->rx_wire_tokens += src->rx_wire_tokens;
+    dst->wire_fallbacks += src->wire_fallbacks;
+    dst->cap_packets += src->cap_packets;
+    dst->cap_drops += src->cap_drops;
+    dst->cap_cost_ns += src->cap_cost_ns;
     dst->loop_window_ns += src->loop_window_ns;
     dst->loop_idle_ns += src->loop_idle_ns;
     dst->svc_n += src->svc_n;

@@ -40,6 +40,8 @@ enum {
     LG_H_FAILED,       /* failed or cancelled requests: intended start to the failure */
     LG_H_RXQ,          /* bytes waiting in the socket's receive queue at each pickup */
     LG_H_RX_WINDOW,    /* per batched token: width of its arrival window (lg_rxclock.h) */
+    LG_H_ITL_S,        /* the simulator's send stamps: gaps between content tokens */
+    LG_H_TTFT_S,       /* the simulator's send stamp of the first token - dispatch */
     LG_N_HISTS
 };
 
@@ -90,6 +92,13 @@ typedef struct lg_stage_stats {
      * alone from their pickup; the rest were batched) or by the loop */
     uint64_t rx_kernel_tokens, rx_exact_tokens, rx_user_tokens;
     uint64_t pickups; /* pickups that delivered at least one event */
+    /* the wire clock: tokens timed from a captured segment (also counted in
+     * rx_kernel_tokens and rx_exact_tokens), tokens that fell back to the
+     * kernel's stamp (segment not captured, dropped, or not found), and the
+     * capture's packets, kernel drops and draining time */
+    uint64_t rx_wire_tokens, wire_fallbacks;
+    uint64_t cap_packets, cap_drops;
+    int64_t cap_cost_ns;
     /* the worker loop's own accounting over its time in this stage; sums
      * merge, so per-worker utilisation is read from unmerged blocks */
     int64_t loop_window_ns, loop_idle_ns;

@@ -13,7 +13,8 @@
  * end requests). Its sections follow a request's life. What can be pure is
  * out of it: SSE framing (lg_sse), chunk decoding (lg_chunk), bodies
  * (lg_body), the schedule (lg_sched), sessions (lg_session), records
- * (lg_record), the receive clock (lg_rxclock). */
+ * (lg_record), the receive clock (lg_rxclock), the wire clock (lg_capture,
+ * lg_wire). */
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -32,6 +33,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "lg_capture.h"
 #include "lg_chunk.h"
 #include "lg_plan.h"
 #include "lg_record.h"
@@ -65,7 +67,8 @@ typedef struct lg_req {
     int64_t max_itl_ns;
     int64_t content_chunks;
     int64_t usage_prompt, usage_completion, usage_cached;
-    int64_t stamp_ns; /* the server's send time of the next event (0: none) */
+    int64_t stamp_ns;      /* the server's send time of the next event (0: none) */
+    int64_t last_stamp_ns; /* the last content token's (0: none yet) */
     lg_truth truth;
     int has_truth;
     int done_seen, malformed, error_event, too_large;
@@ -142,9 +145,12 @@ struct lg_worker {
     int64_t last_lag_ns;
     int pending_kick;
     /* receive clock */
-    int rx_kernel;       /* --receive-clock kernel */
-    lg_clock_map clock;  /* CLOCK_REALTIME -> CLOCK_MONOTONIC */
-    lg_rx_read rd;       /* the last stamped read (port -1: none) */
+    int rx_kernel; /* the kernel's stamps are taken (--receive-clock kernel or wire) */
+    int rx_wire;   /* --receive-clock wire: tokens timed from the capture */
+    lg_wclock wc;  /* the capture (wc.on 0: none, the kernel's stamps instead) */
+    uint64_t cap_packets_seen, cap_drops_seen; /* accounted into the stages so far */
+    lg_clock_map clock;                        /* CLOCK_REALTIME -> CLOCK_MONOTONIC */
+    lg_rx_read rd;                             /* the last stamped read (port -1: none) */
     int64_t cb_entry_ns; /* the loop callback under way started then (0: none) */
     int rx_keeper;       /* a socket that keeps the kernel's stamping on (-1: none) */
     /* per connection, by descriptor: its local port, when its queue was
@@ -324,6 +330,19 @@ static void record_ns(lg_stage_stats *st, int hist, int64_t v)
     mdl_hist_record(lg_stats_hist(st, hist), v > 0 ? (uint64_t)v : 0);
 }
 
+/* The wire time of the byte at p of the last read on r's connection, on
+ * the monotonic clock and never after the delivery tu: 1 and *t, or 0 (not
+ * captured: the caller keeps the kernel's time). */
+static int wire_time(lg_worker *w, const lg_req *r, const char *p, int64_t tu, int64_t *t)
+{
+    int64_t real;
+    if (lg_wclock_time(&w->wc, r->local_port, p, &real) != 0) return 0;
+    int64_t m = lg_clock_map_to_mono(&w->clock, real);
+    if (m <= 0 || tu - m > 60000000000LL) return 0; /* a clock step */
+    *t = m < tu ? m : tu;
+    return 1;
+}
+
 static void on_sse_event(void *user, const char *data, size_t len)
 {
     lg_req *r = user;
@@ -342,6 +361,13 @@ static void on_sse_event(void *user, const char *data, size_t len)
     if (c.flags & LG_CHUNK_CONTENT) {
         lg_stage_stats *st = stats_of(w, r->stage);
         int64_t t = r->cb_ns, tu = r->cb_u_ns;
+        lg_rx_kind kind = r->cb_kind;
+        if (w->rx_wire) {
+            if (wire_time(w, r, r->sse.at, tu, &t))
+                kind = LG_RX_WIRE;
+            else
+                st->wire_fallbacks++;
+        }
         if (!r->first_token_ns) {
             r->first_token_ns = t;
             r->first_token_u_ns = tu;
@@ -354,15 +380,32 @@ static void on_sse_event(void *user, const char *data, size_t len)
         r->last_token_ns = t;
         r->last_token_u_ns = tu;
         r->content_chunks++;
-        if (r->stamp_ns) record_ns(st, LG_H_OVERHEAD, tu - r->stamp_ns);
+        if (r->stamp_ns) {
+            record_ns(st, LG_H_OVERHEAD, tu - r->stamp_ns);
+            /* the server's own view, to set the measured times against */
+            if (r->last_stamp_ns)
+                record_ns(st, LG_H_ITL_S, r->stamp_ns - r->last_stamp_ns);
+            else if (r->content_chunks == 1)
+                record_ns(st, LG_H_TTFT_S, r->stamp_ns - r->dispatch_ns);
+            r->last_stamp_ns = r->stamp_ns;
+        } else {
+            r->last_stamp_ns = 0; /* a token without a stamp breaks the chain */
+        }
         if (r->cb_kind != LG_RX_DELIVERY && w->cb_entry_ns)
             record_ns(st, LG_H_PROCESSING, tu - w->cb_entry_ns);
-        if (r->cb_kind == LG_RX_KERNEL) {
+        if (kind == LG_RX_WIRE) {
+            /* its own segment's time: exact, not part of the read's batch */
+            st->rx_kernel_tokens++;
+            st->rx_wire_tokens++;
+            st->rx_exact_tokens++;
+        } else if (kind == LG_RX_KERNEL) {
             st->rx_kernel_tokens++;
             if (!w->rd.tokens && r->dispatch_ns > w->rd.lower_ns)
                 w->rd.lower_ns = r->dispatch_ns; /* nothing arrived before the request */
             w->rd.tokens++;
             w->rd.stage = r->stage;
+        }
+        if (kind == LG_RX_WIRE || kind == LG_RX_KERNEL) {
             record_ns(st, LG_H_CLIENT_DELAY, tu - t);
             if (w->cb_entry_ns) record_ns(st, LG_H_PICKUP, w->cb_entry_ns - t);
             if (r->stamp_ns) record_ns(st, LG_H_SERVER_SEND, t - r->stamp_ns);
@@ -404,6 +447,8 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
     int64_t t = lg_rx_event_time(&r->w->rd, r->local_port, r->w->cb_entry_ns, tu, &r->cb_kind);
     r->cb_ns = t;
     r->cb_u_ns = tu;
+    /* The piece's last byte on the wire: the response's first and last byte times. */
+    if (r->w->rx_wire && n) wire_time(r->w, r, ptr + n - 1, tu, &t);
     if (!r->first_byte_ns) r->first_byte_ns = t;
     r->last_byte_ns = t;
     r->last_byte_u_ns = tu;
@@ -487,8 +532,31 @@ static void rx_close(lg_worker *w)
     rd->tokens = 0;
 }
 
+/* The wire clock after a read: the ring's new segments taken, timed. */
+static void wire_read(lg_worker *w, int port, const void *buf, size_t n, uint64_t off)
+{
+    int64_t t0 = rb_now_ns();
+    int got = lg_wclock_read(&w->wc, port, buf, n, off);
+    lg_stage_stats *st = stats_of(w, w->slot->cur_stage);
+    if (got > 0) st->cap_packets += (uint64_t)got;
+    st->cap_cost_ns += rb_now_ns() - t0;
+}
+
+/* The capture's drops (pcap_stats) since the last call, into the stage
+ * under way. Called from the tick and at the end. */
+static void wire_account(lg_worker *w)
+{
+    if (!w->wc.cap) return;
+    uint64_t packets, drops;
+    lg_cap_stats(w->wc.cap, &packets, &drops);
+    if (drops > w->cap_drops_seen) {
+        stats_of(w, w->slot->cur_stage)->cap_drops += drops - w->cap_drops_seen;
+        w->cap_drops_seen = drops;
+    }
+}
+
 /* Every recv() curl makes, with its kernel stamp (lg_rxclock.h). */
-static void on_rx_read(void *ctx, int fd, ssize_t n, size_t len, int64_t real_ns)
+static void on_rx_read(void *ctx, int fd, const void *buf, ssize_t n, size_t len, int64_t real_ns)
 {
     lg_worker *w = ctx;
     rx_close(w);
@@ -506,6 +574,7 @@ static void on_rx_read(void *ctx, int fd, ssize_t n, size_t len, int64_t real_ns
      * bytes equal those read, the queue is empty and the count is a sound
      * baseline for the next read; a segment that arrived after this read
      * shows as bytes left, and then the count only overstates. */
+    if (w->rx_wire) wire_read(w, cr->port, buf, (size_t)n, (uint64_t)cr->consumed);
     cr->consumed += n;
     int64_t segs_now = -1, rcvd = -1, left = -1;
     if (lg_rx_tcp_counts(fd, &segs_now, &rcvd) == 0 && rcvd >= cr->consumed)
@@ -590,6 +659,11 @@ static lg_req *req_new(lg_worker *w)
      * loopback guard has checked, and nowhere else. */
     curl_easy_setopt(e, CURLOPT_PROXY, "");
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    if (w->wc.port_lo) {
+        /* this worker's own local ports: its capture filter keeps only them */
+        curl_easy_setopt(e, CURLOPT_LOCALPORT, (long)w->wc.port_lo);
+        curl_easy_setopt(e, CURLOPT_LOCALPORTRANGE, (long)(w->wc.port_hi - w->wc.port_lo + 1));
+    }
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
@@ -613,7 +687,7 @@ static lg_req *req_get(lg_worker *w)
     r->max_itl_ns = 0;
     r->content_chunks = 0;
     r->usage_prompt = r->usage_completion = r->usage_cached = -1;
-    r->stamp_ns = 0;
+    r->stamp_ns = r->last_stamp_ns = 0;
     r->has_truth = 0;
     r->truth = (lg_truth){0};
     r->done_seen = r->malformed = r->error_event = r->too_large = 0;
@@ -951,6 +1025,9 @@ static int on_close_socket(void *clientp, curl_socket_t s)
         uv_close((uv_handle_t *)&(*slot)->poll, on_sock_closed);
         *slot = NULL;
     }
+    /* The connection's captured segments go with it. */
+    if (w->wc.wire && (size_t)s < w->n_conn_rx && w->conn_rx[s].port > 0)
+        lg_wire_close(w->wc.wire, (uint16_t)w->conn_rx[s].port);
     return close(s);
 }
 
@@ -1321,6 +1398,7 @@ static void on_tick(uv_timer_t *t)
         cancel_all(w);
     }
     if (w->rx_kernel) sample_clock(w);
+    if (w->rx_wire) wire_account(w);
     if (now - w->last_lag_ns >= 250000000LL) {
         w->last_lag_ns = now;
         int s = __atomic_load_n(&w->slot->cur_stage, __ATOMIC_RELAXED);
@@ -1421,8 +1499,21 @@ int lg_worker_run(const lg_plan *p, int id)
     w->closed_next = id;
     w->rd.port = -1;
     w->acc_stage = -1;
-    w->rx_kernel = p->o->receive_clock == LG_RXC_KERNEL;
+    w->rx_wire = p->o->receive_clock == LG_RXC_WIRE;
+    w->rx_kernel = w->rx_wire || p->o->receive_clock == LG_RXC_KERNEL;
     w->rx_keeper = -1;
+    w->wc = (lg_wclock){.port = -1};
+    if (w->rx_wire) {
+        /* Opened before the first connection, so every SYN-ACK is seen. A
+         * worker that cannot capture times with the kernel's stamps, and
+         * its tokens are counted as fallbacks. */
+        char werr[512] = "";
+        if (lg_wclock_open(&w->wc, p->o, p->url, id, p->k, werr, sizeof werr) != 0)
+            fprintf(stderr,
+                    "loadgen: worker %d: wire clock: %s; its tokens take the kernel's "
+                    "stamps\n",
+                    id, werr);
+    }
     if (w->rx_kernel) {
         sample_clock(w);
         /* Before the run's start (t0 leaves a margin): the kernel stamps
@@ -1558,6 +1649,8 @@ out_sched:
     }
     if (w->rx_keeper >= 0) close(w->rx_keeper);
     lg_rx_set_hook(NULL, NULL);
+    wire_account(w);
+    lg_wclock_close(&w->wc);
     if (w->sess) {
         w->slot->sess_waited = w->sess->waited;
         w->slot->sess_capped = w->sess->capped;

@@ -38,6 +38,7 @@ tests_for() {
     models/mdl_fit.c) echo "test_mdl_fit" ;;
     models/mdl_verdict.c) echo "test_mdl_verdict" ;;
     loadgen/lg_rxclock.c) echo "test_lg_rxclock" ;;
+    loadgen/lg_wire.c) echo "test_lg_wire" ;;
     loadgen/lg_bias.c) echo "test_lg_bias" ;;
     loadgen/lg_knee.c) echo "test_lg_knee" ;;
     loadgen/lg_judge.c) echo "test_lg_judge" ;;
@@ -127,6 +128,21 @@ m rx-step-boundary loadgen/lg_rxclock.c 'if (d > LG_CLOCK_STEP_NS || d < -LG_CLO
   'if (d >= LG_CLOCK_STEP_NS || d < -LG_CLOCK_STEP_NS) {'
 m rx-other-connection loadgen/lg_rxclock.c 'if (rd->port >= 0 && rd->port == port && rd->kernel_ns > 0) {' \
   'if (rd->port >= 0 && rd->kernel_ns > 0) {'
+# loadgen/lg_wire.c
+m wire-isn-no-syn-byte loadgen/lg_wire.c 'c->start = isn + 1;' 'c->start = isn;'
+m wire-no-wrap-extension loadgen/lg_wire.c 'int64_t s64 = (int64_t)c->hi + (int32_t)(rel - (uint32_t)c->hi);' \
+  'int64_t s64 = (int64_t)rel;'
+m wire-last-capture-wins loadgen/lg_wire.c 'if (pos < c->n && c->r[pos].s <= s) {' 'if (0) {'
+m wire-lookup-end-inclusive loadgen/lg_wire.c 'if (c->r[mid].e > off)' 'if (c->r[mid].e >= off)'
+m wire-release-ignored loadgen/lg_wire.c 'if (!c || offset <= c->base) return;' 'if (!c || offset <= c->base || 1) return;'
+m wire-no-bound loadgen/lg_wire.c 'if (c->n == w->max_segs) {' 'if (0) {'
+m wire-evict-newest loadgen/lg_wire.c '        if (*pos == 0) return 1;' '        return 1;'
+m wire-old-data-taken loadgen/lg_wire.c '        s = c->base;' '        ;'
+m wire-syn-without-ack loadgen/lg_wire.c '        if (!(seg->flags & LG_TCP_ACK)) return 2;' '        ;'
+m wire-len-from-snapshot loadgen/lg_wire.c 'seg->len = (uint32_t)(ip_payload - thl);' \
+  'seg->len = (uint32_t)(caplen - off - ip_hl - thl);'
+m wire-fragment-taken loadgen/lg_wire.c 'if (rd16(ip + 6) & 0x3fff) return -1;' ';'
+
 # loadgen/lg_bias.c
 m bias-arrival-resolution loadgen/lg_bias.c 'if (gi < LG_ARRIVAL_RESOLUTION_NS) continue;' 'if (gi < 0) continue;'
 m bias-arrival-across-stages loadgen/lg_bias.c 'if (a->stage != b->stage) continue; /* a pause between stages is no gap */' ';'

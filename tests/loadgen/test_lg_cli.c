@@ -311,7 +311,9 @@ static void test_table_and_usage(void **state)
     assert_int_equal(o.prefix_question_len, 64);
     assert_int_equal(o.dataset, LG_DS_RANDOM);
     assert_int_equal(o.sim_stamps, LG_STAMPS_AUTO);
-    assert_int_equal(o.receive_clock, LG_RXC_KERNEL);
+    assert_int_equal(o.receive_clock, LG_RXC_WIRE);
+    assert_int_equal(o.receive_clock_given, 0);
+    assert_int_equal(o.capture_buffer_kib, 4096);
     assert_int_equal(o.drain_timeout_ns, 5000000000LL);
     assert_int_equal(o.request_timeout_ns, 60000000000LL);
     assert_int_equal(o.stream, 1);

@@ -144,13 +144,15 @@ static void pair(int *client, int *server)
 static int hook_calls, hook_fd;
 static ssize_t hook_n;
 static int64_t hook_real;
-static void hook(void *ctx, int fd, ssize_t n, size_t len, int64_t real_ns)
+static const void *hook_buf;
+static void hook(void *ctx, int fd, const void *buf, ssize_t n, size_t len, int64_t real_ns)
 {
     (void)len;
     *(int *)ctx += 1;
     hook_calls++;
     hook_fd = fd;
     hook_n = n;
+    hook_buf = buf;
     hook_real = real_ns;
 }
 
@@ -193,6 +195,7 @@ static void test_stamped_reads(void **state)
     assert_int_equal(calls, 1);
     assert_int_equal(hook_fd, c);
     assert_int_equal(hook_n, 9);
+    assert_ptr_equal(hook_buf, buf); /* the bytes read (the wire clock finds events in them) */
     assert_true(hook_real >= before - 1000000 && hook_real <= after);
     assert_memory_equal(buf, "data: x\n\n", 9);
     int64_t segs1, bytes1;

@@ -233,6 +233,41 @@ static void reset_forgets_a_partial_event(void **state)
     lg_sse_free(&p);
 }
 
+/* Where each event ended in the piece fed: the wire clock maps it to the
+ * segment that carried it. */
+static lg_sse *at_parser;
+static const char *at_base;
+static long at_seen[4];
+static int at_n;
+static void on_event_at(void *user, const char *data, size_t len)
+{
+    (void)user, (void)data, (void)len;
+    assert_true(at_n < 4);
+    at_seen[at_n++] = at_parser->at ? at_parser->at - at_base : -1;
+}
+
+static void events_say_where_they_ended(void **state)
+{
+    (void)state;
+    static const char piece[] = "data: a\n\ndata: bb\r\n\r\n: c\ndata: c\n";
+    lg_sse p;
+    lg_sse_init(&p, on_event_at, NULL, NULL, 0);
+    at_parser = &p;
+    at_base = piece;
+    at_n = 0;
+    assert_int_equal(lg_sse_feed(&p, piece, sizeof piece - 1), 0);
+    assert_int_equal(at_n, 2);
+    assert_int_equal(at_seen[0], 8);  /* the blank line's LF */
+    assert_int_equal(at_seen[1], 19); /* the blank line's CR (its LF is next) */
+    /* An event finished in the next piece ends there. */
+    static const char rest[] = "\n";
+    at_base = rest;
+    assert_int_equal(lg_sse_feed(&p, rest, 1), 0);
+    assert_int_equal(at_n, 3);
+    assert_int_equal(at_seen[2], 0);
+    lg_sse_free(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -246,6 +281,7 @@ int main(void)
         cmocka_unit_test(a_trailing_cr_then_lf_in_the_next_piece_is_one_ending),
         cmocka_unit_test(lines_and_events_past_max_bytes_fail),
         cmocka_unit_test(reset_forgets_a_partial_event),
+        cmocka_unit_test(events_say_where_they_ended),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,7 +32,10 @@ for k in 2 0; do
          and .client_bias.arrival_test.test == "ks2"
          and (.client_bias.receive | .kernel_tokens + .user_tokens == 80 * 12
               and .exact_tokens <= .kernel_tokens)
-         and (.receive_clock | IN("kernel", "mixed")) and .receive_clock_kernel_share > 0.9
+         and (.receive_clock | IN("wire", "kernel", "mixed")) and .receive_clock_kernel_share > 0.9
+         and (.receive_clock != "wire" or (.receive_clock_wire_share > 0.9
+              and (.capture | .interface == "lo" and .packets > 0 and .drops == 0)
+              and (.stages[0].capture.packets == .capture.packets)))
          and (.client_bias.client_delay_us | has("mean") and has("p50") and has("p99") and has("max")
               and .n == $kt)
          and (.client_bias.pickup_delay_us.n == .client_bias.client_delay_us.n)

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The wire clock under a loaded client: simserver paces tokens 5 ms +/- 1 ms
+# apart after a 20 ms TTFT and stamps each one's send time; one loadgen
+# worker is slowed by an exponential busy cost per received event until its
+# loop's rho is at least 0.85 (the test checks the rho it got, and raises
+# the cost, bounded, when it fell short). Tokens then wait in the socket and
+# the kernel merges them, but the capture saw every segment:
+#  - receive_clock_wire_share >= 0.99;
+#  - the wire-timed median ITL within 0.2 ms, and p99 within 0.5 ms, of the
+#    simulator's own send-stamp ITL over the same run (server_stamped);
+#  - the median TTFT from dispatch within 0.3 ms of the simulator's;
+#  - the user-timed p99 ITL at least 2x the wire-timed one (the load was real).
+# The same run with --receive-clock kernel prints the exact share the
+# kernel's stamps get, for the record. Needs CAP_NET_RAW (CI runs as root).
+source "$(dirname "$0")/lib.sh"
+if ! "$LOADGEN" --help >/dev/null 2>&1; then fail "loadgen --help"; fi
+start_sim sim --time-to-first-token 20ms --inter-token-latency 5ms \
+  --inter-token-latency-std-dev 1ms --seed 5
+run() { # run NAME CLOCK COST_US
+  "$LOADGEN" --base-url "$SIM_URL" --num-workers 1 --request-rate 6 --duration 8s --seed 7 \
+    --random-input-len 16 --random-output-len 16 --client-cost "exp:$3" --receive-clock "$2" \
+    --quiet --no-progress --save-result --result-dir "$WORK" --result-filename "$1.json"
+}
+# Wire needs the capability: without it (not root, no setcap) the explicit
+# flag exits 2; that is a failure under CI, a skip elsewhere.
+rc=0
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 1 --num-prompts 1 --random-input-len 4 \
+  --random-output-len 2 --receive-clock wire --quiet --no-progress 2>"$WORK/probe.err" || rc=$?
+if [ "$rc" -eq 2 ] && grep -q CAP_NET_RAW "$WORK/probe.err"; then
+  [ "${CI:-}" = true ] && fail "no CAP_NET_RAW under CI: $(cat "$WORK/probe.err")"
+  echo "SKIP: no CAP_NET_RAW (run as root, or setcap cap_net_raw+ep loadgen)"
+  exit 77
+fi
+[ "$rc" -eq 0 ] || fail "probe run exited $rc: $(cat "$WORK/probe.err")"
+
+cost=8000 rho=0
+for attempt in 1 2 3 4; do
+  run wire wire "$cost" 2>"$WORK/wire.err" || fail "loadgen exited $?: $(cat "$WORK/wire.err")"
+  rho=$(jnum "$WORK/wire.json" '.client_bias.workers[0].rho')
+  echo "attempt $attempt: cost exp:$cost us, worker rho $rho"
+  awk -v r="$rho" 'BEGIN { exit !(r >= 0.85) }' && break
+  cost=$((cost * 5 / 4))
+done
+awk -v r="$rho" 'BEGIN { exit !(r >= 0.85) }' || fail "the worker's rho $rho stayed under 0.85"
+out="$WORK/wire.json"
+sent_equals_done "$out"
+[ "$(jnum "$out" .failed)" -eq 0 ] || fail "failed requests: $(jq -c .failures_by_class "$out")"
+jq -c '{receive_clock, receive_clock_wire_share, receive_clock_exact_share, capture,
+  itl: [.median_itl_ms, .p99_itl_ms], ttft_d: .median_ttft_dispatch_ms,
+  user_itl: [.user_timed.median_itl_ms, .user_timed.p99_itl_ms], server_stamped}' "$out"
+jq -e '.receive_clock == "wire" and .receive_clock_fallback_reason == null
+       and .receive_clock_wire_share >= 0.99
+       and (.capture | .interface == "lo" and .drops == 0 and .packets > 0)' "$out" >/dev/null \
+  || fail "wire share or capture: $(jq -c '{receive_clock, receive_clock_wire_share, capture}' "$out")"
+[ "$(jnum "$out" .server_stamped.n_itl)" -gt 500 ] || fail "too few stamped gaps"
+near() { # near VALUE REF TOL NAME
+  awk -v v="$1" -v r="$2" -v t="$3" 'BEGIN { d = v - r; if (d < 0) d = -d; exit !(d <= t) }' ||
+    fail "$4: $1 ms, the simulator's $2 ms (tolerance $3 ms)"
+}
+near "$(jnum "$out" .median_itl_ms)" "$(jnum "$out" .server_stamped.median_itl_ms)" 0.2 "median ITL"
+near "$(jnum "$out" .p99_itl_ms)" "$(jnum "$out" .server_stamped.p99_itl_ms)" 0.5 "p99 ITL"
+near "$(jnum "$out" .median_ttft_dispatch_ms)" \
+  "$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" 0.3 "median TTFT from dispatch"
+awk -v u="$(jnum "$out" .user_timed.p99_itl_ms)" -v w="$(jnum "$out" .p99_itl_ms)" \
+  'BEGIN { exit !(u >= 2 * w) }' \
+  || fail "user-timed p99 ITL $(jq .user_timed.p99_itl_ms "$out") ms is not 2x the wire's $(jq .p99_itl_ms "$out") ms"
+
+# The same load timed by the kernel's socket stamps: its exact share, on record.
+run kernel kernel "$cost" 2>"$WORK/kernel.err" || fail "loadgen (kernel) exited $?"
+k="$WORK/kernel.json"
+jq -e '.receive_clock == "kernel" and .receive_clock_wire_share == 0 and .capture == null' "$k" \
+  >/dev/null || fail "kernel run: $(jq -c '{receive_clock, receive_clock_wire_share, capture}' "$k")"
+echo "same load, kernel clock: exact share $(jq .receive_clock_exact_share "$k"), rho" \
+  "$(jq '.client_bias.workers[0].rho' "$k"), median/p99 ITL $(jq -c '[.median_itl_ms, .p99_itl_ms]' "$k")" \
+  "ms; wire clock: exact share $(jq .receive_clock_exact_share "$out")"
+echo "wire_capture: ok"
