@@ -103,11 +103,17 @@ size_t lg_pool_size_for(int64_t arrivals, size_t bytes_per_prompt, size_t budget
 }
 
 /* Appends n random words, space-separated (and a space before them if the
- * buffer is not empty): exactly n tokens by lg_count_tokens. */
-static int put_words(rb_buf *b, gsl_rng *r, int32_t n)
+ * buffer is not empty): exactly n tokens by lg_count_tokens. With vocab > 0
+ * the words are token ids in [0, vocab), in decimal. */
+static int put_words(rb_buf *b, gsl_rng *r, int32_t n, int32_t vocab)
 {
+    char num[16];
     for (int32_t i = 0; i < n; i++) {
-        const char *w = WORDS[gsl_rng_uniform_int(r, N_WORDS)];
+        const char *w = num;
+        if (vocab > 0)
+            snprintf(num, sizeof num, "%lu", gsl_rng_uniform_int(r, (unsigned long)vocab));
+        else
+            w = WORDS[gsl_rng_uniform_int(r, N_WORDS)];
         if ((b->len && rb_buf_add(b, " ", 1)) || rb_buf_puts(b, w)) return -ENOMEM;
     }
     return 0;
@@ -183,6 +189,11 @@ static int random_spec_ok(const lg_random_spec *spec, char *err, size_t errlen)
         rb_set_err(err, errlen, "random dataset: dist: unknown distribution %d", (int)spec->dist);
         return -EINVAL;
     }
+    if (spec->vocab < 0) {
+        rb_set_err(err, errlen, "random dataset: vocab: must be >= 1 (or 0: words), got %d",
+                   (int)spec->vocab);
+        return -EINVAL;
+    }
     return 0;
 }
 
@@ -218,7 +229,8 @@ int lg_random_gen_at(lg_random_gen *g, uint64_t index, lg_prompt *out)
     out->input_tokens = draw_len(g->r, spec->dist, spec->input_len, spec->range_ratio);
     out->output_tokens = draw_len(g->r, spec->dist, spec->output_len, spec->range_ratio);
     g->text.len = 0;
-    if (put_words(&g->text, g->r, out->input_tokens) || rb_buf_add(&g->text, "", 1)) return -ENOMEM;
+    if (put_words(&g->text, g->r, out->input_tokens, spec->vocab) || rb_buf_add(&g->text, "", 1))
+        return -ENOMEM;
     out->text = malloc(g->text.len);
     if (!out->text) return -ENOMEM;
     memcpy(out->text, g->text.data, g->text.len);
@@ -250,7 +262,7 @@ int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, si
         p->input_tokens = draw_len(r, spec->dist, spec->input_len, spec->range_ratio);
         p->output_tokens = draw_len(r, spec->dist, spec->output_len, spec->range_ratio);
         rb_buf b = {0};
-        if (put_words(&b, r, p->input_tokens) || rb_buf_take(&b, &p->text, NULL)) {
+        if (put_words(&b, r, p->input_tokens, spec->vocab) || rb_buf_take(&b, &p->text, NULL)) {
             rb_buf_free(&b);
             gsl_rng_free(r);
             lg_dataset_free(out);
@@ -290,6 +302,11 @@ int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *
                    LG_MAX_POOL, LG_MAX_PROMPT_TOKENS);
         return -EINVAL;
     }
+    if (spec->vocab < 0) {
+        rb_set_err(err, errlen, "shared-prefix dataset: vocab: must be >= 1 (or 0: words), got %d",
+                   (int)spec->vocab);
+        return -EINVAL;
+    }
     size_t n = (size_t)spec->groups * (size_t)spec->prompts_per_group;
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     if (!r || alloc_items(out, n, err, errlen)) {
@@ -301,12 +318,12 @@ int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *
     rb_buf sys = {0};
     for (int32_t g = 0; g < spec->groups; g++) {
         rb_buf_reset(&sys);
-        if (put_words(&sys, r, spec->system_prompt_len)) goto nomem;
+        if (put_words(&sys, r, spec->system_prompt_len, spec->vocab)) goto nomem;
         for (int32_t q = 0; q < spec->prompts_per_group; q++) {
             rb_buf b = {0};
             char *text;
             if ((sys.len && rb_buf_add(&b, sys.data, sys.len)) ||
-                put_words(&b, r, spec->question_len) || rb_buf_take(&b, &text, NULL)) {
+                put_words(&b, r, spec->question_len, spec->vocab) || rb_buf_take(&b, &text, NULL)) {
                 rb_buf_free(&b);
                 goto nomem;
             }

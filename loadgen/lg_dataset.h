@@ -35,12 +35,18 @@ typedef struct lg_random_spec {
     int32_t input_len, output_len; /* means */
     double range_ratio; /* uniform: [len*(1-r), len*(1+r)]; normal/lognormal: sd = len*r */
     lg_len_dist dist;
+    /* > 0: the prompts are token ids drawn uniformly from [0, vocab) instead
+     * of words; the text holds them as space-separated decimals (one id a
+     * word, so lg_count_tokens counts them) and lg_body_render sends them as
+     * "prompt": [ids]. 0: words. */
+    int32_t vocab;
 } lg_random_spec;
 
 typedef struct lg_prefix_spec {
     uint64_t seed;
     int32_t groups, prompts_per_group;
     int32_t system_prompt_len, question_len, output_len; /* system_prompt_len may be 0 */
+    int32_t vocab;                                       /* > 0: token ids, as lg_random_spec's */
 } lg_prefix_spec;
 
 /* Each returns 0 or a negative errno with a message naming the problem in err

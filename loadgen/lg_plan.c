@@ -150,7 +150,8 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
                              .input_len = o->random_input_len,
                              .output_len = o->random_output_len,
                              .range_ratio = o->random_range_ratio,
-                             .dist = o->random_len_dist};
+                             .dist = o->random_len_dist,
+                             .vocab = o->token_ids ? o->vocab_size : 0};
         if (o->random_range_ratio == 0.0) rs.dist = LG_LEN_FIXED;
         if (o->prompt_per_request)
             rs.n = 1; /* the pool's one prompt keeps ds's users whole; requests use rgen */
@@ -165,7 +166,8 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
                              .prompts_per_group = o->prefix_prompts_per_group,
                              .system_prompt_len = o->prefix_system_len,
                              .question_len = o->prefix_question_len,
-                             .output_len = o->random_output_len};
+                             .output_len = o->random_output_len,
+                             .vocab = o->token_ids ? o->vocab_size : 0};
         rc = lg_dataset_shared_prefix(&ps, &p->ds, err, errlen);
         break;
     }

@@ -41,6 +41,8 @@ tests_for() {
     simserver/sim_model.c) echo "test_sim_model" ;;
     calibrate/cal_rule.c) echo "test_cal_rule" ;;
     calibrate/cal_sweep.c) echo "test_cal_sweep" ;;
+    loadgen/lg_dataset.c) echo "test_lg_dataset" ;;
+    loadgen/lg_body.c) echo "test_lg_body" ;;
     *) echo "mutate.sh: no unit tests are listed for $1" >&2; exit 2 ;;
   esac
 }
@@ -265,6 +267,13 @@ m aim-in-turn-all-k calibrate/cal_sweep.c 'if (last->workers == 1 && n - 1 < c->
   'if (n - 1 < c->n_targets && n - 1 > i) i = n - 1;'
 m secant-uncapped calibrate/cal_sweep.c 'if (secant > want) want = secant < 1.25 * want ? secant : 1.25 * want;' \
   'if (secant > want) want = secant;'
+
+# loadgen/lg_dataset.c, lg_body.c: token-id prompts
+m ids-past-vocab loadgen/lg_dataset.c 'gsl_rng_uniform_int(r, (unsigned long)vocab));' \
+  'gsl_rng_uniform_int(r, (unsigned long)vocab) + 1);'
+m ids-comma-dropped loadgen/lg_body.c 'if (!in_word && any) rb_buf_add(b, ",", 1);' \
+  'if (!in_word && any) rb_buf_add(b, " ", 1);'
+m ids-as-text loadgen/lg_body.c '        if (o->token_ids)' '        if (0)'
 
 # ---- the run ------------------------------------------------------------
 list=0
