@@ -42,6 +42,7 @@ tests_for() {
     calibrate/cal_rule.c) echo "test_cal_rule" ;;
     calibrate/cal_sweep.c) echo "test_cal_sweep" ;;
     loadgen/lg_dataset.c) echo "test_lg_dataset" ;;
+    common/rb_tok.c) echo "test_rb_tok" ;;
     loadgen/lg_body.c) echo "test_lg_body" ;;
     *) echo "mutate.sh: no unit tests are listed for $1" >&2; exit 2 ;;
   esac
@@ -274,6 +275,14 @@ m ids-past-vocab loadgen/lg_dataset.c 'gsl_rng_uniform_int(r, (unsigned long)voc
 m ids-comma-dropped loadgen/lg_body.c 'if (!in_word && any) rb_buf_add(b, ",", 1);' \
   'if (!in_word && any) rb_buf_add(b, " ", 1);'
 m ids-as-text loadgen/lg_body.c '        if (o->token_ids)' '        if (0)'
+
+# common/rb_tok.c: the BPE merge order, the pairs a merge makes, byte
+# fallback, the UTF-8 cleaning
+m tok-heap-order common/rb_tok.c 'if (q->rank < c.rank || (q->rank == c.rank && q->pos < c.pos)) break;' \
+  'if (q->rank > c.rank || (q->rank == c.rank && q->pos < c.pos)) break;'
+m tok-left-pair-dropped common/rb_tok.c 'if (l->prev >= 0 && try_pair(t, l->prev)) return -ENOMEM;' ';'
+m tok-no-byte-fallback common/rb_tok.c 'int all = t->byte_fallback;' 'int all = 0;'
+m tok-truncated-utf8-kept common/rb_tok.c 'if (got == need) {' 'if (got >= 1) {'
 
 # ---- the run ------------------------------------------------------------
 list=0

@@ -23,7 +23,7 @@ done
 # gives promtool, which checks simserver's metrics exposition; chromium renders
 # report.html headless in its browser test, which reads it with python3.
 pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libuv1-dev libcjson-dev libyaml-dev
-      libgsl-dev libcmocka-dev libhttp-parser-dev gnuplot-nox curl jq procps valgrind clang-format nginx-light prometheus
+      libgsl-dev libcmocka-dev libhttp-parser-dev libpcre2-dev gnuplot-nox curl jq procps valgrind clang-format nginx-light prometheus
       chromium python3 openmpi-bin libopenmpi-dev mpich libmpich-dev "${extra[@]}")
 missing=()
 for p in "${pkgs[@]}"; do
