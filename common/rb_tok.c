@@ -819,6 +819,11 @@ void rb_tok_free(rb_tok *t)
     free(t);
 }
 
+int rb_tok_n_special_added(const rb_tok *t)
+{
+    return t->n_post_pre + t->n_post_post;
+}
+
 int32_t rb_tok_vocab_size(const rb_tok *t)
 {
     return t->n_ids;

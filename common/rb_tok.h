@@ -59,6 +59,8 @@ int64_t rb_tok_count(rb_tok *t, const char *text, size_t len);
  * range is skipped. 0 or -ENOMEM. */
 int rb_tok_decode(const rb_tok *t, const int32_t *ids, size_t n, rb_buf *out);
 
+/* The tokens add_special adds (a BOS: 1 for Llama; 0 for GPT-2). */
+int rb_tok_n_special_added(const rb_tok *t);
 /* One past the largest id (vocabulary and added tokens). */
 int32_t rb_tok_vocab_size(const rb_tok *t);
 /* 1 if id is an added token marked special, or no token at all. */
