@@ -542,7 +542,9 @@ static const rb_opt OPTS[] = {
          "ids], ids drawn from the seed in [0, --vocab-size): its lengths are then exact in the "
          "server's tokens"),
     STRING("tokenizer", "NAME", tokenizer, NULL,
-           "recorded as tokenizer_id (token counts come from the server)"),
+           "a tokenizer.json (file or folder), or a model id in the local Hugging Face cache "
+           "(nothing is downloaded): lengths in its tokens, text prompts built to exact token "
+           "lengths; recorded as tokenizer_id"),
     RATE("trace-speedup", trace_speedup, "1", "must be > 0", "replay a trace X times faster"),
     INT("vocab-size", vocab_size, 1, 2147483647, "32000",
         "with --token-ids: ids in [0, V) (32000: Llama 2's and Mistral's vocabulary)"),

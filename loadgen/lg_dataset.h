@@ -95,8 +95,21 @@ int lg_random_gen_at(lg_random_gen *g, uint64_t index, lg_prompt *out);
 void lg_random_gen_free(lg_random_gen *g);
 
 /* The prompt-token counting rule shared with simserver: the number of
- * maximal runs of non-space bytes (whitespace-separated words). */
+ * maximal runs of non-space bytes (whitespace-separated words); with a
+ * tokenizer set, its tokens (special tokens not counted). */
 int32_t lg_count_tokens(const char *text, size_t len);
+
+/* --tokenizer: lengths counted in its tokens from now on (lg_count_tokens,
+ * ShareGPT), text prompts of the random and shared-prefix datasets built to
+ * exact token lengths, and token-id prompts drawn from its ids that are not
+ * special (vocab is then ignored). NULL: words again. Not owned; set once,
+ * before the datasets are built (every worker process inherits it). With a
+ * tokenizer that adds special tokens (a BOS), a text prompt of length L has
+ * L minus their number in text, so that the server, which adds them, counts
+ * L (vLLM's random dataset does the same); input_tokens says L. */
+struct rb_tok;
+void lg_dataset_set_tokenizer(struct rb_tok *t);
+struct rb_tok *lg_dataset_tokenizer(void);
 
 /* A trace in the form of the public Azure LLM inference traces: a CSV with a
  * header naming TIMESTAMP, ContextTokens, GeneratedTokens (case-insensitive;

