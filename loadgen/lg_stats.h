@@ -40,6 +40,12 @@ enum {
     LG_H_FAILED,       /* failed or cancelled requests: intended start to the failure */
     LG_H_RXQ,          /* bytes waiting in the socket's receive queue at each pickup */
     LG_H_RX_WINDOW,    /* per batched token: width of its arrival window (lg_rxclock.h) */
+    /* lengths in tokens of completed requests that carried usage: asked for
+     * (the dataset's) and served (the server's usage) */
+    LG_H_IN_REQUESTED,
+    LG_H_IN_SERVED,
+    LG_H_OUT_REQUESTED,
+    LG_H_OUT_SERVED,
     LG_N_HISTS
 };
 

@@ -18,7 +18,14 @@ for mode in stream no-stream; do
   [ "$(jq -s 'length' "$j")" -eq $n ] || fail "token ids ($mode): $(jq -s length "$j") records, expected $n"
   jq -s -e 'all(.[]; .input_tokens == 1000 and .output_tokens == 100 and .status == 200)' "$j" >/dev/null ||
     fail "token ids ($mode): records not all 1000/100: $(jq -s -c '[.[] | [.input_tokens, .output_tokens, .status]] | unique' "$j")"
+  # the report says what was asked for and what was served, per stage
+  jq -e '.stages[0].lengths as $l | $l.input_tokens_requested.mean == 1000 and $l.input_tokens_served.mean == 1000
+    and $l.input_tokens_served.p1 == 1000 and $l.input_tokens_served.p99 == 1000 and $l.input_tokens_served.n == '$n'
+    and $l.output_tokens_requested.mean == 100 and $l.output_tokens_served.mean == 100
+    and $l.input_differs == false and $l.output_differs == false' "$WORK/ids-$mode.json" >/dev/null ||
+    fail "token ids ($mode): lengths $(jq -c '.stages[0].lengths' "$WORK/ids-$mode.json")"
 done
+SIM_WORDS=$SIM_URL
 metric() { curl -s "$SIM_URL/metrics" | awk -v k="$1" 'index($0, k) == 1 && !done { print $NF; done = 1 }'; }
 count=$(metric 'vllm:request_prompt_tokens_count{')
 [ "$count" = $((2 * n)) ] || fail "request_prompt_tokens_count = $count, expected $((2 * n))"
@@ -85,8 +92,21 @@ for name in LLAMA3 LLAMA2; do
       *) want='all(.[]; .input_tokens == 300)' ;;
     esac
     jq -s -e "$want" "$j" >/dev/null || fail "$name $ds: served lengths $(jq -s -c '[.[].input_tokens]' "$j")"
+    jq -e '.lengths.input_differs == false and .lengths.input_tokens_requested.mean == .lengths.input_tokens_served.mean' \
+      "$WORK/t-$name.json" >/dev/null || fail "$name $ds: lengths $(jq -c .lengths "$WORK/t-$name.json")"
   done
 done
+
+# A tokenizer other than the server's: the lengths served differ from those
+# asked for, and the report flags it (simserver counts words; the stand-in
+# tokenizer has few merges, so its tokens are much shorter than words).
+"$LOADGEN" --base-url "$SIM_WORDS" --num-workers 0 --tokenizer "$(dirname "$0")/../fixtures/tokenizer-tiny" \
+  --random-input-len 200 --random-output-len 4 --num-prompts 8 --request-rate 50 --no-progress --quiet \
+  --save-result --result-dir "$WORK" --result-filename other.json 2>"$WORK/other.err" || fail "other tokenizer: exit $?"
+jq -e '.lengths.input_differs == true and .stages[0].lengths.input_differs == true
+  and .lengths.input_tokens_requested.mean == 200 and .lengths.input_tokens_served.mean < 150
+  and .lengths.output_differs == false' "$WORK/other.json" >/dev/null ||
+  fail "other tokenizer: lengths $(jq -c .lengths "$WORK/other.json")"
 
 # Bad tokenizers: exit 2 with a message naming the flag and the problem.
 head -c 2000 "$LLAMA3_JSON" >"$WORK/truncated.json"
