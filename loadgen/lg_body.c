@@ -31,6 +31,27 @@ static void put_pieces(rb_buf *b, const lg_body_piece *p, int n)
     rb_buf_add(b, "\"", 1);
 }
 
+/* Token ids: the prompt's words (decimal ids, lg_dataset.h's vocab) as a
+ * JSON array of numbers. */
+static void put_ids(rb_buf *b, const lg_body_piece *p, int n)
+{
+    int any = 0, in_word = 0;
+    rb_buf_add(b, "[", 1);
+    for (int i = 0; i < n; i++) {
+        for (size_t j = 0; j < p[i].len; j++) {
+            char c = p[i].s[j];
+            if (c >= '0' && c <= '9') {
+                if (!in_word && any) rb_buf_add(b, ",", 1);
+                rb_buf_add(b, &c, 1);
+                in_word = any = 1;
+            } else {
+                in_word = 0;
+            }
+        }
+    }
+    rb_buf_add(b, "]", 1);
+}
+
 int lg_body_render(const lg_opts *o, const char *prompt, int32_t max_tokens, char **out,
                    size_t *len)
 {
@@ -51,7 +72,10 @@ int lg_body_render_pieces(const lg_opts *o, const lg_body_piece *pieces, int n_p
         rb_buf_puts(&b, "}]");
     } else {
         rb_buf_puts(&b, ",\"prompt\":");
-        put_pieces(&b, pieces, n_pieces);
+        if (o->token_ids)
+            put_ids(&b, pieces, n_pieces);
+        else
+            put_pieces(&b, pieces, n_pieces);
     }
     snprintf(num, sizeof num, ",\"max_tokens\":%d", (int)max_tokens);
     rb_buf_puts(&b, num);

@@ -479,7 +479,8 @@ static const rb_opt OPTS[] = {
          "distinct prompts; request i uses prompt i mod N (default: one per planned request, "
          "within 512 MiB; a smaller N repeats prompts on purpose)"),
     FLAG("quiet", quiet, 1, "no summary table"),
-    INT("random-input-len", random_input_len, 1, 1000000, "1024", "prompt words",
+    INT("random-input-len", random_input_len, 1, 1000000, "1024",
+        "prompt length: words, or token ids with --token-ids",
         .key = "data.input_distribution.mean"),
     CHOICE("random-len-dist", "D", random_len_dist, LEN_DISTS, "uniform",
            "must be fixed, uniform, normal or lognormal", "fixed, uniform, normal, lognormal"),
@@ -569,9 +570,17 @@ static const rb_opt OPTS[] = {
          "stop after the first saturated stage: by the client (dispatched < 95% of scheduled, or "
          "> 1% later than --saturation-lag-ms) or by the server (completed < 95% of offered with "
          "a growing backlog, or TTFT p50 past its knee); the report's \"knee\" says which"),
+    FLAG("token-ids", token_ids, 1,
+         "random and shared-prefix on /v1/completions: send each prompt as \"prompt\": [token "
+         "ids], ids drawn from the seed in [0, --vocab-size): its lengths are then exact in the "
+         "server's tokens"),
     STRING("tokenizer", "NAME", tokenizer, NULL,
-           "recorded as tokenizer_id (token counts come from the server)"),
+           "a tokenizer.json (file or folder), or a model id in the local Hugging Face cache "
+           "(nothing is downloaded): lengths in its tokens, text prompts built to exact token "
+           "lengths; recorded as tokenizer_id"),
     RATE("trace-speedup", trace_speedup, "1", "must be > 0", "replay a trace X times faster"),
+    INT("vocab-size", vocab_size, 1, 2147483647, "32000",
+        "with --token-ids: ids in [0, V) (32000: Llama 2's and Mistral's vocabulary)"),
 };
 
 _Static_assert(LG_MAX_STAGES == 64, "--sweep-stages' bound in the table");
@@ -815,6 +824,15 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         val = o->dataset != LG_DS_PREFIX ? "without shared-prefix" : "in a closed loop";
         return BAD("needs --dataset-name shared-prefix and an arrival rate (sessions wait per "
                    "user on an arrival schedule)");
+    }
+    if (o->token_ids && (o->chat || o->prefix_multi_turn ||
+                         (o->dataset != LG_DS_RANDOM && o->dataset != LG_DS_PREFIX))) {
+        flag = "--token-ids";
+        val = o->chat                ? "with /v1/chat/completions"
+              : o->prefix_multi_turn ? "with --prefix-multi-turn"
+                                     : "with this dataset";
+        return BAD("needs /v1/completions and --dataset-name random or shared-prefix (single "
+                   "turn): only a completions prompt can be an array of token ids");
     }
     if (o->sweep_until_saturation && o->max_concurrency) {
         flag = "--sweep-until-saturation";

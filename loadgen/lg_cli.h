@@ -92,6 +92,8 @@ typedef struct lg_opts {
     int prompt_per_request;   /* random dataset, no pool: each prompt made when sent
                                  (lg_random_gen; a long or open-ended run) */
     int64_t planned_arrivals; /* lg_cli_finish's estimate of the run's requests (-1: unknown) */
+    int token_ids;      /* --token-ids: random/shared-prefix prompts sent as "prompt": [ids] */
+    int32_t vocab_size; /* --vocab-size: the ids' range [0, V) */
     int ignore_eos;
     int stream;
     int chat; /* endpoint is chat/completions */

@@ -16,14 +16,28 @@
 
 #include "rb_buf.h"
 #include "rb_file.h"
+#include "rb_tok.h"
 
 /* Bounds that keep a pool's memory sane whatever the spec says. */
 #define LG_MAX_PROMPT_TOKENS 1000000
 #define LG_MAX_POOL LG_POOL_MAX
 
+static rb_tok *g_tok; /* lg_dataset_set_tokenizer */
+
+void lg_dataset_set_tokenizer(rb_tok *t)
+{
+    g_tok = t;
+}
+
+rb_tok *lg_dataset_tokenizer(void)
+{
+    return g_tok;
+}
+
 int32_t lg_count_tokens(const char *text, size_t len)
 {
-    int64_t n = rb_count_words(text, len);
+    int64_t n = g_tok ? rb_tok_count(g_tok, text, len) : rb_count_words(text, len);
+    if (n < 0) n = 0;
     return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
 
@@ -103,14 +117,100 @@ size_t lg_pool_size_for(int64_t arrivals, size_t bytes_per_prompt, size_t budget
 }
 
 /* Appends n random words, space-separated (and a space before them if the
- * buffer is not empty): exactly n tokens by lg_count_tokens. */
-static int put_words(rb_buf *b, gsl_rng *r, int32_t n)
+ * buffer is not empty): exactly n tokens by lg_count_tokens. With vocab > 0
+ * the words are token ids in [0, vocab), in decimal. */
+static int put_text_tokens(rb_buf *b, gsl_rng *r, int32_t n);
+
+static int put_words(rb_buf *b, gsl_rng *r, int32_t n, int32_t vocab)
 {
+    char num[16];
+    size_t n_normal = 0;
+    const int32_t *normal = g_tok ? rb_tok_normal_ids(g_tok, &n_normal) : NULL;
+    if (g_tok && vocab <= 0) return put_text_tokens(b, r, n);
     for (int32_t i = 0; i < n; i++) {
-        const char *w = WORDS[gsl_rng_uniform_int(r, N_WORDS)];
+        const char *w = num;
+        if (vocab > 0 && normal)
+            snprintf(num, sizeof num, "%d", (int)normal[gsl_rng_uniform_int(r, n_normal)]);
+        else if (vocab > 0)
+            snprintf(num, sizeof num, "%lu", gsl_rng_uniform_int(r, (unsigned long)vocab));
+        else
+            w = WORDS[gsl_rng_uniform_int(r, N_WORDS)];
         if ((b->len && rb_buf_add(b, " ", 1)) || rb_buf_puts(b, w)) return -ENOMEM;
     }
     return 0;
+}
+
+/* With a tokenizer: words appended until the buffer's new text is n tokens.
+ * Each word's cost is its tokens after a space (most words are one piece of
+ * the pre-tokenizer, so costs add up); words are drawn while they fit, then
+ * one-token words fill the rest; the whole is then counted, and a word
+ * taken off or a one-token word added until it is exact (bounded: when a
+ * merge across words defeats it, the prompt is what it is, and the caller
+ * counts it). */
+static int32_t word_cost[N_WORDS];
+static int32_t one_token[N_WORDS], n_one_token;
+static rb_tok *costs_for;
+
+static void word_costs(void)
+{
+    if (costs_for == g_tok) return;
+    char s[64];
+    int32_t base = lg_count_tokens("the", 3);
+    n_one_token = 0;
+    for (size_t i = 0; i < N_WORDS; i++) {
+        int n = snprintf(s, sizeof s, "the %s", WORDS[i]);
+        word_cost[i] = lg_count_tokens(s, (size_t)n) - base;
+        if (word_cost[i] < 1) word_cost[i] = 1;
+        if (word_cost[i] == 1) one_token[n_one_token++] = (int32_t)i;
+    }
+    costs_for = g_tok;
+}
+
+static int put_one(rb_buf *b, const char *w)
+{
+    return ((b->len && rb_buf_add(b, " ", 1)) || rb_buf_puts(b, w)) ? -ENOMEM : 0;
+}
+
+static int put_text_tokens(rb_buf *b, gsl_rng *r, int32_t n)
+{
+    word_costs();
+    size_t start = b->len;
+    int32_t base = start ? lg_count_tokens(b->data, b->len) : 0, acc = 0;
+    while (acc < n) {
+        size_t w = gsl_rng_uniform_int(r, N_WORDS);
+        if (acc + word_cost[w] > n && n_one_token)
+            w = (size_t)one_token[gsl_rng_uniform_int(r, (unsigned long)n_one_token)];
+        if (put_one(b, WORDS[w])) return -ENOMEM;
+        acc += word_cost[w];
+    }
+    for (int tries = 0; tries < 16; tries++) {
+        int32_t got = lg_count_tokens(b->data ? b->data : "", b->len) - base;
+        if (got == n) break;
+        if (got > n) {
+            size_t cut = b->len;
+            while (cut > start && b->data[cut - 1] != ' ')
+                cut--;
+            if (cut <= start) break; /* one word left: nothing to take off */
+            cut--;                   /* the space before the word */
+            b->len = cut;
+            b->data[cut] = 0;
+        } else {
+            const char *w =
+                n_one_token ? WORDS[one_token[gsl_rng_uniform_int(r, (unsigned long)n_one_token)]]
+                            : "the";
+            if (put_one(b, w)) return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* The text length that a prompt of n tokens is built to: the tokenizer's
+ * special tokens are added by the server. */
+static int32_t text_target(int32_t n, int32_t vocab)
+{
+    if (!g_tok || vocab > 0) return n;
+    int32_t t = n - rb_tok_n_special_added(g_tok);
+    return t < 1 ? 1 : t;
 }
 
 static int32_t clamp_len(double x)
@@ -183,6 +283,11 @@ static int random_spec_ok(const lg_random_spec *spec, char *err, size_t errlen)
         rb_set_err(err, errlen, "random dataset: dist: unknown distribution %d", (int)spec->dist);
         return -EINVAL;
     }
+    if (spec->vocab < 0) {
+        rb_set_err(err, errlen, "random dataset: vocab: must be >= 1 (or 0: words), got %d",
+                   (int)spec->vocab);
+        return -EINVAL;
+    }
     return 0;
 }
 
@@ -218,7 +323,9 @@ int lg_random_gen_at(lg_random_gen *g, uint64_t index, lg_prompt *out)
     out->input_tokens = draw_len(g->r, spec->dist, spec->input_len, spec->range_ratio);
     out->output_tokens = draw_len(g->r, spec->dist, spec->output_len, spec->range_ratio);
     g->text.len = 0;
-    if (put_words(&g->text, g->r, out->input_tokens) || rb_buf_add(&g->text, "", 1)) return -ENOMEM;
+    if (put_words(&g->text, g->r, text_target(out->input_tokens, spec->vocab), spec->vocab) ||
+        rb_buf_add(&g->text, "", 1))
+        return -ENOMEM;
     out->text = malloc(g->text.len);
     if (!out->text) return -ENOMEM;
     memcpy(out->text, g->text.data, g->text.len);
@@ -250,7 +357,8 @@ int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, si
         p->input_tokens = draw_len(r, spec->dist, spec->input_len, spec->range_ratio);
         p->output_tokens = draw_len(r, spec->dist, spec->output_len, spec->range_ratio);
         rb_buf b = {0};
-        if (put_words(&b, r, p->input_tokens) || rb_buf_take(&b, &p->text, NULL)) {
+        if (put_words(&b, r, text_target(p->input_tokens, spec->vocab), spec->vocab) ||
+            rb_buf_take(&b, &p->text, NULL)) {
             rb_buf_free(&b);
             gsl_rng_free(r);
             lg_dataset_free(out);
@@ -290,6 +398,11 @@ int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *
                    LG_MAX_POOL, LG_MAX_PROMPT_TOKENS);
         return -EINVAL;
     }
+    if (spec->vocab < 0) {
+        rb_set_err(err, errlen, "shared-prefix dataset: vocab: must be >= 1 (or 0: words), got %d",
+                   (int)spec->vocab);
+        return -EINVAL;
+    }
     size_t n = (size_t)spec->groups * (size_t)spec->prompts_per_group;
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     if (!r || alloc_items(out, n, err, errlen)) {
@@ -301,12 +414,20 @@ int lg_dataset_shared_prefix(const lg_prefix_spec *spec, lg_dataset *out, char *
     rb_buf sys = {0};
     for (int32_t g = 0; g < spec->groups; g++) {
         rb_buf_reset(&sys);
-        if (put_words(&sys, r, spec->system_prompt_len)) goto nomem;
+        if (put_words(&sys, r,
+                      spec->system_prompt_len ? text_target(spec->system_prompt_len, spec->vocab)
+                                              : 0,
+                      spec->vocab))
+            goto nomem;
         for (int32_t q = 0; q < spec->prompts_per_group; q++) {
             rb_buf b = {0};
             char *text;
             if ((sys.len && rb_buf_add(&b, sys.data, sys.len)) ||
-                put_words(&b, r, spec->question_len) || rb_buf_take(&b, &text, NULL)) {
+                put_words(&b, r,
+                          spec->system_prompt_len ? spec->question_len
+                                                  : text_target(spec->question_len, spec->vocab),
+                          spec->vocab) ||
+                rb_buf_take(&b, &text, NULL)) {
                 rb_buf_free(&b);
                 goto nomem;
             }

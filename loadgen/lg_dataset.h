@@ -35,12 +35,18 @@ typedef struct lg_random_spec {
     int32_t input_len, output_len; /* means */
     double range_ratio; /* uniform: [len*(1-r), len*(1+r)]; normal/lognormal: sd = len*r */
     lg_len_dist dist;
+    /* > 0: the prompts are token ids drawn uniformly from [0, vocab) instead
+     * of words; the text holds them as space-separated decimals (one id a
+     * word, so lg_count_tokens counts them) and lg_body_render sends them as
+     * "prompt": [ids]. 0: words. */
+    int32_t vocab;
 } lg_random_spec;
 
 typedef struct lg_prefix_spec {
     uint64_t seed;
     int32_t groups, prompts_per_group;
     int32_t system_prompt_len, question_len, output_len; /* system_prompt_len may be 0 */
+    int32_t vocab;                                       /* > 0: token ids, as lg_random_spec's */
 } lg_prefix_spec;
 
 /* Each returns 0 or a negative errno with a message naming the problem in err
@@ -89,8 +95,21 @@ int lg_random_gen_at(lg_random_gen *g, uint64_t index, lg_prompt *out);
 void lg_random_gen_free(lg_random_gen *g);
 
 /* The prompt-token counting rule shared with simserver: the number of
- * maximal runs of non-space bytes (whitespace-separated words). */
+ * maximal runs of non-space bytes (whitespace-separated words); with a
+ * tokenizer set, its tokens (special tokens not counted). */
 int32_t lg_count_tokens(const char *text, size_t len);
+
+/* --tokenizer: lengths counted in its tokens from now on (lg_count_tokens,
+ * ShareGPT), text prompts of the random and shared-prefix datasets built to
+ * exact token lengths, and token-id prompts drawn from its ids that are not
+ * special (vocab is then ignored). NULL: words again. Not owned; set once,
+ * before the datasets are built (every worker process inherits it). With a
+ * tokenizer that adds special tokens (a BOS), a text prompt of length L has
+ * L minus their number in text, so that the server, which adds them, counts
+ * L (vLLM's random dataset does the same); input_tokens says L. */
+struct rb_tok;
+void lg_dataset_set_tokenizer(struct rb_tok *t);
+struct rb_tok *lg_dataset_tokenizer(void);
 
 /* A trace in the form of the public Azure LLM inference traces: a CSV with a
  * header naming TIMESTAMP, ContextTokens, GeneratedTokens (case-insensitive;

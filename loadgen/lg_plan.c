@@ -4,6 +4,7 @@
 #include "lg_plan.h"
 
 #include "lg_dryrun.h"
+#include "rb_tok.h"
 
 #include <errno.h>
 #include <math.h>
@@ -143,6 +144,16 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
     const lg_opts *o = p->o;
     int rc = -EINVAL;
     size_t pool = o->prompt_pool_size > 0 ? (size_t)o->prompt_pool_size : 1; /* lg_cli_finish */
+    if (o->tokenizer[0]) {
+        char why[1200];
+        int trc = rb_tok_open(o->tokenizer, &p->tok, why, sizeof why);
+        if (trc) {
+            snprintf(err, errlen, "--tokenizer: %s", why);
+            return trc == -ENOMEM ? trc : -EINVAL;
+        }
+    }
+    lg_dataset_set_tokenizer(p->tok);
+    int32_t vocab = o->token_ids ? (p->tok ? 1 : o->vocab_size) : 0; /* 1: the tokenizer's ids */
     switch (o->dataset) {
     case LG_DS_RANDOM: {
         lg_random_spec rs = {.seed = o->seed,
@@ -150,7 +161,8 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
                              .input_len = o->random_input_len,
                              .output_len = o->random_output_len,
                              .range_ratio = o->random_range_ratio,
-                             .dist = o->random_len_dist};
+                             .dist = o->random_len_dist,
+                             .vocab = vocab};
         if (o->random_range_ratio == 0.0) rs.dist = LG_LEN_FIXED;
         if (o->prompt_per_request)
             rs.n = 1; /* the pool's one prompt keeps ds's users whole; requests use rgen */
@@ -165,7 +177,8 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
                              .prompts_per_group = o->prefix_prompts_per_group,
                              .system_prompt_len = o->prefix_system_len,
                              .question_len = o->prefix_question_len,
-                             .output_len = o->random_output_len};
+                             .output_len = o->random_output_len,
+                             .vocab = vocab};
         rc = lg_dataset_shared_prefix(&ps, &p->ds, err, errlen);
         break;
     }
@@ -249,6 +262,9 @@ void lg_plan_free(lg_plan *p)
     lg_dataset_free(&p->ds);
     lg_random_gen_free(p->rgen);
     p->rgen = NULL;
+    if (p->tok && lg_dataset_tokenizer() == p->tok) lg_dataset_set_tokenizer(NULL);
+    rb_tok_free(p->tok);
+    p->tok = NULL;
     free(p->trace);
     if (p->shm) munmap(p->shm, p->shm_bytes);
     p->bodies = NULL;

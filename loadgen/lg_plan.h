@@ -26,6 +26,7 @@ typedef struct lg_plan {
     lg_dataset ds;       /* the prompt pool (empty for a trace) */
     char **bodies;       /* pre-rendered request body per pool entry */
     lg_random_gen *rgen; /* o->prompt_per_request: each prompt made when sent (ds holds one) */
+    struct rb_tok *tok;  /* --tokenizer (lg_dataset_set_tokenizer), or NULL */
     size_t *body_len;
     lg_trace_row *trace;
     size_t n_trace;

@@ -68,6 +68,45 @@ static double pct_ms(const mdl_hist *h, double p)
     return h ? ms((double)mdl_hist_percentile(h, p)) : NAN;
 }
 
+/* Requested against served lengths in tokens (mean, p1, p99 of each, over
+ * the completed requests that carried usage), and whether a mean differs
+ * from the other by more than 5%: then the run did not send the workload
+ * it was asked for (a tokenizer other than the server's, an EOS). */
+static void put_lengths(cJSON *obj, const lg_stage_stats *s, const lg_opts *o)
+{
+    cJSON *l = cJSON_AddObjectToObject(obj, "lengths");
+    if (!l) return;
+    static const struct {
+        const char *key;
+        int h;
+    } k[] = {{"input_tokens_requested", LG_H_IN_REQUESTED},
+             {"input_tokens_served", LG_H_IN_SERVED},
+             {"output_tokens_requested", LG_H_OUT_REQUESTED},
+             {"output_tokens_served", LG_H_OUT_SERVED}};
+    double mean[4];
+    for (int i = 0; i < 4; i++) {
+        const mdl_hist *h = lg_stats_hist_c(s, k[i].h);
+        cJSON *d = cJSON_AddObjectToObject(l, k[i].key);
+        mean[i] = h->total ? mdl_hist_mean(h) : NAN;
+        if (!d) continue;
+        rb_json_put_num_inf(d, "n", (double)h->total);
+        rb_json_put_num_inf(d, "mean", mean[i]);
+        rb_json_put_num_inf(d, "p1", h->total ? (double)mdl_hist_percentile(h, 1) : NAN);
+        rb_json_put_num_inf(d, "p99", h->total ? (double)mdl_hist_percentile(h, 99) : NAN);
+    }
+    for (int i = 0; i < 2; i++) {
+        double a = mean[2 * i], b = mean[2 * i + 1];
+        const char *key = i ? "output_differs" : "input_differs";
+        if (isnan(a) || isnan(b))
+            cJSON_AddNullToObject(l, key);
+        else
+            cJSON_AddBoolToObject(l, key, fabs(b - a) > 0.05 * a);
+    }
+    /* a chat prompt's served length includes the chat template, which the
+     * requested length does not */
+    cJSON_AddBoolToObject(l, "chat_template_excluded", o->chat);
+}
+
 void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, int64_t start_ns,
                        int64_t window_min_ns, double request_rate)
 {
@@ -99,6 +138,7 @@ void lg_report_metrics(cJSON *obj, const lg_stage_stats *s, const lg_opts *o, in
     rb_json_put_num_inf(obj, "cached_prompt_tokens_share",
                         s->cached_of_tokens ? (double)s->cached_tokens / (double)s->cached_of_tokens
                                             : NAN);
+    put_lengths(obj, s, o);
     /* The schedule's own span, first to last intended send: host-independent. */
     rb_json_put_num_inf(obj, "intended_span_s",
                         s->dispatched ? (double)(s->last_intended_ns - s->first_intended_ns) / 1e9

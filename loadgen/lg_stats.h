@@ -42,6 +42,12 @@ enum {
     LG_H_RX_WINDOW,    /* per batched token: width of its arrival window (lg_rxclock.h) */
     LG_H_ITL_S,        /* the simulator's send stamps: gaps between content tokens */
     LG_H_TTFT_S,       /* the simulator's send stamp of the first token - dispatch */
+    /* lengths in tokens of completed requests that carried usage: asked for
+     * (the dataset's) and served (the server's usage) */
+    LG_H_IN_REQUESTED,
+    LG_H_IN_SERVED,
+    LG_H_OUT_REQUESTED,
+    LG_H_OUT_SERVED,
     LG_N_HISTS
 };
 

@@ -75,8 +75,9 @@ typedef struct lg_req {
     int attempts;   /* times curl was about to send this request */
     int local_port; /* its connection's, from curl's pre-request callback */
     int32_t ds_input_tokens;
-    rb_buf resp;    /* non-streamed body, capped at LG_BODY_MAX */
-    char *own_body; /* a trace request's rendered body */
+    int32_t ds_output_tokens; /* max_tokens asked for (-1: a session's, not known here) */
+    rb_buf resp;              /* non-streamed body, capped at LG_BODY_MAX */
+    char *own_body;           /* a trace request's rendered body */
     struct lg_req *next_free;
     rb_buf text;       /* multi-turn: the response's text (lg_chunk_decode_text) */
     int64_t sess_user; /* multi-turn: its user (-1: none) */
@@ -845,6 +846,21 @@ static void session_next(lg_worker *w, int64_t user, int cancelled)
     }
 }
 
+/* Requested against served lengths, for a completed request whose response
+ * carried usage (lg_report's "lengths"). */
+static void record_lengths(lg_stage_stats *st, const lg_req *r, lg_class cls)
+{
+    if (cls != LG_OK) return;
+    if (r->usage_prompt >= 0 && r->ds_input_tokens > 0) {
+        mdl_hist_record(lg_stats_hist(st, LG_H_IN_REQUESTED), (uint64_t)r->ds_input_tokens);
+        mdl_hist_record(lg_stats_hist(st, LG_H_IN_SERVED), (uint64_t)r->usage_prompt);
+    }
+    if (r->usage_completion >= 0 && r->ds_output_tokens > 0) {
+        mdl_hist_record(lg_stats_hist(st, LG_H_OUT_REQUESTED), (uint64_t)r->ds_output_tokens);
+        mdl_hist_record(lg_stats_hist(st, LG_H_OUT_SERVED), (uint64_t)r->usage_completion);
+    }
+}
+
 static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
 {
     long http = 0;
@@ -895,6 +911,7 @@ static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
         http < 300 && !r->first_byte_ns)
         rr.cls = LG_FAIL_RESET;
     lg_stats_record_request(stats_of(w, r->stage), &rr, &w->o->goodput);
+    record_lengths(stats_of(w, r->stage), r, rr.cls);
     write_detailed(w, r, &rr);
     w->in_flight--;
     __atomic_store_n(&w->slot->in_flight, (uint64_t)w->in_flight, __ATOMIC_RELAXED);
@@ -1068,6 +1085,7 @@ static const char *trace_body(lg_worker *w, int32_t in_tokens, int32_t out_token
     if (rc) return NULL;
     r->own_body = body;
     r->ds_input_tokens = in_tokens;
+    r->ds_output_tokens = out_tokens;
     return body;
 }
 
@@ -1083,6 +1101,7 @@ static const char *random_body(lg_worker *w, int64_t index, lg_req *r, size_t *l
     if (rc) return NULL;
     r->own_body = body;
     r->ds_input_tokens = pr.input_tokens;
+    r->ds_output_tokens = pr.output_tokens;
     return body;
 }
 
@@ -1141,6 +1160,7 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
         body = w->p->bodies[j];
         len = w->p->body_len[j];
         r->ds_input_tokens = w->p->ds.items[j].input_tokens;
+        r->ds_output_tokens = w->sess ? -1 : w->p->ds.items[j].output_tokens;
         if (w->sess) body = session_body(w, a, r, body, &len);
     }
     if (!body) {

@@ -58,6 +58,10 @@ tests_for() {
     calibrate/cal_sweep.c) echo "test_cal_sweep" ;;
     calibrate/cal_fit.c) echo "test_cal_fit" ;;
     common/rb_cert.c) echo "test_rb_cert test_lg_cert test_cal_cert" ;;
+
+    loadgen/lg_dataset.c) echo "test_lg_dataset" ;;
+    common/rb_tok.c) echo "test_rb_tok" ;;
+    loadgen/lg_body.c) echo "test_lg_body" ;;
     *) echo "mutate.sh: no unit tests are listed for $1" >&2; exit 2 ;;
   esac
 }
@@ -369,6 +373,21 @@ me watchdog-kills-early loadgen/lg_fleet_fork.c \
   'int64_t kill_at = p->end_deadline_ns ? p->end_deadline_ns - 3000000000LL : 0;' "loadgen simserver" "lg_e2e_rel_watchdog"
 me idle-cut-early simserver/sim_server.c 'if (!c->deadline_ns || now < c->deadline_ns) continue;' \
   'if (!c->deadline_ns || now < c->deadline_ns - 100000000) continue;' "simserver" "e2e_sim_faults"
+
+# loadgen/lg_dataset.c, lg_body.c: token-id prompts
+m ids-past-vocab loadgen/lg_dataset.c 'gsl_rng_uniform_int(r, (unsigned long)vocab));' \
+  'gsl_rng_uniform_int(r, (unsigned long)vocab) + 1);'
+m ids-comma-dropped loadgen/lg_body.c 'if (!in_word && any) rb_buf_add(b, ",", 1);' \
+  'if (!in_word && any) rb_buf_add(b, " ", 1);'
+m ids-as-text loadgen/lg_body.c '        if (o->token_ids)' '        if (0)'
+
+# common/rb_tok.c: the BPE merge order, the pairs a merge makes, byte
+# fallback, the UTF-8 cleaning
+m tok-heap-order common/rb_tok.c 'if (q->rank < c.rank || (q->rank == c.rank && q->pos < c.pos)) break;' \
+  'if (q->rank > c.rank || (q->rank == c.rank && q->pos < c.pos)) break;'
+m tok-left-pair-dropped common/rb_tok.c 'if (l->prev >= 0 && try_pair(t, l->prev)) return -ENOMEM;' ';'
+m tok-no-byte-fallback common/rb_tok.c 'int all = t->byte_fallback;' 'int all = 0;'
+m tok-truncated-utf8-kept common/rb_tok.c 'if (got == need) {' 'if (got >= 1) {'
 
 # ---- the run ------------------------------------------------------------
 list=0

@@ -17,6 +17,7 @@
 
 #include "rb_proc.h"
 #include "sim_opts.h"
+#include "rb_tok.h"
 #include "sim_server.h"
 
 /* A TCP socket bound with SO_REUSEPORT to host:port. Returns the fd or -errno. */
@@ -200,6 +201,13 @@ int main(int argc, char **argv)
         return 2;
     }
     sim_config cfg = opts.cfg;
+    if (opts.tokenizer[0]) {
+        char why[1200];
+        if (rb_tok_open(opts.tokenizer, &cfg.tok, why, sizeof why)) {
+            fprintf(stderr, "simserver: --tokenizer: %s\n", why);
+            return 2;
+        }
+    }
 
     signal(SIGPIPE, SIG_IGN);
     struct rlimit rl;

@@ -3,6 +3,7 @@
 #include "sim_api.h"
 #include "rb_buf.h"
 #include "rb_text.h"
+#include "rb_tok.h"
 
 #include <cjson/cJSON.h>
 #include <http_parser.h>
@@ -24,6 +25,8 @@ sim_route sim_api_route(int method, const char *path)
         {"/v1/models", HTTP_GET, SIM_ROUTE_MODELS},
         {"/health", HTTP_GET, SIM_ROUTE_HEALTH},
         {"/metrics", HTTP_GET, SIM_ROUTE_METRICS},
+        {"/tokenize", HTTP_POST, SIM_ROUTE_TOKENIZE},
+        {"/detokenize", HTTP_POST, SIM_ROUTE_DETOKENIZE},
     };
     for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
         if (strcmp(path, routes[i].path) != 0) continue;
@@ -60,6 +63,8 @@ typedef struct toks {
     sim_req_spec *s;
     int64_t cap;
     rb_buf words; /* its data is s->words (which owns it once parsed) */
+    rb_tok *tok;  /* the tokenizer (NULL: words) */
+    int special;  /* its special tokens are still to add (once a request) */
 } toks;
 
 static void toks_push(toks *t, const char *w, size_t n, uint64_t h)
@@ -84,8 +89,32 @@ static void toks_push(toks *t, const char *w, size_t n, uint64_t h)
     s->prompt_hash = mix64(s->prompt_hash ^ h);
 }
 
+static void toks_id(toks *t, int64_t id);
+
+/* With a tokenizer: each token's text (for echo) and the hash of its id,
+ * which a prompt sent as those ids also gets (the prefix cache agrees). */
+static void toks_tokenized(toks *t, const char *s, size_t n)
+{
+    rb_tok_ids ids = {0};
+    rb_buf piece = {0};
+    if (rb_tok_encode(t->tok, s, n, t->special, &ids)) abort(); /* no memory */
+    t->special = 0;
+    for (size_t i = 0; i < ids.n; i++) {
+        rb_buf_reset(&piece);
+        if (rb_tok_decode(t->tok, &ids.v[i], 1, &piece)) abort();
+        toks_push(t, piece.data ? piece.data : "", piece.len,
+                  mix64((uint64_t)ids.v[i] ^ 0x746f6b656e2d6964ULL));
+    }
+    rb_buf_free(&piece);
+    rb_tok_ids_free(&ids);
+}
+
 static void toks_text(toks *t, const char *s, size_t n)
 {
+    if (t->tok) {
+        toks_tokenized(t, s, n);
+        return;
+    }
     size_t i = 0;
     while (i < n) {
         while (i < n && rb_is_space((unsigned char)s[i]))
@@ -262,7 +291,7 @@ static int parse_body(const cJSON *root, int chat, const sim_api_limits *lim, si
         out->max_tokens = (int64_t)mt->valuedouble;
     }
 
-    toks t = {.s = out};
+    toks t = {.s = out, .tok = lim->tok, .special = 1};
     if (chat) {
         const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "messages");
         if (is_absent(m)) return fail(err, 400, "messages", "'messages' is required");
@@ -312,4 +341,135 @@ void sim_req_spec_free(sim_req_spec *s)
     free(s->words);
     free(s->word_off);
     memset(s, 0, sizeof *s);
+}
+
+/* ---- /tokenize, /detokenize ------------------------------------------ */
+
+static void ids_add(rb_tok_ids *ids, int32_t id)
+{
+    if (ids->n == ids->cap) {
+        size_t cap = ids->cap ? ids->cap * 2 : 64;
+        int32_t *v = realloc(ids->v, cap * sizeof *v);
+        if (!v) abort(); /* no memory: simserver's policy */
+        ids->v = v;
+        ids->cap = cap;
+    }
+    ids->v[ids->n++] = id;
+}
+
+static int tokenize_ids(const cJSON *root, const sim_api_limits *lim, rb_tok_ids *ids,
+                        sim_api_error *err)
+{
+    int special = 1;
+    if (get_bool(root, "add_special_tokens", &special, err)) return -1;
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "prompt");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "messages");
+    rb_buf text = {0};
+    int rc = 0;
+    if (cJSON_IsArray(p)) {
+        const cJSON *e;
+        cJSON_ArrayForEach(e, p)
+        {
+            if (!is_integer(e) || e->valuedouble < 0 || e->valuedouble > 2147483647.0) {
+                rc = fail(err, 400, "prompt", "'prompt' array items must be token ids");
+                break;
+            }
+            ids_add(ids, (int32_t)e->valuedouble);
+        }
+        return rc;
+    }
+    if (cJSON_IsString(p)) {
+        rb_buf_puts(&text, p->valuestring);
+    } else if (cJSON_IsArray(m)) {
+        const cJSON *msg;
+        cJSON_ArrayForEach(msg, m)
+        {
+            const cJSON *c = cJSON_GetObjectItemCaseSensitive(msg, "content");
+            if (!cJSON_IsString(c)) continue;
+            if (text.len) rb_buf_add(&text, "\n", 1);
+            rb_buf_puts(&text, c->valuestring);
+        }
+    } else {
+        return fail(err, 400, "prompt",
+                    "'prompt' (a string or token ids) or 'messages' is required");
+    }
+    if (text.err) abort();
+    const char *s = text.data ? text.data : "";
+    if (lim->tok) {
+        if (rb_tok_encode(lim->tok, s, text.len, special, ids)) abort();
+    } else {
+        for (size_t i = 0; i < text.len;) {
+            while (i < text.len && rb_is_space((unsigned char)s[i]))
+                i++;
+            size_t b = i;
+            while (i < text.len && !rb_is_space((unsigned char)s[i]))
+                i++;
+            if (i == b) continue;
+            ids_add(ids, (int32_t)(fnv1a(s + b, i - b) >> 33));
+        }
+    }
+    rb_buf_free(&text);
+    return 0;
+}
+
+int sim_api_tokenize(const char *body, size_t len, int detok, const sim_api_limits *lim,
+                     rb_buf *out, sim_api_error *err)
+{
+    memset(err, 0, sizeof *err);
+    cJSON *root = cJSON_ParseWithLength(body ? body : "", body ? len : 0);
+    if (!root) return fail(err, 400, NULL, "the request body is not valid JSON");
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return fail(err, 400, NULL, "the request body must be a JSON object");
+    }
+    rb_tok_ids ids = {0};
+    int rc = 0;
+    char num[64];
+    if (!detok) {
+        rc = tokenize_ids(root, lim, &ids, err);
+        if (!rc) {
+            snprintf(num, sizeof num, "{\"count\":%zu,\"max_model_len\":%lld,\"tokens\":[", ids.n,
+                     (long long)lim->max_model_len);
+            rb_buf_puts(out, num);
+            for (size_t i = 0; i < ids.n; i++) {
+                snprintf(num, sizeof num, i ? ",%d" : "%d", (int)ids.v[i]);
+                rb_buf_puts(out, num);
+            }
+            rb_buf_puts(out, "],\"token_strs\":null}");
+        }
+    } else {
+        const cJSON *tk = cJSON_GetObjectItemCaseSensitive(root, "tokens");
+        if (!cJSON_IsArray(tk)) {
+            rc = fail(err, 400, "tokens", "'tokens' must be an array of token ids");
+        } else {
+            rb_buf text = {0};
+            const cJSON *e;
+            cJSON_ArrayForEach(e, tk)
+            {
+                if (!is_integer(e) || e->valuedouble < 0 || e->valuedouble > 2147483647.0) {
+                    rc = fail(err, 400, "tokens",
+                              "'tokens' items must be token ids (integers >= 0)");
+                    break;
+                }
+                int32_t id = (int32_t)e->valuedouble;
+                if (lim->tok) {
+                    ids_add(&ids, id);
+                } else {
+                    snprintf(num, sizeof num, text.len ? " %d" : "%d", (int)id);
+                    rb_buf_puts(&text, num);
+                }
+            }
+            if (!rc && lim->tok && rb_tok_decode(lim->tok, ids.v, ids.n, &text)) abort();
+            if (!rc) {
+                rb_buf_puts(out, "{\"prompt\":\"");
+                rb_buf_json_bytes(out, text.data ? text.data : "", text.len);
+                rb_buf_puts(out, "\"}");
+            }
+            rb_buf_free(&text);
+        }
+    }
+    rb_tok_ids_free(&ids);
+    cJSON_Delete(root);
+    if (out->err) abort();
+    return rc;
 }

@@ -9,12 +9,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rb_buf.h"
+
 typedef enum sim_route {
     SIM_ROUTE_COMPLETIONS,
     SIM_ROUTE_CHAT,
     SIM_ROUTE_MODELS,
     SIM_ROUTE_HEALTH,
     SIM_ROUTE_METRICS,
+    SIM_ROUTE_TOKENIZE,   /* POST /tokenize, as vLLM's */
+    SIM_ROUTE_DETOKENIZE, /* POST /detokenize */
     SIM_ROUTE_NOT_FOUND,  /* 404 */
     SIM_ROUTE_BAD_METHOD, /* 405 */
 } sim_route;
@@ -29,6 +33,9 @@ typedef struct sim_api_limits {
     const char *const *served_models; /* first one answers when "model" is absent */
     int n_served;
     int64_t max_model_len; /* prompt + max_tokens must fit */
+    /* --tokenizer: prompt text counted in its tokens, special tokens added
+     * once per request as vLLM adds them (NULL: the word rule). */
+    struct rb_tok *tok;
 } sim_api_limits;
 
 typedef struct sim_req_spec {
@@ -61,6 +68,16 @@ typedef struct sim_api_error {
 int sim_api_parse(const char *body, size_t len, int chat, const sim_api_limits *lim,
                   sim_req_spec *out, sim_api_error *err);
 void sim_req_spec_free(sim_req_spec *s);
+
+/* The /tokenize (detok 0) and /detokenize (detok 1) answers, as vLLM gives
+ * them: {"count", "max_model_len", "tokens", "token_strs"} for a "prompt"
+ * (a string or token ids) or "messages", "add_special_tokens" (default
+ * true); {"prompt"} for "tokens". With lim->tok its ids; without, the word
+ * rule's tokens: a word's id is a hash of it (31 bits), and detokenizing
+ * writes each id as a decimal word (as many words as ids). Returns 0 with
+ * the JSON in out, or -1 and *err. */
+int sim_api_tokenize(const char *body, size_t len, int detok, const sim_api_limits *lim,
+                     rb_buf *out, sim_api_error *err);
 
 /* Number of words (maximal runs of non-whitespace bytes) in s. */
 int64_t sim_count_words(const char *s, size_t n);

@@ -236,6 +236,13 @@ static const rb_opt OPTS[] = {
      .help = "ITL and TTFT scale from 1x (one running) to Fx (max-num-seqs running)"},
     LATENCY("time-to-first-token", ttft_ns, "fixed TTFT (overrides the prefill terms)"),
     LATENCY("time-to-first-token-std-dev", ttft_sd_ns, "Gaussian jitter of the TTFT"),
+    {.name = "tokenizer",
+     .type = RB_OPT_STR,
+     .arg = "NAME",
+     AT(tokenizer),
+     .help = "a tokenizer.json (file or folder), or a model id in the local Hugging Face cache "
+             "(nothing is downloaded): prompt_tokens counted in its tokens, as a server of that "
+             "model counts them, and /tokenize answered with its ids (default: words)"},
     {.name = "workers",
      .type = RB_OPT_INT,
      .arg = "N",

@@ -16,6 +16,7 @@ typedef struct sim_opts {
     sim_config cfg;
     char model[SIM_NAME_MAX];                  /* --model */
     char served[SIM_MAX_MODELS][SIM_NAME_MAX]; /* --served-model-name, cfg.served's bytes */
+    char tokenizer[1024];                      /* --tokenizer (main loads it into cfg.tok) */
 } sim_opts;
 
 /* The table (alphabetical) and the usage text around it. */

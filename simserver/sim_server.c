@@ -707,10 +707,25 @@ static void handle_request(conn *c)
         rb_buf_free(&b);
         return;
     }
+    case SIM_ROUTE_TOKENIZE:
+    case SIM_ROUTE_DETOKENIZE: {
+        rb_buf b = {0};
+        sim_api_error err;
+        if (sim_api_tokenize(req->body, req->body_len, route == SIM_ROUTE_DETOKENIZE, &w->alim, &b,
+                             &err))
+            respond_error(c, err.status, err.message, err.type, err.param[0] ? err.param : NULL,
+                          err.code, NULL, keep);
+        else
+            respond(c, 200, "application/json", b.data, b.len, NULL, keep);
+        rb_buf_free(&b);
+        return;
+    }
     case SIM_ROUTE_BAD_METHOD:
         respond_error(c, 405, "Method Not Allowed", "invalid_request_error", NULL, NULL,
                       strcmp(req->path, "/v1/completions") == 0 ||
-                              strcmp(req->path, "/v1/chat/completions") == 0
+                              strcmp(req->path, "/v1/chat/completions") == 0 ||
+                              strcmp(req->path, "/tokenize") == 0 ||
+                              strcmp(req->path, "/detokenize") == 0
                           ? "allow: POST\r\n"
                           : "allow: GET\r\n",
                       keep);
@@ -961,7 +976,8 @@ int sim_server_run(const sim_config *cfg, int listen_fd, int index, sim_metrics 
                                 .max_body_bytes = cfg->max_body_bytes};
     w->alim = (sim_api_limits){.served_models = cfg->served,
                                .n_served = cfg->n_served,
-                               .max_model_len = cfg->max_model_len};
+                               .max_model_len = cfg->max_model_len,
+                               .tok = cfg->tok};
     w->rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(w->rng, (unsigned long)(cfg->seed + (uint64_t)index * 7919u));
     int rc = sim_cache_init(&w->cache, cfg->prefix_cache_blocks, cfg->block_size);

@@ -36,6 +36,7 @@ typedef struct sim_config {
     int64_t idle_timeout_ns;
     uint64_t max_write_queue_bytes;
     int64_t shutdown_grace_ns;
+    struct rb_tok *tok; /* --tokenizer: prompts counted in its tokens (NULL: words) */
 } sim_config;
 
 /* Serves on listen_fd (bound and listening) as worker `index`, updating

@@ -64,10 +64,36 @@ static void test_chat_no_stream_ignore_eos(void **state)
     cJSON_Delete(j);
 }
 
+/* --token-ids: the prompt's decimal words go out as an array of numbers,
+ * in order, however the spaces run; chat keeps text. */
+static void test_token_id_prompt(void **state)
+{
+    (void)state;
+    lg_opts o;
+    lg_opts_defaults(&o, 1);
+    o.token_ids = 1;
+    cJSON *j = render(&o, "5 0  31999 7", 3);
+    cJSON *p = cJSON_GetObjectItem(j, "prompt");
+    assert_true(cJSON_IsArray(p));
+    assert_int_equal(cJSON_GetArraySize(p), 4);
+    const int want[] = {5, 0, 31999, 7};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(cJSON_GetArrayItem(p, i)->valueint, want[i]);
+    cJSON_Delete(j);
+    /* pieces split inside an id join it */
+    lg_body_piece pc[2] = {{.s = "12 3", .len = 4}, {.s = "4 56", .len = 4}};
+    char *body;
+    size_t len;
+    assert_int_equal(lg_body_render_pieces(&o, pc, 2, 3, &body, &len), 0);
+    assert_non_null(strstr(body, "\"prompt\":[12,34,56]"));
+    free(body);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_completions_body),
+        cmocka_unit_test(test_token_id_prompt),
         cmocka_unit_test(test_chat_no_stream_ignore_eos),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,6 +72,31 @@ static void test_bad_values_name_flag_and_value(void **state)
     refuses("--base-url", "http://10.1.2.3:8000", "10.1.2.3");
     refuses("--base-url", "http://example.com", "example.com");
     refuses("--base-url", "ftp://127.0.0.1", "ftp://");
+    refuses("--vocab-size", "0", "0");
+}
+
+/* --token-ids: the ids' range, and the modes that cannot carry ids. */
+static void test_token_ids(void **state)
+{
+    (void)state;
+    lg_opts o;
+    char err[512];
+    assert_int_equal(parse(&o, err, sizeof err, "--token-ids", NULL), 0);
+    assert_int_equal(o.token_ids, 1);
+    assert_int_equal(o.vocab_size, 32000);
+    assert_int_equal(parse(&o, err, sizeof err, "--token-ids", "--vocab-size", "128256", NULL), 0);
+    assert_int_equal(o.vocab_size, 128256);
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--token-ids", "--endpoint", "/v1/chat/completions", NULL),
+        -EINVAL);
+    assert_non_null(strstr(err, "--token-ids"));
+    assert_non_null(strstr(err, "chat"));
+    assert_int_equal(parse(&o, err, sizeof err, "--token-ids", "--dataset-name", "sharegpt",
+                           "--dataset-path", "x.json", NULL),
+                     -EINVAL);
+    assert_non_null(strstr(err, "--token-ids"));
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--token-ids", "--dataset-name", "shared-prefix", NULL), 0);
 }
 
 static void test_unknown_flag_and_missing_value(void **state)
@@ -331,6 +356,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_and_usage),
         cmocka_unit_test(test_bad_values_name_flag_and_value),
+        cmocka_unit_test(test_token_ids),
         cmocka_unit_test(test_unknown_flag_and_missing_value),
         cmocka_unit_test(test_plain_durations_are_seconds),
         cmocka_unit_test(test_prompt_pool_covers_the_plan),

@@ -84,6 +84,73 @@ static void random_fixed_lengths_are_exact(void **state)
     assert_null(d.items);
 }
 
+/* Token ids: each prompt is input_len decimal ids in [0, vocab), every id
+ * of a small vocabulary drawn (uniform), the same for the same seed; the
+ * per-request generator and shared-prefix make ids too. */
+static void check_ids(const char *text, int32_t want_n, int32_t vocab, int *seen)
+{
+    int32_t n = 0;
+    for (const char *p = text; *p;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) fail_msg("not an id at '%.20s'", p);
+        assert_true(v >= 0 && v < vocab);
+        if (seen) seen[v] = 1;
+        n++;
+        p = end;
+        if (*p == ' ') p++;
+    }
+    assert_int_equal(n, want_n);
+    assert_int_equal(lg_count_tokens(text, strlen(text)), want_n);
+}
+
+static void token_id_prompts_lie_in_the_vocabulary(void **state)
+{
+    (void)state;
+    lg_random_spec sp = {.seed = 4,
+                         .n = 20,
+                         .input_len = 300,
+                         .output_len = 5,
+                         .range_ratio = 0.5,
+                         .dist = LG_LEN_UNIFORM,
+                         .vocab = 37};
+    lg_dataset d = must_random(sp), e = must_random(sp);
+    int seen[37] = {0};
+    for (size_t i = 0; i < d.n; i++) {
+        check_ids(d.items[i].text, d.items[i].input_tokens, 37, seen);
+        assert_string_equal(d.items[i].text, e.items[i].text);
+    }
+    for (int v = 0; v < 37; v++)
+        assert_true(seen[v]);
+    lg_dataset_free(&d);
+    lg_dataset_free(&e);
+    char err[256];
+    lg_random_gen *g = lg_random_gen_new(&sp, err, sizeof err);
+    assert_non_null(g);
+    lg_prompt pr;
+    assert_int_equal(lg_random_gen_at(g, 9, &pr), 0);
+    check_ids(pr.text, pr.input_tokens, 37, NULL);
+    free(pr.text);
+    lg_random_gen_free(g);
+    lg_prefix_spec ps = {.seed = 1,
+                         .groups = 2,
+                         .prompts_per_group = 3,
+                         .system_prompt_len = 40,
+                         .question_len = 8,
+                         .output_len = 4,
+                         .vocab = 1000};
+    lg_dataset p;
+    assert_int_equal(lg_dataset_shared_prefix(&ps, &p, err, sizeof err), 0);
+    for (size_t i = 0; i < p.n; i++) {
+        check_ids(p.items[i].text, 48, 1000, NULL);
+        assert_int_equal(p.items[i].input_tokens, 48);
+    }
+    lg_dataset_free(&p);
+    sp.vocab = -1;
+    assert_null(lg_random_gen_new(&sp, err, sizeof err));
+    assert_non_null(strstr(err, "vocab"));
+}
+
 /* 4000 draws: the standard errors of the means are under 1 token for these
  * spreads; tolerances are about 5 SE. */
 static void random_distributions_have_their_means(void **state)
@@ -551,6 +618,7 @@ int main(void)
         cmocka_unit_test(random_pool_is_fixed_by_the_seed),
         cmocka_unit_test(random_per_request_prompts_are_fixed_by_seed_and_index),
         cmocka_unit_test(random_spec_errors_name_the_field),
+        cmocka_unit_test(token_id_prompts_lie_in_the_vocabulary),
         cmocka_unit_test(shared_prefix_groups_share_their_system_prompt),
         cmocka_unit_test(sharegpt_keeps_human_gpt_pairs),
         cmocka_unit_test(sharegpt_errors_say_where),

@@ -168,6 +168,44 @@ static void an_unknown_model_is_404_model_not_found(void **state)
     assert_string_equal(e.code, "model_not_found");
 }
 
+/* /tokenize and /detokenize without a tokenizer: the word rule's tokens
+ * (a word's id is its hash: the same word, the same id), and as many words
+ * back as ids. */
+static void tokenize_by_words(void **state)
+{
+    (void)state;
+    assert_int_equal(sim_api_route(HTTP_POST, "/tokenize"), SIM_ROUTE_TOKENIZE);
+    assert_int_equal(sim_api_route(HTTP_POST, "/detokenize"), SIM_ROUTE_DETOKENIZE);
+    assert_int_equal(sim_api_route(HTTP_GET, "/tokenize"), SIM_ROUTE_BAD_METHOD);
+    rb_buf b = {0};
+    sim_api_error e;
+    const char *body = "{\"prompt\": \"one two  one\"}";
+    assert_int_equal(sim_api_tokenize(body, strlen(body), 0, &lim, &b, &e), 0);
+    int a, c, d;
+    assert_int_equal(
+        sscanf(b.data, "{\"count\":3,\"max_model_len\":100,\"tokens\":[%d,%d,%d]", &a, &c, &d), 3);
+    assert_int_equal(a, d);
+    assert_true(a != c);
+    rb_buf_reset(&b);
+    body = "{\"prompt\": [7, 8]}";
+    assert_int_equal(sim_api_tokenize(body, strlen(body), 0, &lim, &b, &e), 0);
+    assert_non_null(strstr(b.data, "\"count\":2,"));
+    assert_non_null(strstr(b.data, "\"tokens\":[7,8]"));
+    rb_buf_reset(&b);
+    body = "{\"tokens\": [5, 6, 70]}";
+    assert_int_equal(sim_api_tokenize(body, strlen(body), 1, &lim, &b, &e), 0);
+    assert_string_equal(b.data, "{\"prompt\":\"5 6 70\"}");
+    rb_buf_reset(&b);
+    body = "{\"tokens\": [\"x\"]}";
+    assert_int_equal(sim_api_tokenize(body, strlen(body), 1, &lim, &b, &e), -1);
+    assert_int_equal(e.status, 400);
+    assert_string_equal(e.param, "tokens");
+    body = "{}";
+    assert_int_equal(sim_api_tokenize(body, strlen(body), 0, &lim, &b, &e), -1);
+    assert_string_equal(e.param, "prompt");
+    rb_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +218,7 @@ int main(void)
         cmocka_unit_test(bad_bodies_are_400_naming_the_field),
         cmocka_unit_test(prompt_plus_max_tokens_must_fit),
         cmocka_unit_test(an_unknown_model_is_404_model_not_found),
+        cmocka_unit_test(tokenize_by_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,12 @@ MODEL=meta-llama/Llama-3.1-8B-Instruct
 # server is never faster than told (firm lower bounds), a slow host only
 # adds (generous upper bounds).
 start_sim sim --model "$MODEL" --time-to-first-token 10ms --inter-token-latency 2ms
+# --tokenizer MODEL is read from the local Hugging Face cache (nothing is
+# downloaded): a cache holding a small stand-in tokenizer for it.
+snap="$WORK/hf/hub/models--${MODEL//\//--}/snapshots/0"
+mkdir -p "$snap"
+cp "$(dirname "$0")/../fixtures/tokenizer-tiny/tokenizer.json" "$snap/"
+export HF_HOME="$WORK/hf" HF_HUB_CACHE=""
 port=${SIM_URL##*:}
 before=$(date +%Y%m%d-%H%M%S)
 "$LOADGEN" --backend openai-chat --host 0.0.0.0 --port "$port" --model "$MODEL" \
