@@ -230,7 +230,11 @@ int lg_plan_build(lg_plan *p, const lg_opts *o, int k, int forked, char *err, si
     p->bounded_by_time = !p->n_trace;
     for (int i = 0; i < o->n_stages && !p->n_trace; i++) {
         if (o->stages[i].duration_ns == 0) p->bounded_by_time = 0;
-        p->total_dur_ns += o->stages[i].duration_ns + (i ? o->stage_pause_ns : 0);
+        /* Saturated: a sum past int64 is a plan lg_sched_new refuses. */
+        int64_t add = o->stages[i].duration_ns, pause = i ? o->stage_pause_ns : 0;
+        if (__builtin_add_overflow(add, pause, &add) ||
+            __builtin_add_overflow(p->total_dur_ns, add, &p->total_dur_ns))
+            p->total_dur_ns = INT64_MAX;
     }
     if (p->n_trace) {
         p->total_dur_ns = (int64_t)((double)p->trace[p->n_trace - 1].t_ns / o->trace_speedup);
