@@ -12,6 +12,7 @@
 const char *rb_file_strerror(int rc)
 {
     if (rc == -RB_ENOTREG) return "not a regular file (a FIFO, device or socket)";
+    if (rc == -RB_ELINK) return "a symbolic or hard link (refused: never written through)";
     return strerror(rc < 0 ? -rc : rc);
 }
 
@@ -23,9 +24,9 @@ int rb_afile_open(rb_afile *f, const char *path)
     snprintf(f->tmp, sizeof f->tmp, "%s.tmp.%ld", path, (long)getpid());
     /* O_EXCL: a stale temporary of a dead process with the same pid, or a
      * name someone planted, is never written through. */
-    int fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0 && errno == EEXIST && unlink(f->tmp) == 0)
-        fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) return -errno;
     f->fp = fdopen(fd, "w");
     if (!f->fp) {
@@ -190,7 +191,7 @@ int rb_dir_check_writable(const char *dir)
     if (!S_ISDIR(st.st_mode)) return -ENOTDIR;
     char probe[4200];
     snprintf(probe, sizeof probe, "%s/.rb-probe.%ld", dir, (long)getpid());
-    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return -errno;
     close(fd);
     unlink(probe);
@@ -205,8 +206,18 @@ int rb_lock_take(const char *path, long *holder)
     /* A holder that releases removes the file: a lock taken on the removed
      * file would be no lock, so it is taken again on the new one. */
     for (int tries = 0; tries < 100; tries++) {
-        int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0) return -errno;
+        /* O_NOFOLLOW: a link planted at the lock's name is refused (ELOOP),
+         * never followed to the file it names; O_NONBLOCK: nor does a FIFO
+         * there hold the run. Only a regular file of one link is a lock:
+         * anything else (a hard link to another file) would be truncated. */
+        int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+        if (fd < 0) return errno == ELOOP ? -RB_ELINK : -errno;
+        struct stat a, b;
+        if (fstat(fd, &a) != 0 || !S_ISREG(a.st_mode) || a.st_nlink != 1) {
+            int e = fstat(fd, &a) != 0 ? -errno : S_ISREG(a.st_mode) ? -RB_ELINK : -RB_ENOTREG;
+            close(fd);
+            return e;
+        }
         if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
             int e = errno;
             if (holder) {
@@ -217,9 +228,7 @@ int rb_lock_take(const char *path, long *holder)
             close(fd);
             return e == EWOULDBLOCK ? -EWOULDBLOCK : -e;
         }
-        struct stat a, b;
-        if (fstat(fd, &a) == 0 && stat(lp, &b) == 0 && a.st_ino == b.st_ino &&
-            a.st_dev == b.st_dev) {
+        if (lstat(lp, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
             char pid[32];
             int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
             if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)n, 0) != n) {

@@ -14,8 +14,11 @@
 
 /* Returned by rb_read_file for a FIFO, device or socket. */
 #define RB_ENOTREG 4096
+/* Returned by rb_lock_take for a symbolic link, or a file of more than one
+ * (hard) link, at the lock's name. */
+#define RB_ELINK 4097
 
-/* The message of an rb_file error code (-errno or -RB_ENOTREG). */
+/* The message of an rb_file error code (-errno, -RB_ENOTREG, -RB_ELINK). */
 const char *rb_file_strerror(int rc);
 
 typedef struct rb_afile {
@@ -72,7 +75,9 @@ int rb_dir_check_writable(const char *dir);
 /* An exclusive lock on "<path>.lock" (created if needed) so that two
  * processes never write the same output at once. Non-blocking: returns the
  * lock's descriptor, or -EWOULDBLOCK when another process holds it (*holder
- * is then its pid when known, else 0), or -errno. */
+ * is then its pid when known, else 0), or -errno. A lock path that is not a
+ * regular file of one link is refused, never opened through: -RB_ELINK for
+ * a symbolic or hard link, -RB_ENOTREG for a FIFO, device or socket. */
 int rb_lock_take(const char *path, long *holder);
 /* Releases it and removes the lock file. */
 void rb_lock_release(const char *path, int fd);

@@ -501,6 +501,13 @@ static int write_ip(const cJSON *result, const lg_xrecs *recs, const char *stem,
         fprintf(stderr, "loadgen: --report-format: cannot create %s: %s\n", dir, strerror(errno));
         return 1;
     }
+    /* An existing name must be a folder, not a link planted to another. */
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "loadgen: --report-format: %s is not a folder (a link is not followed)\n",
+                dir);
+        return 1;
+    }
     int bad = 0;
     snprintf(path, sizeof path, "%s/summary_lifecycle_metrics.json", dir);
     cJSON *j = lg_export_ip(result, recs, -1, source);

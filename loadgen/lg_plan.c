@@ -243,7 +243,11 @@ int lg_plan_build(lg_plan *p, const lg_opts *o, int k, int forked, char *err, si
     p->bounded_by_time = !p->n_trace;
     for (int i = 0; i < o->n_stages && !p->n_trace; i++) {
         if (o->stages[i].duration_ns == 0) p->bounded_by_time = 0;
-        p->total_dur_ns += o->stages[i].duration_ns + (i ? o->stage_pause_ns : 0);
+        /* Saturated: a sum past int64 is a plan lg_sched_new refuses. */
+        int64_t add = o->stages[i].duration_ns, pause = i ? o->stage_pause_ns : 0;
+        if (__builtin_add_overflow(add, pause, &add) ||
+            __builtin_add_overflow(p->total_dur_ns, add, &p->total_dur_ns))
+            p->total_dur_ns = INT64_MAX;
     }
     if (p->n_trace) {
         p->total_dur_ns = (int64_t)((double)p->trace[p->n_trace - 1].t_ns / o->trace_speedup);
@@ -273,11 +277,10 @@ void lg_plan_free(lg_plan *p)
     p->shm = NULL;
 }
 
-int64_t lg_plan_end_deadline(const lg_plan *p, int64_t t0_ns)
+int64_t lg_plan_end_offset(const lg_plan *p, const volatile sig_atomic_t *cancel)
 {
     const lg_opts *o = p->o;
-    if (p->bounded_by_time)
-        return t0_ns + p->total_dur_ns + o->drain_timeout_ns + o->request_timeout_ns;
+    if (p->bounded_by_time) return p->total_dur_ns + o->drain_timeout_ns + o->request_timeout_ns;
     /* Bounded by count: every request ends within --request-timeout, and at
      * most C run at once, so N requests end within the last intended start
      * plus ceil(N / C) timeouts; past that (a worker stuck in the kernel,
@@ -296,13 +299,15 @@ int64_t lg_plan_end_deadline(const lg_plan *p, int64_t t0_ns)
         char err[256];
         lg_sched *it = lg_sched_new(&p->spec, err, sizeof err);
         lg_arrival a;
-        while (it && lg_sched_next(it, &a))
+        for (uint64_t i = 0; it && lg_sched_next(it, &a); i++) {
             last_ns = a.t_ns;
+            if ((i & 0xffff) == 0 && cancel && *cancel) break; /* the run stops */
+        }
         lg_sched_free(it);
     }
     /* In turn: each worker's share, its slots of each stage (lg_dryrun). */
-    if (o->n_closed_stages) return t0_ns + lg_closed_stages_bound_ns(o, p->k);
+    if (o->n_closed_stages) return lg_closed_stages_bound_ns(o, p->k);
     if (n > 0 && c > 0)
-        return t0_ns + last_ns + ((n + c - 1) / c) * o->request_timeout_ns + o->drain_timeout_ns;
+        return last_ns + ((n + c - 1) / c) * o->request_timeout_ns + o->drain_timeout_ns;
     return 0;
 }

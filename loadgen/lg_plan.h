@@ -7,6 +7,7 @@
 #define LG_PLAN_H
 
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include "lg_cli.h"
@@ -73,10 +74,14 @@ int lg_plan_build(lg_plan *p, const lg_opts *o, int k, int forked, char *err, si
 int lg_plan_map(lg_plan *p, int slot_base, int n_slots);
 void lg_plan_free(lg_plan *p);
 
-/* The hard deadline of a run starting at t0: the scheduled length (or, for
- * a run bounded by count, ceil(N / C) request timeouts after the last
- * intended start) plus the drain and request timeouts. 0: none. */
-int64_t lg_plan_end_deadline(const lg_plan *p, int64_t t0_ns);
+/* The hard deadline of a run, as an offset from its start: the scheduled
+ * length (or, for a run bounded by count, ceil(N / C) request timeouts
+ * after the last intended start) plus the drain and request timeouts.
+ * 0: none. A count-bounded open run walks its whole schedule for the last
+ * start, so it is called before the start instant is fixed; once *cancel
+ * is nonzero (a signal: the run stops) the walk ends early and the offset
+ * is short. cancel may be NULL. */
+int64_t lg_plan_end_offset(const lg_plan *p, const volatile sig_atomic_t *cancel);
 
 lg_shared *lg_plan_shared(const lg_plan *p);
 lg_slot *lg_plan_slot(const lg_plan *p, int w);

@@ -37,11 +37,47 @@
 
 static volatile sig_atomic_t g_signals;
 static volatile sig_atomic_t g_last_signal;
+/* The signals counted when the workers had ended (-1: not yet), and
+ * whether the first that came after was said. */
+static int g_signals_at_end = -1, g_late_said;
 
 static void on_signal(int sig)
 {
     g_signals++;
     g_last_signal = sig;
+}
+
+static const char *signal_name(int sig)
+{
+    return sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM";
+}
+
+int lg_run_late_signals(void)
+{
+    return g_signals_at_end < 0 ? 0 : g_signals - g_signals_at_end;
+}
+
+void lg_run_phase(const char *phase)
+{
+    const char *at = getenv("RB_TEST_PAUSE_AT"), *file = getenv("RB_TEST_PAUSE_FILE");
+    if (at && file && !strcmp(at, phase)) {
+        /* Test hook: says it is here, waits (at most 60 s) for the signals. */
+        const char *ns = getenv("RB_TEST_PAUSE_SIGNALS");
+        int want = g_signals + (ns && atoi(ns) > 1 ? atoi(ns) : 1);
+        FILE *f = fopen(file, "w");
+        if (f) fclose(f);
+        for (int i = 0; i < 60000 && g_signals < want; i++) {
+            struct timespec ts = {0, 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (lg_run_late_signals() > 0 && !g_late_said) {
+        g_late_said = 1;
+        fprintf(stderr,
+                "loadgen: %s after the requests ended: writing the results all the same (again "
+                "to skip the --report-format exports)\n",
+                signal_name(g_last_signal));
+    }
 }
 
 /* ---- watching the run ------------------------------------------------- */
@@ -102,10 +138,7 @@ static void coord_tick(void *ctx)
             fprintf(stderr,
                     "loadgen: %s: stopping, draining in-flight requests (up to %.1f s; "
                     "again to cancel them)\n",
-                    g_last_signal == SIGINT   ? "SIGINT"
-                    : g_last_signal == SIGHUP ? "SIGHUP"
-                                              : "SIGTERM",
-                    (double)c->o->drain_timeout_ns / 1e9);
+                    signal_name(g_last_signal), (double)c->o->drain_timeout_ns / 1e9);
         } else {
             __atomic_store_n(&sh->stop, 2, __ATOMIC_RELAXED);
         }
@@ -395,7 +428,8 @@ static int salvage(lg_runstate *r)
 int lg_run(lg_opts *o)
 {
     char err[512] = "";
-    int exit_code = 0;
+    int exit_code = 0, handlers = 0;
+    struct sigaction old_int, old_term, old_hup;
     lg_runstate *r = calloc(1, sizeof *r);
     if (!r) {
         fprintf(stderr, "loadgen: out of memory\n");
@@ -499,6 +533,22 @@ int lg_run(lg_opts *o)
             if (a.stage >= 0 && a.stage < p->n_stages) coord->stage_expected[a.stage]++;
         lg_sched_free(it);
     }
+    /* From before the run's first file is created until its last is
+     * written, a signal is counted, not fatal: during the set-up it stops
+     * the run before its first request (the workers count every arrival as
+     * not dispatched, the partial report is written and the parts and the
+     * lock removed); during the run the workers drain; after it the files
+     * are written all the same (lg_run_phase). A hang-up (the terminal or
+     * the ssh session gone) is taken as SIGTERM. */
+    if (!exit_code) {
+        struct sigaction sa = {0};
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        sigaction(SIGHUP, &sa, &old_hup);
+        handlers = 1;
+    }
     /* Under --mpi this process holds one slot: its rank's worker. */
     int n_slots = r->mpi ? 1 : k;
     if (!exit_code && o->save_result &&
@@ -532,16 +582,6 @@ int lg_run(lg_opts *o)
     coord->scrape = r->mpi ? NULL : lg_scrape_for_run(o, p->forked);
     if (!r->mpi && o->prometheus_url[0])
         coord->promql = lg_promql_new(o->prometheus_url, o->prometheus_scrape_interval_ns);
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    /* A hang-up (the terminal or the ssh session gone) ends the run like
-     * SIGTERM: drain, then a partial report marked interrupted. */
-    struct sigaction old_int, old_term, old_hup;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    sigaction(SIGHUP, &sa, &old_hup);
-
     r->lost = calloc((size_t)k, sizeof *r->lost);
     r->lost_sig = calloc((size_t)k, sizeof *r->lost_sig);
     if (!r->lost || !r->lost_sig) {
@@ -549,6 +589,11 @@ int lg_run(lg_opts *o)
         exit_code = 1;
     }
     if ((exit_code = agree(r, exit_code))) goto done;
+    /* The deadline's walk of the schedule (as long as the run's arrivals:
+     * seconds for 10^8) comes before the start instant is fixed, so that
+     * it does not make the first requests late; a signal cuts it short. */
+    lg_run_phase("walk");
+    int64_t end_offset = lg_plan_end_offset(p, &g_signals);
     if (r->mpi) {
         /* about 1 s ahead: the clock sync and every rank's last setup fit */
         sh->t0_ns = lg_mpi_start(r->mpi, 1000000000LL);
@@ -556,7 +601,7 @@ int lg_run(lg_opts *o)
         int64_t margin = p->forked ? 30000000LL + 5000000LL * k : 5000000LL;
         sh->t0_ns = rb_now_ns() + margin;
     }
-    p->end_deadline_ns = lg_plan_end_deadline(p, sh->t0_ns);
+    p->end_deadline_ns = end_offset ? sh->t0_ns + end_offset : 0;
     scrape_windows(coord);
     fflush(stdout);
     fflush(stderr);
@@ -568,16 +613,23 @@ int lg_run(lg_opts *o)
                       .lost_sig = r->lost_sig};
     exit_code = lg_fleet_fork_run(&fleet);
     if (coord->progress) fputc('\n', stderr);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGHUP, &old_hup, NULL);
+    /* A signal before the workers started that no watch tick saw (an
+     * in-process worker ends at once on it): the run is interrupted. */
+    if (g_signals > coord->handled_signals) sh->interrupted = 1;
+    g_signals_at_end = g_signals;
 
     lg_scrape_final(coord->scrape);
     promql_collect(coord);
     if (r->mpi ? finish_mpi(r) : lg_run_collect(r)) exit_code = 1;
-    if (sh->interrupted && exit_code == 0) exit_code = 128 + (int)g_last_signal;
+    if ((sh->interrupted || lg_run_late_signals()) && exit_code == 0)
+        exit_code = 128 + (int)g_last_signal;
 done:
     lg_outputs_free(out);
+    if (handlers) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
+    }
     free(r->lost);
     free(r->lost_sig);
     coord_free(coord);

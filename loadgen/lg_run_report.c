@@ -225,6 +225,7 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
             rc_ = *r->records; /* each rank committed its own (see lg_run_mpi) */
             exit_code |= rc_.lost > 0;
         } else if (o->save_detailed) {
+            lg_run_phase("join");
             lg_outputs_commit(&r->out, k, slots, r->lost, &rc_);
             if (rc_.lost) {
                 fprintf(stderr, "loadgen: %llu of %llu per-request records lost (%s); %s%s\n",
@@ -240,6 +241,9 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
                         "their requests are of the report\n",
                         (unsigned long long)rc_.left_out);
         }
+        /* A second signal after the workers ended cuts the writing short
+         * (no exports): the result says so. */
+        if (lg_run_late_signals() > 1) rep.interrupted = 1;
         cJSON *j = lg_report_json(&rep);
         if (j) server_metrics_json(r, &rep, j);
         if (j && o->save_detailed) {
@@ -282,7 +286,18 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
         } else {
             fprintf(stderr, "loadgen: wrote %s\n", r->out.json);
             r->wrote = 1;
-            if (lg_export_run(o, r->out.json, rc_.path)) exit_code = 1; /* --report-format */
+            lg_run_phase("export");
+            if (o->report_formats && lg_run_late_signals() > 1) {
+                fprintf(stderr, "loadgen: a second signal: the --report-format exports are "
+                                "skipped\n");
+                if (!rep.interrupted) { /* written before it came: says so now */
+                    free(txt);
+                    cJSON_ReplaceItemInObject(j, "interrupted", cJSON_CreateTrue());
+                    txt = cJSON_Print(j);
+                    if (!txt || rb_write_file_atomic(r->out.json, txt, strlen(txt))) exit_code = 1;
+                }
+            } else if (lg_export_run(o, r->out.json, rc_.path))
+                exit_code = 1; /* --report-format */
         }
         free(txt);
         cJSON_Delete(j);
@@ -303,6 +318,7 @@ int lg_run_collect(lg_runstate *r)
     const lg_slot **slots = calloc((size_t)k, sizeof *slots);
     const lg_stage_stats **blocks = calloc((size_t)k * (size_t)p->n_stages, sizeof *blocks);
     int exit_code = 0;
+    lg_run_phase("merge");
     if (!slots || !blocks || lg_merge_workers(p, r->lost, &m)) {
         fprintf(stderr, "loadgen: out of memory merging results\n");
         exit_code = 1;

@@ -73,6 +73,19 @@ typedef struct lg_runstate {
 int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
                   const lg_stage_stats *const *blocks, lg_merged *m);
 
+/* The coordinator at a phase of its end ("merge", "join", "export") or of
+ * its set-up ("walk"): says, once, that a signal came after the workers
+ * ended (the files are written all the same). A test hook: with
+ * RB_TEST_PAUSE_AT=PHASE and RB_TEST_PAUSE_FILE=PATH in the environment, at
+ * PHASE it creates PATH and waits (at most 60 s) for a signal (or for
+ * RB_TEST_PAUSE_SIGNALS of them), so that a test's signals land in that
+ * phase. */
+void lg_run_phase(const char *phase);
+/* The signals that came after the workers ended (0 before they end). From
+ * the second on, the writing is cut short: the exports are skipped and the
+ * result says interrupted. */
+int lg_run_late_signals(void);
+
 /* The fork back-end's results (the slots of the plan's own region, and a
  * salvage's) merged and reported with lg_run_report. Returns 0 or 1. */
 int lg_run_collect(lg_runstate *r);

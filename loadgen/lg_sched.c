@@ -44,12 +44,31 @@ static double gap_ns(gsl_rng *r, double rate_per_s, double burstiness)
     return 1e9 * gsl_ran_gamma(r, burstiness, 1.0 / (rate_per_s * burstiness));
 }
 
-/* Whether a stage takes the arrival at offset_ns as its in_stage-th. */
+/* Whether a stage takes the arrival at offset_ns as its in_stage-th. No
+ * arrival is dropped for its time: a timed stage ends inside the range
+ * (validate), and an arrival of a count-bounded stage that a long draw puts
+ * past it is kept, at the range's end (lg_sched_next). */
 static int stage_takes(const lg_stage *st, int64_t in_stage, double offset_ns)
 {
     if (st->max_requests > 0 && in_stage >= st->max_requests) return 0;
     if (st->duration_ns > 0 && offset_ns >= (double)st->duration_ns) return 0;
-    return offset_ns < LG_SCHED_MAX_T_NS;
+    return 1;
+}
+
+/* The plan's expected span in ns: each stage's duration (or, bounded by
+ * count alone, its count over its rate) and the pauses between stages. */
+static double plan_span_ns(const lg_sched_spec *sp)
+{
+    double span = 0;
+    for (size_t i = 0; i < sp->n_stages; i++) {
+        const lg_stage *st = &sp->stages[i];
+        int64_t n = st->max_requests > 0 ? st->max_requests : sp->max_requests;
+        double by_count = isinf(st->rate_per_s) ? 0 : (double)n / st->rate_per_s * 1e9;
+        double len = (double)st->duration_ns;
+        if (n > 0 && (len == 0 || by_count < len)) len = by_count;
+        span += len + (i ? (double)sp->pause_ns : 0);
+    }
+    return span;
 }
 
 static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
@@ -139,6 +158,16 @@ static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
             return -1;
         }
     }
+    /* Every time of the plan is an int64 of ns from the start (2^63 ns is
+     * 292 years): a plan that would pass the range is refused, not cut. */
+    double span = plan_span_ns(sp);
+    if (!(span < LG_SCHED_MAX_T_NS)) {
+        rb_set_err(err, errlen,
+                   "stages: the plan spans %.4g s (durations, pauses, counts over rates), past "
+                   "the schedule's range of %.4g s (about 126 years)",
+                   span / 1e9, LG_SCHED_MAX_T_NS / 1e9);
+        return -1;
+    }
     return 0;
 }
 
@@ -188,8 +217,10 @@ static int plan_stages(lg_sched *s, char *err, size_t errlen)
         }
         /* In integers, so that no rounding of a large start can put the next
          * stage before this one's last arrival (start + llround(offset)). */
-        if (budget <= 0 || !((double)start + end_ns + (double)sp->pause_ns < LG_SCHED_MAX_T_NS))
+        if (budget <= 0)
             start = -1;
+        else if (!((double)start + end_ns + (double)sp->pause_ns < LG_SCHED_MAX_T_NS))
+            start = (int64_t)LG_SCHED_MAX_T_NS; /* long draws: kept, at the range's end */
         else
             start += llround(end_ns) + sp->pause_ns;
     }
@@ -278,8 +309,12 @@ int lg_sched_next(lg_sched *s, lg_arrival *a)
         s->offset_ns = 0;
     }
     const lg_stage *st = &sp->stages[s->stage];
+    int64_t start = s->stage_start_ns[s->stage];
+    int64_t t = (double)start + s->offset_ns < LG_SCHED_MAX_T_NS
+                    ? start + (int64_t)llround(s->offset_ns)
+                    : (int64_t)LG_SCHED_MAX_T_NS;
     *a = (lg_arrival){.index = s->index,
-                      .t_ns = s->stage_start_ns[s->stage] + (int64_t)llround(s->offset_ns),
+                      .t_ns = t,
                       .stage = (int)s->stage,
                       .input_tokens = -1,
                       .output_tokens = -1,

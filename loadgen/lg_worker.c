@@ -83,18 +83,20 @@ typedef struct lg_req {
     int64_t sess_user; /* multi-turn: its user (-1: none) */
 } lg_req;
 
-/* One poll handle per socket, kept for the socket's life (until curl's
+/* One poll handle per descriptor, kept for the socket's life (until curl's
  * close callback): curl's wishes change only the mask, and only when it
  * differs, since libuv's uv_poll_start takes the descriptor out of epoll and
- * puts it back. When curl stops watching a pooled connection the handle
- * stays armed ("parked"): the next request on it usually asks for the same
- * mask, so a request costs no epoll_ctl. */
+ * puts it back. When curl stops watching a socket (CURL_POLL_REMOVE) the
+ * handle is stopped at once: curl 7.88 closes a connecting socket that timed
+ * out without the close callback, and a handle still armed on it makes
+ * libuv's next epoll_ctl(ADD) fail with EBADF, which libuv answers with
+ * abort(). A stopped handle is reused when a socket gets the descriptor. */
 typedef struct sock_ctx {
     uv_poll_t poll;
     curl_socket_t fd;
     lg_worker *w;
     int armed;  /* the mask uv_poll_start was given (0: stopped) */
-    int wanted; /* the mask curl asks for (0: not watched: parked) */
+    int wanted; /* the mask curl asks for (0: not watched) */
 } sock_ctx;
 
 struct lg_worker {
@@ -957,9 +959,8 @@ static void on_poll(uv_poll_t *h, int status, int events)
     sock_ctx *c = (sock_ctx *)h;
     lg_worker *w = c->w;
     if (!c->wanted) {
-        /* A parked connection became readable (the server closed it, or
-         * sent bytes nobody asked for): stop watching it until curl asks;
-         * curl's liveness check at reuse sees what it is. */
+        /* An event curl no longer asked for (its last wish was a removal):
+         * stop watching until curl asks again. */
         uv_poll_stop(&c->poll);
         c->armed = 0;
         return;
@@ -1005,7 +1006,14 @@ static int on_socket(CURL *e, curl_socket_t s, int action, void *userp, void *so
     lg_worker *w = userp;
     sock_ctx **slot = sock_slot(w, s, action != CURL_POLL_REMOVE);
     if (action == CURL_POLL_REMOVE) {
-        if (slot && *slot) (*slot)->wanted = 0; /* parked; closed in on_close_socket */
+        /* Stopped now (the descriptor may be closed already, see sock_ctx);
+         * the handle is closed in on_close_socket. */
+        if (slot && *slot) {
+            sock_ctx *c = *slot;
+            c->wanted = 0;
+            if (c->armed) uv_poll_stop(&c->poll);
+            c->armed = 0;
+        }
         return 0;
     }
     if (!slot) return -1;

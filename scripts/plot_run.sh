@@ -51,13 +51,20 @@ gp_str() { printf "'%s'" "${1//\'/\'\'}"; }
 mkdir -p -- "$out"
 dat="$out/run_profile.dat" gp="$out/run_plots.gp" facts="$out/plot_facts.json"
 qdat=$(gp_str "$dat")
+# Every file is written in a private folder that mktemp made in OUTDIR, then
+# renamed onto its name (mv -T: onto a planted link, never through it): a
+# fixed temporary name in a shared folder could be a link to anything.
+stage=$(mktemp -d -- "$out/.plot_run.XXXXXX")
+trap 'rm -rf -- "$stage"' EXIT
+# put NAME DEST: the staged file NAME onto DEST.
+put() { chmod 0644 -- "$stage/$1" && mv -T -- "$stage/$1" "$2"; }
 
 # What the plots show and mark, from the result (and the certificate):
 # one place, read by report_html.sh too. Numbers only reach gnuplot.
 certargs=(--argjson cert null --argjson certf null)
 [ -z "$cert" ] || certargs=(--slurpfile certf "$cert" --argjson cert true)
-jq "${certargs[@]}" -f "$here/lib/plot_facts.jq" "$result" >"$facts.tmp"
-mv "$facts.tmp" "$facts"
+jq "${certargs[@]}" -f "$here/lib/plot_facts.jq" "$result" >"$stage/facts"
+put facts "$facts"
 
 {
   echo "# from $result"
@@ -74,7 +81,7 @@ mv "$facts.tmp" "$facts"
             (.completed_rate // .request_throughput), $b.queue, $b.prefill, $b.decode, $b.client,
             .mean_ntpot_ms, (if .saturated then 1 else 0 end), .request_rate]
          | map(n | if . == null then "NaN" else tostring end) | join(" ")' "$result"
-} >"$dat.tmp" && mv "$dat.tmp" "$dat"
+} >"$stage/dat" && put dat "$dat"
 
 # The facts as shell variables (F_has_ttft_p50=true, F_knee_rate=60, ...):
 # one jq call. f NAME prints one; has NAME says whether a series has data.
@@ -179,7 +186,8 @@ for n in "${names[@]}"; do
   bodies[$n]=$(body "$n")
   [ -z "${bodies[$n]}" ] || drawn+=("$n")
 done
-{
+# emit_gp DIR: the gnuplot script that draws the plots into DIR.
+emit_gp() {
   echo "# gnuplot script for run_profile.dat beside it (run: gnuplot run_plots.gp)"
   echo "set grid"
   echo "set key below horizontal height 1"
@@ -189,23 +197,25 @@ done
     [ "${term%% *}" = svg ] && ext=svg
     for n in "${drawn[@]}"; do
       echo "set terminal $term"
-      echo "set output $(gp_str "$out/$n.$ext.tmp")"
+      echo "set output $(gp_str "$1/$n.$ext")"
       echo "${bodies[$n]}"
       echo "set output"
       reset_marks
       echo "set autoscale y; set autoscale y2"
     done
   done
-} >"$gp.tmp"
-mv "$gp.tmp" "$gp"
-jq --arg drawn "${drawn[*]:-}" '.drawn = ($drawn | split(" ") | map(select(. != "")))' "$facts" >"$facts.tmp"
-mv "$facts.tmp" "$facts"
+}
+emit_gp "$out" >"$stage/gp"
+put gp "$gp"
+jq --arg drawn "${drawn[*]:-}" '.drawn = ($drawn | split(" ") | map(select(. != "")))' "$facts" >"$stage/facts"
+put facts "$facts"
 
 if command -v gnuplot >/dev/null 2>&1; then
-  gnuplot "$gp"
+  emit_gp "$stage" >"$stage/draw.gp"
+  gnuplot "$stage/draw.gp"
   wrote=()
   for n in "${drawn[@]}"; do
-    for ext in png svg; do mv -- "$out/$n.$ext.tmp" "$out/$n.$ext"; done
+    for ext in png svg; do put "$n.$ext" "$out/$n.$ext"; done
     wrote+=("$n.png")
   done
   echo "plot_run: wrote ${wrote[*]/#/$out/} (and .svg of each)"

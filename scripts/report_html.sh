@@ -29,7 +29,10 @@ if [ -n "$cert" ]; then
 fi
 html="$(dirname -- "$result")/report.html"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/report_html.XXXXXX")
-trap 'rm -rf -- "$tmp"' EXIT
+# The page is written under a name mktemp makes beside it, then renamed
+# onto report.html (mv -T: onto a planted link, never through it).
+htmltmp=$(mktemp -- "$(dirname -- "$result")/.report.html.XXXXXX")
+trap 'rm -rf -- "$tmp" "$htmltmp"' EXIT
 
 # Each drawn SVG, inlined: without its XML prolog, its ids prefixed with the
 # plot's name so that the four plots' ids (gnuplot's own) stay distinct.
@@ -45,6 +48,7 @@ done
 certargs=(--argjson c null)
 [ -z "$cert" ] || certargs=(--slurpfile c "$cert")
 jq -n -r --slurpfile r "$result" --slurpfile f "$facts" --slurpfile svgsf "$tmp/svgs.json" "${certargs[@]}" \
-  -f "$here/lib/report_html.jq" >"$html.tmp"
-mv -- "$html.tmp" "$html"
+  -f "$here/lib/report_html.jq" >"$htmltmp"
+chmod 0644 -- "$htmltmp"
+mv -T -- "$htmltmp" "$html"
 echo "report_html: wrote $html"
