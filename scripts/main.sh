@@ -35,8 +35,12 @@ sim="$build/simserver/simserver" lg="$build/loadgen/loadgen" cal="$build/calibra
 mkdir -p "$out"
 k=$(nproc)
 
-echo "== 2/5 certify this host (calibrate --quick)" >&2
-"$cal" --quick --out-dir "$out/calibration" --out "$out/certificate.json" | tee "$out/calibration.txt"
+echo "== 2/5 certify this host (calibrate --quick, about a minute; its whole output: $out/calibration.txt)" >&2
+cal_rc=0
+"$cal" --quick --out-dir "$out/calibration" --out "$out/certificate.json" >"$out/calibration.txt" 2>&1 || cal_rc=$?
+# Its verdict per k, and whether the host was quiet; the rest is in the file.
+grep -E '^k=[0-9]+: certified|^the host was not quiet|^calibrate: warning' "$out/calibration.txt" | sed 's/^/  /' >&2 || true
+[ "$cal_rc" -eq 0 ] || { tail -n 20 "$out/calibration.txt" >&2; echo "main: calibrate exited $cal_rc" >&2; exit 1; }
 cert_rate=$(jq --argjson k "$k" '[.per_k[] | select(.workers == $k) | .safe_total_rate][0] // empty' "$out/certificate.json")
 [ -n "$cert_rate" ] || { echo "main: the certificate has no entry for k=$k" >&2; exit 1; }
 # The sweep's workload, the same in the plan and in the run.
@@ -51,8 +55,11 @@ load_args=(--num-workers "$k" --certificate "$out/certificate.json"
 # (A dry run that the certificate refuses exits 3 after printing it: a low
 # certificate on a busy host must not end the job here.)
 probe=$("$lg" --base-url http://127.0.0.1:1 "${load_args[@]}" --request-rate 1000 --duration 10 --dry-run 2>&1) || true
-top=$(sed -n 's/^stage 0: predicted rho per worker \([0-9.e+-]*\) (certified safe \([0-9.e+-]*\)).*/\1 \2/p' <<<"$probe" |
-      jq -R --argjson m "$max_rate" 'split(" ") | map(tonumber) | [(1000 * 0.8 * .[1] / .[0] | floor), $m] | min')
+pred=$(sed -n 's/^stage 0: predicted rho per worker \([0-9.e+-]*\) (certified safe \([0-9.e+-]*\)).*/\1 \2/p' <<<"$probe")
+# The certified capacity for this job's workload: the rate at which the
+# predicted utilisation reaches the certified one.
+cap_rate=$(jq -R 'split(" ") | map(tonumber) | 1000 * .[1] / .[0] | floor' <<<"$pred" 2>/dev/null || true)
+top=$(jq -R --argjson m "$max_rate" 'split(" ") | map(tonumber) | [(1000 * 0.8 * .[1] / .[0] | floor), $m] | min' <<<"$pred" 2>/dev/null || true)
 [ -n "$top" ] || { echo "main: loadgen's dry run gave no predicted utilisation:"$'\n'"$probe" >&2; exit 1; }
 [ "$top" -ge 4 ] || { echo "main: the certified utilisation allows only $top req/s of this workload: too low to benchmark" >&2; exit 1; }
 
@@ -81,7 +88,10 @@ echo "== 4/5 benchmark: linear sweep of 6 stages up to $top req/s until a stage 
   --sweep linear --sweep-stages 6 --sweep-max-rate "$top" --stage-duration "$stage_s" \
   --sweep-until-saturation --drain-timeout 3 \
   --goodput ttft:50 ntpot:10 --save-result --save-detailed --result-dir "$out" \
-  --result-filename report.json --no-progress | tee "$out/summary.txt"
+  --result-filename report.json --no-progress >"$out/summary.txt"
+# The stages as they ran (offered -> dispatched, and which saturated); the
+# whole vLLM-style table is in summary.txt.
+awk '/^-+Stages-+$/ { p = 1; print; next } p && /^-+[^-].*-+$/ { p = 0 } p' "$out/summary.txt"
 
 echo "== 5/5 plots and report.html" >&2
 "$here/scripts/plot_run.sh" --certificate "$out/certificate.json" "$out/report.json" "$out/plots" >&2
@@ -92,7 +102,7 @@ knee=$(jq -r --argjson top "$top" 'if .knee then "The server saturates at \(.kne
 verdict=$(jq -r '"The client'"'"'s own verdict is \(.client_bias.verdict): \(.client_bias.reason)."' "$r")
 echo
 echo "rhobench: done."
-echo "  certificate      $out/certificate.json  (safe total rate with k=$k: $(printf '%.0f' "$cert_rate") req/s of its 16-token reference workload)"
+echo "  certificate      $out/certificate.json  (certified for this job's workload with k=$k: up to $cap_rate req/s)"
 echo "  calibration plot $out/calibration/calibration.png"
 echo "  per request      $out/report.jsonl"
 echo "  plots            $out/plots/latency_profile.png throughput.png ntpot_breakdown.png schedule_lag.png (and .svg)"
