@@ -23,9 +23,10 @@ records_match() {
 
 # --- 1. simserver SIGKILLed mid-run, in-process worker (--num-workers 0)
 # (the KILL after 20 s is a sanity bound against a hang: the run's schedule
-# is 2 s, plus at most the 2 s request timeout)
+# is 4 s, plus at most the 2 s request timeout; 4 s so that much of it is
+# left after the kill on a slow host)
 start_sim dead --inter-token-latency 5ms
-timeout -s KILL 20 "$LOADGEN" --base-url "$SIM_URL" --num-workers 0 --request-rate 150 --duration 2s \
+timeout -s KILL 20 "$LOADGEN" --base-url "$SIM_URL" --num-workers 0 --request-rate 150 --duration 4s \
   --random-input-len 8 --random-output-len 40 --request-timeout 2s --quiet --no-progress \
   --save-result --save-detailed --result-dir "$WORK" --result-filename dead.json 2>"$WORK/dead.lg.err" &
 lg=$!

@@ -3,7 +3,7 @@
 # a valid report.
 source "$(dirname "$0")/lib.sh"
 start_sim sim --inter-token-latency 5ms
-"$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --request-rate 100 --duration 3s \
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --request-rate 100 --duration 6s \
   --random-input-len 8 --random-output-len 20 --request-timeout 3s --quiet --no-progress \
   --save-result --result-dir "$WORK" --result-filename dead.json &
 lg=$!
