@@ -275,6 +275,13 @@ m rule-rate-cap-boundary calibrate/cal_rule.c 'return isfinite(p->rate) && p->ra
   'return isfinite(p->rate) && p->rate > 0 && p->rate <= bad_rate;'
 m rule-saturated-caps-by-rho calibrate/cal_rule.c 'if (p[i].saturated && isfinite(p[i].rate) && p[i].rate > 0) {' \
   'if (0) {'
+m cross-linear-in-rho calibrate/cal_rule.c \
+  $'double x = xa + (budget - ya) / (yb - ya) * (xb - xa);\n    return x / (1.0 + x);' \
+  $'(void)xa;\n    (void)xb;\n    return rho_a + (budget - ya) / (yb - ya) * (rho_b - rho_a);'
+m cross-means-not-bounds calibrate/cal_rule.c \
+  'cross = cal_rule_cross(a->rho, a->delay_us + ea, b->rho, b->delay_us + eb, budget_us);' \
+  'cross = cal_rule_cross(a->rho, a->delay_us, b->rho, b->delay_us, budget_us);'
+m cross-not-applied calibrate/cal_rule.c '    out->safe_rho = cross;' '    out->safe_rho = best;'
 # calibrate/cal_sweep.c
 m fill-saturation-only calibrate/cal_sweep.c \
   'return isfinite(budget_us) ? cal_sweep_looks_bad(s, transport_us, budget_us) : s->saturated;' \

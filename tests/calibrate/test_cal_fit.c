@@ -203,13 +203,14 @@ static void test_outlier_and_confirmed(void **state)
     NEAR(p.r_us, base.r_us, 1e-9);
     assert_int_equal(p.n_fit, NLV);
     /* the level at 0.85 (W_q 113 us) confirmed over budget by its repeat:
-     * certified up to the level below it, and the note says why */
+     * certified where the delay crosses the budget between the level below
+     * it and it (cal_rule), and the note says why */
     for (int i = 0; i < n; i++)
         s[i].confirmed = s[i].level == 4;
     assert_int_equal(cal_fit_per_k(s, m, 1, 100, &p), 0);
-    NEAR(p.safe_rho, 0.7, 1e-12);
+    assert_true(p.safe_rho > 0.7 && p.safe_rho < 0.85);
     assert_string_equal(p.limited_by, "over budget");
-    assert_non_null(strstr(p.cert_note, "rho 0.850 was over budget"));
+    assert_non_null(strstr(p.cert_note, "between rho 0.700 (within) and 0.850 (over"));
     /* and a level confirmed bad lower down caps the certificate there */
     for (int i = 0; i < n; i++)
         s[i].confirmed = 0;
@@ -218,7 +219,7 @@ static void test_outlier_and_confirmed(void **state)
         s[i].confirmed = 1;
     }
     assert_int_equal(cal_fit_per_k(s, m, 1, 100, &p), 0);
-    NEAR(p.safe_rho, 0.3, 1e-12);
+    assert_true(p.safe_rho >= 0.3 && p.safe_rho < 0.4);
 }
 
 /* The error bars come from the pooled spread of all levels' batches: a
