@@ -562,3 +562,40 @@ int cal_selftest_eval(const cal_per_k *pk, int npk, double injected_us, const do
     }
     return fails;
 }
+
+int cal_selftest_model(const cal_per_k *p, double injected_us, int exponential, double baseline_us,
+                       double budget_us, double rule_tol, int poisson, cal_check *out, int max,
+                       int *n_out)
+{
+    const char *why = poisson ? "" : " [paced arrivals: not counted]";
+    double m0 = baseline_us, d = injected_us;
+    double es = m0 + d, es2 = m0 * m0 + 2.0 * m0 * d + (exponential ? 2.0 : 1.0) * d * d;
+    double r_true = es2 / (2.0 * es);
+    int fails = 0;
+    cal_check *c = add_check(out, max, n_out);
+    if (!c) return fails;
+    snprintf(c->name, sizeof c->name, "k=%d R (us) in the fit's interval vs PK's%s", p->workers,
+             why);
+    judge(c, p->r_us, r_true, NAN);
+    c->tol = fmax(fabs(p->r_us_ci[1] - p->r_us), fabs(p->r_us - p->r_us_ci[0])) / r_true;
+    c->pass = isfinite(r_true) && p->r_us_ci[0] <= r_true && r_true <= p->r_us_ci[1];
+    c->counted = poisson && !c->pass;
+    fails += c->counted;
+
+    if (!(c = add_check(out, max, n_out))) return fails;
+    snprintf(c->name, sizeof c->name, "k=%d goodness of fit: p vs alpha%s", p->workers, why);
+    c->measured = p->gof_p;
+    c->expected = CAL_FIT_GOF_ALPHA;
+    c->rel_err = c->tol = NAN;
+    c->pass = p->fit_ok;
+    c->counted = poisson && !c->pass;
+    fails += c->counted;
+
+    if (!(c = add_check(out, max, n_out))) return fails;
+    snprintf(c->name, sizeof c->name, "k=%d certified rho vs PK's crossing of %g us%s", p->workers,
+             budget_us, why);
+    judge(c, p->safe_rho, budget_us / (budget_us + r_true), rule_tol);
+    c->counted = poisson && !c->pass;
+    fails += c->counted;
+    return fails;
+}

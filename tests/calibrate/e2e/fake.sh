@@ -73,6 +73,14 @@ gone "$(cat "$tmp/sim.pid")" || fail "simserver outlived calibrate"
   --loadgen "$flg" --out-dir "$tmp/b" > "$tmp/b.out" || fail "self-test exited $?"
 grep -q "self-test: PASS" "$tmp/b.out" || fail "self-test did not PASS"
 [ -f "$tmp/b/selftest-certificate.json" ] || fail "no self-test certificate"
+# its checks are in its JSON, the model's too (R, fit, rule), with figures
+jq -e '.self_test_result.pass == true and (.self_test_result.checks | length) >= 4
+       and ([.self_test_result.checks[] | select(.check | test("R \\(us\\) in the fit"))
+             | (.expected | type) == "number"] | length) >= 1
+       and ([.self_test_result.checks[] | select(.check | test("certified rho vs PK"))] | length) >= 1' \
+  "$tmp/b/selftest-certificate.json" > /dev/null ||
+  fail "the self-test's checks are not in its JSON: $(jq -c .self_test_result "$tmp/b/selftest-certificate.json")"
+grep -q "R (us) in the fit's interval vs PK's" "$tmp/b.out" || fail "the R check is not printed"
 # ... and fails, exit 1, when the measured E[S] is 30% off.
 set +e
 FAKE_LOADGEN_ES_FACTOR=1.3 "$cal" --quick --quiet --self-test --self-test-cost fixed:200 \
