@@ -303,12 +303,12 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
     snprintf(out->method, sizeof out->method, "measured");
     if (L >= 2) fit_levels(steps, n, k, idx, L, out);
     int fitted = !strcmp(out->method, "wls-bootstrap");
+    double failed_r = NAN; /* the R of a fit reported failed */
     if (fitted && !(out->r_us > 0 && isfinite(out->transport_us))) {
         /* R <= 0 is no queue (a delay that falls as the loop gets busier):
          * the fit failed, and its moments are not written (a certificate
          * with a negative R or E[S^2] is one loadgen refuses) */
-        snprintf(out->cert_note, sizeof out->cert_note,
-                 "the fit failed: R = %.3g us is not a queue's", out->r_us);
+        failed_r = out->r_us;
         snprintf(out->method, sizeof out->method, "failed-fit");
         out->transport_us = out->r_us = out->f_gof = out->gof_p = out->r2 = NAN;
         set_nan2(out->transport_us_ci);
@@ -354,6 +354,11 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
     out->measured_rho = rule.measured_rho;
     snprintf(out->limited_by, sizeof out->limited_by, "%s", cal_limit_name(rule.limit));
     snprintf(out->cert_note, sizeof out->cert_note, "%s", rule.note);
+    if (!strcmp(out->method, "failed-fit")) {
+        size_t used = strlen(out->cert_note);
+        snprintf(out->cert_note + used, sizeof out->cert_note - used,
+                 "; the fit failed: R = %.3g us is not a queue's", failed_r);
+    }
 
     /* Did the host give out first? The level that limited the certificate
      * (the slowest confirmed bad one), else the fastest tried, that did not

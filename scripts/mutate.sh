@@ -155,6 +155,8 @@ m cert-moments-unchecked common/rb_cert.c \
 # calibrate/cal_fit.c
 m cost-negative-kept calibrate/cal_fit.c 'if (!(a >= 0 && b >= 0)) out->identified = 0;' ';'
 m cost-zero-kept calibrate/cal_fit.c 'if (!(b > 0) || !isfinite(b)) return -ERANGE;' 'if (!isfinite(b)) return -ERANGE;'
+m fit-negative-r-kept calibrate/cal_fit.c 'if (fitted && !(out->r_us > 0 && isfinite(out->transport_us))) {' \
+  'if (fitted && !isfinite(out->transport_us)) {'
 m selftest-exp-moment calibrate/cal_fit.c '(exponential ? 2.0 : 1.0) * d * d' '1.0 * d * d'
 m selftest-r-interval-ignored calibrate/cal_fit.c \
   'c->pass = isfinite(r_true) && p->r_us_ci[0] <= r_true && r_true <= p->r_us_ci[1];' \

@@ -455,6 +455,27 @@ static void test_selftest_model_checks(void **state)
     assert_non_null(strstr(c[0].name, "not counted"));
 }
 
+/* A delay that falls as the loop gets busier fits R < 0: no queue. The fit
+ * is reported failed and its moments are not written (loadgen refuses a
+ * negative R or E[S^2]); the measured levels still certify. */
+static void test_negative_r_is_a_failed_fit(void **state)
+{
+    (void)state;
+    static cal_step s[32];
+    int n = levels(s, 1, 0, SMALL);
+    for (int j = 0, m = 0; j < NLV; j++)
+        for (int b = 0; b < 3; b++, m++)
+            s[m].overhead_mean_us = (90 - 10 * RHO[j] / (1 - RHO[j])) * (1 + SMALL[j][b]);
+    static cal_per_k p;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    assert_string_equal(p.method, "failed-fit");
+    assert_false(p.fit_ok);
+    assert_true(isnan(p.r_us) && isnan(p.second_moment_us2) && isnan(p.transport_us));
+    assert_true(isnan(p.r_us_ci[0]) && isnan(p.r_us_ci[1]));
+    assert_non_null(strstr(p.cert_note, "the fit failed: R = -"));
+    assert_true(p.safe_rho > 0 && p.safe_rho <= 1);
+}
+
 static void test_selftest_checks(void **state)
 {
     (void)state;
@@ -507,12 +528,19 @@ static void test_selftest_checks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fit_and_safe_region), cmocka_unit_test(test_interval_coverage),
-        cmocka_unit_test(test_goodness_of_fit),     cmocka_unit_test(test_outlier_and_confirmed),
-        cmocka_unit_test(test_pooled_error_bars),   cmocka_unit_test(test_no_data),
-        cmocka_unit_test(test_cost_model),          cmocka_unit_test(test_baseline_service),
-        cmocka_unit_test(test_selftest_checks),     cmocka_unit_test(test_selftest_model_checks),
-        cmocka_unit_test(test_host_limit),          cmocka_unit_test(test_host_limit_by_run_queue),
+        cmocka_unit_test(test_fit_and_safe_region),
+        cmocka_unit_test(test_interval_coverage),
+        cmocka_unit_test(test_goodness_of_fit),
+        cmocka_unit_test(test_outlier_and_confirmed),
+        cmocka_unit_test(test_pooled_error_bars),
+        cmocka_unit_test(test_no_data),
+        cmocka_unit_test(test_cost_model),
+        cmocka_unit_test(test_baseline_service),
+        cmocka_unit_test(test_selftest_checks),
+        cmocka_unit_test(test_selftest_model_checks),
+        cmocka_unit_test(test_negative_r_is_a_failed_fit),
+        cmocka_unit_test(test_host_limit),
+        cmocka_unit_test(test_host_limit_by_run_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
