@@ -303,12 +303,12 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
     snprintf(out->method, sizeof out->method, "measured");
     if (L >= 2) fit_levels(steps, n, k, idx, L, out);
     int fitted = !strcmp(out->method, "wls-bootstrap");
+    double failed_r = NAN; /* the R of a fit reported failed */
     if (fitted && !(out->r_us > 0 && isfinite(out->transport_us))) {
         /* R <= 0 is no queue (a delay that falls as the loop gets busier):
          * the fit failed, and its moments are not written (a certificate
          * with a negative R or E[S^2] is one loadgen refuses) */
-        snprintf(out->cert_note, sizeof out->cert_note,
-                 "the fit failed: R = %.3g us is not a queue's", out->r_us);
+        failed_r = out->r_us;
         snprintf(out->method, sizeof out->method, "failed-fit");
         out->transport_us = out->r_us = out->f_gof = out->gof_p = out->r2 = NAN;
         set_nan2(out->transport_us_ci);
@@ -354,6 +354,11 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
     out->measured_rho = rule.measured_rho;
     snprintf(out->limited_by, sizeof out->limited_by, "%s", cal_limit_name(rule.limit));
     snprintf(out->cert_note, sizeof out->cert_note, "%s", rule.note);
+    if (!strcmp(out->method, "failed-fit")) {
+        size_t used = strlen(out->cert_note);
+        snprintf(out->cert_note + used, sizeof out->cert_note - used,
+                 "; the fit failed: R = %.3g us is not a queue's", failed_r);
+    }
 
     /* Did the host give out first? The level that limited the certificate
      * (the slowest confirmed bad one), else the fastest tried, that did not
@@ -560,5 +565,42 @@ int cal_selftest_eval(const cal_per_k *pk, int npk, double injected_us, const do
         c->counted = !c->pass;
         fails += c->counted;
     }
+    return fails;
+}
+
+int cal_selftest_model(const cal_per_k *p, double injected_us, int exponential, double baseline_us,
+                       double budget_us, double rule_tol, int poisson, cal_check *out, int max,
+                       int *n_out)
+{
+    const char *why = poisson ? "" : " [paced arrivals: not counted]";
+    double m0 = baseline_us, d = injected_us;
+    double es = m0 + d, es2 = m0 * m0 + 2.0 * m0 * d + (exponential ? 2.0 : 1.0) * d * d;
+    double r_true = es2 / (2.0 * es);
+    int fails = 0;
+    cal_check *c = add_check(out, max, n_out);
+    if (!c) return fails;
+    snprintf(c->name, sizeof c->name, "k=%d R (us) in the fit's interval vs PK's%s", p->workers,
+             why);
+    judge(c, p->r_us, r_true, NAN);
+    c->tol = fmax(fabs(p->r_us_ci[1] - p->r_us), fabs(p->r_us - p->r_us_ci[0])) / r_true;
+    c->pass = isfinite(r_true) && p->r_us_ci[0] <= r_true && r_true <= p->r_us_ci[1];
+    c->counted = poisson && !c->pass;
+    fails += c->counted;
+
+    if (!(c = add_check(out, max, n_out))) return fails;
+    snprintf(c->name, sizeof c->name, "k=%d goodness of fit: p vs alpha%s", p->workers, why);
+    c->measured = p->gof_p;
+    c->expected = CAL_FIT_GOF_ALPHA;
+    c->rel_err = c->tol = NAN;
+    c->pass = p->fit_ok;
+    c->counted = poisson && !c->pass;
+    fails += c->counted;
+
+    if (!(c = add_check(out, max, n_out))) return fails;
+    snprintf(c->name, sizeof c->name, "k=%d certified rho vs PK's crossing of %g us%s", p->workers,
+             budget_us, why);
+    judge(c, p->safe_rho, budget_us / (budget_us + r_true), rule_tol);
+    c->counted = poisson && !c->pass;
+    fails += c->counted;
     return fails;
 }

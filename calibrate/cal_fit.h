@@ -158,4 +158,20 @@ int cal_selftest_eval(const cal_per_k *pk, int npk, double injected_us, const do
                       double es_tol, double pred_tol, double rho_lo, double rho_hi, cal_check *out,
                       int max, int *n_out);
 
+/* The checks of the model itself, for one k (p), appended to out[*n_out..):
+ *   - R: the fit's 95% interval holds PK's R for the injected client,
+ *     E[S^2] / (2 E[S]) with S = the baseline's busy time per event
+ *     (baseline_us, taken as fixed) + the injected cost (mean injected_us,
+ *     fixed, or exponential when exponential is set: E[D^2] = 2 mean^2);
+ *   - the fit passed its goodness-of-fit test (fit_ok);
+ *   - the certification rule's safe_rho is within rule_tol (0.15) of the
+ *     rho at which PK with that R reaches budget_us: budget / (budget + R).
+ * PK holds for Poisson arrivals at the client: when poisson is 0 (the
+ * arrivals are paced token streams, burstier than Poisson) every row is
+ * printed but none counts, and its name says so. Returns the number of
+ * counted failures. Pure. */
+int cal_selftest_model(const cal_per_k *p, double injected_us, int exponential, double baseline_us,
+                       double budget_us, double rule_tol, int poisson, cal_check *out, int max,
+                       int *n_out);
+
 #endif

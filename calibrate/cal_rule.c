@@ -36,11 +36,27 @@ const char *cal_limit_name(cal_limit l)
     }
 }
 
+static double x_of(double rho)
+{
+    return rho / (1.0 - rho);
+}
+
+double cal_rule_cross(double rho_a, double ya, double rho_b, double yb, double budget)
+{
+    if (!(yb > budget) || !(yb > ya)) return rho_b;
+    if (ya >= budget) return rho_a;
+    double xa = x_of(rho_a), xb = x_of(rho_b);
+    double x = xa + (budget - ya) / (yb - ya) * (xb - xa);
+    return x / (1.0 + x);
+}
+
 int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_rho, int fit_ok,
                      cal_rule_result *out)
 {
     memset(out, 0, sizeof *out);
     out->safe_rho = out->measured_rho = out->bad_rho = NAN;
+    out->crossing_rho = out->crossing_rho_ci[0] = out->crossing_rho_ci[1] = NAN;
+    int i_bad = -1; /* the lowest confirmed bad level that kept up */
     /* the lowest confirmed bad level caps everything above it */
     double bad = INFINITY; /* rho cap: bad levels that kept up, saturated ones of unknown rate */
     double bad_rate = INFINITY;  /* offered-rate cap: saturated levels */
@@ -57,14 +73,19 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
             if (p[i].rate < bad_rate) bad_rate = p[i].rate;
         } else if (r < bad) {
             bad = r;
+            i_bad = p[i].saturated ? -1 : i;
         }
         if (r < bad_shown) bad_shown = r;
     }
     double best = -1;
+    int i_best = -1;
     for (int i = 0; i < n; i++)
         if (within(&p[i], budget_us) && p[i].rho < bad && below_rate(&p[i], bad_rate)) {
             out->n_within++;
-            if (p[i].rho > best) best = p[i].rho;
+            if (p[i].rho > best) {
+                best = p[i].rho;
+                i_best = i;
+            }
         }
     if (isfinite(bad_shown)) out->bad_rho = bad_shown;
     if (best < 0) {
@@ -75,8 +96,23 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
         return -ENODATA;
     }
     out->measured_rho = best;
+    /* The crossing between the last level within and the first over: no
+     * grid point, and one level 13 us over no longer halves the figure. */
+    double cross = best;
+    if (i_bad >= 0 && i_best >= 0 && isfinite(p[i_bad].delay_us) && p[i_bad].rho > best &&
+        p[i_bad].rho < 1 && below_rate(&p[i_bad], bad_rate)) {
+        const cal_point *a = &p[i_best], *b = &p[i_bad];
+        double ea = isfinite(a->err_us) && a->err_us > 0 ? a->err_us : 0;
+        double eb = isfinite(b->err_us) && b->err_us > 0 ? b->err_us : 0;
+        cross = cal_rule_cross(a->rho, a->delay_us + ea, b->rho, b->delay_us + eb, budget_us);
+        out->crossing_rho = cal_rule_cross(a->rho, a->delay_us, b->rho, b->delay_us, budget_us);
+        out->crossing_rho_ci[0] = cross;
+        out->crossing_rho_ci[1] =
+            cal_rule_cross(a->rho, a->delay_us - ea, b->rho, b->delay_us - eb, budget_us);
+        out->interpolated = cross > best;
+    }
     int have_model = fit_ok && isfinite(model_rho) && model_rho > 0;
-    if (have_model && model_rho < best) {
+    if (have_model && model_rho < cross) {
         out->safe_rho = model_rho;
         out->limit = CAL_LIMIT_MODEL;
         snprintf(out->note, sizeof out->note,
@@ -85,13 +121,13 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
                  model_rho, best);
         return 0;
     }
-    out->safe_rho = best;
+    out->safe_rho = cross;
     if (!fit_ok) {
         out->limit = CAL_LIMIT_FIT;
         snprintf(out->note, sizeof out->note,
                  "no fit passed its goodness-of-fit test: certified over the measured range only, "
                  "up to rho %.3f",
-                 best);
+                 cross);
     } else if (isfinite(bad) || isfinite(bad_rate)) {
         out->limit = CAL_LIMIT_OVER;
         if (!isfinite(bad))
@@ -99,6 +135,12 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
                      "the level offered at %.0f/s did not keep up (confirmed by a repeat): "
                      "certified up to the highest level below it measured within budget, rho %.3f",
                      bad_rate, best);
+        else if (out->interpolated)
+            snprintf(out->note, sizeof out->note,
+                     "the delay crosses the budget between rho %.3f (within) and %.3f (over, "
+                     "confirmed by a repeat): at rho %.3f [%.3f, %.3f]; certified %.3f",
+                     best, bad, out->crossing_rho, out->crossing_rho_ci[0], out->crossing_rho_ci[1],
+                     cross);
         else
             snprintf(out->note, sizeof out->note,
                      "the level at rho %.3f was over budget (confirmed by a repeat): certified up "

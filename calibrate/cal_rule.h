@@ -29,6 +29,16 @@
  *   - without one (no fit, or one that failed the test), safe_rho is
  *     measured_rho, and the certificate says it is limited to the measured
  *     range.
+ *   - the crossing: when the level over budget above measured_rho kept up
+ *     (confirmed, not saturated), the certified rho is not measured_rho's
+ *     grid point but where the delay crosses the budget between the two,
+ *     interpolated linearly in x = rho/(1-rho) (in which PK's delay
+ *     c + R x is a straight line): the conservative crossing, of the two
+ *     levels' upper bounds (delay + error), is certified, and the
+ *     crossings of their means and of their lower bounds (delay - error;
+ *     at most the bad level's rho) give its interval. A level that did not
+ *     keep up has no delay to interpolate: the certificate stays at the
+ *     level below it.
  * note says which bound applied, in words, e.g. "not measured beyond rho =
  * 0.62 (the knee was not reached)". */
 #ifndef CAL_RULE_H
@@ -58,6 +68,9 @@ typedef struct cal_rule_result {
     double measured_rho;            /* highest level within budget below any confirmed bad one */
     double bad_rho;                 /* lowest confirmed bad level (NAN: none) */
     int n_within, n_bad, n_ignored; /* points within budget, confirmed bad, unconfirmed bad */
+    int interpolated;               /* safe_rho is the crossing between two levels */
+    double crossing_rho;            /* the crossing of the two levels' means (NAN: none) */
+    double crossing_rho_ci[2];      /* of their upper and lower bounds (NAN: none) */
     cal_limit limit;
     char note[200];
 } cal_rule_result;
@@ -67,6 +80,12 @@ typedef struct cal_rule_result {
  * -ENODATA when no point is within budget (safe_rho NAN, limit NONE). */
 int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_rho, int fit_ok,
                      cal_rule_result *out);
+
+/* Where the straight line in x = rho/(1-rho) through (rho_a, ya) and
+ * (rho_b, yb) reaches budget, as a rho in [rho_a, rho_b]: rho_b when yb is
+ * not above the budget or not above ya, rho_a when ya already reaches it.
+ * Pure. */
+double cal_rule_cross(double rho_a, double ya, double rho_b, double yb, double budget);
 
 /* "model", "measured range", "over budget", "goodness of fit", "none" */
 const char *cal_limit_name(cal_limit l);

@@ -522,6 +522,24 @@ cJSON *lg_report_json(const lg_report *r)
         rb_json_put_num_inf(c, "predicted_rho", r->cert.predicted_rho);
         rb_json_put_num_inf(c, "safe_rho", r->cert.safe_rho);
         rb_json_put_num_inf(c, "certified_max_rate", r->cert.certified_max_rate);
+        /* Each stage's predicted rho (linear in the rate) beside the busiest
+         * worker's measured one: how well the cost model carried over. */
+        cJSON *sa = cJSON_AddArrayToObject(c, "stages");
+        for (int i = 0; sa && i < r->n_stages; i++) {
+            cJSON *so = cJSON_CreateObject();
+            if (!so || !cJSON_AddItemToArray(sa, so)) {
+                cJSON_Delete(so);
+                break;
+            }
+            double pr = r->cert.planned_rate > 0 && isfinite(r->cert.planned_rate)
+                            ? r->cert.predicted_rho * r->stages[i].rate_per_s / r->cert.planned_rate
+                            : NAN;
+            double mr = r->stage_bias ? r->stage_bias[i].max_rho : NAN;
+            rb_json_put_num_inf(so, "stage", i);
+            rb_json_put_num_inf(so, "predicted_rho", pr);
+            rb_json_put_num_inf(so, "measured_rho", mr);
+            rb_json_put_num_inf(so, "measured_over_predicted", pr > 0 ? mr / pr : NAN);
+        }
     }
     if (r->lost_note) cJSON_AddStringToObject(j, "lost_workers", r->lost_note);
     cJSON_AddStringToObject(j, "loadgen_version", RHOBENCH_VERSION);

@@ -188,6 +188,12 @@ m cert-moments-unchecked common/rb_cert.c \
 # calibrate/cal_fit.c
 m cost-negative-kept calibrate/cal_fit.c 'if (!(a >= 0 && b >= 0)) out->identified = 0;' ';'
 m cost-zero-kept calibrate/cal_fit.c 'if (!(b > 0) || !isfinite(b)) return -ERANGE;' 'if (!isfinite(b)) return -ERANGE;'
+m fit-negative-r-kept calibrate/cal_fit.c 'if (fitted && !(out->r_us > 0 && isfinite(out->transport_us))) {' \
+  'if (fitted && !isfinite(out->transport_us)) {'
+m selftest-exp-moment calibrate/cal_fit.c '(exponential ? 2.0 : 1.0) * d * d' '1.0 * d * d'
+m selftest-r-interval-ignored calibrate/cal_fit.c \
+  'c->pass = isfinite(r_true) && p->r_us_ci[0] <= r_true && r_true <= p->r_us_ci[1];' \
+  'c->pass = isfinite(r_true);'
 # loadgen/lg_judge.c
 m judge-cut-stopping-stage loadgen/lg_judge.c 'return n_used - (stopped_stage + 1);' 'return n_used - stopped_stage;'
 m judge-cut-ignored loadgen/lg_judge.c 'if (s >= n_judged) {' 'if (s >= n_views) {'
@@ -338,6 +344,13 @@ m rule-rate-cap-boundary calibrate/cal_rule.c 'return isfinite(p->rate) && p->ra
   'return isfinite(p->rate) && p->rate > 0 && p->rate <= bad_rate;'
 m rule-saturated-caps-by-rho calibrate/cal_rule.c 'if (p[i].saturated && isfinite(p[i].rate) && p[i].rate > 0) {' \
   'if (0) {'
+m cross-linear-in-rho calibrate/cal_rule.c \
+  $'double x = xa + (budget - ya) / (yb - ya) * (xb - xa);\n    return x / (1.0 + x);' \
+  $'(void)xa;\n    (void)xb;\n    return rho_a + (budget - ya) / (yb - ya) * (rho_b - rho_a);'
+m cross-means-not-bounds calibrate/cal_rule.c \
+  'cross = cal_rule_cross(a->rho, a->delay_us + ea, b->rho, b->delay_us + eb, budget_us);' \
+  'cross = cal_rule_cross(a->rho, a->delay_us, b->rho, b->delay_us, budget_us);'
+m cross-not-applied calibrate/cal_rule.c '    out->safe_rho = cross;' '    out->safe_rho = best;'
 # calibrate/cal_sweep.c
 m fill-saturation-only calibrate/cal_sweep.c \
   'return isfinite(budget_us) ? cal_sweep_looks_bad(s, transport_us, budget_us) : s->saturated;' \

@@ -56,8 +56,12 @@ static void test_never_beyond_highest_measured(void **state)
     assert_non_null(strstr(r.note, "not measured beyond rho = 0.700"));
 }
 
+#define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
+
 /* a confirmed level over budget: nothing at or above it is certified, even
- * a level above it that happened to measure within budget */
+ * a level above it that happened to measure within budget; the certified
+ * rho is where the delay crosses the budget between the level within and
+ * the level over, linear in rho/(1-rho), not either grid point */
 static void test_no_certification_beyond_over_budget(void **state)
 {
     (void)state;
@@ -66,23 +70,51 @@ static void test_no_certification_beyond_over_budget(void **state)
     p[n] = pt(0.4, 150, 10);
     p[n++].confirmed = 1;
     cal_rule_result r = certify(p, n, 0.9, 1, 0);
-    assert_true(r.safe_rho == 0.3);
+    /* (0.3, 20 +- 5) within, (0.4, 150 +- 10) over: x = 3/7 and 2/3; the
+     * upper bounds 25 and 160 reach 100 at x = 3/7 + 75/135 (2/3 - 3/7) */
+    NEAR(r.safe_rho, 0.35932203389830514);
+    NEAR(r.crossing_rho, 0.36511627906976746);       /* the means 20 and 150 */
+    NEAR(r.crossing_rho_ci[0], r.safe_rho);          /* the upper bounds */
+    NEAR(r.crossing_rho_ci[1], 0.37125748502994016); /* the lower bounds 15 and 140 */
+    assert_true(r.interpolated);
+    assert_true(r.measured_rho == 0.3);
     assert_int_equal(r.limit, CAL_LIMIT_OVER);
+    assert_non_null(strstr(r.note, "crosses the budget between rho 0.300 (within) and 0.400"));
     assert_true(r.bad_rho == 0.4);
     assert_int_equal(r.n_bad, 1);
-    /* the error bar counts: 95 + 6 > 100 is not within budget */
+    /* the model's bound below the crossing decides */
+    r = certify(p, n, 0.33, 1, 0);
+    assert_true(r.safe_rho == 0.33);
+    assert_int_equal(r.limit, CAL_LIMIT_MODEL);
+    /* the error bar counts: 95 + 6 > 100 is not within budget; its mean is,
+     * so the crossing of the means is the bad level itself */
     n = good(p);
     p[2] = pt(0.5, 95, 6);
     p[2].confirmed = 1;
     r = certify(p, n, 0.9, 1, 0);
-    assert_true(r.safe_rho == 0.3);
+    NEAR(r.safe_rho, 0.4981132075471698);
+    NEAR(r.crossing_rho, 0.5);
+    NEAR(r.crossing_rho_ci[1], 0.5);
     /* exactly at the budget is within it */
     p[2] = pt(0.5, 94, 6);
     p[2].confirmed = 1;
     p[3] = pt(0.7, 200, 6);
     p[3].confirmed = 1;
     r = certify(p, n, 0.9, 1, 0);
-    assert_true(r.safe_rho == 0.5);
+    assert_true(r.safe_rho == 0.5); /* already at the budget: the crossing is the level */
+    assert_false(r.interpolated);
+}
+
+/* the crossing's edges, in rho/(1-rho) */
+static void test_cross(void **state)
+{
+    (void)state;
+    /* x 1 -> 3 (rho 0.5 -> 0.75), 50 -> 150: 100 at x 2, rho 2/3 */
+    NEAR(cal_rule_cross(0.5, 50, 0.75, 150, 100), 2.0 / 3.0);
+    NEAR(cal_rule_cross(0.5, 50, 0.75, 100, 100), 0.75); /* the far end not above */
+    NEAR(cal_rule_cross(0.5, 50, 0.75, 40, 100), 0.75);  /* not rising */
+    NEAR(cal_rule_cross(0.5, 120, 0.75, 150, 100), 0.5); /* already over */
+    NEAR(cal_rule_cross(0.5, 100, 0.75, 150, 100), 0.5);
 }
 
 /* one outlier (a stall that its repeat did not show) does not move the
@@ -156,8 +188,8 @@ static void test_saturated_caps_by_rate(void **state)
     q[0].rate = 1000, q[1].rate = 3000, q[2].rate = 2000; /* 0.5 at a lower rate: noise */
     q[1].confirmed = 1;
     r = certify(q, 3, 0.9, 1, 0);
-    assert_true(r.safe_rho == 0.2);
-    assert_non_null(strstr(r.note, "over budget"));
+    NEAR(r.safe_rho, 0.32903225806451614); /* between 0.2 (25) and 0.4 (155) */
+    assert_non_null(strstr(r.note, "over, confirmed by a repeat"));
 }
 
 /* a fit that failed its test gives the measured range, and says so, even
@@ -188,6 +220,7 @@ static void test_nothing_within(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cross),
         cmocka_unit_test(test_model_bound_below_measured),
         cmocka_unit_test(test_never_beyond_highest_measured),
         cmocka_unit_test(test_no_certification_beyond_over_budget),

@@ -33,6 +33,11 @@ grep -qxF "$want" "$WORK/refused2.err" || fail "the refusal does not say it with
 [ "$(served)" -eq 50 ] || fail "served $(served), expected 50"
 jq -e '.certificate | test("predicted at rho 0.150 per worker .*within the certified safe rho 0.300")' \
   "$WORK/r2/ok.json" > /dev/null || fail "the report lacks the certificate's note: $(jq -c .certificate "$WORK/r2/ok.json")"
+# each stage's predicted rho beside its measured one
+jq -e '.certificate_check.stages | length == 1 and (.[0].predicted_rho - 0.15 | fabs) < 1e-9
+       and (.[0].measured_rho | type) == "number" and .[0].measured_rho >= 0
+       and (.[0].measured_over_predicted - .[0].measured_rho / .[0].predicted_rho | fabs) < 1e-9' \
+  "$WORK/r2/ok.json" > /dev/null || fail "certificate_check.stages: $(jq -c .certificate_check "$WORK/r2/ok.json")"
 
 # version 1: requests/s per worker of calibrate's workload
 jq -n --arg cpu "$cpu" --argjson cores "$cores" '{host: {cpu_model: $cpu, cores_online: $cores},
