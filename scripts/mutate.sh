@@ -54,6 +54,8 @@ tests_for() {
     simserver/sim_metrics.c) echo "test_sim_metrics" ;;
     common/rb_timer.c) echo "test_rb_timer" ;;
     loadgen/lg_merge.c) echo "test_lg_merge" ;;
+    calibrate/cal_level.c) echo "test_cal_level" ;;
+    loadgen/lg_cert.c) echo "test_lg_cert" ;;
     calibrate/cal_rule.c) echo "test_cal_rule" ;;
     calibrate/cal_sweep.c) echo "test_cal_sweep" ;;
     calibrate/cal_fit.c) echo "test_cal_fit" ;;
@@ -369,6 +371,22 @@ m merge-samples-no-cut loadgen/lg_merge.c 'while (c < n && all[c].index == all[0
   'while (c < n)'
 m merge-samples-sorted-backwards loadgen/lg_merge.c 'return (x->index > y->index) - (x->index < y->index);' \
   'return (x->index < y->index) - (x->index > y->index);'
+
+# calibrate/cal_level.c: a level's figures over its batches
+m level-saturated-counts calibrate/cal_level.c 'return !s->saturated || l->n_saturated == total[j];' 'return 1;'
+m level-majority-off calibrate/cal_level.c 'l->saturated = 2 * l->n_saturated > total[j];' \
+  'l->saturated = l->n_saturated > 0;'
+m level-err-z-not-t calibrate/cal_level.c 'l->delay_err_us = cal_t95(l->n - 1) * l->delay_sd_us / sqrt(nn);' \
+  'l->delay_err_us = 1.96 * l->delay_sd_us / sqrt(nn);'
+m level-pooled-keeps-outliers calibrate/cal_level.c 'if (v->outlier || v->saturated || !isfinite(v->delay_us)' \
+  'if (v->saturated || !isfinite(v->delay_us)'
+
+# loadgen/lg_cert.c: the plan's predicted rho against the certificate
+m cert-rho-not-per-worker loadgen/lg_cert.c 'return rate / k * busy_us * 1e-6;' 'return rate * busy_us * 1e-6;'
+m cert-boundary-refused loadgen/lg_cert.c 'd->ok = rho <= e->safe_rho;' 'd->ok = rho < e->safe_rho;'
+m cert-drops-event-cost loadgen/lg_cert.c \
+  'double busy_us = events / events_per_delivery * c->per_delivery_us + events * c->per_event_us;' \
+  'double busy_us = events / events_per_delivery * c->per_delivery_us;'
 
 # common/rb_timer.c: a timer armed 2 ms late.
 m timer-2ms-late common/rb_timer.c 'if (deadline_ns < 1) deadline_ns = 1; /* 0 would disarm the timerfd */' \

@@ -193,8 +193,10 @@ static void test_rule_v2(void **state)
     assert_false(d.ok);
     assert_non_null(strstr(d.message, "rho 0.544"));
     assert_non_null(strstr(d.message, "safe rho 0.400"));
-    /* the boundary: rho exactly 0.4 (2777.78/s of 16 tokens) is accepted */
-    lg_cert_check_plan(&c, &h, 1, 0.4 / 144e-6, 16, &d);
+    /* the boundary: rho exactly 0.4 (2777.78/s of 16 tokens: the double
+     * whose prediction is 0.4 to the last bit) is accepted */
+    lg_cert_check_plan(&c, &h, 1, 2777.7777777777783, 16, &d);
+    assert_true(d.predicted_rho == 0.4);
     assert_true(d.ok);
     /* tokens not known (a trace): the reference workload's rate decides */
     lg_cert_check_plan(&c, &h, 1, 2000, NAN, &d);

@@ -113,19 +113,26 @@ stop_sim q
 # number running then: the stamps say which gaps were drawn alone and which
 # with both streams running, whatever the host's timing.
 start_sim l --max-num-seqs 2 --time-factor-under-load 3 --inter-token-latency 10ms
-curl -sS -N --max-time 10 -H 'X-Sim-Stamp: 1' "$URL/v1/completions" -d '{"prompt":"a","max_tokens":40,"stream":true}' >"$TMP/l1.sse" &
-l1=$!
-check "the first stream runs" wait_metric 'vllm:num_requests_running{model_name="sim-model"}' 1
-curl -sS -N --max-time 10 -H 'X-Sim-Stamp: 1' "$URL/v1/completions" -d '{"prompt":"b","max_tokens":6,"stream":true}' >"$TMP/l2.sse"
-wait "$l1"
-t1_last=$(sed -n 's/^: t=//p' "$TMP/l1.sse" | head -n 40 | tail -n 1)
-t2_first=$(sed -n 's/^: t=//p' "$TMP/l2.sse" | head -n 1)
-arrival2=$((t2_first - $(truth "$TMP/l2.sse" prefill_ns) - $(truth "$TMP/l2.sse" queue_ns)))
-late1=$(truth "$TMP/l1.sse" max_late_ns) late2=$(truth "$TMP/l2.sse" max_late_ns)
-# both: the second stream's gaps drawn while the first still ran;
-# alone: the first stream's gaps drawn before the second arrived.
-gaps "$TMP/l2.sse" 6 | awk -v e="$t1_last" '$1 < e { print $2 }' >"$TMP/both"
-gaps "$TMP/l1.sse" 40 | awk -v a="$arrival2" '$1 < a { print $2 }' >"$TMP/alone"
+# The second stream must arrive while the first runs: on a slow host starting
+# its curl can outlast a short first stream, so the first is made longer
+# (40, 160, then 480 tokens) until the two overlapped (bounded, three tries).
+for first in 40 160 480; do
+  curl -sS -N --max-time 60 -H 'X-Sim-Stamp: 1' "$URL/v1/completions" -d "{\"prompt\":\"a\",\"max_tokens\":$first,\"stream\":true}" >"$TMP/l1.sse" &
+  l1=$!
+  wait_metric 'vllm:num_requests_running{model_name="sim-model"}' 1 || { wait "$l1"; continue; }
+  curl -sS -N --max-time 60 -H 'X-Sim-Stamp: 1' "$URL/v1/completions" -d '{"prompt":"b","max_tokens":6,"stream":true}' >"$TMP/l2.sse"
+  wait "$l1"
+  t1_last=$(sed -n 's/^: t=//p' "$TMP/l1.sse" | head -n "$first" | tail -n 1)
+  t2_first=$(sed -n 's/^: t=//p' "$TMP/l2.sse" | head -n 1)
+  arrival2=$((t2_first - $(truth "$TMP/l2.sse" prefill_ns) - $(truth "$TMP/l2.sse" queue_ns)))
+  late1=$(truth "$TMP/l1.sse" max_late_ns) late2=$(truth "$TMP/l2.sse" max_late_ns)
+  # both: the second stream's gaps drawn while the first still ran;
+  # alone: the first stream's gaps drawn before the second arrived.
+  gaps "$TMP/l2.sse" 6 | awk -v e="$t1_last" '$1 < e { print $2 }' >"$TMP/both"
+  gaps "$TMP/l1.sse" "$first" | awk -v a="$arrival2" '$1 < a { print $2 }' >"$TMP/alone"
+  [ -s "$TMP/both" ] && break
+  echo "note: the first stream ($first tokens) ended before the second arrived; again, longer"
+done
 echo "gaps with 2 running (ms): $(while read -r g; do ms "$g"; printf ' '; done <"$TMP/both")"
 echo "gaps alone (ms): $(while read -r g; do ms "$g"; printf ' '; done <"$TMP/alone")"
 check "the two streams overlapped (some of the second's gaps drawn with 2 running)" [ -s "$TMP/both" ]
