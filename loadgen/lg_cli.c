@@ -262,12 +262,17 @@ static int parse_metadata(void *base, const char *val, char *why, size_t n)
     return 0;
 }
 
+/* "KEY=VALUE" (vLLM's form) or "KEY:VALUE": the first '=' or ':' ends the
+ * name (neither can be in a header's name), so a value may hold either. */
 static int parse_header(void *base, const char *val, char *why, size_t n)
 {
     lg_opts *o = base;
     if (o->n_headers == LG_MAX_HEADERS) return WHY("too many headers (at most 32)");
-    const char *c = strchr(val, ':');
-    if (!c || c == val) return WHY("expected KEY:VALUE");
+    const char *c = strpbrk(val, ":=");
+    if (!c || c == val) return WHY("expected KEY=VALUE or KEY:VALUE");
+    for (const char *k = val; k < c; k++)
+        if (*k <= ' ' || *k >= 127 || strchr("\"(),/;<>?@[\\]{}", *k))
+            return WHY("the name before '%c' is not a header name", *c);
     if (strpbrk(val, "\r\n")) return WHY("must not contain a line break");
     o->headers[o->n_headers++] = (char *)val; /* argv outlives o */
     return 0;
@@ -416,9 +421,10 @@ static const rb_opt OPTS[] = {
      .greedy = 1,
      .help = "SLOs for goodput (ttft, tpot, itl, ntpot, e2el)",
      .key = "report.goodput.constraints"},
-    CUSTOM("header", "K:V", parse_header,
-           "extra request header (repeatable); OPENAI_API_KEY in the environment -> "
-           "Authorization: Bearer"),
+    CUSTOM("header", "KEY=VALUE", parse_header,
+           "extra request headers, KEY=VALUE (vLLM's) or KEY:VALUE, one or more (repeatable); "
+           "OPENAI_API_KEY in the environment -> Authorization: Bearer",
+           .greedy = 1),
     FLAG("ignore-eos", ignore_eos, 1, "ask the server to ignore end-of-sequence"),
     INT("max-concurrency", max_concurrency, 1, 10000000, NULL,
         "alone: closed loop with C in flight; with a rate: a cap (waiting for a slot counts in "

@@ -43,7 +43,7 @@ typedef struct lg_opts {
     char model[256];
     char tokenizer[256];           /* --tokenizer: only reported (tokenizer_id) */
     char metadata[1024];           /* --metadata KEY=VALUE items, one a line: into the report */
-    char *headers[LG_MAX_HEADERS]; /* "K: V", pointers into argv (not owned) */
+    char *headers[LG_MAX_HEADERS]; /* "K: V" or "K=V", pointers into argv (not owned) */
     int n_headers;
     int allow_remote;
     /* the server's own metrics (lg_scrape.h): "" the target's /metrics, "off" */
