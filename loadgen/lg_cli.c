@@ -278,6 +278,14 @@ static int parse_header(void *base, const char *val, char *why, size_t n)
     return 0;
 }
 
+static int parse_extra_body(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    if (!*val) return WHY("must be a JSON object");
+    o->extra_body = val; /* argv outlives o; checked by lg_cli_finish */
+    return 0;
+}
+
 static int parse_server_metric(void *base, const char *val, char *why, size_t n)
 {
     lg_opts *o = base;
@@ -413,6 +421,9 @@ static const rb_opt OPTS[] = {
     SECONDS("duration", duration_ns, 1, NULL, "send for D seconds instead (e.g. 30, or 30s)"),
     CUSTOM("endpoint", "PATH", parse_endpoint, "/v1/completions (default) or /v1/chat/completions",
            .key = "api.type"),
+    CUSTOM("extra-body", "JSON", parse_extra_body,
+           "a JSON object merged into every request body, rendered once before the run (it may "
+           "not set model, prompt, messages, stream, stream_options, max_tokens, ignore_eos)"),
     FLAG("force", force, 1, "run anyway beyond the certificate"),
     {.name = "goodput",
      .type = RB_OPT_CUSTOM,
@@ -435,6 +446,15 @@ static const rb_opt OPTS[] = {
     CUSTOM("metadata", "KEY=VALUE", parse_metadata, "written into the result JSON (repeatable)"),
     CUSTOM("metric-percentiles", "LIST", parse_percentiles, "percentiles (default 50,90,99)",
            .key = "report.request_lifecycle.percentiles"),
+    {.name = "min-p",
+     .type = RB_OPT_DOUBLE,
+     .arg = "P",
+     AT(min_p),
+     RB_OPT_GIVEN(lg_opts, min_p_given),
+     .min = 0,
+     .max = 1,
+     .why = "must be in [0, 1]",
+     .help = "min_p of every request (vLLM's; default: not sent)"},
     STRING("model", "NAME", model, "sim-model", "model name sent in each request",
            .key = "server.model_name"),
     FLAG("mpi", mpi, 1, "under mpirun: each rank one worker, rank 0 reports"),
@@ -541,6 +561,8 @@ static const rb_opt OPTS[] = {
      .why = "must be a whole number >= 0",
      .key = "load.seed",
      .help = "seed of the arrival schedule and the dataset"},
+    STRING("served-model-name", "NAME", served_model_name, NULL,
+           "the model name the requests carry (vLLM's; default: --model)"),
     CUSTOM("server-metric", "NAME", parse_server_metric,
            "also report this metric of the server's, per stage (repeatable, at most 16)"),
     STRING("server-metrics", "URL|off", server_metrics, NULL,
@@ -569,8 +591,36 @@ static const rb_opt OPTS[] = {
          "stop after the first saturated stage: by the client (dispatched < 95% of scheduled, or "
          "> 1% later than --saturation-lag-ms) or by the server (completed < 95% of offered with "
          "a growing backlog, or TTFT p50 past its knee); the report's \"knee\" says which"),
+    {.name = "temperature",
+     .type = RB_OPT_DOUBLE,
+     .arg = "T",
+     AT(temperature),
+     RB_OPT_GIVEN(lg_opts, temperature_given),
+     .min = 0,
+     .max = 1e6,
+     .why = "must be a number >= 0",
+     .help = "temperature of every request (vLLM's; default: not sent, the server's own)"},
     STRING("tokenizer", "NAME", tokenizer, NULL,
            "recorded as tokenizer_id (token counts come from the server)"),
+    {.name = "top-k",
+     .type = RB_OPT_INT,
+     .arg = "K",
+     AT(top_k),
+     RB_OPT_GIVEN(lg_opts, top_k_given),
+     .lo = -1,
+     .hi = 1000000000,
+     .why = "must be a whole number >= -1 (-1: all tokens)",
+     .help = "top_k of every request (vLLM's; default: not sent)"},
+    {.name = "top-p",
+     .type = RB_OPT_DOUBLE,
+     .arg = "P",
+     AT(top_p),
+     RB_OPT_GIVEN(lg_opts, top_p_given),
+     .min = 0,
+     .max = 1,
+     .excl_min = 1,
+     .why = "must be in (0, 1]",
+     .help = "top_p of every request (vLLM's; default: not sent)"},
     RATE("trace-speedup", trace_speedup, "1", "must be > 0", "replay a trace X times faster"),
 };
 
@@ -703,6 +753,10 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         if (!o->allow_remote && !lg_url_is_loopback(val))
             return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass "
                        "--allow-remote to query another host");
+    }
+    {
+        int rc = lg_extra_body_render(o, err, errlen);
+        if (rc) return rc;
     }
     o->chat = strstr(o->endpoint, "chat") != NULL;
     if (o->sweep != LG_SWEEP_NONE || o->sweep_until_saturation) {

@@ -14,7 +14,7 @@ endforeach()
 # 2-core host would be measured as the client's.
 set_tests_properties(lg_e2e_verdict lg_e2e_wire_time PROPERTIES RUN_SERIAL TRUE)
 # The first hour's tests: units, prompt reuse, the report's small things, the knee.
-foreach(t units prompts report knee server_metrics request_headers)
+foreach(t units prompts report knee server_metrics request_options)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 120)
 endforeach()
 # A real Prometheus scraping simserver; skipped (exit 77) only where the

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Request headers reach the server: --header KEY=VALUE (vLLM's form, one or
-# more after the flag) and KEY:VALUE, a value holding the other separator,
-# and a config's server.api_key (Authorization: Bearer) and api.headers,
-# seen by a capture server that logs every request it gets. Bad input exits
-# 2 naming the flag or the key.
+# Request headers and body additions reach the server, seen by a capture
+# server that logs every request it gets: --header KEY=VALUE (vLLM's form,
+# one or more after the flag) and KEY:VALUE, a value holding the other
+# separator, a config's server.api_key (Authorization: Bearer) and
+# api.headers; --extra-body merged into every body with vLLM's sampling
+# flags and --served-model-name. Bad input exits 2 naming the flag or key.
 source "$(dirname "$0")/lib.sh"
 log="$WORK/capture.jsonl"
 python3 "$(dirname "$0")/capture_server.py" "$log" >"$WORK/cap.out" 2>"$WORK/cap.err" &
@@ -56,4 +57,21 @@ printf 'server:\n  base_url: %s\n  api_key: 5\n' "$url" >"$WORK/bad.yml"
 rc=0
 "$LOADGEN" --config "$WORK/bad.yml" --num-prompts 1 2>"$WORK/bad.err" || rc=$?
 [ "$rc" -eq 2 ] && grep -q "server.api_key" "$WORK/bad.err" || fail "a numeric api_key: exit $rc, $(cat "$WORK/bad.err")"
-pass "request headers: --header KEY=VALUE and KEY:VALUE, server.api_key, api.headers reach the server"
+# The body: --extra-body, the sampling flags, the served model name.
+: >"$log"
+"$LOADGEN" "${common[@]}" --num-prompts 2 --endpoint /v1/chat/completions \
+  --extra-body '{"temperature":0.5,"chat_template_kwargs":{"enable_thinking":false},"seed":7}' \
+  --top-p 0.9 --top-k 20 --min-p 0.05 --served-model-name served-one 2>"$WORK/b.err" ||
+  fail "the body run exited $?: $(cat "$WORK/b.err")"
+jq -se 'length == 2 and all(.[]; .body | fromjson | .temperature == 0.5
+          and .chat_template_kwargs.enable_thinking == false and .seed == 7 and .top_p == 0.9
+          and .top_k == 20 and .min_p == 0.05 and .model == "served-one" and .stream == true
+          and (.messages | length) == 1 and .max_tokens == 2)' "$log" >/dev/null ||
+  fail "the body the server saw: $(head -n 1 "$log")"
+for bad in '[1,2]' '{"model":"x"}' '{"prompt":"x"}' '{"stream":false}' 'nonsense' '{"temperature":1}'; do
+  rc=0
+  "$LOADGEN" --base-url "$url" --extra-body "$bad" --temperature 0.2 --num-prompts 1 2>"$WORK/bad.err" || rc=$?
+  [ "$rc" -eq 2 ] && grep -q -- "--extra-body" "$WORK/bad.err" && grep -qF -- "$bad" "$WORK/bad.err" ||
+    fail "--extra-body '$bad': exit $rc, $(cat "$WORK/bad.err")"
+done
+pass "request headers and body: --header KEY=VALUE and KEY:VALUE, server.api_key, api.headers, --extra-body and the sampling flags reach the server"
