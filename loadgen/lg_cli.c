@@ -565,9 +565,10 @@ static const rb_opt OPTS[] = {
            "the model name the requests carry (vLLM's; default: --model)"),
     CUSTOM("server-metric", "NAME", parse_server_metric,
            "also report this metric of the server's, per stage (repeatable, at most 16)"),
-    STRING("server-metrics", "URL|off", server_metrics, NULL,
-           "scrape the server's Prometheus metrics from URL (default: the base URL's /metrics; "
-           "off: none); the coordinator scrapes, never the workers"),
+    STRING("server-metrics", "URL|target|off", server_metrics, NULL,
+           "scrape the server's Prometheus metrics from URL (target: the base URL's /metrics; "
+           "default off: a scrape is a request the server sees); the coordinator scrapes, never "
+           "the workers"),
     SECONDS("server-metrics-interval", server_metrics_interval_ns, 10000000, "1s",
             "time between scrapes of --server-metrics (at least 10ms)"),
     CHOICE("sim-stamps", "auto|on|off", sim_stamps, STAMPS, "auto", "must be auto, on or off",
@@ -682,14 +683,14 @@ static int url_host(const char *url, char *buf, size_t cap)
 
 void lg_server_metrics_url(const lg_opts *o, char *url, size_t cap)
 {
-    if (!strcmp(o->server_metrics, "off")) {
+    if (!o->server_metrics[0] || !strcmp(o->server_metrics, "off")) {
         snprintf(url, cap, "%s", "");
-    } else if (o->server_metrics[0]) {
-        snprintf(url, cap, "%s", o->server_metrics);
-    } else {
+    } else if (!strcmp(o->server_metrics, "target")) {
         const char *p = strstr(o->base_url, "://");
         size_t origin = p ? (size_t)(p + 3 - o->base_url) + strcspn(p + 3, "/?#") : 0;
         snprintf(url, cap, "%.*s/metrics", (int)origin, o->base_url);
+    } else {
+        snprintf(url, cap, "%s", o->server_metrics);
     }
 }
 
@@ -732,7 +733,8 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass --allow-remote "
                    "to target another host");
     }
-    if (o->server_metrics[0] && strcmp(o->server_metrics, "off")) {
+    if (o->server_metrics[0] && strcmp(o->server_metrics, "off") &&
+        strcmp(o->server_metrics, "target")) {
         char host[256];
         flag = "--server-metrics";
         val = o->server_metrics;

@@ -46,7 +46,8 @@ typedef struct lg_opts {
     char *headers[LG_MAX_HEADERS]; /* "K: V" or "K=V", pointers into argv (not owned) */
     int n_headers;
     int allow_remote;
-    /* the server's own metrics (lg_scrape.h): "" the target's /metrics, "off" */
+    /* the server's own metrics (lg_scrape.h): a URL, "target" (the base
+     * URL's /metrics), "off" or "" (none) */
     char server_metrics[512];
     int64_t server_metrics_interval_ns;
     const char *server_metric[LG_MAX_SERVER_METRICS]; /* pointers into argv (not owned) */
@@ -166,8 +167,8 @@ int64_t lg_cli_planned_arrivals(const lg_opts *o);
 int lg_extra_body_render(lg_opts *o, char *err, size_t errlen);
 
 /* The URL the run scrapes the server's metrics from into url[0..cap): "" when
- * --server-metrics is off, else its URL, by default the base URL's origin
- * with /metrics. */
+ * --server-metrics is off (the default), the base URL's origin with /metrics
+ * for "target", else its URL. */
 void lg_server_metrics_url(const lg_opts *o, char *url, size_t cap);
 
 /* 1 if the URL's host is a loopback address (127.0.0.0/8, ::1, localhost). */
