@@ -739,7 +739,7 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         flag = "--server-metrics";
         val = o->server_metrics;
         if (strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0)
-            return BAD("must be an http:// or https:// URL, or off");
+            return BAD("must be an http:// or https:// URL, target or off");
         if (url_host(val, host, sizeof host)) return BAD("has no host");
         if (!o->allow_remote && !lg_url_is_loopback(val))
             return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass "
