@@ -65,7 +65,7 @@ int lg_body_render_pieces(const lg_opts *o, const lg_body_piece *pieces, int n_p
     rb_buf b = {0};
     char num[64];
     rb_buf_puts(&b, "{\"model\":");
-    put_json_str(&b, o->model);
+    put_json_str(&b, o->served_model_name[0] ? o->served_model_name : o->model);
     if (o->chat) {
         rb_buf_puts(&b, ",\"messages\":[{\"role\":\"user\",\"content\":");
         put_pieces(&b, pieces, n_pieces);
@@ -84,6 +84,10 @@ int lg_body_render_pieces(const lg_opts *o, const lg_body_piece *pieces, int n_p
     else
         rb_buf_puts(&b, ",\"stream\":false");
     if (o->ignore_eos) rb_buf_puts(&b, ",\"ignore_eos\":true");
+    if (o->extra_members[0]) { /* --extra-body and the sampling flags (lg_extra.c) */
+        rb_buf_puts(&b, ",");
+        rb_buf_puts(&b, o->extra_members);
+    }
     rb_buf_puts(&b, "}");
     /* no cap: the prompt was bounded when the dataset was read (a session's
      * context by its own cap) */

@@ -132,6 +132,62 @@ int lg_url_unspecified_to_loopback(char *url, size_t cap)
     return 1;
 }
 
+/* A header from the config: "K: V" as --header. */
+static int add_header(cfx *c, const char *path, const char *k, const cJSON *v)
+{
+    char num[64];
+    const char *val = cJSON_IsString(v) ? v->valuestring : NULL;
+    if (cJSON_IsNumber(v)) {
+        snprintf(num, sizeof num, "%.17g", v->valuedouble);
+        val = num;
+    }
+    if (!val) return refuse(c, path, v, "must be a string");
+    size_t n = strlen(k) + strlen(val) + 3;
+    char *h = malloc(n);
+    if (!h) {
+        snprintf(c->err, c->errlen, "config: out of memory");
+        return -ENOMEM;
+    }
+    snprintf(h, n, "%s: %s", k, val);
+    int rc = add_arg(c, "--header", h);
+    free(h);
+    return rc;
+}
+
+/* server.api_key: Authorization: Bearer KEY; api.headers {K: V}: each a
+ * --header K: V (Inference Perf's). */
+static int map_headers(cfx *c, cJSON *server, cJSON *api)
+{
+    cJSON *key = get(server, "api_key");
+    if (key) {
+        if (!cJSON_IsString(key) || !key->valuestring[0])
+            return refuse(c, "server.api_key", key, "must be a non-empty string");
+        char *bearer = malloc(strlen(key->valuestring) + 8);
+        if (!bearer) {
+            snprintf(c->err, c->errlen, "config: out of memory");
+            return -ENOMEM;
+        }
+        sprintf(bearer, "Bearer %s", key->valuestring);
+        cJSON *b = cJSON_CreateString(bearer);
+        free(bearer);
+        int rc = b ? add_header(c, "server.api_key", "Authorization", b) : -ENOMEM;
+        cJSON_Delete(b);
+        if (rc) return rc;
+        cJSON_DeleteItemFromObjectCaseSensitive(server, "api_key");
+    }
+    cJSON *hs = get(api, "headers");
+    if (!hs) return 0;
+    if (!cJSON_IsObject(hs))
+        return refuse(c, "api.headers", hs, "must be an object of names and values");
+    for (cJSON *h = hs->child; h; h = h->next) {
+        char path[160];
+        snprintf(path, sizeof path, "api.headers.%.100s", h->string);
+        TRY(add_header(c, path, h->string, h));
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(api, "headers");
+    return 0;
+}
+
 static int map_server(cfx *c, cJSON *server)
 {
     if (!cJSON_IsObject(server)) return 0;
@@ -498,6 +554,7 @@ int lg_cfgfile_to_args(const char *text, size_t len, lg_args *out, char *notes, 
             ignore(&c, root, "", "metrics");
         ignore(&c, root, "", "storage");
         ignore(&c, root, "", "circuit_breakers");
+        if (!rc) rc = map_headers(&c, get(root, "server"), get(root, "api"));
         if (!rc) rc = map_server(&c, get(root, "server"));
         if (!rc) rc = map_load(&c, root, get(root, "load"));
         if (!rc) rc = map_data(&c, root, get(root, "data"));

@@ -262,14 +262,27 @@ static int parse_metadata(void *base, const char *val, char *why, size_t n)
     return 0;
 }
 
+/* "KEY=VALUE" (vLLM's form) or "KEY:VALUE": the first '=' or ':' ends the
+ * name (neither can be in a header's name), so a value may hold either. */
 static int parse_header(void *base, const char *val, char *why, size_t n)
 {
     lg_opts *o = base;
     if (o->n_headers == LG_MAX_HEADERS) return WHY("too many headers (at most 32)");
-    const char *c = strchr(val, ':');
-    if (!c || c == val) return WHY("expected KEY:VALUE");
+    const char *c = strpbrk(val, ":=");
+    if (!c || c == val) return WHY("expected KEY=VALUE or KEY:VALUE");
+    for (const char *k = val; k < c; k++)
+        if (*k <= ' ' || *k >= 127 || strchr("\"(),/;<>?@[\\]{}", *k))
+            return WHY("the name before '%c' is not a header name", *c);
     if (strpbrk(val, "\r\n")) return WHY("must not contain a line break");
     o->headers[o->n_headers++] = (char *)val; /* argv outlives o */
+    return 0;
+}
+
+static int parse_extra_body(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    if (!*val) return WHY("must be a JSON object");
+    o->extra_body = val; /* argv outlives o; checked by lg_cli_finish */
     return 0;
 }
 
@@ -412,6 +425,9 @@ static const rb_opt OPTS[] = {
     SECONDS("duration", duration_ns, 1, NULL, "send for D seconds instead (e.g. 30, or 30s)"),
     CUSTOM("endpoint", "PATH", parse_endpoint, "/v1/completions (default) or /v1/chat/completions",
            .key = "api.type"),
+    CUSTOM("extra-body", "JSON", parse_extra_body,
+           "a JSON object merged into every request body, rendered once before the run (it may "
+           "not set model, prompt, messages, stream, stream_options, max_tokens, ignore_eos)"),
     FLAG("force", force, 1, "run anyway beyond the certificate"),
     {.name = "goodput",
      .type = RB_OPT_CUSTOM,
@@ -420,9 +436,10 @@ static const rb_opt OPTS[] = {
      .greedy = 1,
      .help = "SLOs for goodput (ttft, tpot, itl, ntpot, e2el)",
      .key = "report.goodput.constraints"},
-    CUSTOM("header", "K:V", parse_header,
-           "extra request header (repeatable); OPENAI_API_KEY in the environment -> "
-           "Authorization: Bearer"),
+    CUSTOM("header", "KEY=VALUE", parse_header,
+           "extra request headers, KEY=VALUE (vLLM's) or KEY:VALUE, one or more (repeatable); "
+           "OPENAI_API_KEY in the environment -> Authorization: Bearer",
+           .greedy = 1),
     FLAG("ignore-eos", ignore_eos, 1, "ask the server to ignore end-of-sequence"),
     INT("max-concurrency", max_concurrency, 1, 10000000, NULL,
         "alone: closed loop with C in flight; with a rate: a cap (waiting for a slot counts in "
@@ -433,6 +450,15 @@ static const rb_opt OPTS[] = {
     CUSTOM("metadata", "KEY=VALUE", parse_metadata, "written into the result JSON (repeatable)"),
     CUSTOM("metric-percentiles", "LIST", parse_percentiles, "percentiles (default 50,90,99)",
            .key = "report.request_lifecycle.percentiles"),
+    {.name = "min-p",
+     .type = RB_OPT_DOUBLE,
+     .arg = "P",
+     AT(min_p),
+     RB_OPT_GIVEN(lg_opts, min_p_given),
+     .min = 0,
+     .max = 1,
+     .why = "must be in [0, 1]",
+     .help = "min_p of every request (vLLM's; default: not sent)"},
     STRING("model", "NAME", model, "sim-model", "model name sent in each request",
            .key = "server.model_name"),
     FLAG("mpi", mpi, 1, "under mpirun: each rank one worker, rank 0 reports"),
@@ -542,11 +568,14 @@ static const rb_opt OPTS[] = {
      .why = "must be a whole number >= 0",
      .key = "load.seed",
      .help = "seed of the arrival schedule and the dataset"},
+    STRING("served-model-name", "NAME", served_model_name, NULL,
+           "the model name the requests carry (vLLM's; default: --model)"),
     CUSTOM("server-metric", "NAME", parse_server_metric,
            "also report this metric of the server's, per stage (repeatable, at most 16)"),
-    STRING("server-metrics", "URL|off", server_metrics, NULL,
-           "scrape the server's Prometheus metrics from URL (default: the base URL's /metrics; "
-           "off: none); the coordinator scrapes, never the workers"),
+    STRING("server-metrics", "URL|target|off", server_metrics, NULL,
+           "scrape the server's Prometheus metrics from URL (target: the base URL's /metrics; "
+           "default off: a scrape is a request the server sees); the coordinator scrapes, never "
+           "the workers"),
     SECONDS("server-metrics-interval", server_metrics_interval_ns, 10000000, "1s",
             "time between scrapes of --server-metrics (at least 10ms)"),
     CHOICE("sim-stamps", "auto|on|off", sim_stamps, STAMPS, "auto", "must be auto, on or off",
@@ -570,6 +599,15 @@ static const rb_opt OPTS[] = {
          "stop after the first saturated stage: by the client (dispatched < 95% of scheduled, or "
          "> 1% later than --saturation-lag-ms) or by the server (completed < 95% of offered with "
          "a growing backlog, or TTFT p50 past its knee); the report's \"knee\" says which"),
+    {.name = "temperature",
+     .type = RB_OPT_DOUBLE,
+     .arg = "T",
+     AT(temperature),
+     RB_OPT_GIVEN(lg_opts, temperature_given),
+     .min = 0,
+     .max = 1e6,
+     .why = "must be a number >= 0",
+     .help = "temperature of every request (vLLM's; default: not sent, the server's own)"},
     FLAG("token-ids", token_ids, 1,
          "random and shared-prefix on /v1/completions: send each prompt as \"prompt\": [token "
          "ids], ids drawn from the seed in [0, --vocab-size): its lengths are then exact in the "
@@ -578,6 +616,25 @@ static const rb_opt OPTS[] = {
            "a tokenizer.json (file or folder), or a model id in the local Hugging Face cache "
            "(nothing is downloaded): lengths in its tokens, text prompts built to exact token "
            "lengths; recorded as tokenizer_id"),
+    {.name = "top-k",
+     .type = RB_OPT_INT,
+     .arg = "K",
+     AT(top_k),
+     RB_OPT_GIVEN(lg_opts, top_k_given),
+     .lo = -1,
+     .hi = 1000000000,
+     .why = "must be a whole number >= -1 (-1: all tokens)",
+     .help = "top_k of every request (vLLM's; default: not sent)"},
+    {.name = "top-p",
+     .type = RB_OPT_DOUBLE,
+     .arg = "P",
+     AT(top_p),
+     RB_OPT_GIVEN(lg_opts, top_p_given),
+     .min = 0,
+     .max = 1,
+     .excl_min = 1,
+     .why = "must be in (0, 1]",
+     .help = "top_p of every request (vLLM's; default: not sent)"},
     RATE("trace-speedup", trace_speedup, "1", "must be > 0", "replay a trace X times faster"),
     INT("vocab-size", vocab_size, 1, 2147483647, "32000",
         "with --token-ids: ids in [0, V) (32000: Llama 2's and Mistral's vocabulary)"),
@@ -641,14 +698,14 @@ static int url_host(const char *url, char *buf, size_t cap)
 
 void lg_server_metrics_url(const lg_opts *o, char *url, size_t cap)
 {
-    if (!strcmp(o->server_metrics, "off")) {
+    if (!o->server_metrics[0] || !strcmp(o->server_metrics, "off")) {
         snprintf(url, cap, "%s", "");
-    } else if (o->server_metrics[0]) {
-        snprintf(url, cap, "%s", o->server_metrics);
-    } else {
+    } else if (!strcmp(o->server_metrics, "target")) {
         const char *p = strstr(o->base_url, "://");
         size_t origin = p ? (size_t)(p + 3 - o->base_url) + strcspn(p + 3, "/?#") : 0;
         snprintf(url, cap, "%.*s/metrics", (int)origin, o->base_url);
+    } else {
+        snprintf(url, cap, "%s", o->server_metrics);
     }
 }
 
@@ -691,12 +748,13 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass --allow-remote "
                    "to target another host");
     }
-    if (o->server_metrics[0] && strcmp(o->server_metrics, "off")) {
+    if (o->server_metrics[0] && strcmp(o->server_metrics, "off") &&
+        strcmp(o->server_metrics, "target")) {
         char host[256];
         flag = "--server-metrics";
         val = o->server_metrics;
         if (strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0)
-            return BAD("must be an http:// or https:// URL, or off");
+            return BAD("must be an http:// or https:// URL, target or off");
         if (url_host(val, host, sizeof host)) return BAD("has no host");
         if (!o->allow_remote && !lg_url_is_loopback(val))
             return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass "
@@ -712,6 +770,10 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         if (!o->allow_remote && !lg_url_is_loopback(val))
             return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass "
                        "--allow-remote to query another host");
+    }
+    {
+        int rc = lg_extra_body_render(o, err, errlen);
+        if (rc) return rc;
     }
     o->chat = strstr(o->endpoint, "chat") != NULL;
     if (o->sweep != LG_SWEEP_NONE || o->sweep_until_saturation) {

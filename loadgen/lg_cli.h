@@ -43,14 +43,25 @@ typedef struct lg_opts {
     char model[256];
     char tokenizer[256];           /* --tokenizer: only reported (tokenizer_id) */
     char metadata[1024];           /* --metadata KEY=VALUE items, one a line: into the report */
-    char *headers[LG_MAX_HEADERS]; /* "K: V", pointers into argv (not owned) */
+    char *headers[LG_MAX_HEADERS]; /* "K: V" or "K=V", pointers into argv (not owned) */
     int n_headers;
     int allow_remote;
-    /* the server's own metrics (lg_scrape.h): "" the target's /metrics, "off" */
+    /* the server's own metrics (lg_scrape.h): a URL, "target" (the base
+     * URL's /metrics), "off" or "" (none) */
     char server_metrics[512];
     int64_t server_metrics_interval_ns;
     const char *server_metric[LG_MAX_SERVER_METRICS]; /* pointers into argv (not owned) */
     int n_server_metric;
+    /* the request body's additions (lg_extra.c): --extra-body JSON (into argv),
+     * vLLM's sampling flags (each only when given), --served-model-name; all
+     * rendered by lg_cli_finish into extra_members, the body's extra
+     * "key":value members joined by ',' ("" when none) */
+    const char *extra_body;
+    double temperature, top_p, min_p;
+    int64_t top_k;
+    int temperature_given, top_p_given, min_p_given, top_k_given;
+    char served_model_name[256];
+    char extra_members[16384];
     /* Inference Perf's metrics.prometheus (lg_promql.h): "" none */
     char prometheus_url[512];
     int64_t prometheus_scrape_interval_ns;
@@ -154,9 +165,17 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen);
  * (closed loop bounded by time, a trace). */
 int64_t lg_cli_planned_arrivals(const lg_opts *o);
 
+/* Renders o->extra_members from --extra-body and the sampling flags (called
+ * by lg_cli_finish). Refuses (-EINVAL, err naming the flag and the value)
+ * an --extra-body that is not a JSON object, that sets a key the client
+ * owns (model, prompt, messages, stream, stream_options, max_tokens,
+ * ignore_eos: their flags say), or one a sampling flag sets too, and a
+ * rendering past the buffer. */
+int lg_extra_body_render(lg_opts *o, char *err, size_t errlen);
+
 /* The URL the run scrapes the server's metrics from into url[0..cap): "" when
- * --server-metrics is off, else its URL, by default the base URL's origin
- * with /metrics. */
+ * --server-metrics is off (the default), the base URL's origin with /metrics
+ * for "target", else its URL. */
 void lg_server_metrics_url(const lg_opts *o, char *url, size_t cap);
 
 /* 1 if the URL's host is a loopback address (127.0.0.0/8, ::1, localhost). */

@@ -1487,8 +1487,8 @@ static struct curl_slist *build_headers(const lg_worker *w)
         }
     }
     for (int i = 0; i < o->n_headers; i++) {
-        /* "K:V" -> "K: V" (lg_cli checked the colon) */
-        const char *c = strchr(o->headers[i], ':');
+        /* "K:V" or "K=V" -> "K: V" (lg_cli checked the separator) */
+        const char *c = strpbrk(o->headers[i], ":=");
         const char *v = c + 1;
         while (*v == ' ')
             v++;

@@ -49,6 +49,7 @@ tests_for() {
     loadgen/lg_prom.c) echo "test_lg_prom" ;;
     loadgen/lg_srvm.c) echo "test_lg_prom" ;;
     loadgen/lg_promql.c) echo "test_lg_prom" ;;
+    loadgen/lg_extra.c) echo "test_lg_extra" ;;
     simserver/sim_http.c) echo "test_sim_http" ;;
     simserver/sim_model.c) echo "test_sim_model" ;;
     simserver/sim_metrics.c) echo "test_sim_metrics" ;;
@@ -320,6 +321,11 @@ m promql-vector-last-only loadgen/lg_promql.c 'sum += x, n++;' 'sum = x, n++;'
 m promql-empty-is-zero loadgen/lg_promql.c 'rc = -ENOENT;' '*v = 0, rc = 0;'
 m promql-duration-truncated loadgen/lg_promql.c 'double d = floor(duration_s + 0.5);' \
   'double d = floor(duration_s);'
+# loadgen/lg_extra.c (--extra-body and the sampling flags)
+m extra-sampling-always loadgen/lg_extra.c 'if (!s[i].given) continue;' ';'
+m extra-owned-unchecked loadgen/lg_extra.c 'for (size_t i = 0; i < sizeof OWNED / sizeof OWNED[0]; i++)' \
+  'for (size_t i = 0; i < 1; i++)'
+m extra-no-separator loadgen/lg_extra.c '"%s%s:%s", used ? "," : "", k, v)' '"%s%s:%s", "", k, v)'
 # simserver/sim_http.c
 m http-header-limit-boundary simserver/sim_http.c 'if (hp->header_bytes > hp->lim.max_header_bytes) {' \
   'if (hp->header_bytes >= hp->lim.max_header_bytes) {'

@@ -25,7 +25,7 @@ endforeach()
 set_tests_properties(lg_e2e_wire_capture lg_e2e_wire_fallback PROPERTIES SKIP_RETURN_CODE 77)
 set_tests_properties(lg_e2e_wire_capture PROPERTIES RUN_SERIAL TRUE)
 # The first hour's tests: units, prompt reuse, the report's small things, the knee.
-foreach(t units prompts report knee server_metrics)
+foreach(t units prompts report knee server_metrics request_options)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 120)
 endforeach()
 # A real Prometheus scraping simserver; skipped (exit 77) only where the

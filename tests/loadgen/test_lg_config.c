@@ -119,8 +119,9 @@ static void syntax_and_shape_errors(void **state)
     expect_error("{\n\"load\": {\n\"type\": }\n}", "config: line 3: not valid JSON");
     expect_error("[1]", "config: (top level): must be an object, got [1]");
     expect_error("{} {}", "unexpected text after the JSON object");
-    expect_error("{\"lod\":{}}",
-                 "config: lod: unknown key (known here: load, api, server, data, report, metrics), got {}");
+    expect_error(
+        "{\"lod\":{}}",
+        "config: lod: unknown key (known here: load, api, server, data, report, metrics), got {}");
     expect_error("{\"load\":{\"tpye\":\"poisson\"}}", "config: load.tpye: unknown key");
     expect_error("{\"load\":{},\"load\":{}}", "config: load: given twice");
     expect_error("{\"load\":[]}", "config: load: must be an object, got []");

@@ -268,6 +268,10 @@ static void test_flags(void **state)
     char *a0[] = {"--base-url", "http://127.0.0.1:8000/v1"};
     assert_int_equal(cli(&o, err, sizeof err, 2, a0), 0);
     lg_server_metrics_url(&o, url, sizeof url);
+    assert_string_equal(url, ""); /* off by default */
+    char *at[] = {"--base-url", "http://127.0.0.1:8000/v1", "--server-metrics", "target"};
+    assert_int_equal(cli(&o, err, sizeof err, 4, at), 0);
+    lg_server_metrics_url(&o, url, sizeof url);
     assert_string_equal(url, "http://127.0.0.1:8000/metrics"); /* the origin's */
     assert_int_equal(o.server_metrics_interval_ns, 1000000000LL);
     char *a1[] = {"--server-metrics", "off"};

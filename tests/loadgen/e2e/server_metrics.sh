@@ -8,11 +8,12 @@
 #   is above the first stage's, and the knee's evidence says so;
 # - a scrape that gets garbage, no answer (a listener that never replies),
 #   or a refused connection is counted by kind and the run still succeeds;
-# - bad input exits 2 naming the flag; off writes null.
+# - bad input exits 2 naming the flag; off (the default) writes null.
 source "$(dirname "$0")/lib.sh"
 start_sim sim --max-num-seqs 8 --inter-token-latency 5ms
 common=(--base-url "$SIM_URL" --num-workers 2 --random-input-len 32 --random-output-len 64 --ignore-eos
-        --quiet --no-progress --save-result --result-dir "$WORK" --server-metrics-interval 250ms)
+        --quiet --no-progress --save-result --result-dir "$WORK" --server-metrics target
+        --server-metrics-interval 250ms)
 
 # 1. Counters: everything the server counted, the client was served.
 "$LOADGEN" "${common[@]}" --request-rate 10 --num-prompts 30 --save-detailed --result-filename low.json \
@@ -86,10 +87,14 @@ done
 rc=0
 "$LOADGEN" --base-url "$SIM_URL" --server-metrics ftp://127.0.0.1/metrics --num-prompts 1 2>"$WORK/bad.err" || rc=$?
 [ "$rc" -eq 2 ] || fail "a non-http metrics URL exited $rc"
-grep -q -- "--server-metrics: must be an http:// or https:// URL, or off, got 'ftp://127.0.0.1/metrics'" "$WORK/bad.err" ||
+grep -q -- "--server-metrics: must be an http:// or https:// URL, target or off, got 'ftp://127.0.0.1/metrics'" "$WORK/bad.err" ||
   fail "no clear message: $(cat "$WORK/bad.err")"
 "$LOADGEN" "${common[@]}" --request-rate 20 --num-prompts 5 --server-metrics off --result-filename off.json \
   2>"$WORK/off.err" || fail "off exited $?: $(cat "$WORK/off.err")"
 jq -e '.server_metrics == null and .stages[0].server_metrics == null' "$WORK/off.json" >/dev/null ||
   fail "off: server_metrics is not null"
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --request-rate 20 --num-prompts 5 --quiet --no-progress \
+  --save-result --result-dir "$WORK" --result-filename default.json 2>"$WORK/default.err" ||
+  fail "default exited $?: $(cat "$WORK/default.err")"
+jq -e '.server_metrics == null' "$WORK/default.json" >/dev/null || fail "the default scraped"
 pass "server metrics: counters match the client's, the waiting queue grows at the knee, failures are counted"
