@@ -3,6 +3,10 @@
 #   scripts/mutation_record.sh            runs scripts/mutate.sh and writes
 #       results/tests/mutation.md (every mutant) and mutation-summary.md (per
 #       file; the README copies it), with the command, commit, machine, load;
+#   scripts/mutation_record.sh --add
+#       runs only the mutants the record lacks, drops the rows of mutants that
+#       no longer exist, and rewrites the record in the check's order (the
+#       header then names both runs' commits);
 #   scripts/mutation_record.sh --check OUT
 #       compares the table of a mutate.sh run's output OUT (as CI ran it) with
 #       the record's, mutant by mutant (id, file, tests, result; not the
@@ -24,12 +28,42 @@ if [ "${1:-}" = --check ]; then
   echo "mutation_record: results/tests/mutation.md matches this run ($(rows "$out" | wc -l) mutants)"
   exit 0
 fi
-[ $# -eq 0 ] || { echo "mutation_record: usage: mutation_record.sh [--check OUTPUT]" >&2; exit 2; }
+add=0
+[ "${1:-}" != --add ] || { add=1; shift; }
+[ $# -eq 0 ] || { echo "mutation_record: usage: mutation_record.sh [--add | --check OUTPUT]" >&2; exit 2; }
 tmp=$(mktemp "$rec.XXXXXX") tsum=$(mktemp "$sum.XXXXXX") out=$(mktemp)
 trap 'rm -f "$tmp" "$tsum" "$out"' EXIT
 load0=$(cut -d' ' -f1-3 /proc/loadavg) start=$(date -u +%FT%TZ) t0=$(date +%s)
 rc=0
-bash "$here/scripts/mutate.sh" >"$out" || rc=$?
+ids=()
+if [ "$add" -eq 1 ]; then
+  [ -f "$rec" ] || { echo "mutation_record: --add needs an existing $rec" >&2; exit 2; }
+  mapfile -t ids < <(comm -23 <(bash "$here/scripts/mutate.sh" --list | cut -f1 | sort) \
+                              <(rows "$rec" | awk -F' [|] ' '{ sub(/^[|] /, "", $1); print $1 }' | sort))
+  [ ${#ids[@]} -gt 0 ] || { echo "mutation_record: the record has every mutant already" >&2; ids=(); }
+fi
+if [ "$add" -eq 0 ] || [ ${#ids[@]} -gt 0 ]; then
+  bash "$here/scripts/mutate.sh" "${ids[@]}" >"$out" || rc=$?
+else
+  : >"$out"
+fi
+if [ "$add" -eq 1 ]; then
+  # The old rows of mutants that still exist, and the new ones, in --list order.
+  prev_commit=$(sed -n 's/^- date: .*; commit \([0-9a-f]*\).*/\1/p' "$rec" | head -n 1)
+  merged=$(mktemp)
+  { grep '^| [a-z0-9]' "$rec" | grep -v '^| mutant |'; grep '^| [a-z0-9]' "$out" | grep -v '^| mutant |'; } >"$merged.rows"
+  {
+    echo "| mutant | file | tests | result | s |"
+    echo "| --- | --- | --- | --- | ---: |"
+    bash "$here/scripts/mutate.sh" --list | cut -f1 | while read -r id; do
+      grep -m1 "^| $id | " "$merged.rows" || true
+    done
+  } >"$merged"
+  k=$(grep -c '| killed |' "$merged" || true) sv=$(grep -c '| SURVIVED |' "$merged" || true)
+  { cat "$merged"; echo; echo "mutants: $k killed, $sv survived"; } >"$out"
+  rm -f "$merged" "$merged.rows"
+  [ "$sv" -eq 0 ] || rc=1
+fi
 load1=$(cut -d' ' -f1-3 /proc/loadavg) secs=$(( $(date +%s) - t0 ))
 commit=$(git -C "$here" rev-parse --short HEAD)
 dirty=""
@@ -39,7 +73,11 @@ last=$(tail -n 1 "$out")
 {
   echo "# Mutation check"
   echo
-  echo "- command: \`bash scripts/mutate.sh\` (exit $rc), recorded by \`scripts/mutation_record.sh\`"
+  if [ "$add" -eq 1 ]; then
+    echo "- command: \`bash scripts/mutate.sh\` at $prev_commit, then the ${#ids[@]} mutants it lacked at $commit (exit $rc), by \`scripts/mutation_record.sh --add\`"
+  else
+    echo "- command: \`bash scripts/mutate.sh\` (exit $rc), recorded by \`scripts/mutation_record.sh\`"
+  fi
   echo "- date: $start; commit $commit$dirty; $cpu, $(nproc) CPUs, Linux $(uname -r); load average $load0 before, $load1 after"
   echo "- $(rows "$out" | wc -l) mutants in $secs s"
   echo
