@@ -126,6 +126,11 @@ m wire-syn-without-ack loadgen/lg_wire.c '        if (!(seg->flags & LG_TCP_ACK)
 m wire-len-from-snapshot loadgen/lg_wire.c 'seg->len = (uint32_t)(ip_payload - thl);' \
   'seg->len = (uint32_t)(caplen - off - ip_hl - thl);'
 m wire-fragment-taken loadgen/lg_wire.c 'if (rd16(ip + 6) & 0x3fff) return -1;' ';'
+m wire-anchor-trusted loadgen/lg_wire.c 'if (s64 != 0) { /* the anchor was not the first request' \
+  'if (0) { /* the anchor was not the first request'
+m wire-anchor-moves loadgen/lg_wire.c '    if (w->conn[port]) return 1;' '    lg_wire_close(w, port);'
+m bias-wire-note-boundary loadgen/lg_bias.c 'if (b->capture_share >= MDL_VERDICT_WIRE_SHARE) {' \
+  'if (b->capture_share > MDL_VERDICT_WIRE_SHARE) {'
 
 # loadgen/lg_bias.c
 m bias-arrival-resolution loadgen/lg_bias.c 'if (gi < LG_ARRIVAL_RESOLUTION_NS) continue;' 'if (gi < 0) continue;'
