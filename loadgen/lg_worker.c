@@ -149,8 +149,9 @@ struct lg_worker {
     int rx_wire;   /* --receive-clock wire: tokens timed from the capture */
     lg_wclock wc;  /* the capture (wc.on 0: none, the kernel's stamps instead) */
     uint64_t cap_packets_seen, cap_drops_seen; /* accounted into the stages so far */
-    lg_clock_map clock;                        /* CLOCK_REALTIME -> CLOCK_MONOTONIC */
-    lg_rx_read rd;                             /* the last stamped read (port -1: none) */
+    uint64_t port_rng;   /* where a handle's local port range starts (not the cost's draws) */
+    lg_clock_map clock;  /* CLOCK_REALTIME -> CLOCK_MONOTONIC */
+    lg_rx_read rd;       /* the last stamped read (port -1: none) */
     int64_t cb_entry_ns; /* the loop callback under way started then (0: none) */
     int rx_keeper;       /* a socket that keeps the kernel's stamping on (-1: none) */
     /* per connection, by descriptor: its local port, when its queue was
@@ -660,9 +661,15 @@ static lg_req *req_new(lg_worker *w)
     curl_easy_setopt(e, CURLOPT_PROXY, "");
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     if (w->wc.port_lo) {
-        /* this worker's own local ports: its capture filter keeps only them */
-        curl_easy_setopt(e, CURLOPT_LOCALPORT, (long)w->wc.port_lo);
-        curl_easy_setopt(e, CURLOPT_LOCALPORTRANGE, (long)(w->wc.port_hi - w->wc.port_lo + 1));
+        /* This worker's own local ports: its capture filter keeps only them.
+         * curl tries them in order from the first, and each one still in
+         * TIME_WAIT (an earlier run's) costs a failed bind: each handle
+         * starts at a random place in the lower half of the range. */
+        long span = w->wc.port_hi - w->wc.port_lo + 1;
+        long start =
+            w->wc.port_lo + (span > 1 ? (long)(rng_next(&w->port_rng) % (uint64_t)(span / 2)) : 0);
+        curl_easy_setopt(e, CURLOPT_LOCALPORT, start);
+        curl_easy_setopt(e, CURLOPT_LOCALPORTRANGE, (long)w->wc.port_hi - start + 1);
     }
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
@@ -1523,6 +1530,7 @@ int lg_worker_run(const lg_plan *p, int id)
     }
     w->rng = (p->o->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(id + 1) * 0xBF58476D1CE4E5B9ULL;
     if (!w->rng) w->rng = 1;
+    w->port_rng = (uint64_t)rb_now_ns() * 0x9E3779B97F4A7C15ULL + (uint64_t)id + 1;
     char err[256] = "";
     if (p->spec.session_users > 0) {
         w->sess = malloc(sizeof *w->sess);
