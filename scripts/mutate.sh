@@ -129,6 +129,7 @@ m wire-len-from-snapshot loadgen/lg_wire.c 'seg->len = (uint32_t)(ip_payload - t
 m wire-fragment-taken loadgen/lg_wire.c 'if (rd16(ip + 6) & 0x3fff) return -1;' ';'
 m wire-anchor-trusted loadgen/lg_wire.c 'if (s64 != 0) { /* the anchor was not the first request' \
   'if (0) { /* the anchor was not the first request'
+m wire-anchor-after-reads loadgen/lg_wire.c 'if (w->tainted[port >> 3] & (1u << (port & 7))) return 1;' ';'
 m wire-anchor-moves loadgen/lg_wire.c '    if (w->conn[port]) return 1;' '    lg_wire_close(w, port);'
 # loadgen/lg_capture.c (its live checks need CAP_NET_RAW: run as root)
 m cap-ranges-overlap loadgen/lg_capture.c '*hi = *lo + span - 1;' '*hi = *lo + span;'
