@@ -129,7 +129,25 @@ static void test_live_capture(void **state)
     lg_cap *cap = lg_cap_open("lo", filter, 1024, sport, &why, err, sizeof err);
     assert_non_null(cap);
     lg_wire *wire = lg_wire_new(64);
-    /* The connection starts after the handle is open: its SYN-ACK is seen. */
+    /* A fresh handle can miss the first packets it should see (measured on
+     * Linux 6.18 lo: the first connection's SYN-ACK and request, now and
+     * then): warm-up connections until one's SYN-ACK is in the map
+     * (bounded), so the one measured below starts on a live capture. */
+    int live = 0;
+    for (int i = 0; i < 20 && !live; i++) {
+        int wc = socket(AF_INET, SOCK_STREAM, 0);
+        assert_int_equal(connect(wc, (struct sockaddr *)&sa, sizeof sa), 0);
+        int ws = accept(ls, NULL, NULL);
+        int wport = lg_rx_local_port(wc);
+        nanosleep(&(struct timespec){0, 2000000}, NULL);
+        assert_true(lg_cap_drain(cap, wire) >= 0);
+        live = lg_wire_ranges(wire, (uint16_t)wport) == 0 && lg_wire_get_counts(wire).conns > 0;
+        close(wc);
+        close(ws);
+        lg_wire_close(wire, (uint16_t)wport);
+    }
+    assert_true(live);
+    /* The connection starts on a live capture: its SYN-ACK is seen. */
     int c = socket(AF_INET, SOCK_STREAM, 0);
     assert_int_equal(connect(c, (struct sockaddr *)&sa, sizeof sa), 0);
     int s = accept(ls, NULL, NULL);
@@ -168,7 +186,7 @@ static void test_live_capture(void **state)
     assert_true(t[2] - t[1] >= 1000000);
     uint64_t packets, drops;
     lg_cap_stats(cap, &packets, &drops);
-    assert_int_equal(packets, (uint64_t)taken);
+    assert_true(packets >= (uint64_t)taken); /* and the warm-up's */
     assert_int_equal(drops, 0);
     close(c);
     close(s);
