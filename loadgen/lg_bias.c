@@ -74,6 +74,7 @@ void lg_bias_stage_figures(const lg_stage_stats *const *blocks, int k, const lg_
     uint64_t all = s->rx_kernel_tokens + s->rx_user_tokens;
     b->wire_share = all ? (double)s->rx_kernel_tokens / (double)all : NAN;
     b->exact_share = all ? (double)s->rx_exact_tokens / (double)all : NAN;
+    b->capture_share = all ? (double)s->rx_wire_tokens / (double)all : NAN;
     b->run_delay_ms = (double)s->run_delay_ns / 1e6;
     b->nivcsw = (double)s->nivcsw;
     b->steal_share = s->host_cpu_ns > 0 ? (double)s->host_steal_ns / (double)s->host_cpu_ns : NAN;
@@ -177,4 +178,11 @@ void lg_bias_judge(lg_bias_stage *b, const lg_bias_budget *budget)
         vi.delay_p99_us = b->processing_us.p99;
     }
     mdl_verdict_judge(&vi, &b->verdict);
+    if (b->capture_share >= MDL_VERDICT_WIRE_SHARE) {
+        /* The rules above still judge what the capture cannot take away. */
+        size_t used = strlen(b->verdict.reason);
+        snprintf(b->verdict.reason + used, sizeof b->verdict.reason - used,
+                 "; on the wire clock the client's receive delay enters no latency figure: "
+                 "dispatch lag, an unreached rate and TCP back-pressure still can");
+    }
 }

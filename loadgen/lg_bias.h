@@ -60,6 +60,7 @@ typedef struct lg_bias_stage {
     uint64_t wire_tokens; /* of kernel_tokens: timed from a captured segment */
     double wire_share;    /* tokens with a kernel time (NAN: no token) */
     double exact_share;   /* tokens whose kernel time is exact within LG_RX_EXACT_TOL_NS */
+    double capture_share; /* tokens timed from a captured segment (the wire clock) */
     /* host evidence */
     double run_delay_share; /* worst worker: run-queue wait over its loop window */
     double run_delay_ms;    /* summed over workers */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -228,6 +229,18 @@ int lg_capture_resolve(lg_opts *o, int k)
     o->capture_iface[0] = 0;
     o->capture_filter[0] = 0;
     if (o->receive_clock != LG_RXC_WIRE) return 0;
+    if (strncasecmp(o->base_url, "https:", 6) == 0) {
+        /* TLS records are ciphertext: the SSE framing is not on the wire. */
+        static const char tls[] = "TLS: a capture cannot see where events end in ciphertext";
+        if (o->receive_clock_given) {
+            fprintf(stderr, "loadgen: --receive-clock wire: %s (use kernel)\n", tls);
+            return 2;
+        }
+        snprintf(o->receive_clock_fallback, sizeof o->receive_clock_fallback, "%s", tls);
+        fprintf(stderr, "loadgen: receive clock: kernel, not wire (%s)\n", tls);
+        o->receive_clock = LG_RXC_KERNEL;
+        return 0;
+    }
     char addr[INET6_ADDRSTRLEN + 8], err[512] = "", filter[320];
     int port, why = -EIO, lo, hi;
     lg_cap *c = NULL;

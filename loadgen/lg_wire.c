@@ -21,6 +21,10 @@ typedef struct wconn {
 struct lg_wire {
     size_t max_segs;
     wconn *conn[65536];
+    /* a port with no state whose data was seen or which the client read
+     * from: an anchor there could be a later request's (cleared by a
+     * SYN-ACK or a close) */
+    uint8_t tainted[65536 / 8];
     lg_wire_counts c;
 };
 
@@ -105,8 +109,17 @@ lg_wire *lg_wire_new(size_t max_segs)
     return w;
 }
 
+static void taint(lg_wire *w, uint16_t port, int on)
+{
+    if (on)
+        w->tainted[port >> 3] |= (uint8_t)(1u << (port & 7));
+    else
+        w->tainted[port >> 3] &= (uint8_t) ~(1u << (port & 7));
+}
+
 void lg_wire_close(lg_wire *w, uint16_t port)
 {
+    taint(w, port, 0);
     wconn *c = w->conn[port];
     if (!c) return;
     free(c->r);
@@ -136,12 +149,16 @@ static wconn *conn_new(lg_wire *w, uint16_t port, uint32_t start)
 
 int lg_wire_syn(lg_wire *w, uint16_t port, uint32_t isn)
 {
+    taint(w, port, 0);
     return conn_new(w, port, isn + 1) ? 0 : -1;
 }
 
 int lg_wire_client(lg_wire *w, uint16_t port, uint32_t ack)
 {
     if (w->conn[port]) return 1;
+    /* Only a connection the client has not read from yet: its first
+     * request's ack is ISN + 1; a later one's also counts the responses. */
+    if (w->tainted[port >> 3] & (1u << (port & 7))) return 1;
     wconn *c = conn_new(w, port, ack);
     if (!c) return -1;
     c->tentative = 1;
@@ -191,6 +208,7 @@ int lg_wire_data(lg_wire *w, uint16_t port, uint32_t seq, uint32_t len, int64_t 
 {
     wconn *c = w->conn[port];
     if (!c) {
+        taint(w, port, 1);
         w->c.unknown++;
         return 1;
     }
@@ -260,7 +278,11 @@ int lg_wire_lookup(const lg_wire *w, uint16_t port, uint64_t offset, int64_t *t_
 void lg_wire_release(lg_wire *w, uint16_t port, uint64_t offset)
 {
     wconn *c = w->conn[port];
-    if (!c || offset <= c->base) return;
+    if (!c) {
+        taint(w, port, 1); /* the client reads a connection with no anchor yet */
+        return;
+    }
+    if (offset <= c->base) return;
     c->base = offset;
     size_t i = first_after(c, offset);
     if (!i) return;

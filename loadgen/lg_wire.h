@@ -23,7 +23,9 @@
  * server's next sequence number, ISN + 1 before any response byte. The
  * anchor holds only if the server's first data segment then starts at
  * offset 0; otherwise the connection is dropped (unknown) rather than
- * mistimed.
+ * mistimed. Nor is a connection anchored once the client has read from it
+ * (lg_wire_release) or its data was seen without state: its request would
+ * be a later one, whose acknowledgement also counts the responses before.
  *
  * Bounded: at most max_segs ranges per connection (the oldest is dropped
  * past it, and counted); a connection's state is freed at lg_wire_close or

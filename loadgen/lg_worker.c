@@ -152,8 +152,9 @@ struct lg_worker {
     int rx_wire;   /* --receive-clock wire: tokens timed from the capture */
     lg_wclock wc;  /* the capture (wc.on 0: none, the kernel's stamps instead) */
     uint64_t cap_packets_seen, cap_drops_seen; /* accounted into the stages so far */
-    lg_clock_map clock;                        /* CLOCK_REALTIME -> CLOCK_MONOTONIC */
-    lg_rx_read rd;                             /* the last stamped read (port -1: none) */
+    int port_start;      /* where the worker's handles start in its port range */
+    lg_clock_map clock;  /* CLOCK_REALTIME -> CLOCK_MONOTONIC */
+    lg_rx_read rd;       /* the last stamped read (port -1: none) */
     int64_t cb_entry_ns; /* the loop callback under way started then (0: none) */
     int rx_keeper;       /* a socket that keeps the kernel's stamping on (-1: none) */
     /* per connection, by descriptor: its local port, when its queue was
@@ -663,9 +664,14 @@ static lg_req *req_new(lg_worker *w)
     curl_easy_setopt(e, CURLOPT_PROXY, "");
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     if (w->wc.port_lo) {
-        /* this worker's own local ports: its capture filter keeps only them */
-        curl_easy_setopt(e, CURLOPT_LOCALPORT, (long)w->wc.port_lo);
-        curl_easy_setopt(e, CURLOPT_LOCALPORTRANGE, (long)(w->wc.port_hi - w->wc.port_lo + 1));
+        /* This worker's own local ports: its capture filter keeps only them.
+         * curl reuses a connection only for a handle with the same local
+         * port settings, so every handle of the worker has the same start,
+         * drawn once (port_start): curl tries the ports in order, and a
+         * run that always started at the range's first port would pay a
+         * failed bind for each one an earlier run left in TIME_WAIT. */
+        curl_easy_setopt(e, CURLOPT_LOCALPORT, (long)w->port_start);
+        curl_easy_setopt(e, CURLOPT_LOCALPORTRANGE, (long)(w->wc.port_hi - w->port_start + 1));
     }
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
@@ -1536,7 +1542,13 @@ int lg_worker_run(const lg_plan *p, int id)
          * worker that cannot capture times with the kernel's stamps, and
          * its tokens are counted as fallbacks. */
         char werr[512] = "";
-        if (lg_wclock_open(&w->wc, p->o, p->url, id, p->k, werr, sizeof werr) != 0)
+        if (lg_wclock_open(&w->wc, p->o, p->url, id, p->k, werr, sizeof werr) == 0 &&
+            w->wc.port_lo) {
+            /* somewhere in the lower half of the range, by the clock */
+            int half = (w->wc.port_hi - w->wc.port_lo + 1) / 2;
+            w->port_start =
+                w->wc.port_lo + (half > 0 ? (int)((uint64_t)rb_now_ns() % (uint64_t)half) : 0);
+        } else if (!w->wc.on)
             fprintf(stderr,
                     "loadgen: worker %d: wire clock: %s; its tokens take the kernel's "
                     "stamps\n",

@@ -39,6 +39,7 @@ tests_for() {
     models/mdl_verdict.c) echo "test_mdl_verdict" ;;
     loadgen/lg_rxclock.c) echo "test_lg_rxclock" ;;
     loadgen/lg_wire.c) echo "test_lg_wire" ;;
+    loadgen/lg_capture.c) echo "test_lg_capture" ;;
     loadgen/lg_bias.c) echo "test_lg_bias" ;;
     loadgen/lg_knee.c) echo "test_lg_knee" ;;
     loadgen/lg_judge.c) echo "test_lg_judge" ;;
@@ -149,6 +150,17 @@ m wire-syn-without-ack loadgen/lg_wire.c '        if (!(seg->flags & LG_TCP_ACK)
 m wire-len-from-snapshot loadgen/lg_wire.c 'seg->len = (uint32_t)(ip_payload - thl);' \
   'seg->len = (uint32_t)(caplen - off - ip_hl - thl);'
 m wire-fragment-taken loadgen/lg_wire.c 'if (rd16(ip + 6) & 0x3fff) return -1;' ';'
+m wire-anchor-trusted loadgen/lg_wire.c 'if (s64 != 0) { /* the anchor was not the first request' \
+  'if (0) { /* the anchor was not the first request'
+m wire-anchor-after-reads loadgen/lg_wire.c 'if (w->tainted[port >> 3] & (1u << (port & 7))) return 1;' ';'
+m wire-anchor-moves loadgen/lg_wire.c '    if (w->conn[port]) return 1;' '    lg_wire_close(w, port);'
+# loadgen/lg_capture.c (its live checks need CAP_NET_RAW: run as root)
+m cap-ranges-overlap loadgen/lg_capture.c '*hi = *lo + span - 1;' '*hi = *lo + span;'
+m cap-filter-error-kind loadgen/lg_capture.c '        *why = -EINVAL;' '        *why = -EIO;'
+m cap-stamp-as-us loadgen/lg_capture.c 'int64_t t = (int64_t)h->ts.tv_sec * 1000000000LL + (int64_t)h->ts.tv_usec;' \
+  'int64_t t = (int64_t)h->ts.tv_sec * 1000000000LL + (int64_t)h->ts.tv_usec * 1000;'
+m bias-wire-note-boundary loadgen/lg_bias.c 'if (b->capture_share >= MDL_VERDICT_WIRE_SHARE) {' \
+  'if (b->capture_share > MDL_VERDICT_WIRE_SHARE) {'
 
 # loadgen/lg_bias.c
 m bias-arrival-resolution loadgen/lg_bias.c 'if (gi < LG_ARRIVAL_RESOLUTION_NS) continue;' 'if (gi < 0) continue;'

@@ -128,6 +128,19 @@ static void test_judge_picks_the_delay(void **state)
     assert_int_equal(b.verdict.wire_timed, 1);
     assert_int_equal(b.verdict.user_timed_biased, 1);
     assert_non_null(strstr(b.verdict.reason, "mean 300 us > budget 100 us"));
+    assert_null(strstr(b.verdict.reason, "wire clock"));
+    /* Timed on the wire (every token from a captured segment): the reason
+     * says the receive delay enters no latency, and what still can bias. */
+    m->rx_wire_tokens = 99;
+    lg_bias_stage_figures(none, 1, m, 0, &b);
+    lg_bias_judge(&b, &bud);
+    assert_true(b.capture_share == 0.99);
+    assert_non_null(strstr(b.verdict.reason, "wire clock the client's receive delay enters no"));
+    assert_non_null(strstr(b.verdict.reason, "dispatch lag"));
+    m->rx_wire_tokens = 98; /* under the wire share: not said */
+    lg_bias_stage_figures(none, 1, m, 0, &b);
+    lg_bias_judge(&b, &bud);
+    assert_null(strstr(b.verdict.reason, "wire clock"));
     free(m);
 }
 

@@ -303,6 +303,20 @@ static void test_client_anchor(void **state)
     assert_int_equal(lg_wire_data(w, 40011, 9101, 10, 7), 1);
     assert_int_equal(at(w, 40011, 100), -1);
     assert_int_equal(lg_wire_get_counts(w).conns, 1);
+    /* A connection the client has read from (its first response's SYN-ACK
+     * and request lost) is not anchored by its next request: that ack
+     * counts the first response too. Its SYN-ACK, or a close, clears it. */
+    lg_wire_release(w, 40013, 0);
+    assert_int_equal(lg_wire_client(w, 40013, 5000), 1);
+    lg_wire_close(w, 40013);
+    assert_int_equal(lg_wire_client(w, 40013, 5000), 0);
+    lg_wire_close(w, 40013);
+    assert_int_equal(lg_wire_data(w, 40014, 100, 10, 1), 1); /* data seen without state */
+    assert_int_equal(lg_wire_client(w, 40014, 5000), 1);
+    assert_int_equal(lg_wire_syn(w, 40014, 99), 0);
+    assert_int_equal(lg_wire_data(w, 40014, 100, 10, 2), 0);
+    assert_int_equal(at(w, 40014, 0), 2);
+    lg_wire_close(w, 40014);
     /* A pure ACK or a SYN of the client anchors nothing. */
     lg_wire_seg ack = {.sport = 40012, .dport = 8000, .ack = 1, .flags = LG_TCP_ACK};
     lg_wire_feed(w, &ack, 8000, 1);
