@@ -29,6 +29,17 @@ typedef struct lg_dataset {
 
 typedef enum { LG_LEN_FIXED, LG_LEN_UNIFORM, LG_LEN_NORMAL, LG_LEN_LOGNORMAL } lg_len_dist;
 
+/* Inference Perf's length distribution (its generate_distribution): normal
+ * N(mean, std_dev), lognormal of that mean and std_dev above min, uniform
+ * in [min, max], each clipped to [min, max] and rounded (half to even, as
+ * numpy rounds); fixed is the mean, truncated. on = 0: not given. */
+typedef struct lg_len_ip {
+    int on;
+    lg_len_dist type;
+    double mean, std_dev;
+    int32_t min, max;
+} lg_len_ip;
+
 typedef struct lg_random_spec {
     uint64_t seed;
     size_t n;                      /* pool size (>= 1) */
@@ -40,7 +51,13 @@ typedef struct lg_random_spec {
      * word, so lg_count_tokens counts them) and lg_body_render sends them as
      * "prompt": [ids]. 0: words. */
     int32_t vocab;
+    lg_len_ip in_ip, out_ip; /* when on, they draw the lengths instead */
 } lg_random_spec;
+
+/* Parses "mean:M[,std_dev:S][,min:A][,max:B][,type:normal|lognormal|uniform|
+ * fixed]" (defaults: std_dev 0, min 1, max 1000000, type normal). 0, or -1
+ * with why (the bad part named). */
+int lg_len_ip_parse(const char *s, lg_len_ip *out, char *why, size_t n);
 
 typedef struct lg_prefix_spec {
     uint64_t seed;

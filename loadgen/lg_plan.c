@@ -162,7 +162,9 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
                              .output_len = o->random_output_len,
                              .range_ratio = o->random_range_ratio,
                              .dist = o->random_len_dist,
-                             .vocab = vocab};
+                             .vocab = vocab,
+                             .in_ip = o->input_dist,
+                             .out_ip = o->output_dist};
         if (o->random_range_ratio == 0.0) rs.dist = LG_LEN_FIXED;
         if (o->prompt_per_request)
             rs.n = 1; /* the pool's one prompt keeps ds's users whole; requests use rgen */

@@ -151,6 +151,80 @@ static void token_id_prompts_lie_in_the_vocabulary(void **state)
     assert_non_null(strstr(err, "vocab"));
 }
 
+/* Inference Perf's distributions: its example config-random.yml (mean 50,
+ * std_dev 10 in [10, 100]) over 2,000 prompts has its mean and std within
+ * 5% (about 3 standard errors), as do a lognormal's, and every type keeps
+ * to [min, max]; the spec string's errors name the
+ * key. */
+static void inference_perf_distributions(void **state)
+{
+    (void)state;
+    char why[256];
+    lg_random_spec sp = {.seed = 11, .n = 2000, .input_len = 50, .output_len = 50};
+    assert_int_equal(
+        lg_len_ip_parse("min:10,max:100,mean:50,std_dev:10", &sp.in_ip, why, sizeof why), 0);
+    assert_int_equal(lg_len_ip_parse("type:lognormal,mean:200,std_dev:40,min:20,max:2000",
+                                     &sp.out_ip, why, sizeof why),
+                     0);
+    lg_dataset d = must_random(sp);
+    double s[2] = {0}, s2[2] = {0};
+    int32_t lo[2] = {INT32_MAX, INT32_MAX}, hi[2] = {0};
+    for (size_t i = 0; i < d.n; i++) {
+        int32_t v[2] = {d.items[i].input_tokens, d.items[i].output_tokens};
+        for (int k = 0; k < 2; k++) {
+            s[k] += v[k];
+            s2[k] += (double)v[k] * v[k];
+            if (v[k] < lo[k]) lo[k] = v[k];
+            if (v[k] > hi[k]) hi[k] = v[k];
+        }
+    }
+    const double want_mean[2] = {50, 200}, want_sd[2] = {10, 40};
+    for (int k = 0; k < 2; k++) {
+        double mean = s[k] / (double)d.n, sd = sqrt(s2[k] / (double)d.n - mean * mean);
+        if (fabs(mean - want_mean[k]) > 0.05 * want_mean[k] ||
+            fabs(sd - want_sd[k]) > 0.05 * want_sd[k])
+            fail_msg("distribution %d: mean %.2f sd %.2f", k, mean, sd);
+    }
+    assert_true(lo[0] >= 10 && hi[0] <= 100);
+    assert_true(lo[1] >= 20 && hi[1] <= 2000);
+    lg_dataset_free(&d);
+    /* uniform: in [min, max], both ends reached; fixed: the mean, truncated */
+    assert_int_equal(lg_len_ip_parse("type:uniform,mean:5,min:3,max:7", &sp.in_ip, why, sizeof why),
+                     0);
+    assert_int_equal(lg_len_ip_parse("type:fixed,mean:42.9", &sp.out_ip, why, sizeof why), 0);
+    d = must_random(sp);
+    int seen[8] = {0};
+    for (size_t i = 0; i < d.n; i++) {
+        assert_true(d.items[i].input_tokens >= 3 && d.items[i].input_tokens <= 7);
+        seen[d.items[i].input_tokens] = 1;
+        assert_int_equal(d.items[i].output_tokens, 42);
+    }
+    assert_true(seen[3] && seen[7]);
+    lg_dataset_free(&d);
+    /* a normal that the bounds clip on both sides: clipped, both ends hit */
+    assert_int_equal(lg_len_ip_parse("mean:10,std_dev:10,min:5,max:20", &sp.in_ip, why, sizeof why),
+                     0);
+    d = must_random(sp);
+    int at_min = 0, at_max = 0;
+    for (size_t i = 0; i < d.n; i++) {
+        assert_true(d.items[i].input_tokens >= 5 && d.items[i].input_tokens <= 20);
+        at_min += d.items[i].input_tokens == 5;
+        at_max += d.items[i].input_tokens == 20;
+    }
+    assert_true(at_min > 100 && at_max > 50);
+    lg_dataset_free(&d);
+    lg_len_ip x;
+    assert_int_equal(lg_len_ip_parse("std_dev:3", &x, why, sizeof why), -1);
+    assert_non_null(strstr(why, "mean"));
+    assert_int_equal(lg_len_ip_parse("mean:5,type:zipf", &x, why, sizeof why), -1);
+    assert_non_null(strstr(why, "zipf"));
+    assert_int_equal(lg_len_ip_parse("mean:500,min:10,max:100", &x, why, sizeof why), -1);
+    assert_non_null(strstr(why, "outside"));
+    assert_int_equal(lg_len_ip_parse("mean:5,min:9,max:3", &x, why, sizeof why), -1);
+    assert_int_equal(lg_len_ip_parse("mean:5,skew:2", &x, why, sizeof why), -1);
+    assert_non_null(strstr(why, "skew"));
+}
+
 /* 4000 draws: the standard errors of the means are under 1 token for these
  * spreads; tolerances are about 5 SE. */
 static void random_distributions_have_their_means(void **state)
@@ -619,6 +693,7 @@ int main(void)
         cmocka_unit_test(random_per_request_prompts_are_fixed_by_seed_and_index),
         cmocka_unit_test(random_spec_errors_name_the_field),
         cmocka_unit_test(token_id_prompts_lie_in_the_vocabulary),
+        cmocka_unit_test(inference_perf_distributions),
         cmocka_unit_test(shared_prefix_groups_share_their_system_prompt),
         cmocka_unit_test(sharegpt_keeps_human_gpt_pairs),
         cmocka_unit_test(sharegpt_errors_say_where),
