@@ -539,6 +539,14 @@ static const rb_opt OPTS[] = {
      .why = "must be a whole number >= 0",
      .key = "load.seed",
      .help = "seed of the arrival schedule and the dataset"},
+    FLAG("sharegpt-in-order", sharegpt_in_order, 1,
+         "sharegpt: the file's first entries in order (default: shuffled from the seed, as vLLM "
+         "samples)"),
+    FLAG("sharegpt-no-filter", sharegpt_no_filter, 1,
+         "sharegpt: keep the entries vLLM's length filters drop (prompt 4-1024 tokens, output "
+         ">= 4, 2048 in all)"),
+    INT("sharegpt-output-len", sharegpt_output_len, 0, 1000000, "0",
+        "sharegpt: max_tokens of every request (0: the reply's length), as vLLM's"),
     CHOICE("sim-stamps", "auto|on|off", sim_stamps, STAMPS, "auto", "must be auto, on or off",
            "send X-Sim-Stamp: 1 for simserver's ground truth (auto: on)"),
     CUSTOM("stage", "RATE:D", parse_stage,

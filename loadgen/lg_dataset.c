@@ -717,6 +717,53 @@ done:
     return rc;
 }
 
+int lg_dataset_sharegpt_sample(lg_dataset *d, const lg_sharegpt_spec *spec, char *err,
+                               size_t errlen)
+{
+    int32_t special = g_tok ? rb_tok_n_special_added(g_tok) : 0;
+    if (spec->shuffle && d->n > 1) {
+        gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+        if (!r) {
+            rb_set_err(err, errlen, "sharegpt: out of memory");
+            return -ENOMEM;
+        }
+        gsl_rng_set(r, lg_seed32(spec->seed, 2));
+        for (size_t i = d->n - 1; i > 0; i--) { /* Fisher-Yates */
+            size_t j = gsl_rng_uniform_int(r, i + 1);
+            lg_prompt t = d->items[i];
+            d->items[i] = d->items[j];
+            d->items[j] = t;
+        }
+        gsl_rng_free(r);
+    }
+    size_t kept = 0, dropped = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        lg_prompt *p = &d->items[i];
+        int64_t in = (int64_t)p->input_tokens + special;
+        int64_t out = spec->output_len > 0 ? spec->output_len : (int64_t)p->output_tokens + special;
+        int ok = !spec->filter ||
+                 (in >= 4 && (spec->output_len > 0 || out >= 4) && in <= 1024 && in + out <= 2048);
+        if (!ok || (spec->max_n && kept == spec->max_n)) {
+            dropped += !ok;
+            free(p->text);
+            continue;
+        }
+        p->input_tokens = (int32_t)in;
+        p->output_tokens = (int32_t)(out < 1 ? 1 : out);
+        d->items[kept++] = *p;
+    }
+    d->n = kept;
+    if (kept == 0) {
+        rb_set_err(err, errlen,
+                   "sharegpt: no entry is left after vLLM's length filters (%zu dropped: a "
+                   "prompt of 4 to 1,024 tokens, an output of 4 or more, 2,048 in all; "
+                   "--sharegpt-no-filter keeps them)",
+                   dropped);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 int lg_dataset_sharegpt_parse(const char *json, size_t len, size_t max_n, lg_dataset *out,
                               char *err, size_t errlen)
 {

@@ -81,6 +81,26 @@ int lg_dataset_load_sharegpt(const char *path, size_t max_n, lg_dataset *out, ch
                              size_t errlen);
 void lg_dataset_free(lg_dataset *d);
 
+/* ShareGPT as vLLM's benchmark samples it (ShareGPTDataset.sample): the
+ * entries shuffled from the seed (loadgen's generator: the same seed picks
+ * other entries than Python's random.shuffle), then, unless filter is 0,
+ * those dropped that vLLM's is_valid_sequence drops: a prompt under 4
+ * tokens or over 1,024, an output under 4 (not checked when output_len is
+ * given), prompt + output over 2,048; the first max_n kept (0: all). With
+ * output_len > 0 every request asks for that many tokens (vLLM's
+ * --sharegpt-output-len). Lengths are those lg_count_tokens gave, plus the
+ * tokenizer's special tokens (vLLM counts tokenizer(text).input_ids, a BOS
+ * included, for both). In place; 0, or -EINVAL when nothing is left (err
+ * says how many entries the filter dropped). */
+typedef struct lg_sharegpt_spec {
+    uint64_t seed;
+    size_t max_n;
+    int32_t output_len;
+    int shuffle, filter;
+} lg_sharegpt_spec;
+int lg_dataset_sharegpt_sample(lg_dataset *d, const lg_sharegpt_spec *spec, char *err,
+                               size_t errlen);
+
 /* Sizing the pool. A pool that is smaller than the run repeats prompts, and
  * a server's prefix cache then answers the repeats faster than fresh ones.
  * The default pool therefore holds one prompt per planned arrival, bounded

@@ -184,9 +184,18 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
         rc = lg_dataset_shared_prefix(&ps, &p->ds, err, errlen);
         break;
     }
-    case LG_DS_SHAREGPT:
-        rc = lg_dataset_load_sharegpt(o->dataset_path, pool, &p->ds, err, errlen);
+    case LG_DS_SHAREGPT: {
+        lg_sharegpt_spec ss = {.seed = o->seed,
+                               .max_n = pool,
+                               .output_len = o->sharegpt_output_len,
+                               .shuffle = !o->sharegpt_in_order,
+                               .filter = !o->sharegpt_no_filter};
+        /* shuffled or filtered: every entry read, as vLLM reads them */
+        size_t read = ss.shuffle || ss.filter ? 0 : pool;
+        rc = lg_dataset_load_sharegpt(o->dataset_path, read, &p->ds, err, errlen);
+        if (rc == 0) rc = lg_dataset_sharegpt_sample(&p->ds, &ss, err, errlen);
         break;
+    }
     case LG_DS_TRACE:
         rc = lg_trace_load(o->dataset_path, &p->trace, &p->n_trace, err, errlen);
         if (rc == 0 && p->n_trace == 0) {

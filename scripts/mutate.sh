@@ -283,6 +283,11 @@ m ip-sd-ignored loadgen/lg_dataset.c 'x = d->mean + gsl_ran_gaussian(r, d->std_d
 m ip-uniform-short loadgen/lg_dataset.c 'x = d->min + gsl_rng_uniform(r) * (double)(d->max - d->min);' \
   'x = d->min + gsl_rng_uniform(r) * (double)(d->max - d->min - 1);'
 
+# loadgen/lg_dataset.c: ShareGPT's filters as vLLM's
+m sgpt-prompt-max-boundary loadgen/lg_dataset.c 'in <= 1024 &&' 'in < 1024 &&'
+m sgpt-sum-unchecked loadgen/lg_dataset.c 'in + out <= 2048);' 'in + out <= 4096);'
+m sgpt-no-shuffle loadgen/lg_dataset.c '            size_t j = gsl_rng_uniform_int(r, i + 1);' '            size_t j = i;'
+
 # common/rb_tok.c: the BPE merge order, the pairs a merge makes, byte
 # fallback, the UTF-8 cleaning
 m tok-heap-order common/rb_tok.c 'if (q->rank < c.rank || (q->rank == c.rank && q->pos < c.pos)) break;' \

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lg_dataset.h"
+#include "rb_buf.h"
 
 static int32_t count(const char *s)
 {
@@ -434,6 +435,95 @@ static void sharegpt_keeps_human_gpt_pairs(void **state)
     assert_non_null(strstr(err, "sharegpt: line 1: not valid JSON"));
 }
 
+/* vLLM's sampling: the entries shuffled from the seed, then its length
+ * filters (is_valid_sequence), checked here against the rule written out
+ * again: prompt in [4, 1024], output >= 4 (unless --sharegpt-output-len),
+ * prompt + output <= 2048. */
+static void add_entry(rb_buf *b, int32_t in, int32_t out)
+{
+    rb_buf_puts(b, b->len > 1 ? ",{\"conversations\":[{\"from\":\"human\",\"value\":\""
+                              : "{\"conversations\":[{\"from\":\"human\",\"value\":\"");
+    for (int32_t i = 0; i < in; i++)
+        rb_buf_puts(b, i ? " w" : "w");
+    rb_buf_puts(b, "\"},{\"from\":\"gpt\",\"value\":\"");
+    for (int32_t i = 0; i < out; i++)
+        rb_buf_puts(b, i ? " w" : "w");
+    rb_buf_puts(b, "\"}]}");
+}
+
+static int vllm_valid(int32_t in, int32_t out, int32_t fixed_out)
+{
+    if (fixed_out) out = fixed_out;
+    return in >= 4 && (fixed_out || out >= 4) && in <= 1024 && in + out <= 2048;
+}
+
+static void sharegpt_sampled_as_vllm(void **state)
+{
+    (void)state;
+    const int32_t lens[][2] = {{3, 10},  {4, 4},   {5, 3}, {1025, 5}, {1000, 1049}, {1000, 1048},
+                               {10, 20}, {20, 10}, {7, 2}, {4, 1},    {1024, 10}};
+    const size_t n = sizeof lens / sizeof lens[0];
+    rb_buf b = {0};
+    rb_buf_puts(&b, "[");
+    for (size_t i = 0; i < n; i++)
+        add_entry(&b, lens[i][0], lens[i][1]);
+    rb_buf_puts(&b, "]");
+    char err[256];
+    for (int fixed = 0; fixed <= 100; fixed += 100) {
+        size_t want = 0;
+        for (size_t i = 0; i < n; i++)
+            want += (size_t)vllm_valid(lens[i][0], lens[i][1], fixed);
+        lg_dataset d, e;
+        assert_int_equal(lg_dataset_sharegpt_parse(b.data, b.len, 0, &d, err, sizeof err), 0);
+        assert_int_equal(lg_dataset_sharegpt_parse(b.data, b.len, 0, &e, err, sizeof err), 0);
+        lg_sharegpt_spec sp = {.seed = 5, .output_len = fixed, .shuffle = 1, .filter = 1};
+        assert_int_equal(lg_dataset_sharegpt_sample(&d, &sp, err, sizeof err), 0);
+        assert_int_equal(lg_dataset_sharegpt_sample(&e, &sp, err, sizeof err), 0);
+        assert_int_equal(d.n, want);
+        for (size_t i = 0; i < d.n; i++) {
+            /* every kept entry is a valid one, and the same seed keeps the same order */
+            int32_t in = d.items[i].input_tokens, out = d.items[i].output_tokens;
+            assert_true(vllm_valid(in, out, fixed));
+            if (fixed) assert_int_equal(out, fixed);
+            assert_string_equal(d.items[i].text, e.items[i].text);
+        }
+        lg_dataset_free(&d);
+        lg_dataset_free(&e);
+    }
+    /* the shuffle moves entries: over seeds, the first kept is not always
+     * the file's first valid one; max_n keeps that many */
+    int moved = 0;
+    for (uint64_t seed = 0; seed < 8; seed++) {
+        lg_dataset d;
+        assert_int_equal(lg_dataset_sharegpt_parse(b.data, b.len, 0, &d, err, sizeof err), 0);
+        lg_sharegpt_spec sp = {.seed = seed, .max_n = 2, .shuffle = 1, .filter = 1};
+        assert_int_equal(lg_dataset_sharegpt_sample(&d, &sp, err, sizeof err), 0);
+        assert_int_equal(d.n, 2);
+        moved += d.items[0].input_tokens != 4;
+        lg_dataset_free(&d);
+    }
+    assert_true(moved > 0);
+    /* in order and unfiltered: the file as it is */
+    lg_dataset d;
+    assert_int_equal(lg_dataset_sharegpt_parse(b.data, b.len, 0, &d, err, sizeof err), 0);
+    lg_sharegpt_spec none = {.seed = 1};
+    assert_int_equal(lg_dataset_sharegpt_sample(&d, &none, err, sizeof err), 0);
+    assert_int_equal(d.n, n);
+    assert_int_equal(d.items[0].input_tokens, 3);
+    lg_dataset_free(&d);
+    /* nothing left: the error says so */
+    rb_buf_reset(&b);
+    rb_buf_puts(&b, "[");
+    add_entry(&b, 2, 2);
+    rb_buf_puts(&b, "]");
+    assert_int_equal(lg_dataset_sharegpt_parse(b.data, b.len, 0, &d, err, sizeof err), 0);
+    lg_sharegpt_spec sp = {.seed = 1, .shuffle = 1, .filter = 1};
+    assert_int_equal(lg_dataset_sharegpt_sample(&d, &sp, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "1 dropped"));
+    lg_dataset_free(&d);
+    rb_buf_free(&b);
+}
+
 static void expect_sharegpt_error(const char *json, const char *want)
 {
     lg_dataset d;
@@ -696,6 +786,7 @@ int main(void)
         cmocka_unit_test(inference_perf_distributions),
         cmocka_unit_test(shared_prefix_groups_share_their_system_prompt),
         cmocka_unit_test(sharegpt_keeps_human_gpt_pairs),
+        cmocka_unit_test(sharegpt_sampled_as_vllm),
         cmocka_unit_test(sharegpt_errors_say_where),
         cmocka_unit_test(loaders_read_files_and_name_them),
         cmocka_unit_test(azure_trace_is_sorted_and_relative),
