@@ -385,6 +385,39 @@ static int dist_mean(cfx *c, cJSON *obj, const char *path, const char *key)
     return 0;
 }
 
+/* data.input_distribution / output_distribution: Inference Perf's
+ * {type, mean, std_dev, min, max} as --input-distribution's text (its mean
+ * stays for lg_config's --random-input-len); lg_len_ip_parse checks it. */
+static int map_distribution(cfx *c, cJSON *d, const char *key, const char *flag)
+{
+    if (!cJSON_IsObject(d)) return 0;
+    char spec[256] = "", p[64];
+    snprintf(p, sizeof p, "data.%s", key);
+    static const char *const nums[] = {"mean", "std_dev", "min", "max"};
+    for (int k = 0; k < 4; k++) {
+        cJSON *v = get(d, nums[k]);
+        if (!v) continue;
+        if (!cJSON_IsNumber(v)) {
+            char q[96];
+            snprintf(q, sizeof q, "%s.%s", p, nums[k]);
+            return refuse(c, q, v, "must be a number");
+        }
+        size_t l = strlen(spec);
+        snprintf(spec + l, sizeof spec - l, "%s%s:%.17g", l ? "," : "", nums[k], v->valuedouble);
+        if (k) cJSON_DeleteItemFromObjectCaseSensitive(d, nums[k]);
+    }
+    cJSON *t = get(d, "type");
+    if (t) {
+        if (!cJSON_IsString(t)) return refuse(c, p, t, "type must be a string");
+        size_t l = strlen(spec);
+        snprintf(spec + l, sizeof spec - l, "%stype:%.40s", l ? "," : "", t->valuestring);
+        cJSON_DeleteItemFromObjectCaseSensitive(d, "type");
+    }
+    if (!get(d, "mean")) return 0; /* lg_config says what is missing */
+    note(c, "%s: lengths drawn as Inference Perf draws them (%s)", p, spec);
+    return add_arg(c, flag, spec);
+}
+
 static int map_data(cfx *c, cJSON *root, cJSON *data)
 {
     if (!cJSON_IsObject(data)) return 0;
@@ -396,14 +429,9 @@ static int map_data(cfx *c, cJSON *root, cJSON *data)
         cJSON_SetValuestring(t, "random");
     }
     static const char *const dkeys[] = {"input_distribution", "output_distribution"};
-    static const char *const extras[] = {"min", "max", "std_dev", "type", NULL};
-    for (int i = 0; i < 2; i++) {
-        cJSON *d = get(data, dkeys[i]);
-        char p[64];
-        snprintf(p, sizeof p, "data.%s", dkeys[i]);
-        for (int k = 0; extras[k] && cJSON_IsObject(d); k++)
-            ignore(c, d, p, extras[k]);
-    }
+    static const char *const dflags[] = {"--input-distribution", "--output-distribution"};
+    for (int i = 0; i < 2; i++)
+        TRY(map_distribution(c, get(data, dkeys[i]), dkeys[i], dflags[i]));
     cJSON *sp = get(data, "shared_prefix");
     if (!cJSON_IsObject(sp)) return 0;
     TRY(rename_key(c, sp, "num_unique_system_prompts", "num_groups"));

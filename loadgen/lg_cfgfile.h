@@ -22,6 +22,9 @@
  *   data.shared_prefix.output_len N   --random-output-len N
  *   data.shared_prefix.{system_prompt_len, question_len, output_len} as a
  *     distribution {type, mean, ...}  its mean (note)
+ *   data.{input,output}_distribution {type, mean, std_dev, min, max}
+ *                                     --input/output-distribution (drawn as
+ *                                     Inference Perf draws them; note)
  *   data.shared_prefix.seed N         load.seed N when the load gives none
  *   data.shared_prefix.enable_multi_turn_chat true, with data.type shared_prefix
  *                                     --prefix-multi-turn (lg_session.h)
@@ -32,8 +35,7 @@
  *     {ttft, tpot, itl, ntpot, e2el, e2e, request_latency (= e2el)}
  * Accepted with a note that they have no effect here (they configure parts
  * loadgen does not have): tokenizer, metrics of another type, storage, circuit_breakers,
- * server.type, load.circuit_breakers, load.worker_max_tcp_connections, the
- * distributions' min/max/std_dev/type,
+ * server.type, load.circuit_breakers, load.worker_max_tcp_connections,
  * report.request_lifecycle.{summary, per_stage, per_request, per_adapter,
  * per_adapter_stage, use_server_output_tokens, max_error_messages},
  * report.prometheus, report.session_lifecycle. */

@@ -232,6 +232,24 @@ static int parse_budget(void *base, const char *val, char *why, size_t n)
     return 0;
 }
 
+/* --input-distribution / --output-distribution: Inference Perf's; the mean
+ * also stands as --random-input-len / --random-output-len. */
+static int parse_in_dist(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    if (lg_len_ip_parse(val, &o->input_dist, why, n)) return -1;
+    o->random_input_len = (int32_t)llround(o->input_dist.mean);
+    return 0;
+}
+
+static int parse_out_dist(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    if (lg_len_ip_parse(val, &o->output_dist, why, n)) return -1;
+    o->random_output_len = (int32_t)llround(o->output_dist.mean);
+    return 0;
+}
+
 static int parse_endpoint(void *base, const char *val, char *why, size_t n)
 {
     lg_opts *o = base;
@@ -441,6 +459,9 @@ static const rb_opt OPTS[] = {
            "OPENAI_API_KEY in the environment -> Authorization: Bearer",
            .greedy = 1),
     FLAG("ignore-eos", ignore_eos, 1, "ask the server to ignore end-of-sequence"),
+    CUSTOM("input-distribution", "mean:M,std_dev:S,min:A,max:B,type:T", parse_in_dist,
+           "random: prompt lengths drawn as Inference Perf draws them (type normal, lognormal, "
+           "uniform or fixed; clipped to [min, max]); its data.input_distribution"),
     INT("max-concurrency", max_concurrency, 1, 10000000, NULL,
         "alone: closed loop with C in flight; with a rate: a cap (waiting for a slot counts in "
         "latency from intended time)",
@@ -481,6 +502,8 @@ static const rb_opt OPTS[] = {
      .help = "requests to send"},
     INT("num-workers", num_workers, 0, 1024, NULL,
         "worker processes (default: online CPUs; 0: one in-process)", .key = "load.num_workers"),
+    CUSTOM("output-distribution", "mean:M,std_dev:S,min:A,max:B,type:T", parse_out_dist,
+           "random: max_tokens drawn so (see --input-distribution)"),
     CUSTOM("percentile-metrics", "LIST", parse_metrics,
            "of ttft,tpot,itl,e2el,ntpot (default all)"),
     INT("prefix-groups", prefix_groups, 1, 100000, "4", "shared-prefix: groups",
@@ -578,6 +601,14 @@ static const rb_opt OPTS[] = {
            "the workers"),
     SECONDS("server-metrics-interval", server_metrics_interval_ns, 10000000, "1s",
             "time between scrapes of --server-metrics (at least 10ms)"),
+    FLAG("sharegpt-in-order", sharegpt_in_order, 1,
+         "sharegpt: the file's first entries in order (default: shuffled from the seed, as vLLM "
+         "samples)"),
+    FLAG("sharegpt-no-filter", sharegpt_no_filter, 1,
+         "sharegpt: keep the entries vLLM's length filters drop (prompt 4-1024 tokens, output "
+         ">= 4, 2048 in all)"),
+    INT("sharegpt-output-len", sharegpt_output_len, 0, 1000000, "0",
+        "sharegpt: max_tokens of every request (0: the reply's length), as vLLM's"),
     CHOICE("sim-stamps", "auto|on|off", sim_stamps, STAMPS, "auto", "must be auto, on or off",
            "send X-Sim-Stamp: 1 for simserver's ground truth (auto: on)"),
     CUSTOM("stage", "RATE:D", parse_stage,

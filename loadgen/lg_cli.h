@@ -96,6 +96,10 @@ typedef struct lg_opts {
     int32_t random_input_len, random_output_len;
     double random_range_ratio;
     lg_len_dist random_len_dist;
+    lg_len_ip input_dist, output_dist; /* --input/output-distribution (Inference Perf's) */
+    int32_t sharegpt_output_len;       /* --sharegpt-output-len (0: each reply's length) */
+    int sharegpt_in_order;             /* --sharegpt-in-order: the file's first entries */
+    int sharegpt_no_filter;            /* --sharegpt-no-filter: vLLM's length filters off */
     int32_t prefix_groups, prefix_prompts_per_group, prefix_system_len, prefix_question_len;
     int prefix_multi_turn; /* --prefix-multi-turn: Inference Perf's chat sessions (lg_session.h) */
     int64_t prompt_pool_size; /* prompts in the pool; 0 until lg_cli_finish sizes it */

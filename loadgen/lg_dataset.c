@@ -245,6 +245,108 @@ static int32_t draw_len(gsl_rng *r, lg_len_dist dist, int32_t mean, double ratio
     }
 }
 
+static int32_t draw_ip(gsl_rng *r, const lg_len_ip *d)
+{
+    double x;
+    switch (d->type) {
+    case LG_LEN_FIXED:
+        return clamp_len(floor(d->mean));
+    case LG_LEN_UNIFORM:
+        x = d->min + gsl_rng_uniform(r) * (double)(d->max - d->min);
+        break;
+    case LG_LEN_LOGNORMAL: {
+        double m = d->mean - d->min;
+        if (m <= 0) m = 1;
+        double s2 = log1p((d->std_dev / m) * (d->std_dev / m));
+        x = gsl_ran_lognormal(r, log(m) - s2 / 2, sqrt(s2)) + d->min;
+        break;
+    }
+    case LG_LEN_NORMAL:
+    default:
+        x = d->mean + gsl_ran_gaussian(r, d->std_dev);
+        break;
+    }
+    if (x < d->min) x = d->min;
+    if (x > d->max) x = d->max;
+    return clamp_len(nearbyint(x));
+}
+
+int lg_len_ip_parse(const char *s, lg_len_ip *out, char *why, size_t n)
+{
+    lg_len_ip d = {
+        .on = 1, .type = LG_LEN_NORMAL, .mean = NAN, .min = 1, .max = LG_MAX_PROMPT_TOKENS};
+    char buf[256];
+    if (!s || !*s || strlen(s) >= sizeof buf) {
+        snprintf(why, n, "expected mean:M[,std_dev:S][,min:A][,max:B][,type:T]");
+        return -1;
+    }
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *kv = strtok_r(buf, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(kv, ':');
+        if (!colon) {
+            snprintf(why, n, "'%s' is not key:value", kv);
+            return -1;
+        }
+        *colon = 0;
+        const char *k = kv, *v = colon + 1;
+        if (strcmp(k, "type") == 0) {
+            if (strcmp(v, "normal") == 0)
+                d.type = LG_LEN_NORMAL;
+            else if (strcmp(v, "lognormal") == 0)
+                d.type = LG_LEN_LOGNORMAL;
+            else if (strcmp(v, "uniform") == 0)
+                d.type = LG_LEN_UNIFORM;
+            else if (strcmp(v, "fixed") == 0)
+                d.type = LG_LEN_FIXED;
+            else {
+                snprintf(why, n, "type '%s' must be normal, lognormal, uniform or fixed", v);
+                return -1;
+            }
+            continue;
+        }
+        char *end;
+        double x = strtod(v, &end);
+        if (end == v || *end || !isfinite(x)) {
+            snprintf(why, n, "%s: '%s' is not a number", k, v);
+            return -1;
+        }
+        if (strcmp(k, "mean") == 0)
+            d.mean = x;
+        else if (strcmp(k, "std_dev") == 0)
+            d.std_dev = x;
+        else if (strcmp(k, "min") == 0 || strcmp(k, "max") == 0) {
+            if (x != floor(x) || x < 1 || x > LG_MAX_PROMPT_TOKENS) {
+                snprintf(why, n, "%s: must be a whole number in [1, %d], got '%s'", k,
+                         LG_MAX_PROMPT_TOKENS, v);
+                return -1;
+            }
+            *(k[1] == 'i' ? &d.min : &d.max) = (int32_t)x;
+        } else {
+            snprintf(why, n, "unknown key '%s' (mean, std_dev, min, max, type)", k);
+            return -1;
+        }
+    }
+    if (!(d.mean >= 1 && d.mean <= LG_MAX_PROMPT_TOKENS)) {
+        snprintf(why, n, "mean: required, in [1, %d]", LG_MAX_PROMPT_TOKENS);
+        return -1;
+    }
+    if (!(d.std_dev >= 0)) {
+        snprintf(why, n, "std_dev: must be >= 0");
+        return -1;
+    }
+    if (d.min > d.max) {
+        snprintf(why, n, "min %d is above max %d", (int)d.min, (int)d.max);
+        return -1;
+    }
+    if (d.type == LG_LEN_NORMAL && (d.mean < d.min || d.mean > d.max)) {
+        snprintf(why, n, "mean %g is outside [min, max] = [%d, %d]", d.mean, (int)d.min,
+                 (int)d.max);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
 static int alloc_items(lg_dataset *out, size_t n, char *err, size_t errlen)
 {
     out->n = 0;
@@ -320,8 +422,12 @@ int lg_random_gen_at(lg_random_gen *g, uint64_t index, lg_prompt *out)
     /* stream 0 is the pool's; request i draws from stream i + 1 */
     gsl_rng_set(g->r, lg_seed32(spec->seed, index + 1));
     *out = (lg_prompt){0};
-    out->input_tokens = draw_len(g->r, spec->dist, spec->input_len, spec->range_ratio);
-    out->output_tokens = draw_len(g->r, spec->dist, spec->output_len, spec->range_ratio);
+    out->input_tokens = spec->in_ip.on
+                            ? draw_ip(g->r, &spec->in_ip)
+                            : draw_len(g->r, spec->dist, spec->input_len, spec->range_ratio);
+    out->output_tokens = spec->out_ip.on
+                             ? draw_ip(g->r, &spec->out_ip)
+                             : draw_len(g->r, spec->dist, spec->output_len, spec->range_ratio);
     g->text.len = 0;
     if (put_words(&g->text, g->r, text_target(out->input_tokens, spec->vocab), spec->vocab) ||
         rb_buf_add(&g->text, "", 1))
@@ -354,8 +460,12 @@ int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, si
     gsl_rng_set(r, lg_seed32(spec->seed, 0));
     for (size_t i = 0; i < spec->n; i++) {
         lg_prompt *p = &out->items[i];
-        p->input_tokens = draw_len(r, spec->dist, spec->input_len, spec->range_ratio);
-        p->output_tokens = draw_len(r, spec->dist, spec->output_len, spec->range_ratio);
+        p->input_tokens = spec->in_ip.on
+                              ? draw_ip(r, &spec->in_ip)
+                              : draw_len(r, spec->dist, spec->input_len, spec->range_ratio);
+        p->output_tokens = spec->out_ip.on
+                               ? draw_ip(r, &spec->out_ip)
+                               : draw_len(r, spec->dist, spec->output_len, spec->range_ratio);
         rb_buf b = {0};
         if (put_words(&b, r, text_target(p->input_tokens, spec->vocab), spec->vocab) ||
             rb_buf_take(&b, &p->text, NULL)) {
@@ -605,6 +715,53 @@ done:
     }
     if (rc) lg_dataset_free(out);
     return rc;
+}
+
+int lg_dataset_sharegpt_sample(lg_dataset *d, const lg_sharegpt_spec *spec, char *err,
+                               size_t errlen)
+{
+    int32_t special = g_tok ? rb_tok_n_special_added(g_tok) : 0;
+    if (spec->shuffle && d->n > 1) {
+        gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+        if (!r) {
+            rb_set_err(err, errlen, "sharegpt: out of memory");
+            return -ENOMEM;
+        }
+        gsl_rng_set(r, lg_seed32(spec->seed, 2));
+        for (size_t i = d->n - 1; i > 0; i--) { /* Fisher-Yates */
+            size_t j = gsl_rng_uniform_int(r, i + 1);
+            lg_prompt t = d->items[i];
+            d->items[i] = d->items[j];
+            d->items[j] = t;
+        }
+        gsl_rng_free(r);
+    }
+    size_t kept = 0, dropped = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        lg_prompt *p = &d->items[i];
+        int64_t in = (int64_t)p->input_tokens + special;
+        int64_t out = spec->output_len > 0 ? spec->output_len : (int64_t)p->output_tokens + special;
+        int ok = !spec->filter ||
+                 (in >= 4 && (spec->output_len > 0 || out >= 4) && in <= 1024 && in + out <= 2048);
+        if (!ok || (spec->max_n && kept == spec->max_n)) {
+            dropped += !ok;
+            free(p->text);
+            continue;
+        }
+        p->input_tokens = (int32_t)in;
+        p->output_tokens = (int32_t)(out < 1 ? 1 : out);
+        d->items[kept++] = *p;
+    }
+    d->n = kept;
+    if (kept == 0) {
+        rb_set_err(err, errlen,
+                   "sharegpt: no entry is left after vLLM's length filters (%zu dropped: a "
+                   "prompt of 4 to 1,024 tokens, an output of 4 or more, 2,048 in all; "
+                   "--sharegpt-no-filter keeps them)",
+                   dropped);
+        return -EINVAL;
+    }
+    return 0;
 }
 
 int lg_dataset_sharegpt_parse(const char *json, size_t len, size_t max_n, lg_dataset *out,

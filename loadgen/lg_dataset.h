@@ -29,6 +29,17 @@ typedef struct lg_dataset {
 
 typedef enum { LG_LEN_FIXED, LG_LEN_UNIFORM, LG_LEN_NORMAL, LG_LEN_LOGNORMAL } lg_len_dist;
 
+/* Inference Perf's length distribution (its generate_distribution): normal
+ * N(mean, std_dev), lognormal of that mean and std_dev above min, uniform
+ * in [min, max], each clipped to [min, max] and rounded (half to even, as
+ * numpy rounds); fixed is the mean, truncated. on = 0: not given. */
+typedef struct lg_len_ip {
+    int on;
+    lg_len_dist type;
+    double mean, std_dev;
+    int32_t min, max;
+} lg_len_ip;
+
 typedef struct lg_random_spec {
     uint64_t seed;
     size_t n;                      /* pool size (>= 1) */
@@ -40,7 +51,13 @@ typedef struct lg_random_spec {
      * word, so lg_count_tokens counts them) and lg_body_render sends them as
      * "prompt": [ids]. 0: words. */
     int32_t vocab;
+    lg_len_ip in_ip, out_ip; /* when on, they draw the lengths instead */
 } lg_random_spec;
+
+/* Parses "mean:M[,std_dev:S][,min:A][,max:B][,type:normal|lognormal|uniform|
+ * fixed]" (defaults: std_dev 0, min 1, max 1000000, type normal). 0, or -1
+ * with why (the bad part named). */
+int lg_len_ip_parse(const char *s, lg_len_ip *out, char *why, size_t n);
 
 typedef struct lg_prefix_spec {
     uint64_t seed;
@@ -63,6 +80,26 @@ int lg_dataset_sharegpt_parse(const char *json, size_t len, size_t max_n, lg_dat
 int lg_dataset_load_sharegpt(const char *path, size_t max_n, lg_dataset *out, char *err,
                              size_t errlen);
 void lg_dataset_free(lg_dataset *d);
+
+/* ShareGPT as vLLM's benchmark samples it (ShareGPTDataset.sample): the
+ * entries shuffled from the seed (loadgen's generator: the same seed picks
+ * other entries than Python's random.shuffle), then, unless filter is 0,
+ * those dropped that vLLM's is_valid_sequence drops: a prompt under 4
+ * tokens or over 1,024, an output under 4 (not checked when output_len is
+ * given), prompt + output over 2,048; the first max_n kept (0: all). With
+ * output_len > 0 every request asks for that many tokens (vLLM's
+ * --sharegpt-output-len). Lengths are those lg_count_tokens gave, plus the
+ * tokenizer's special tokens (vLLM counts tokenizer(text).input_ids, a BOS
+ * included, for both). In place; 0, or -EINVAL when nothing is left (err
+ * says how many entries the filter dropped). */
+typedef struct lg_sharegpt_spec {
+    uint64_t seed;
+    size_t max_n;
+    int32_t output_len;
+    int shuffle, filter;
+} lg_sharegpt_spec;
+int lg_dataset_sharegpt_sample(lg_dataset *d, const lg_sharegpt_spec *spec, char *err,
+                               size_t errlen);
 
 /* Sizing the pool. A pool that is smaller than the run repeats prompts, and
  * a server's prefix cache then answers the repeats faster than fresh ones.

@@ -162,7 +162,9 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
                              .output_len = o->random_output_len,
                              .range_ratio = o->random_range_ratio,
                              .dist = o->random_len_dist,
-                             .vocab = vocab};
+                             .vocab = vocab,
+                             .in_ip = o->input_dist,
+                             .out_ip = o->output_dist};
         if (o->random_range_ratio == 0.0) rs.dist = LG_LEN_FIXED;
         if (o->prompt_per_request)
             rs.n = 1; /* the pool's one prompt keeps ds's users whole; requests use rgen */
@@ -182,9 +184,18 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
         rc = lg_dataset_shared_prefix(&ps, &p->ds, err, errlen);
         break;
     }
-    case LG_DS_SHAREGPT:
-        rc = lg_dataset_load_sharegpt(o->dataset_path, pool, &p->ds, err, errlen);
+    case LG_DS_SHAREGPT: {
+        lg_sharegpt_spec ss = {.seed = o->seed,
+                               .max_n = pool,
+                               .output_len = o->sharegpt_output_len,
+                               .shuffle = !o->sharegpt_in_order,
+                               .filter = !o->sharegpt_no_filter};
+        /* shuffled or filtered: every entry read, as vLLM reads them */
+        size_t read = ss.shuffle || ss.filter ? 0 : pool;
+        rc = lg_dataset_load_sharegpt(o->dataset_path, read, &p->ds, err, errlen);
+        if (rc == 0) rc = lg_dataset_sharegpt_sample(&p->ds, &ss, err, errlen);
         break;
+    }
     case LG_DS_TRACE:
         rc = lg_trace_load(o->dataset_path, &p->trace, &p->n_trace, err, errlen);
         if (rc == 0 && p->n_trace == 0) {

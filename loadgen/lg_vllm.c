@@ -155,10 +155,8 @@ int lg_vllm_args(int argc, char *const *argv, lg_args *out, char *notes, size_t 
         } else if (names(a, "--sharegpt-output-len")) {
             if (!whole(v = value(argc, argv, &i), 1, 1000000, &n))
                 REFUSE("--sharegpt-output-len", v, "must be a whole number >= 1");
-            note(&c,
-                 "--sharegpt-output-len %ld: not implemented; each ShareGPT request keeps "
-                 "its own output length",
-                 n);
+            TRY(put(&c, "--sharegpt-output-len"));
+            TRY(put(&c, v));
         } else if (names(a, "--logprobs")) {
             if (!whole(v = value(argc, argv, &i), 0, 1000000, &n))
                 REFUSE("--logprobs", v, "must be a whole number >= 0");

@@ -5,7 +5,7 @@
  * --dataset-name, --dataset-path, --random-input-len, --random-output-len,
  * --random-range-ratio, --percentile-metrics, --metric-percentiles,
  * --goodput, --ignore-eos, --save-result, --save-detailed, --result-dir,
- * --result-filename, --tokenizer) pass through unchanged to the CLI's
+ * --result-filename, --tokenizer, --sharegpt-output-len) pass through unchanged to the CLI's
  * parser. vLLM's own become loadgen's:
  *   --host H, --port P      --base-url http://H:P (defaults 127.0.0.1, 8000),
  *                           unless --base-url is given (vLLM then ignores them)
@@ -18,7 +18,6 @@
  *   --metadata K=V...       --metadata K=V, one flag per item
  * and these are accepted with a note that they have no effect here:
  *   --random-prefix-len N   (N > 0: the prompts carry no shared prefix)
- *   --sharegpt-output-len N (ShareGPT requests keep their own output length)
  *   --logprobs N            (not requested)
  *   --tokenizer-mode M, --trust-remote-code (token counts come from the
  *                           server's usage, so no tokenizer is loaded)

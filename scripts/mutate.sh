@@ -430,6 +430,18 @@ m ids-comma-dropped loadgen/lg_body.c 'if (!in_word && any) rb_buf_add(b, ",", 1
   'if (!in_word && any) rb_buf_add(b, " ", 1);'
 m ids-as-text loadgen/lg_body.c '        if (o->token_ids)' '        if (0)'
 
+# loadgen/lg_dataset.c: Inference Perf's distributions
+m ip-no-min-clip loadgen/lg_dataset.c '    if (x < d->min) x = d->min;' ';'
+m ip-no-max-clip loadgen/lg_dataset.c '    if (x > d->max) x = d->max;' ';'
+m ip-sd-ignored loadgen/lg_dataset.c 'x = d->mean + gsl_ran_gaussian(r, d->std_dev);' 'x = d->mean;'
+m ip-uniform-short loadgen/lg_dataset.c 'x = d->min + gsl_rng_uniform(r) * (double)(d->max - d->min);' \
+  'x = d->min + gsl_rng_uniform(r) * (double)(d->max - d->min - 1);'
+
+# loadgen/lg_dataset.c: ShareGPT's filters as vLLM's
+m sgpt-prompt-max-boundary loadgen/lg_dataset.c 'in <= 1024 &&' 'in < 1024 &&'
+m sgpt-sum-unchecked loadgen/lg_dataset.c 'in + out <= 2048);' 'in + out <= 4096);'
+m sgpt-no-shuffle loadgen/lg_dataset.c '            size_t j = gsl_rng_uniform_int(r, i + 1);' '            size_t j = i;'
+
 # common/rb_tok.c: the BPE merge order, the pairs a merge makes, byte
 # fallback, the UTF-8 cleaning
 m tok-heap-order common/rb_tok.c 'if (q->rank < c.rank || (q->rank == c.rank && q->pos < c.pos)) break;' \

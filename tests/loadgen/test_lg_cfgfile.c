@@ -99,10 +99,14 @@ static void data_types_and_shared_prefix_names(void **state)
                 "--dataset-name sharegpt --dataset-path /d.json");
     expect_args("data:\n  type: synthetic\n  input_distribution: {min: 10, max: 100, mean: 50, "
                 "std_dev: 10}\n",
-                "--dataset-name random --random-input-len 50");
+                "--dataset-name random --random-input-len 50 --input-distribution "
+                "mean:50,std_dev:10,min:10,max:100");
     expect_note("data.type synthetic: random prompts");
-    expect_note("data.input_distribution.min, data.input_distribution.max, "
-                "data.input_distribution.std_dev");
+    expect_note("data.input_distribution: lengths drawn as Inference Perf draws them");
+    expect_args("data: {output_distribution: {type: lognormal, mean: 150, std_dev: 40}}",
+                "--random-output-len 150 --output-distribution mean:150,std_dev:40,type:lognormal");
+    expect_error("data: {input_distribution: {mean: 5, std_dev: x}}",
+                 "data.input_distribution.std_dev: must be a number");
     expect_args("data:\n  type: shared_prefix\n  shared_prefix:\n    num_unique_system_prompts: 3\n"
                 "    num_users_per_system_prompt: 4\n    system_prompt_len: 100\n"
                 "    question_len: 50\n    output_len: 20\n    seed: 42\n",

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lg_dataset.h"
+#include "rb_buf.h"
 
 static int32_t count(const char *s)
 {
@@ -149,6 +150,80 @@ static void token_id_prompts_lie_in_the_vocabulary(void **state)
     sp.vocab = -1;
     assert_null(lg_random_gen_new(&sp, err, sizeof err));
     assert_non_null(strstr(err, "vocab"));
+}
+
+/* Inference Perf's distributions: its example config-random.yml (mean 50,
+ * std_dev 10 in [10, 100]) over 2,000 prompts has its mean and std within
+ * 5% (about 3 standard errors), as do a lognormal's, and every type keeps
+ * to [min, max]; the spec string's errors name the
+ * key. */
+static void inference_perf_distributions(void **state)
+{
+    (void)state;
+    char why[256];
+    lg_random_spec sp = {.seed = 11, .n = 2000, .input_len = 50, .output_len = 50};
+    assert_int_equal(
+        lg_len_ip_parse("min:10,max:100,mean:50,std_dev:10", &sp.in_ip, why, sizeof why), 0);
+    assert_int_equal(lg_len_ip_parse("type:lognormal,mean:200,std_dev:40,min:20,max:2000",
+                                     &sp.out_ip, why, sizeof why),
+                     0);
+    lg_dataset d = must_random(sp);
+    double s[2] = {0}, s2[2] = {0};
+    int32_t lo[2] = {INT32_MAX, INT32_MAX}, hi[2] = {0};
+    for (size_t i = 0; i < d.n; i++) {
+        int32_t v[2] = {d.items[i].input_tokens, d.items[i].output_tokens};
+        for (int k = 0; k < 2; k++) {
+            s[k] += v[k];
+            s2[k] += (double)v[k] * v[k];
+            if (v[k] < lo[k]) lo[k] = v[k];
+            if (v[k] > hi[k]) hi[k] = v[k];
+        }
+    }
+    const double want_mean[2] = {50, 200}, want_sd[2] = {10, 40};
+    for (int k = 0; k < 2; k++) {
+        double mean = s[k] / (double)d.n, sd = sqrt(s2[k] / (double)d.n - mean * mean);
+        if (fabs(mean - want_mean[k]) > 0.05 * want_mean[k] ||
+            fabs(sd - want_sd[k]) > 0.05 * want_sd[k])
+            fail_msg("distribution %d: mean %.2f sd %.2f", k, mean, sd);
+    }
+    assert_true(lo[0] >= 10 && hi[0] <= 100);
+    assert_true(lo[1] >= 20 && hi[1] <= 2000);
+    lg_dataset_free(&d);
+    /* uniform: in [min, max], both ends reached; fixed: the mean, truncated */
+    assert_int_equal(lg_len_ip_parse("type:uniform,mean:5,min:3,max:7", &sp.in_ip, why, sizeof why),
+                     0);
+    assert_int_equal(lg_len_ip_parse("type:fixed,mean:42.9", &sp.out_ip, why, sizeof why), 0);
+    d = must_random(sp);
+    int seen[8] = {0};
+    for (size_t i = 0; i < d.n; i++) {
+        assert_true(d.items[i].input_tokens >= 3 && d.items[i].input_tokens <= 7);
+        seen[d.items[i].input_tokens] = 1;
+        assert_int_equal(d.items[i].output_tokens, 42);
+    }
+    assert_true(seen[3] && seen[7]);
+    lg_dataset_free(&d);
+    /* a normal that the bounds clip on both sides: clipped, both ends hit */
+    assert_int_equal(lg_len_ip_parse("mean:10,std_dev:10,min:5,max:20", &sp.in_ip, why, sizeof why),
+                     0);
+    d = must_random(sp);
+    int at_min = 0, at_max = 0;
+    for (size_t i = 0; i < d.n; i++) {
+        assert_true(d.items[i].input_tokens >= 5 && d.items[i].input_tokens <= 20);
+        at_min += d.items[i].input_tokens == 5;
+        at_max += d.items[i].input_tokens == 20;
+    }
+    assert_true(at_min > 100 && at_max > 50);
+    lg_dataset_free(&d);
+    lg_len_ip x;
+    assert_int_equal(lg_len_ip_parse("std_dev:3", &x, why, sizeof why), -1);
+    assert_non_null(strstr(why, "mean"));
+    assert_int_equal(lg_len_ip_parse("mean:5,type:zipf", &x, why, sizeof why), -1);
+    assert_non_null(strstr(why, "zipf"));
+    assert_int_equal(lg_len_ip_parse("mean:500,min:10,max:100", &x, why, sizeof why), -1);
+    assert_non_null(strstr(why, "outside"));
+    assert_int_equal(lg_len_ip_parse("mean:5,min:9,max:3", &x, why, sizeof why), -1);
+    assert_int_equal(lg_len_ip_parse("mean:5,skew:2", &x, why, sizeof why), -1);
+    assert_non_null(strstr(why, "skew"));
 }
 
 /* 4000 draws: the standard errors of the means are under 1 token for these
@@ -358,6 +433,95 @@ static void sharegpt_keeps_human_gpt_pairs(void **state)
     assert_int_equal(lg_dataset_sharegpt_parse(early, sizeof early - 1, 2, &d, err, sizeof err),
                      -EINVAL);
     assert_non_null(strstr(err, "sharegpt: line 1: not valid JSON"));
+}
+
+/* vLLM's sampling: the entries shuffled from the seed, then its length
+ * filters (is_valid_sequence), checked here against the rule written out
+ * again: prompt in [4, 1024], output >= 4 (unless --sharegpt-output-len),
+ * prompt + output <= 2048. */
+static void add_entry(rb_buf *b, int32_t in, int32_t out)
+{
+    rb_buf_puts(b, b->len > 1 ? ",{\"conversations\":[{\"from\":\"human\",\"value\":\""
+                              : "{\"conversations\":[{\"from\":\"human\",\"value\":\"");
+    for (int32_t i = 0; i < in; i++)
+        rb_buf_puts(b, i ? " w" : "w");
+    rb_buf_puts(b, "\"},{\"from\":\"gpt\",\"value\":\"");
+    for (int32_t i = 0; i < out; i++)
+        rb_buf_puts(b, i ? " w" : "w");
+    rb_buf_puts(b, "\"}]}");
+}
+
+static int vllm_valid(int32_t in, int32_t out, int32_t fixed_out)
+{
+    if (fixed_out) out = fixed_out;
+    return in >= 4 && (fixed_out || out >= 4) && in <= 1024 && in + out <= 2048;
+}
+
+static void sharegpt_sampled_as_vllm(void **state)
+{
+    (void)state;
+    const int32_t lens[][2] = {{3, 10},  {4, 4},   {5, 3}, {1025, 5}, {1000, 1049}, {1000, 1048},
+                               {10, 20}, {20, 10}, {7, 2}, {4, 1},    {1024, 10}};
+    const size_t n = sizeof lens / sizeof lens[0];
+    rb_buf b = {0};
+    rb_buf_puts(&b, "[");
+    for (size_t i = 0; i < n; i++)
+        add_entry(&b, lens[i][0], lens[i][1]);
+    rb_buf_puts(&b, "]");
+    char err[256];
+    for (int fixed = 0; fixed <= 100; fixed += 100) {
+        size_t want = 0;
+        for (size_t i = 0; i < n; i++)
+            want += (size_t)vllm_valid(lens[i][0], lens[i][1], fixed);
+        lg_dataset d, e;
+        assert_int_equal(lg_dataset_sharegpt_parse(b.data, b.len, 0, &d, err, sizeof err), 0);
+        assert_int_equal(lg_dataset_sharegpt_parse(b.data, b.len, 0, &e, err, sizeof err), 0);
+        lg_sharegpt_spec sp = {.seed = 5, .output_len = fixed, .shuffle = 1, .filter = 1};
+        assert_int_equal(lg_dataset_sharegpt_sample(&d, &sp, err, sizeof err), 0);
+        assert_int_equal(lg_dataset_sharegpt_sample(&e, &sp, err, sizeof err), 0);
+        assert_int_equal(d.n, want);
+        for (size_t i = 0; i < d.n; i++) {
+            /* every kept entry is a valid one, and the same seed keeps the same order */
+            int32_t in = d.items[i].input_tokens, out = d.items[i].output_tokens;
+            assert_true(vllm_valid(in, out, fixed));
+            if (fixed) assert_int_equal(out, fixed);
+            assert_string_equal(d.items[i].text, e.items[i].text);
+        }
+        lg_dataset_free(&d);
+        lg_dataset_free(&e);
+    }
+    /* the shuffle moves entries: over seeds, the first kept is not always
+     * the file's first valid one; max_n keeps that many */
+    int moved = 0;
+    for (uint64_t seed = 0; seed < 8; seed++) {
+        lg_dataset d;
+        assert_int_equal(lg_dataset_sharegpt_parse(b.data, b.len, 0, &d, err, sizeof err), 0);
+        lg_sharegpt_spec sp = {.seed = seed, .max_n = 2, .shuffle = 1, .filter = 1};
+        assert_int_equal(lg_dataset_sharegpt_sample(&d, &sp, err, sizeof err), 0);
+        assert_int_equal(d.n, 2);
+        moved += d.items[0].input_tokens != 4;
+        lg_dataset_free(&d);
+    }
+    assert_true(moved > 0);
+    /* in order and unfiltered: the file as it is */
+    lg_dataset d;
+    assert_int_equal(lg_dataset_sharegpt_parse(b.data, b.len, 0, &d, err, sizeof err), 0);
+    lg_sharegpt_spec none = {.seed = 1};
+    assert_int_equal(lg_dataset_sharegpt_sample(&d, &none, err, sizeof err), 0);
+    assert_int_equal(d.n, n);
+    assert_int_equal(d.items[0].input_tokens, 3);
+    lg_dataset_free(&d);
+    /* nothing left: the error says so */
+    rb_buf_reset(&b);
+    rb_buf_puts(&b, "[");
+    add_entry(&b, 2, 2);
+    rb_buf_puts(&b, "]");
+    assert_int_equal(lg_dataset_sharegpt_parse(b.data, b.len, 0, &d, err, sizeof err), 0);
+    lg_sharegpt_spec sp = {.seed = 1, .shuffle = 1, .filter = 1};
+    assert_int_equal(lg_dataset_sharegpt_sample(&d, &sp, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "1 dropped"));
+    lg_dataset_free(&d);
+    rb_buf_free(&b);
 }
 
 static void expect_sharegpt_error(const char *json, const char *want)
@@ -619,8 +783,10 @@ int main(void)
         cmocka_unit_test(random_per_request_prompts_are_fixed_by_seed_and_index),
         cmocka_unit_test(random_spec_errors_name_the_field),
         cmocka_unit_test(token_id_prompts_lie_in_the_vocabulary),
+        cmocka_unit_test(inference_perf_distributions),
         cmocka_unit_test(shared_prefix_groups_share_their_system_prompt),
         cmocka_unit_test(sharegpt_keeps_human_gpt_pairs),
+        cmocka_unit_test(sharegpt_sampled_as_vllm),
         cmocka_unit_test(sharegpt_errors_say_where),
         cmocka_unit_test(loaders_read_files_and_name_them),
         cmocka_unit_test(azure_trace_is_sorted_and_relative),

@@ -97,6 +97,45 @@ for name in LLAMA3 LLAMA2; do
   done
 done
 
+# ShareGPT sampled, filtered and counted as vLLM would: a reference
+# computation with @huggingface/tokenizers (vLLM's rule: prompt and reply
+# lengths are len(tokenizer(text).input_ids); kept when the prompt is 4 to
+# 1,024 tokens, the reply at least 4, both at most 2,048) gives the lengths
+# the run must serve, as a multiset, with Llama 3's tokenizer on both sides.
+start_sim sgpt --tokenizer "$LLAMA3_JSON"
+node -e '
+const words = "the of and to in is you that it he was for on are as with his they at be this".split(" ");
+let s = 7; const rnd = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+const text = (n) => Array.from({length: n}, () => words[Math.floor(rnd() * words.length)]).join(" ");
+const lens = [[2, 30], [3, 3], [12, 40], [40, 2], [60, 80], [1100, 20], [30, 30], [900, 1200], [5, 9], [200, 7], [8, 150], [1, 1]];
+const conv = lens.map(([a, b], i) => ({id: String(i), conversations: [{from: "human", value: text(a) + (i % 3 ? "?" : "")}, {from: "gpt", value: text(b) + "."}]}));
+require("fs").writeFileSync(process.argv[1], JSON.stringify(conv));' "$WORK/sgpt.json"
+node --input-type=module -e '
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+const require = createRequire(process.env.RB_NPM_DIR + "/package.json");
+const mod = await import(require.resolve("@huggingface/tokenizers"));
+const Tokenizer = mod.Tokenizer ?? mod.default.Tokenizer;
+const tok = new Tokenizer(JSON.parse(readFileSync(process.argv[1], "utf8")), {});
+const n = (t) => tok.encode(t).ids.length;
+const kept = [];
+for (const e of JSON.parse(readFileSync(process.argv[2], "utf8"))) {
+  const p = n(e.conversations[0].value), o = n(e.conversations[1].value);
+  if (p >= 4 && o >= 4 && p <= 1024 && p + o <= 2048) kept.push(p + " " + o);
+}
+console.log(kept.sort().join("\n"));' "$LLAMA3_JSON" "$WORK/sgpt.json" >"$WORK/sgpt.want"
+nwant=$(wc -l <"$WORK/sgpt.want")
+[ "$nwant" -ge 4 ] && [ "$nwant" -lt 12 ] || fail "sharegpt reference: $nwant entries kept of 12"
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 0 --tokenizer "$LLAMA3_JSON" --dataset-name sharegpt \
+  --dataset-path "$WORK/sgpt.json" --ignore-eos --num-prompts "$nwant" --request-rate 50 --no-stream \
+  --no-progress --quiet --save-detailed --result-dir "$WORK" --result-filename sgpt.json 2>"$WORK/sgpt.err" ||
+  fail "sharegpt: exit $?: $(cat "$WORK/sgpt.err")"
+jq -r '"\(.input_tokens) \(.output_tokens)"' "$WORK/sgpt.jsonl" | sort >"$WORK/sgpt.got"
+cmp -s "$WORK/sgpt.want" "$WORK/sgpt.got" ||
+  fail "sharegpt: served (prompt, reply) lengths $(tr '\n' ';' <"$WORK/sgpt.got"), vLLM's rule wants $(tr '\n' ';' <"$WORK/sgpt.want")"
+jq -e '.prompts_repeated == 0 and .lengths.input_differs == false and .lengths.output_differs == false' \
+  "$WORK/sgpt.json" >/dev/null || fail "sharegpt: $(jq -c '{prompts_repeated, lengths}' "$WORK/sgpt.json")"
+
 # A tokenizer other than the server's: the lengths served differ from those
 # asked for, and the report flags it (simserver counts words; the stand-in
 # tokenizer has few merges, so its tokens are much shorter than words).
