@@ -1556,7 +1556,11 @@ out_handles:
     w->multi = NULL;
     if (have_timer) rb_timer_close(&w->dispatch, NULL);
     uv_walk(&w->loop, on_walk_close, NULL);
-    uv_run(&w->loop, UV_RUN_DEFAULT);
+    /* Until every close has run: a uv_stop from the callbacks curl's
+     * cleanup made (maybe_finish) would end the first uv_run at once, and
+     * uv_loop_close would then leave the loop's memory behind. */
+    for (int i = 0; i < 8 && uv_run(&w->loop, UV_RUN_DEFAULT); i++) {
+    }
 out_loop:
     if (w->multi) curl_multi_cleanup(w->multi);
     for (size_t i = 0; i < w->n_all; i++) {
