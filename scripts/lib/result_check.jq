@@ -7,7 +7,9 @@ def numlike: type == "number" or type == "null" or (type == "string" and (. == "
 def is($types): type as $t | $types | index($t) != null;
 def want($key; $types; $what): if is($types) then empty else "\($key): expected \($what), got \(type)" end;
 def num($key): if numlike then empty else "\($key): expected a number, got \(type)" end;
-[ (if type != "object" then "the result: expected an object, got \(type)" else empty end),
+# first: the checks stop at the first problem (a long stage list is told
+# by its length before any stage is read).
+first((if type != "object" then "the result: expected an object, got \(type)" else empty end),
   (.stages | want("stages"; ["array"]; "an array")),
   (.stages | if type == "array" and length > 64 then "stages: \(length) stages, past the 64 a loadgen result holds" else empty end),
   (.stages | if type == "array" then to_entries[] | .key as $i | .value
@@ -30,4 +32,4 @@ def num($key): if numlike then empty else "\($key): expected a number, got \(typ
   (("certificate", "model_id", "date", "load_mode") as $k | .[$k] | want($k; ["string", "null"]; "a string")),
   (("client_bias", "host") as $k | .[$k] | want($k; ["object", "null"]; "an object")),
   (.interrupted | want("interrupted"; ["boolean", "null"]; "true or false"))
-] | .[0] // empty
+) // empty

@@ -20,7 +20,7 @@ bad() {
   if [ "$filter" = TEXT ]; then printf 'not json {' >"$d/r.json"; else jq "$filter" "$ok" >"$d/r.json"; fi
   for script in plot_run report_html; do
     rc=0
-    timeout -s KILL 20 bash "$S/$script.sh" "$d/r.json" "$d/plots" >"$WORK/out" 2>"$WORK/err" || rc=$?
+    timeout -s KILL 60 bash "$S/$script.sh" "$d/r.json" "$d/plots" >"$WORK/out" 2>"$WORK/err" || rc=$?
     [ "$rc" -eq 2 ] || { cat "$WORK/out" "$WORK/err" >&2; fail "$name ($script): exit $rc, expected 2"; }
     grep -qF -- "$key" "$WORK/err" || fail "$name ($script): the message does not name $key: $(cat "$WORK/err")"
     ! grep -q 'jq: error\|gnuplot' "$WORK/err" || fail "$name ($script): a tool's error, not a check: $(cat "$WORK/err")"
