@@ -25,8 +25,11 @@ run_at() {
   OUT="$WORK/$tag"
   mkdir -p "$OUT"
   rm -f "$WORK/ready-$tag"
+  # timeout --foreground: without it timeout sends a signal it gets to the
+  # child and again to its process group, and a slow loadgen could then
+  # count one signal as two.
   RB_TEST_PAUSE_AT=$phase RB_TEST_PAUSE_FILE="$WORK/ready-$tag" RB_TEST_PAUSE_SIGNALS=$count \
-    timeout -s KILL 300 "$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --random-input-len 8 \
+    timeout --foreground -s KILL 300 "$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --random-input-len 8 \
     --random-output-len 4 --quiet --no-progress --save-result --save-detailed \
     --report-format both --result-dir "$OUT" --result-filename r.json "$@" 2>"$WORK/$tag.err" &
   pid=$!
