@@ -1,15 +1,24 @@
 /* rb_units: see rb_units.h. */
 #include "rb_units.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+/* strtod and strtoll skip leading blanks, and strtoull takes " -1" as
+ * 2^64 - 1: a value that does not start with its first character is
+ * refused (" 5s", " -1"). */
+static int blank_start(const char *s)
+{
+    return isspace((unsigned char)*s);
+}
+
 int rb_parse_double(const char *s, double min, double max, double *out)
 {
-    if (!s || !*s) return -EINVAL;
+    if (!s || !*s || blank_start(s)) return -EINVAL;
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
@@ -23,7 +32,7 @@ int rb_parse_double(const char *s, double min, double max, double *out)
 
 int rb_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 {
-    if (!s || !*s) return -EINVAL;
+    if (!s || !*s || blank_start(s)) return -EINVAL;
     char *end = NULL;
     errno = 0;
     long long v = strtoll(s, &end, 10);
@@ -36,7 +45,7 @@ int rb_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)
 /* plain_scale: the ns of one unit of a plain number. */
 static int parse_duration(const char *s, double plain_scale, int64_t *out_ns)
 {
-    if (!s || !*s) return -EINVAL;
+    if (!s || !*s || blank_start(s)) return -EINVAL;
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
@@ -77,7 +86,7 @@ int rb_parse_seconds_ns(const char *s, int64_t *out_ns)
 
 int rb_parse_size(const char *s, uint64_t *out_bytes)
 {
-    if (!s || !*s || *s == '-') return -EINVAL;
+    if (!s || !*s || *s == '-' || blank_start(s)) return -EINVAL;
     char *end = NULL;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);

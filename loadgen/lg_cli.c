@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "lg_export.h"
+#include "lg_mpi.h"
 #include "lg_plan.h"
 #include "rb_opts.h"
 #include "rb_units.h"
@@ -53,11 +54,20 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *flag, con
 
 #define WHY(...) (snprintf(why, n, __VA_ARGS__), -1)
 
+/* A comma list with an empty item ("50,,90", ",", "50,"): refused, since
+ * strtok would pass over it silently. */
+static int empty_item(const char *val)
+{
+    size_t len = strlen(val);
+    return len && (val[0] == ',' || val[len - 1] == ',' || strstr(val, ",,"));
+}
+
 static int parse_percentiles(void *base, const char *val, char *why, size_t n)
 {
     lg_opts *o = base;
     char buf[512];
     if (strlen(val) >= sizeof buf || !*val) return WHY("expected a list like 50,90,99");
+    if (empty_item(val)) return WHY("an empty item in the list (expected a list like 50,90,99)");
     strcpy(buf, val);
     int k = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
@@ -85,8 +95,8 @@ static int parse_metrics(void *base, const char *val, char *why, size_t n)
 {
     lg_opts *o = base;
     char buf[256];
-    if (strlen(val) >= sizeof buf || !*val)
-        return WHY("expected a list of ttft,tpot,itl,e2el,ntpot");
+    if (strlen(val) >= sizeof buf || !*val || empty_item(val))
+        return WHY("expected a list of ttft,tpot,itl,e2el,ntpot, with no empty item");
     strcpy(buf, val);
     unsigned mask = 0;
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
@@ -805,6 +815,11 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
     {
         int rc = lg_extra_body_render(o, err, errlen);
         if (rc) return rc;
+    }
+    if (o->mpi && !lg_mpi_available()) {
+        flag = "--mpi";
+        val = "on";
+        return BAD("this build has no MPI (configure with -DRHOBENCH_MPI=ON)");
     }
     o->chat = strstr(o->endpoint, "chat") != NULL;
     if (o->sweep != LG_SWEEP_NONE || o->sweep_until_saturation) {

@@ -134,5 +134,18 @@ int lg_judge_run(const lg_judge_in *in, double max_rho, double worst_wq_us, lg_b
                          sb[worst].verdict.reason);
         }
     }
+    /* Requests that loadgen's own descriptor limit failed: the client's
+     * doing, whatever the figures say of the rest. */
+    uint64_t fd_limit = in->total ? in->total->fail_class[LG_FAIL_FD_LIMIT] : 0;
+    if (fd_limit) {
+        char was[sizeof run->verdict.reason];
+        snprintf(was, sizeof was, "%s", run->verdict.reason);
+        run->verdict.level = MDL_VERDICT_BIASED;
+        run->verdict.cause = "client_fd_limit";
+        snprintf(run->verdict.reason, sizeof run->verdict.reason,
+                 "the client: %llu requests failed on loadgen's own descriptor limit "
+                 "(client_fd_limit; raise ulimit -n or lower --max-connections-per-worker); %.150s",
+                 (unsigned long long)fd_limit, was);
+    }
     return n_views > 1 ? worst : -1;
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -215,6 +216,36 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
 }
 
 /* ---- the run ---------------------------------------------------------- */
+
+/* Each worker holds up to its connection cap of sockets, plus its own few
+ * (epoll, timers, its part file, curl's): with a soft descriptor limit
+ * below that, the soft limit is raised to the hard one, and if that is still
+ * short the run is warned that requests past it fail as client_fd_limit. */
+static void check_fd_limit(const lg_plan *p)
+{
+    int64_t need = 0;
+    for (int w = 0; w < p->k; w++) {
+        int64_t c = lg_plan_worker_cap(p, w);
+        if (c <= 0 || c > p->o->max_conn_per_worker) c = p->o->max_conn_per_worker;
+        if (c > need) need = c;
+    }
+    need += 64;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+        (int64_t)rl.rlim_cur >= need)
+        return;
+    if (rl.rlim_max > rl.rlim_cur) {
+        struct rlimit up = {.rlim_cur = rl.rlim_max, .rlim_max = rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0) rl = up;
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || (int64_t)rl.rlim_cur >= need) return;
+    fprintf(stderr,
+            "loadgen: warning: --max-connections-per-worker %d needs about %lld descriptors per "
+            "worker, but the limit is %llu (ulimit -n, hard limit %llu): requests past it fail "
+            "as client_fd_limit\n",
+            p->o->max_conn_per_worker, (long long)need, (unsigned long long)rl.rlim_cur,
+            (unsigned long long)rl.rlim_max);
+}
 
 /* Under --mpi every rank takes the worst of every rank's code, so all
  * leave together (or none does). */
@@ -592,6 +623,7 @@ int lg_run(lg_opts *o)
     /* The deadline's walk of the schedule (as long as the run's arrivals:
      * seconds for 10^8) comes before the start instant is fixed, so that
      * it does not make the first requests late; a signal cuts it short. */
+    check_fd_limit(p);
     lg_run_phase("walk");
     int64_t end_offset = lg_plan_end_offset(p, &g_signals);
     if (r->mpi) {

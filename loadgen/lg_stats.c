@@ -6,8 +6,8 @@
 #include <string.h>
 
 const char *const lg_class_names[LG_N_CLASSES] = {
-    "ok",        "connect",        "timeout",   "reset", "midstream",
-    "malformed", "body_too_large", "cancelled", "other", "http",
+    "ok",        "connect", "timeout",         "reset", "midstream", "malformed", "body_too_large",
+    "cancelled", "other",   "client_fd_limit", "http",
 };
 
 size_t lg_stats_hist_bytes(void)

@@ -63,6 +63,7 @@ typedef enum {
     LG_FAIL_TOO_LARGE, /* a non-streamed body past loadgen's 1 MiB limit */
     LG_FAIL_CANCELLED, /* still in flight when the drain timeout ran out */
     LG_FAIL_OTHER,
+    LG_FAIL_FD_LIMIT, /* loadgen's own descriptor limit (EMFILE, ENFILE): the client's */
     LG_FAIL_HTTP,
     LG_N_CLASSES
 } lg_class;

@@ -72,6 +72,7 @@ typedef struct lg_req {
     lg_truth truth;
     int has_truth;
     int done_seen, malformed, error_event, too_large;
+    int fd_limit;   /* a socket() for it failed on the descriptor limit */
     int attempts;   /* times curl was about to send this request */
     int local_port; /* its connection's, from curl's pre-request callback */
     int32_t ds_input_tokens;
@@ -612,6 +613,17 @@ static void sample_clock(lg_worker *w)
 
 static int on_close_socket(void *clientp, curl_socket_t s);
 
+/* curl's socket(): a failure on loadgen's own descriptor limit is marked,
+ * so the request is classed client_fd_limit, not a server's connect error. */
+static curl_socket_t on_open_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *addr)
+{
+    lg_req *r = clientp;
+    (void)purpose;
+    curl_socket_t s = socket(addr->family, addr->socktype, addr->protocol);
+    if (s == CURL_SOCKET_BAD && (errno == EMFILE || errno == ENFILE)) r->fd_limit = 1;
+    return s;
+}
+
 static lg_req *req_new(lg_worker *w)
 {
     lg_req *r = calloc(1, sizeof *r);
@@ -657,6 +669,8 @@ static lg_req *req_new(lg_worker *w)
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
     curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, w);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, r);
     curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
     curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, w);
     /* No proxy from the environment: requests go to the target, which the
@@ -699,7 +713,7 @@ static lg_req *req_get(lg_worker *w)
     r->stamp_ns = r->last_stamp_ns = 0;
     r->has_truth = 0;
     r->truth = (lg_truth){0};
-    r->done_seen = r->malformed = r->error_event = r->too_large = 0;
+    r->done_seen = r->malformed = r->error_event = r->too_large = r->fd_limit = 0;
     r->attempts = 0;
     if (r->resp.err) rb_buf_free(&r->resp); /* the last one's error is not this one's */
     r->resp = (rb_buf){.data = r->resp.data, .cap = r->resp.cap, .max = LG_BODY_MAX};
@@ -752,7 +766,7 @@ static lg_class classify(lg_req *r, CURLcode res, long http, int stream)
     }
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
-        return LG_FAIL_CONNECT;
+        return r->fd_limit ? LG_FAIL_FD_LIMIT : LG_FAIL_CONNECT;
     case CURLE_OPERATION_TIMEDOUT:
         return LG_FAIL_TIMEOUT;
     case CURLE_PARTIAL_FILE:
@@ -1665,7 +1679,11 @@ out_handles:
     w->multi = NULL;
     if (have_timer) rb_timer_close(&w->dispatch, NULL);
     uv_walk(&w->loop, on_walk_close, NULL);
-    uv_run(&w->loop, UV_RUN_DEFAULT);
+    /* Until every close has run: a uv_stop from the callbacks curl's
+     * cleanup made (maybe_finish) would end the first uv_run at once, and
+     * uv_loop_close would then leave the loop's memory behind. */
+    for (int i = 0; i < 8 && uv_run(&w->loop, UV_RUN_DEFAULT); i++) {
+    }
 out_loop:
     if (w->multi) curl_multi_cleanup(w->multi);
     for (size_t i = 0; i < w->n_all; i++) {

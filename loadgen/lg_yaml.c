@@ -36,21 +36,77 @@ static int spelled(const char *t, const char *lower)
     return cap || up;
 }
 
-/* A plain scalar that is a whole finite number: decimal (with an optional
- * sign, fraction and exponent) or 0x hex. */
+/* The digits of t in base `base` (underscores skipped, as PyYAML does),
+ * into *v; 0 when any other character, or no digit, is there. */
+static int digits_in(const char *t, int base, double *v)
+{
+    int any = 0;
+    *v = 0;
+    for (; *t; t++) {
+        int d;
+        if (*t == '_') continue;
+        if (*t >= '0' && *t <= '9')
+            d = *t - '0';
+        else if (*t >= 'a' && *t <= 'f')
+            d = *t - 'a' + 10;
+        else if (*t >= 'A' && *t <= 'F')
+            d = *t - 'A' + 10;
+        else
+            return 0;
+        if (d >= base) return 0;
+        *v = *v * base + d;
+        any = 1;
+    }
+    return any;
+}
+
+/* PyYAML's (YAML 1.1) integers, after the sign: 0b binary, 0 octal, 0x
+ * hex, decimal, each with underscores, and base 60 (1:30 is 90). Returns 1
+ * for an integer, 0 for no number at all (a string: 09, 1__), -1 for a
+ * text to read as a float. */
+static int as_int(const char *p, double *v)
+{
+    if (p[0] == '0' && (p[1] == 'b' || p[1] == 'B')) return digits_in(p + 2, 2, v);
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) return digits_in(p + 2, 16, v);
+    if (strpbrk(p, ".eE")) return -1;
+    if (strchr(p, ':')) { /* [1-9][0-9_]*(:[0-5]?[0-9])+ */
+        if (p[0] < '1' || p[0] > '9') return 0;
+        char buf[64];
+        if (strlen(p) >= sizeof buf) return 0;
+        strcpy(buf, p);
+        double acc = 0, part;
+        char *save = NULL;
+        int first = 1;
+        for (char *tok = strtok_r(buf, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+            if (!first &&
+                (strlen(tok) > 2 || strchr(tok, '_') || !digits_in(tok, 10, &part) || part > 59))
+                return 0;
+            if (first && !digits_in(tok, 10, &part)) return 0;
+            acc = acc * 60 + part;
+            first = 0;
+        }
+        if (strstr(p, "::") || p[strlen(p) - 1] == ':') return 0;
+        *v = acc;
+        return 1;
+    }
+    if (p[0] == '0' && p[1]) return digits_in(p + 1, 8, v); /* 0[0-7_]+ */
+    if (p[0] == '_') return 0;
+    return digits_in(p, 10, v);
+}
+
+/* A plain scalar that is a whole finite number, as PyYAML's safe_load
+ * reads it: an integer of as_int, or a decimal float (with an optional
+ * fraction and exponent). */
 static int as_number(const char *t, double *out)
 {
     const char *p = t;
     if (*p == '+' || *p == '-') p++;
     if (!*p) return 0;
-    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-        if (!p[2]) return 0;
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(p + 2, &end, 16);
-        if (*end || errno || p[2] == '-' || p[2] == '+' || p[2] == ' ') return 0;
-        *out = t[0] == '-' ? -(double)v : (double)v;
-        return 1;
+    double iv;
+    int ir = as_int(p, &iv);
+    if (ir >= 0) {
+        if (ir && isfinite(iv)) *out = t[0] == '-' ? -iv : iv;
+        return ir && isfinite(iv);
     }
     /* Only digits, one '.', and an exponent: strtod alone would also take
      * "inf", "nan" and hex floats. */

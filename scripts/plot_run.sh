@@ -33,7 +33,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 case "$result" in /* | ./*) ;; *) result="./$result" ;; esac
 case "$out" in /* | ./*) ;; *) out="./$out" ;; esac
 [ -r "$result" ] || { echo "plot_run: $result: not readable" >&2; exit 2; }
-jq -e '.stages | type == "array"' "$result" >/dev/null 2>&1 || { echo "plot_run: $result: no stages array" >&2; exit 2; }
+jq -e . "$result" >/dev/null 2>&1 || { echo "plot_run: $result: not JSON" >&2; exit 2; }
+bad=$(jq -r -f "$here/lib/result_check.jq" "$result")
+[ -z "$bad" ] || { echo "plot_run: $result: not a loadgen result the plots can read: $bad" >&2; exit 2; }
 if [ -n "$cert" ]; then
   case "$cert" in /* | ./*) ;; *) cert="./$cert" ;; esac
   jq -e '.per_k | type == "array"' "$cert" >/dev/null 2>&1 ||
@@ -56,8 +58,9 @@ qdat=$(gp_str "$dat")
 # fixed temporary name in a shared folder could be a link to anything.
 stage=$(mktemp -d -- "$out/.plot_run.XXXXXX")
 trap 'rm -rf -- "$stage"' EXIT
-# put NAME DEST: the staged file NAME onto DEST.
-put() { chmod 0644 -- "$stage/$1" && mv -T -- "$stage/$1" "$2"; }
+# put NAME DEST: the staged file NAME onto DEST (made with the umask's
+# mode: only the folder is mktemp's 0700).
+put() { mv -T -- "$stage/$1" "$2"; }
 
 # What the plots show and mark, from the result (and the certificate):
 # one place, read by report_html.sh too. Numbers only reach gnuplot.

@@ -20,7 +20,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 case "$result" in /* | ./*) ;; *) result="./$result" ;; esac
 case "$plots" in /* | ./*) ;; *) plots="./$plots" ;; esac
 [ -z "$cert" ] || case "$cert" in /* | ./*) ;; *) cert="./$cert" ;; esac
-jq -e '.stages | type == "array"' "$result" >/dev/null 2>&1 || { echo "report_html: $result: not a loadgen result (no stages array)" >&2; exit 2; }
+jq -e . "$result" >/dev/null 2>&1 || { echo "report_html: $result: not JSON" >&2; exit 2; }
+bad=$(jq -r -f "$here/lib/result_check.jq" "$result")
+[ -z "$bad" ] || { echo "report_html: $result: not a loadgen result the report can read: $bad" >&2; exit 2; }
 facts="$plots/plot_facts.json"
 [ -r "$facts" ] || { echo "report_html: $facts: not readable (run scripts/plot_run.sh first)" >&2; exit 2; }
 if [ -n "$cert" ]; then

@@ -59,6 +59,13 @@ static void scalars_resolve_as_pyyaml_does(void **state)
     /* other spellings are strings */
     expect_json("[tRUE, nULL, yEs]", "[\"tRUE\",\"nULL\",\"yEs\"]");
     expect_json("[0, -7, +3, 2.5, .5, 1e3, -1.5E-2, 0x1F]", "[0,-7,3,2.5,0.5,1000,-0.015,31]");
+    /* YAML 1.1 integers, as PyYAML reads them: a leading 0 is octal, 0b
+     * binary, underscores are skipped, and base 60 */
+    expect_json("[010, -010, 0b11, 1_000, 0x_1F, 1:30, 190:20:30, 0]",
+                "[8,-8,3,1000,31,90,685230,0]");
+    /* ... and what PyYAML leaves a string: no octal digit, a bad base-60 part */
+    expect_json("[09, 0b12, 1:60, 01:30, 1::3, 1:3_0]",
+                "[\"09\",\"0b12\",\"1:60\",\"01:30\",\"1::3\",\"1:3_0\"]");
     /* not numbers: no digits, inf/nan, text after the number, a version */
     expect_json("[., .inf, nan, 10s, 1.2.3, 0x, e5]",
                 "[\".\",\".inf\",\"nan\",\"10s\",\"1.2.3\",\"0x\",\"e5\"]");
