@@ -8,8 +8,9 @@
 # incrementally, the script applies the substitution, builds the unit tests of
 # that file, runs them, and records the mutant as killed (a test failed) or
 # survived (every test passed).
-#   scripts/mutate.sh [--list] [MUTANT...]
-# --list prints the mutants and exits. Prints a table and, last, the line
+#   scripts/mutate.sh [--list | --anchors] [MUTANT...]
+# --list prints the mutants and exits; --anchors only checks that every
+# mutant's text still matches its source exactly once. Prints a table and, last, the line
 # "mutants: N killed, M survived". Exit 0 when every mutant was killed, 1 when
 # one survived, 2 on bad usage, a source text that no longer matches exactly
 # once, a mutant that does not compile, or unit tests that fail unmutated.
@@ -137,12 +138,12 @@ m rx-step-boundary loadgen/lg_rxclock.c 'if (d > LG_CLOCK_STEP_NS || d < -LG_CLO
 m rx-other-connection loadgen/lg_rxclock.c 'if (rd->port >= 0 && rd->port == port && rd->kernel_ns > 0) {' \
   'if (rd->port >= 0 && rd->kernel_ns > 0) {'
 # loadgen/lg_wire.c
-m wire-isn-no-syn-byte loadgen/lg_wire.c 'c->start = isn + 1;' 'c->start = isn;'
+m wire-isn-no-syn-byte loadgen/lg_wire.c 'return conn_new(w, port, isn + 1) ? 0 : -1;' 'return conn_new(w, port, isn) ? 0 : -1;'
 m wire-no-wrap-extension loadgen/lg_wire.c 'int64_t s64 = (int64_t)c->hi + (int32_t)(rel - (uint32_t)c->hi);' \
   'int64_t s64 = (int64_t)rel;'
 m wire-last-capture-wins loadgen/lg_wire.c 'if (pos < c->n && c->r[pos].s <= s) {' 'if (0) {'
 m wire-lookup-end-inclusive loadgen/lg_wire.c 'if (c->r[mid].e > off)' 'if (c->r[mid].e >= off)'
-m wire-release-ignored loadgen/lg_wire.c 'if (!c || offset <= c->base) return;' 'if (!c || offset <= c->base || 1) return;'
+m wire-release-ignored loadgen/lg_wire.c '    if (offset <= c->base) return;' '    if (offset <= c->base || 1) return;'
 m wire-no-bound loadgen/lg_wire.c 'if (c->n == w->max_segs) {' 'if (0) {'
 m wire-evict-newest loadgen/lg_wire.c '        if (*pos == 0) return 1;' '        return 1;'
 m wire-old-data-taken loadgen/lg_wire.c '        s = c->base;' '        ;'
@@ -451,11 +452,12 @@ m tok-no-byte-fallback common/rb_tok.c 'int all = t->byte_fallback;' 'int all = 
 m tok-truncated-utf8-kept common/rb_tok.c 'if (got == need) {' 'if (got >= 1) {'
 
 # ---- the run ------------------------------------------------------------
-list=0
+list=0 anchors_only=0
 want=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --list) list=1; shift ;;
+    --anchors) anchors_only=1; shift ;;
     -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mutate.sh: unknown option '$1'" >&2; exit 2 ;;
     *) want+=("$1"); shift ;;
@@ -501,6 +503,7 @@ for i in "${sel[@]}"; do
   fi
 done
 [ "$drift" -eq 0 ] || { echo "mutate.sh: the sources have drifted from the mutants; update them" >&2; exit 2; }
+[ "$anchors_only" -eq 0 ] || { echo "mutate.sh: every anchor matches exactly once (${#sel[@]} mutants)"; exit 0; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/rhobench-mutate.XXXXXX")
 trap 'rm -rf "$work"' EXIT
