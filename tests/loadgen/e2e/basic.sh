@@ -15,10 +15,13 @@ for k in 2 0; do
   sent_equals_done "$out"
   [ "$(jnum "$out" .completed)" -eq 80 ] || fail "k=$k: completed $(jnum "$out" .completed) of 80"
   [ "$(jnum "$out" .num_workers)" -eq $k ] || fail "num_workers"
-  # lower bounds firm (the server cannot be faster), upper bounds generous
-  in_range "$(jnum "$out" .median_ttft_ms)" 20 30 "k=$k median TTFT"
-  in_range "$(jnum "$out" .median_itl_ms)" 5 7 "k=$k median ITL"
-  in_range "$(jnum "$out" .median_ttft_dispatch_ms)" 20 30 "k=$k median TTFT from dispatch"
+  # lower bounds firm (the server cannot be faster), upper bounds generous:
+  # a sanitizer build on a busy 2-core host measured median TTFTs of 46-72
+  # ms against the 20 configured, so the upper bounds only catch a figure
+  # that is not the server's at all
+  in_range "$(jnum "$out" .median_ttft_ms)" 20 120 "k=$k median TTFT"
+  in_range "$(jnum "$out" .median_itl_ms)" 5 30 "k=$k median ITL"
+  in_range "$(jnum "$out" .median_ttft_dispatch_ms)" 20 120 "k=$k median TTFT from dispatch"
   [ "$(jnum "$out" .total_output_tokens)" -eq $((80 * 12)) ] || fail "output tokens"
   jq -e '.client_bias.receive.kernel_tokens as $kt | .load_mode == "open" and .interrupted == false and (.stages | length) == 1
          and (.client_bias.workers | length) >= 1
