@@ -939,14 +939,16 @@ int main(int argc, char **argv)
     if (!r->o.self_test && !r->dead) probe_cost(r);
     if (r->sim_pid > 0) cal_proc_stop(r->sim_pid, 3000000000LL);
     r->sim_pid = 0;
-    if (r->dead) {
-        fprintf(stderr, "calibrate: a simulator died: the run measured nothing; no certificate "
-                        "written\n");
-        return 1;
-    }
+    /* A signal first: it reaches the simulators too, so their deaths are
+     * its doing, not the run's failure. */
     if (cal_proc_interrupted()) {
         fprintf(stderr, "calibrate: interrupted by signal %d; no certificate written\n",
                 cal_proc_interrupted());
+        return 128 + cal_proc_interrupted();
+    }
+    if (r->dead) {
+        fprintf(stderr, "calibrate: a simulator died: the run measured nothing; no certificate "
+                        "written\n");
         return 1;
     }
 
@@ -1018,10 +1020,12 @@ int main(int argc, char **argv)
                "up); their work counts as the client's delay here: certify again on a quiet "
                "host\n",
                info.batches_retried, 100.0 * CAL_HOST_OTHER_MAX, info.batches_disturbed);
-    printf("\ncertificate: %s\nplot: %s/calibration.png (data %s/calibration.dat)\n"
-           "elapsed: %.1f s\n",
-           failed ? "(not written)" : r->cert_path, r->o.out_dir, r->o.out_dir,
-           (double)(rb_now_ns() - t0) / 1e9);
+    printf("\ncertificate: %s\n", failed ? "(not written)" : r->cert_path);
+    if (r->o.plot)
+        printf("plot: %s/calibration.png (data %s/calibration.dat)\n", r->o.out_dir, r->o.out_dir);
+    else
+        printf("plot: none (--no-plot)\n");
+    printf("elapsed: %.1f s\n", (double)(rb_now_ns() - t0) / 1e9);
     int st = 0;
     if (r->o.self_test) st = self_test(r);
     fflush(stdout);

@@ -132,6 +132,12 @@ if command -v gnuplot > /dev/null; then
   [ -s "$tmp/o'brien/calibration.png" ] || fail "no plot in a directory named o'brien: $(cat "$tmp/o'brien/gnuplot.log")"
 fi
 
+# 3d. --no-plot draws nothing and names no plot file.
+"$cal" --quick --workers 1 --no-plot --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/np" \
+  >"$tmp/np.out" 2>/dev/null || fail "--no-plot exited $?"
+grep -q "^plot: none (--no-plot)$" "$tmp/np.out" || fail "--no-plot: $(grep '^plot' "$tmp/np.out")"
+[ ! -e "$tmp/np/calibration.png" ] || fail "--no-plot drew a plot"
+
 # 4. The time budget: batches of 0.3 s against a budget of 1 s stop each k at
 # the minimum of three levels (the first of one batch, then 4 batches each).
 FAKE_LOADGEN_SLEEP=0.3 "$cal" --quiet --time-budget 1s --workers 1,2 --simserver "$fsim" \
@@ -158,11 +164,13 @@ set -e
 grep -q "simserver (pid [0-9]*) died" "$tmp/h.err" || fail "the death was not reported: $(cat "$tmp/h.err")"
 [ ! -f "$tmp/h/certificate.json" ] || fail "a run against a dead simulator wrote a certificate"
 
-# 6. SIGTERM while a step runs: calibrate exits 1 and takes its children along.
+# 6. SIGTERM while a step runs: calibrate exits 143 (128 + the signal), says it
+# was interrupted (not that a simulator died: the signal reached them too),
+# and takes its children along.
 rm -f "$tmp/sim.pid"
 export FAKE_LOADGEN_PIDFILE=$tmp/lg.pid FAKE_LOADGEN_SLEEP=30
 "$cal" --quick --quiet --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/e" \
-  > /dev/null 2>&1 &
+  > /dev/null 2>"$tmp/e.err" &
 calpid=$!
 for _ in $(seq 100); do [ -s "$tmp/lg.pid" ] && break; sleep 0.1; done
 [ -s "$tmp/lg.pid" ] || fail "the fake loadgen did not start"
@@ -179,7 +187,9 @@ wait "$calpid"
 rc=$?
 set -e
 calpid=""
-[ $rc = 1 ] || fail "calibrate stopped by SIGTERM exited $rc, want 1"
+[ $rc = 143 ] || fail "calibrate stopped by SIGTERM exited $rc, want 143"
+grep -q "interrupted by signal 15" "$tmp/e.err" || fail "the interruption was not said: $(cat "$tmp/e.err")"
+! grep -q "a simulator died" "$tmp/e.err" || fail "an interruption reported as a simulator's death: $(cat "$tmp/e.err")"
 gone "$(cat "$tmp/lg.pid")" || fail "loadgen outlived calibrate"
 gone "$(cat "$tmp/sim.pid")" || fail "simserver outlived calibrate"
 [ ! -f "$tmp/e/certificate.json" ] || fail "an interrupted run wrote a certificate"
