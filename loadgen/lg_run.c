@@ -64,10 +64,19 @@ void lg_run_phase(const char *phase)
     if (at && file && !strcmp(at, phase)) {
         /* Test hook: says it is here, waits (at most 60 s) for the signals. */
         const char *ns = getenv("RB_TEST_PAUSE_SIGNALS");
-        int want = g_signals + (ns && atoi(ns) > 1 ? atoi(ns) : 1);
-        FILE *f = fopen(file, "w");
-        if (f) fclose(f);
+        int base = g_signals, want = g_signals + (ns && atoi(ns) > 1 ? atoi(ns) : 1), seen = -1;
+        /* The file holds how many signals came here so far: a test sends
+         * the next only once the last was counted (two sent at once may
+         * reach the process as one, as pending signals merge). */
         for (int i = 0; i < 60000 && g_signals < want; i++) {
+            if (g_signals != seen) {
+                seen = g_signals;
+                FILE *f = fopen(file, "w");
+                if (f) {
+                    fprintf(f, "%d\n", seen - base);
+                    fclose(f);
+                }
+            }
             struct timespec ts = {0, 1000000L};
             nanosleep(&ts, NULL);
         }

@@ -41,7 +41,17 @@ run_at() {
     sleep 0.1
   done
   [ -e "$WORK/ready-$tag" ] || { cat "$WORK/$tag.err" >&2; fail "$tag: loadgen never reached the $phase phase"; }
-  for _ in $(seq 1 "$count"); do kill -"$sig" "$pid"; done
+  # One at a time: two signals sent at once can reach the process as one
+  # (pending signals merge), so the next goes once the hook counted the last.
+  local i
+  for i in $(seq 1 "$count"); do
+    kill -"$sig" "$pid"
+    [ "$i" -lt "$count" ] || break
+    for _ in $(seq 1 300); do
+      [ "$(cat "$WORK/ready-$tag" 2>/dev/null || echo 0)" -ge "$i" ] && break
+      sleep 0.1
+    done
+  done
   RC=0
   wait "$pid" || RC=$?
   [ "$RC" -ne 137 ] || fail "$tag: loadgen hung (killed after 300 s)"
