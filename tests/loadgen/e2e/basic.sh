@@ -47,6 +47,8 @@ for k in 2 0; do
          and (.ntpot_breakdown_ms | has("queue") and has("prefill") and has("decode") and has("client"))
          and has("p99_ttft_ms") and has("median_schedule_lag_ms") and has("p99_schedule_lag_ms")
          and has("achieved_rate") and has("mean_ntpot_ms") and (.host | has("cpu_model"))' \
-    "$out" >/dev/null || fail "k=$k: report keys"
+    "$out" >/dev/null || fail "k=$k: report keys: $(jq -c '{verdict: .client_bias.verdict, cause: .client_bias.cause,
+      reason: .client_bias.reason, host: .client_bias.host, receive_clock, receive_clock_kernel_share,
+      receive: .client_bias.receive, stages: (.stages | length), load_mode, interrupted}' "$out")"
 done
 pass "basic"
