@@ -41,7 +41,10 @@ static double gap_ns(gsl_rng *r, double rate_per_s, double burstiness)
 {
     if (isinf(rate_per_s)) return 0;
     if (isinf(burstiness)) return 1e9 / rate_per_s;
-    return 1e9 * gsl_ran_gamma(r, burstiness, 1.0 / (rate_per_s * burstiness));
+    /* A subnormal rate makes the scale infinite and the draw NaN: such a gap
+     * is longer than any stage, never a time that compares false. */
+    double g = 1e9 * gsl_ran_gamma(r, burstiness, 1.0 / (rate_per_s * burstiness));
+    return isnan(g) ? INFINITY : g;
 }
 
 /* Whether a stage takes the arrival at offset_ns as its in_stage-th. No
@@ -51,7 +54,7 @@ static double gap_ns(gsl_rng *r, double rate_per_s, double burstiness)
 static int stage_takes(const lg_stage *st, int64_t in_stage, double offset_ns)
 {
     if (st->max_requests > 0 && in_stage >= st->max_requests) return 0;
-    if (st->duration_ns > 0 && offset_ns >= (double)st->duration_ns) return 0;
+    if (st->duration_ns > 0 && !(offset_ns < (double)st->duration_ns)) return 0;
     return 1;
 }
 

@@ -255,8 +255,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
             abort();
         /* the message names a line, the top level or a key path */
         const char *w = err + 8;
-        static const char *const heads[] = {"line ", "(top level)", "out of memory", "load",
-                                            "api",   "server",      "data",          "report"};
+        static const char *const heads[] = {"line ", "(top level)", "out of memory",
+                                            "load",  "api",         "server",
+                                            "data",  "report",      "metrics"};
         int named = strlen(err) == sizeof err - 1 || strstr(w, ": unknown key") != NULL;
         for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
             named |= strncmp(w, heads[i], strlen(heads[i])) == 0;

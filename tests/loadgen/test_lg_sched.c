@@ -227,6 +227,32 @@ static void poisson_stages_stay_inside_their_windows(void **state)
     lg_sched_free(s);
 }
 
+/* A subnormal rate makes the gamma draw's scale infinite: the first arrival
+ * comes at the stage's start and the next is past any window, so the stage
+ * holds one arrival and the next stage starts on time (the fuzzer found a
+ * second arrival placed at the schedule's range end, inside stage 0). */
+static void a_subnormal_rate_ends_its_stage(void **state)
+{
+    (void)state;
+    lg_stage stages[2] = {
+        {.rate_per_s = 1.1951453304571622e-310, .duration_ns = 1000000000, .max_requests = 100},
+        {.rate_per_s = INFINITY, .duration_ns = 1000000, .max_requests = 2}};
+    lg_sched_spec sp = {
+        .seed = 181419421455147ULL, .burstiness = 0.001, .stages = stages, .n_stages = 2};
+    lg_sched *s = must_new(&sp);
+    assert_int_equal(lg_sched_stage_start_ns(s, 1), 1000000000);
+    int count[2] = {0};
+    lg_arrival a;
+    while (lg_sched_next(s, &a)) {
+        int64_t start = lg_sched_stage_start_ns(s, a.stage);
+        assert_true(a.t_ns >= start && a.t_ns - start <= stages[a.stage].duration_ns);
+        count[a.stage]++;
+    }
+    assert_int_equal(count[0], 1);
+    assert_int_equal(count[1], 2);
+    lg_sched_free(s);
+}
+
 static void global_cap_ends_the_stream(void **state)
 {
     lg_stage stages[2] = {{.rate_per_s = 10, .max_requests = 7},
@@ -364,6 +390,7 @@ int main(void)
         cmocka_unit_test(round_robin_split_is_the_global_stream),
         cmocka_unit_test(stages_follow_each_other_with_the_pause),
         cmocka_unit_test(poisson_stages_stay_inside_their_windows),
+        cmocka_unit_test(a_subnormal_rate_ends_its_stage),
         cmocka_unit_test(global_cap_ends_the_stream),
         cmocka_unit_test(trace_replay_keeps_times_and_tokens),
         cmocka_unit_test(validation_names_the_field),
