@@ -267,8 +267,11 @@ m sched-round-robin-off-by-one loadgen/lg_sched.c 'return (int)(a->index % k);' 
 m sched-worker-bound loadgen/lg_sched.c 'if (k < 1 || worker < 0 || worker >= k) return 0;' \
   'if (k < 1 || worker < 0 || worker > k) return 0;'
 m sched-duration-boundary loadgen/lg_sched.c \
-  'if (st->duration_ns > 0 && offset_ns >= (double)st->duration_ns) return 0;' \
-  'if (st->duration_ns > 0 && offset_ns > (double)st->duration_ns) return 0;'
+  'if (st->duration_ns > 0 && !(offset_ns < (double)st->duration_ns)) return 0;' \
+  'if (st->duration_ns > 0 && !(offset_ns <= (double)st->duration_ns)) return 0;'
+m sched-nan-gap-kept loadgen/lg_sched.c \
+  'return isnan(g) ? INFINITY : g;' \
+  'return g;'
 m sched-stage-count-boundary loadgen/lg_sched.c \
   'if (st->max_requests > 0 && in_stage >= st->max_requests) return 0;' \
   'if (st->max_requests > 0 && in_stage > st->max_requests) return 0;'
