@@ -6,6 +6,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <ifaddrs.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -104,18 +105,22 @@ out:
     return rc;
 }
 
-void lg_cap_filter(const char *addr, int port, int id, int k, int loopback, char *filter,
-                   size_t len, int *lo, int *hi)
+void lg_cap_filter(const char *addr, int port, int id, int k, char *filter, size_t len, int *lo,
+                   int *hi)
 {
     *lo = *hi = 0;
     /* The server's segments, and the client's with data (PSH): a request
-     * anchors a connection whose SYN-ACK was missed (lg_wire.h). Loopback
-     * hands a packet socket each packet twice, sent and received, and
-     * libpcap drops the sent copy only after the ring took it: inbound. */
+     * anchors a connection whose SYN-ACK was missed (lg_wire.h). No
+     * `inbound`: it compiles to a load that only the kernel can run, and
+     * libpcap runs the new filter in user space over the frames the ring
+     * held when it was set, plus one: there the load fails and the packet
+     * is dropped, so every handle lost its first packet (a connection's
+     * SYN-ACK) and more when traffic came before the filter. Loopback's
+     * sent copies are refused by the socket instead (lg_cap_open). */
     int n = snprintf(filter, len,
-                     "%stcp and host %s and port %d and (src port %d or tcp[tcpflags] & tcp-push "
+                     "tcp and host %s and port %d and (src port %d or tcp[tcpflags] & tcp-push "
                      "!= 0)",
-                     loopback ? "inbound and " : "", addr, port, port);
+                     addr, port, port);
     if (k <= 1 || n < 0 || (size_t)n >= len) return;
     /* Below the kernel's ephemeral range: worker i of k gets its own slice,
      * so its filter needs no knowledge of the others' connections. */
@@ -158,6 +163,15 @@ lg_cap *lg_cap_open(const char *ifname, const char *filter, int buffer_kib, int 
         pcap_close(pc);
         return NULL;
     }
+    /* Loopback hands a packet socket each packet twice, sent and received;
+     * libpcap drops the sent copy only after the ring took it. The socket
+     * can refuse it (Linux 4.20); without that, libpcap's drop remains. */
+#ifdef PACKET_IGNORE_OUTGOING
+    if (strcmp(ifname, "lo") == 0) {
+        int one = 1;
+        (void)setsockopt(pcap_fileno(pc), SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
+    }
+#endif
     struct bpf_program prog;
     if (pcap_compile(pc, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) != 0) {
         *why = -EINVAL;
@@ -246,15 +260,13 @@ int lg_capture_resolve(lg_opts *o, int k)
     lg_cap *c = NULL;
     if (lg_cap_target(o->base_url, addr, sizeof addr, &port, o->capture_iface,
                       sizeof o->capture_iface, err, sizeof err) == 0) {
-        lg_cap_filter(addr, port, 0, 1, strcmp(o->capture_iface, "lo") == 0, filter, sizeof filter,
-                      &lo, &hi);
+        lg_cap_filter(addr, port, 0, 1, filter, sizeof filter, &lo, &hi);
         c = lg_cap_open(o->capture_iface, filter, o->capture_buffer_kib, port, &why, err,
                         sizeof err);
     }
     if (c) {
         lg_cap_close(c);
-        lg_cap_filter(addr, port, 0, k, strcmp(o->capture_iface, "lo") == 0, o->capture_filter,
-                      sizeof o->capture_filter, &lo, &hi);
+        lg_cap_filter(addr, port, 0, k, o->capture_filter, sizeof o->capture_filter, &lo, &hi);
         return 0;
     }
     const char *how = why == -EPERM ? "capturing packets needs CAP_NET_RAW (run as root, or grant "
@@ -285,8 +297,7 @@ int lg_wclock_open(lg_wclock *wc, const lg_opts *o, const char *url, int id, int
     if (lg_cap_target(url, addr, sizeof addr, &port, ifname, sizeof ifname, err, err_len) != 0)
         return -1;
     const char *dev = o->capture_iface[0] ? o->capture_iface : ifname;
-    lg_cap_filter(addr, port, id, k, strcmp(dev, "lo") == 0, wc->filter, sizeof wc->filter,
-                  &wc->port_lo, &wc->port_hi);
+    lg_cap_filter(addr, port, id, k, wc->filter, sizeof wc->filter, &wc->port_lo, &wc->port_hi);
     wc->wire = lg_wire_new(LG_WIRE_MAX_SEGS);
     if (!wc->wire) {
         snprintf(err, err_len, "out of memory");

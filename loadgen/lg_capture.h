@@ -32,11 +32,11 @@ typedef struct lg_cap lg_cap;
  * address the kernel's route to it uses. 0, or -1 with err. */
 int lg_cap_target(const char *url, char *addr, size_t addr_len, int *port, char *ifname,
                   size_t if_len, char *err, size_t err_len);
-/* The filter of worker `id` of k for target addr:port (loopback: the
- * interface is lo): this worker's local ports [lo, hi] (when k > 1; *lo =
- * *hi = 0 otherwise). */
-void lg_cap_filter(const char *addr, int port, int id, int k, int loopback, char *filter,
-                   size_t len, int *lo, int *hi);
+/* The filter of worker `id` of k for target addr:port, which libpcap can
+ * run in user space too (no `inbound`): this worker's local ports [lo, hi]
+ * (when k > 1; *lo = *hi = 0 otherwise). */
+void lg_cap_filter(const char *addr, int port, int id, int k, char *filter, size_t len, int *lo,
+                   int *hi);
 /* Opens a handle. NULL with err, and *why: -EPERM (no capability), -ENODEV
  * (no such interface), -EINVAL (the filter does not compile), -EIO (other). */
 lg_cap *lg_cap_open(const char *ifname, const char *filter, int buffer_kib, int server_port,

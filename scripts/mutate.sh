@@ -156,6 +156,8 @@ m wire-anchor-trusted loadgen/lg_wire.c 'if (s64 != 0) { /* the anchor was not t
 m wire-anchor-after-reads loadgen/lg_wire.c 'if (w->tainted[port >> 3] & (1u << (port & 7))) return 1;' ';'
 m wire-anchor-moves loadgen/lg_wire.c '    if (w->conn[port]) return 1;' '    lg_wire_close(w, port);'
 # loadgen/lg_capture.c (its live checks need CAP_NET_RAW: run as root)
+m cap-filter-kernel-only loadgen/lg_capture.c '"tcp and host %s and port %d and (src port %d or' \
+  '"inbound and tcp and host %s and port %d and (src port %d or'
 m cap-ranges-overlap loadgen/lg_capture.c '*hi = *lo + span - 1;' '*hi = *lo + span;'
 m cap-filter-error-kind loadgen/lg_capture.c '        *why = -EINVAL;' '        *why = -EIO;'
 m cap-stamp-as-us loadgen/lg_capture.c 'int64_t t = (int64_t)h->ts.tv_sec * 1000000000LL + (int64_t)h->ts.tv_usec;' \

@@ -2,10 +2,9 @@
 # k=2 against simserver with TTFT 20 ms and ITL 5 ms: every request is
 # accounted for, TTFT and ITL are recovered, and the report has its keys.
 # Under the wire clock every token is timed from the capture or counted as a
-# fallback to the kernel's stamp (the share itself is not asserted here: a
-# fresh capture now and then misses a connection's start, a known flaw that
-# lg_e2e_wire_capture measures; under a sanitizer build here it cost 216 of
-# 960 tokens in each of four runs).
+# fallback to the kernel's stamp, and 99% at least from the capture (each
+# worker's fresh handle used to lose its first packets: 216 of 960 tokens
+# under a sanitizer build, four runs in four).
 # At 40 requests/s the client is all but idle, so its verdict is OK, unless
 # other processes delayed it: then the verdict must say so, and the host
 # section must show the wait it blames (run-queue wait or steal); or its own
@@ -44,7 +43,7 @@ for k in 2 0; do
          and (.client_bias.receive | .kernel_tokens + .user_tokens == 80 * 12
               and .exact_tokens <= .kernel_tokens)
          and (.receive_clock | IN("wire", "kernel", "mixed")) and .receive_clock_kernel_share > 0.9
-         and (.receive_clock != "wire" or (.receive_clock_wire_share > 0
+         and (.receive_clock != "wire" or (.receive_clock_wire_share >= 0.99
               and .client_bias.receive.wire_tokens + .capture.fallbacks == 80 * 12
               and (.capture | .interface == "lo" and .packets > 0 and .drops == 0)
               and (.stages[0].capture.packets == .capture.packets)))

@@ -33,24 +33,14 @@ if [ "$rc" -eq 2 ] && grep -q CAP_NET_RAW "$WORK/probe.err"; then
 fi
 [ "$rc" -eq 0 ] || fail "probe run exited $rc: $(cat "$WORK/probe.err")"
 
-# A known flaw (loadgen/README.md, the wire clock): a fresh capture handle
-# now and then misses a connection's first segments, and that connection's
-# tokens then take the kernel's stamps (counted as fallbacks, never a wrong
-# time). The run is repeated, at most three times in all, while its share
-# falls short that way with no capture drop; the attempts are printed.
+# The worker's cost is raised until it is loaded (rho >= 0.85, bounded).
 cost=16000 rho=0
 for attempt in 1 2 3 4 5 6; do
   run wire wire "$cost" 2>"$WORK/wire.err" || fail "loadgen exited $?: $(cat "$WORK/wire.err")"
   rho=$(jnum "$WORK/wire.json" '.client_bias.workers[0].rho')
   share=$(jnum "$WORK/wire.json" '.receive_clock_wire_share // 0')
   echo "attempt $attempt: cost exp:$cost us, worker rho $rho, wire share $share"
-  if awk -v r="$rho" 'BEGIN { exit !(r >= 0.85) }'; then
-    missed=$((${missed:-0} + 1))
-    jq -e '.receive_clock_wire_share >= 0.99 or .capture.drops > 0' "$WORK/wire.json" >/dev/null && break
-    [ "$missed" -lt 3 ] || break
-    echo "note: the capture missed a connection's start (share $share, no drop): again"
-    continue
-  fi
+  awk -v r="$rho" 'BEGIN { exit !(r >= 0.85) }' && break
   cost=$((cost * 5 / 4))
 done
 awk -v r="$rho" 'BEGIN { exit !(r >= 0.85) }' || fail "the worker's rho $rho stayed under 0.85"
