@@ -512,10 +512,14 @@ done
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/rhobench-mutate.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# copy_tree DIR: the working tree's files (no .git, no build) into DIR.
+copy_tree() {
+  mkdir -p "$1"
+  tar -C "$here" --exclude=./.git --exclude='./build' --exclude='./build-*' --exclude=./out \
+      --exclude='./rhobench-out*' -cf - . | tar -C "$1" -xf -
+}
 src="$work/src" build="$work/build"
-mkdir -p "$src"
-tar -C "$here" --exclude=./.git --exclude='./build' --exclude='./build-*' --exclude=./out \
-    --exclude='./rhobench-out*' -cf - . | tar -C "$src" -xf -
+copy_tree "$src"
 
 targets=() checks=()
 for i in "${sel[@]}"; do
@@ -539,35 +543,87 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$work/build.log" 2>
 ctest --test-dir "$build" -R "$(regex "${checks[@]}")" --timeout 300 >"$work/baseline.log" 2>&1 ||
   { cat "$work/baseline.log" >&2; echo "mutate.sh: the unit tests fail without any mutant" >&2; exit 2; }
 
+# run_mutant I SRC BUILD JOBS: applies mutant I in SRC, rebuilds and runs its
+# tests in BUILD, restores the file; its table row goes to $work/row.I and
+# its result (killed, SURVIVED, DOES NOT BUILD) to $work/res.I.
+run_mutant() {
+  local i=$1 msrc=$2 mbuild=$3 mjobs=$4 id=${IDS[$1]} file=${FILES[$1]} t0 t1 orig result
+  local -a tests builds
+  t0=$(date +%s%N)
+  read_file "$msrc/$file"
+  orig=$content
+  printf '%s' "${orig/"${FROMS[$i]}"/"${TOS[$i]}"}" >"$msrc/$file"
+  read -r -a tests <<<"$(checks_of "$i")"
+  read -r -a builds <<<"$(targets_of "$i")"
+  local log="$work/$id.log"
+  if ! cmake --build "$mbuild" -j "$mjobs" --target "${builds[@]}" >"$log" 2>&1; then
+    result="DOES NOT BUILD"
+    grep -m 3 -E 'error' "$log" >&2 || true
+  elif ctest --test-dir "$mbuild" -R "$(regex "${tests[@]}")" --timeout 300 >>"$log" 2>&1; then
+    result="SURVIVED"
+  else
+    result="killed"
+  fi
+  printf '%s' "$orig" >"$msrc/$file"
+  t1=$(date +%s%N)
+  echo "$result" >"$work/res.$i"
+  printf '| %s | %s | %s | %s | %s |\n' "$id" "$file" "${tests[*]}" "$result" \
+    "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')" >"$work/row.$i"
+}
+
+# Two lanes on two cores: the unit-test mutants (one file rebuilt, one small
+# test run each) alternate between this tree and a second copy with its own
+# build, each building with one job. The end-to-end mutants, whose tests
+# time a loop, run afterwards alone, so that no other lane's build disturbs
+# the timing that kills (or fails to kill) them. RHOBENCH_MUTATE_LANES=1
+# runs everything in one lane.
+lanes=${RHOBENCH_MUTATE_LANES:-$jobs}
+case "$lanes" in 1|2) ;; *) echo "mutate.sh: RHOBENCH_MUTATE_LANES must be 1 or 2" >&2; exit 2 ;; esac
+unit=() e2e=()
+for i in "${sel[@]}"; do
+  if [ -n "${CHECKS[$i]}" ]; then e2e+=("$i"); else unit+=("$i"); fi
+done
+[ "${#unit[@]}" -ge 8 ] || lanes=1
+if [ "$lanes" -eq 2 ]; then
+  src2="$work/src2" build2="$work/build2"
+  copy_tree "$src2"
+  lane_targets=()
+  for k in "${!unit[@]}"; do
+    [ $((k % 2)) -eq 1 ] || continue
+    for t in $(targets_of "${unit[$k]}"); do
+      [[ " ${lane_targets[*]-} " == *" $t "* ]] || lane_targets+=("$t")
+    done
+  done
+  echo "mutate.sh: a second lane: building ${lane_targets[*]} in $build2" >&2
+  # The lane builds while the first one already runs its mutants.
+  ( { cmake -S "$src2" -B "$build2" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/configure2.log" 2>&1 &&
+      cmake --build "$build2" -j 1 --target "${lane_targets[@]}" >"$work/build2.log" 2>&1; } ||
+      { tail -n 30 "$work/build2.log" >&2; echo "mutate.sh: the second lane's build failed" >&2; exit 2; }
+    for k in "${!unit[@]}"; do
+      [ $((k % 2)) -eq 1 ] && run_mutant "${unit[$k]}" "$src2" "$build2" 1
+    done; true ) &
+  lane2=$!
+  for k in "${!unit[@]}"; do
+    [ $((k % 2)) -eq 0 ] && run_mutant "${unit[$k]}" "$src" "$build" 1
+  done
+  wait "$lane2" || { echo "mutate.sh: the second lane failed" >&2; exit 2; }
+else
+  for i in "${unit[@]}"; do run_mutant "$i" "$src" "$build" "$jobs"; done
+fi
+for i in "${e2e[@]}"; do run_mutant "$i" "$src" "$build" "$jobs"; done
+
 echo "| mutant | file | tests | result | s |"
 echo "| --- | --- | --- | --- | ---: |"
 killed=0 survived=0 broken=0
 survivors=()
 for i in "${sel[@]}"; do
-  id=${IDS[$i]} file=${FILES[$i]}
-  t0=$(date +%s%N)
-  read_file "$src/$file"
-  orig=$content
-  printf '%s' "${orig/"${FROMS[$i]}"/"${TOS[$i]}"}" >"$src/$file"
-  read -r -a tests <<<"$(checks_of "$i")"
-  read -r -a builds <<<"$(targets_of "$i")"
-  log="$work/$id.log"
-  if ! cmake --build "$build" -j "$jobs" --target "${builds[@]}" >"$log" 2>&1; then
-    result="DOES NOT BUILD"
-    broken=$((broken + 1))
-    grep -m 3 -E 'error' "$log" >&2 || true
-  elif ctest --test-dir "$build" -R "$(regex "${tests[@]}")" --timeout 300 >>"$log" 2>&1; then
-    result="SURVIVED"
-    survived=$((survived + 1))
-    survivors+=("$id")
-  else
-    result="killed"
-    killed=$((killed + 1))
-  fi
-  printf '%s' "$orig" >"$src/$file"
-  t1=$(date +%s%N)
-  printf '| %s | %s | %s | %s | %s |\n' "$id" "$file" "${tests[*]}" "$result" \
-    "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')"
+  [ -f "$work/res.$i" ] || { echo "mutate.sh: ${IDS[$i]} was never run" >&2; exit 2; }
+  cat "$work/row.$i"
+  case "$(cat "$work/res.$i")" in
+    killed) killed=$((killed + 1)) ;;
+    SURVIVED) survived=$((survived + 1)); survivors+=("${IDS[$i]}") ;;
+    *) broken=$((broken + 1)) ;;
+  esac
 done
 echo
 echo "mutate.sh: $((killed + survived + broken)) mutants in $(( $(date +%s) - start )) s" >&2
