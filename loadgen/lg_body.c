@@ -83,7 +83,7 @@ int lg_body_render_pieces(const lg_opts *o, const lg_body_piece *pieces, int n_p
         rb_buf_puts(&b, ",\"stream\":true,\"stream_options\":{\"include_usage\":true}");
     else
         rb_buf_puts(&b, ",\"stream\":false");
-    if (o->ignore_eos) rb_buf_puts(&b, ",\"ignore_eos\":true");
+    if (o->ignore_eos > 0) rb_buf_puts(&b, ",\"ignore_eos\":true");
     if (o->extra_members[0]) { /* --extra-body and the sampling flags (lg_extra.c) */
         rb_buf_puts(&b, ",");
         rb_buf_puts(&b, o->extra_members);

@@ -195,7 +195,7 @@ static int map_server(cfx *c, cJSON *server)
     cJSON *v = get(server, "ignore_eos");
     if (v) {
         if (!cJSON_IsBool(v)) return refuse(c, "server.ignore_eos", v, "must be true or false");
-        if (cJSON_IsTrue(v)) TRY(add_arg(c, "--ignore-eos", NULL));
+        TRY(add_arg(c, cJSON_IsTrue(v) ? "--ignore-eos" : "--no-ignore-eos", NULL));
         cJSON_DeleteItemFromObjectCaseSensitive(server, "ignore_eos");
     }
     v = get(server, "base_url");

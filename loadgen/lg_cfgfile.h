@@ -5,7 +5,7 @@
  * the keys lg_config reads (lg_config.h), and lg_config checks the rest, so
  * a typo or a wrong type is still an error naming its key path:
  *   server.base_url on 0.0.0.0        this host: 127.0.0.1 (said in a note)
- *   server.ignore_eos true            --ignore-eos
+ *   server.ignore_eos true|false      --ignore-eos | --no-ignore-eos
  *   load.base_seed N                  load.seed N
  *   load.interval absent, >1 stage    1 (s), Inference Perf's default pause
  *   load.type "concurrent" with stages [{concurrency_level C, num_requests N}]

@@ -36,6 +36,7 @@ void lg_opts_defaults(lg_opts *o, int online_cpus)
         .n_percentiles = 3,
         .percentile_metrics = (1u << LG_N_METRICS) - 1,
         .progress = -1,
+        .ignore_eos = -1,
     };
     char err[256];
     /* they parse, as test_lg_cli checks: a failure is a broken table */
@@ -402,6 +403,7 @@ static const rb_choice DATASETS[] = {{"random", LG_DS_RANDOM},
                                      {"prefix_repetition", LG_DS_PREFIX},
                                      {"sharegpt", LG_DS_SHAREGPT},
                                      {"trace", LG_DS_TRACE},
+                                     {"custom", LG_DS_CUSTOM},
                                      {NULL, 0}};
 static const rb_choice LEN_DISTS[] = {{"fixed", LG_LEN_FIXED},
                                       {"uniform", LG_LEN_UNIFORM},
@@ -442,11 +444,16 @@ static const rb_opt OPTS[] = {
            "Perf's concurrent)"),
     STRING("config", "FILE", config, NULL,
            "Inference Perf config, YAML or JSON; flags override it"),
+    INT("custom-output-len", custom_output_len, -1, 1000000, "256",
+        "custom: max_tokens of every request (-1: each line's output_tokens), as vLLM's"),
     CHOICE("dataset-name", "NAME", dataset, DATASETS, "random",
-           "must be random, shared-prefix, sharegpt or trace",
-           "random, shared-prefix, sharegpt, trace", .key = "data.type"),
-    STRING("dataset-path", "FILE", dataset_path, NULL, "ShareGPT JSON, or an Azure-style trace CSV",
+           "must be random, shared-prefix, sharegpt, custom or trace",
+           "random, shared-prefix, sharegpt, custom, trace", .key = "data.type"),
+    STRING("dataset-path", "FILE", dataset_path, NULL,
+           "ShareGPT JSON, a custom JSONL (a \"prompt\" per line), or an Azure-style trace CSV",
            .key = "data.path"),
+    FLAG("disable-shuffle", disable_shuffle, 1,
+         "custom and sharegpt: the file's order (default: shuffled from the seed, as vLLM)"),
     SECONDS("drain-timeout", drain_timeout_ns, 0, "5s",
             "wait for in-flight requests at the end or on SIGINT"),
     FLAG("dry-run", dry_run, 1, "check the options, print the plan, send nothing"),
@@ -468,7 +475,9 @@ static const rb_opt OPTS[] = {
            "extra request headers, KEY=VALUE (vLLM's) or KEY:VALUE, one or more (repeatable); "
            "OPENAI_API_KEY in the environment -> Authorization: Bearer",
            .greedy = 1),
-    FLAG("ignore-eos", ignore_eos, 1, "ask the server to ignore end-of-sequence"),
+    FLAG("ignore-eos", ignore_eos, 1,
+         "ask the server to ignore end-of-sequence (default: on for the random dataset, as vLLM's "
+         "bench serve sets it, off for the others)"),
     CUSTOM("input-distribution", "mean:M,std_dev:S,min:A,max:B,type:T", parse_in_dist,
            "random: prompt lengths drawn as Inference Perf draws them (type normal, lognormal, "
            "uniform or fixed; clipped to [min, max]); its data.input_distribution"),
@@ -497,6 +506,8 @@ static const rb_opt OPTS[] = {
         "report an --mpi run of N ranks from its snapshots"),
     INT("nice", nice, -20, 19, NULL,
         "scheduling priority of the workers (default: unchanged; negative needs privileges)"),
+    FLAG("no-ignore-eos", ignore_eos, 0,
+         "do not ask the server to ignore end-of-sequence (also with the random dataset)"),
     FLAG("no-progress", progress, 0, "no live progress line"),
     FLAG("no-stream", stream, 0, "non-streamed responses"),
     POOL("num-dataset-entries", "the same as --prompt-pool-size"),
@@ -545,6 +556,9 @@ static const rb_opt OPTS[] = {
            "must be fixed, uniform, normal or lognormal", "fixed, uniform, normal, lognormal"),
     INT("random-output-len", random_output_len, 1, 1000000, "128", "max_tokens",
         .key = "data.output_distribution.mean"),
+    INT("random-prefix-len", random_prefix_len, 0, 1000000, "0",
+        "random: a prefix of this many tokens (words, or ids with --token-ids), the same for "
+        "every prompt, before its random part (vLLM's; the input length adds it)"),
     {.name = "random-range-ratio",
      .type = RB_OPT_DOUBLE,
      .arg = "R",
@@ -911,10 +925,16 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
             return BAD("an infinite rate needs --num-prompts to bound it");
         }
     }
-    if ((o->dataset == LG_DS_SHAREGPT || o->dataset == LG_DS_TRACE) && !o->dataset_path[0]) {
+    if ((o->dataset == LG_DS_SHAREGPT || o->dataset == LG_DS_TRACE || o->dataset == LG_DS_CUSTOM) &&
+        !o->dataset_path[0]) {
         flag = "--dataset-path";
         val = "(none)";
-        return BAD("is required by --dataset-name sharegpt|trace");
+        return BAD("is required by --dataset-name sharegpt|custom|trace");
+    }
+    if (o->random_prefix_len && o->dataset != LG_DS_RANDOM) {
+        flag = "--random-prefix-len";
+        val = "with this dataset";
+        return BAD("needs --dataset-name random (shared-prefix: --prefix-system-len)");
     }
     if (o->dataset == LG_DS_TRACE && o->max_concurrency && !o->rate_given) {
         flag = "--max-concurrency";
@@ -924,8 +944,9 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
     if (o->prompt_pool_given && (o->dataset == LG_DS_PREFIX || o->dataset == LG_DS_TRACE)) {
         flag = "--prompt-pool-size";
         val = o->dataset == LG_DS_PREFIX ? "with shared-prefix" : "with a trace";
-        return BAD("sizes the random and sharegpt pools only (shared-prefix: --prefix-groups x "
-                   "--prefix-prompts-per-group; a trace has no pool)");
+        return BAD(
+            "sizes the random, sharegpt and custom pools only (shared-prefix: --prefix-groups x "
+            "--prefix-prompts-per-group; a trace has no pool)");
     }
     if (o->prefix_multi_turn && (o->dataset != LG_DS_PREFIX || lg_closed_loop(o))) {
         flag = "--prefix-multi-turn";
@@ -955,6 +976,9 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         /* Closed loop: no arrival times; the stage keeps only its bounds. */
         o->stages[0].rate_per_s = INFINITY;
     }
+    /* vLLM's bench serve forces ignore_eos on its random dataset, so that
+     * every output is as long as asked; the others leave it to the model. */
+    if (o->ignore_eos < 0) o->ignore_eos = o->dataset == LG_DS_RANDOM;
     size_pool(o);
     return 0;
 }
@@ -983,7 +1007,8 @@ static void size_pool(lg_opts *o)
 {
     o->planned_arrivals = lg_cli_planned_arrivals(o);
     if (o->prompt_pool_given) return;
-    double words = (double)o->random_input_len * (1.0 + o->random_range_ratio);
+    double words =
+        (double)o->random_input_len * (1.0 + o->random_range_ratio) + (double)o->random_prefix_len;
     size_t per = lg_pool_bytes_per_prompt((int64_t)words);
     o->prompt_pool_size = (int64_t)lg_pool_size_for(o->planned_arrivals, per, LG_POOL_BUDGET_BYTES);
     /* A long or open-ended run of the random dataset makes each prompt when

@@ -19,7 +19,7 @@
 #define LG_MAX_PERCENTILES 16
 #define LG_MAX_SERVER_METRICS 16 /* --server-metric NAME (lg_srvm.h's LG_SRVM_MAX_EXTRA) */
 
-typedef enum { LG_DS_RANDOM, LG_DS_PREFIX, LG_DS_SHAREGPT, LG_DS_TRACE } lg_ds_kind;
+typedef enum { LG_DS_RANDOM, LG_DS_PREFIX, LG_DS_SHAREGPT, LG_DS_TRACE, LG_DS_CUSTOM } lg_ds_kind;
 typedef enum { LG_SWEEP_NONE, LG_SWEEP_LINEAR, LG_SWEEP_GEOMETRIC } lg_sweep_kind;
 typedef enum { LG_STAMPS_AUTO, LG_STAMPS_ON, LG_STAMPS_OFF } lg_stamps_mode;
 typedef enum { LG_COST_NONE, LG_COST_FIXED, LG_COST_EXP } lg_cost_kind;
@@ -100,6 +100,9 @@ typedef struct lg_opts {
     int32_t sharegpt_output_len;       /* --sharegpt-output-len (0: each reply's length) */
     int sharegpt_in_order;             /* --sharegpt-in-order: the file's first entries */
     int sharegpt_no_filter;            /* --sharegpt-no-filter: vLLM's length filters off */
+    int32_t custom_output_len;         /* --custom-output-len (-1: each line's output_tokens) */
+    int disable_shuffle;               /* --disable-shuffle: custom and sharegpt in file order */
+    int32_t random_prefix_len;         /* --random-prefix-len: one fixed prefix per prompt */
     int32_t prefix_groups, prefix_prompts_per_group, prefix_system_len, prefix_question_len;
     int prefix_multi_turn; /* --prefix-multi-turn: Inference Perf's chat sessions (lg_session.h) */
     int64_t prompt_pool_size; /* prompts in the pool; 0 until lg_cli_finish sizes it */
@@ -109,7 +112,7 @@ typedef struct lg_opts {
     int64_t planned_arrivals; /* lg_cli_finish's estimate of the run's requests (-1: unknown) */
     int token_ids;      /* --token-ids: random/shared-prefix prompts sent as "prompt": [ids] */
     int32_t vocab_size; /* --vocab-size: the ids' range [0, V) */
-    int ignore_eos;
+    int ignore_eos; /* 1 on, 0 off; -1 (the default): on for the random dataset, as vLLM sets it */
     int stream;
     int chat; /* endpoint is chat/completions */
     lg_stamps_mode sim_stamps;

@@ -390,13 +390,40 @@ static int random_spec_ok(const lg_random_spec *spec, char *err, size_t errlen)
                    (int)spec->vocab);
         return -EINVAL;
     }
+    if (spec->prefix_len < 0 || spec->prefix_len > LG_MAX_PROMPT_TOKENS) {
+        rb_set_err(err, errlen, "random dataset: prefix_len: must be in [0, %d], got %d",
+                   LG_MAX_PROMPT_TOKENS, (int)spec->prefix_len);
+        return -EINVAL;
+    }
     return 0;
+}
+
+/* The prefix every prompt starts with (empty for prefix_len 0), from its
+ * own stream: the same for the pool and for per-request prompts. */
+static int make_prefix(const lg_random_spec *spec, rb_buf *out)
+{
+    out->len = 0;
+    if (spec->prefix_len <= 0) return 0;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_taus2);
+    if (!r) return -ENOMEM;
+    gsl_rng_set(r, lg_seed32(spec->seed, UINT64_MAX));
+    int rc = put_words(out, r, spec->prefix_len, spec->vocab);
+    gsl_rng_free(r);
+    return rc;
+}
+
+/* One prompt: the prefix, then its own part of `len` tokens from r. */
+static int put_prompt(rb_buf *b, const rb_buf *prefix, gsl_rng *r, int32_t len, int32_t vocab)
+{
+    b->len = 0;
+    if (prefix->len && rb_buf_add(b, prefix->data, prefix->len)) return -ENOMEM;
+    return put_words(b, r, text_target(len, vocab), vocab);
 }
 
 struct lg_random_gen {
     lg_random_spec spec;
     gsl_rng *r;
-    rb_buf text;
+    rb_buf text, prefix;
 };
 
 lg_random_gen *lg_random_gen_new(const lg_random_spec *spec, char *err, size_t errlen)
@@ -407,7 +434,9 @@ lg_random_gen *lg_random_gen_new(const lg_random_spec *spec, char *err, size_t e
     lg_random_gen *g = calloc(1, sizeof *g);
     /* taus2: seeding is a few words, cheap enough to do per request */
     if (g) g->r = gsl_rng_alloc(gsl_rng_taus2);
-    if (!g || !g->r) {
+    if (!g || !g->r || make_prefix(&one, &g->prefix)) {
+        if (g) gsl_rng_free(g->r);
+        if (g) rb_buf_free(&g->prefix);
         free(g);
         rb_set_err(err, errlen, "random dataset: out of memory");
         return NULL;
@@ -428,10 +457,10 @@ int lg_random_gen_at(lg_random_gen *g, uint64_t index, lg_prompt *out)
     out->output_tokens = spec->out_ip.on
                              ? draw_ip(g->r, &spec->out_ip)
                              : draw_len(g->r, spec->dist, spec->output_len, spec->range_ratio);
-    g->text.len = 0;
-    if (put_words(&g->text, g->r, text_target(out->input_tokens, spec->vocab), spec->vocab) ||
+    if (put_prompt(&g->text, &g->prefix, g->r, out->input_tokens, spec->vocab) ||
         rb_buf_add(&g->text, "", 1))
         return -ENOMEM;
+    out->input_tokens += spec->prefix_len;
     out->text = malloc(g->text.len);
     if (!out->text) return -ENOMEM;
     memcpy(out->text, g->text.data, g->text.len);
@@ -443,6 +472,7 @@ void lg_random_gen_free(lg_random_gen *g)
     if (!g) return;
     gsl_rng_free(g->r);
     rb_buf_free(&g->text);
+    rb_buf_free(&g->prefix);
     free(g);
 }
 
@@ -452,8 +482,10 @@ int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, si
     int rc = random_spec_ok(spec, err, errlen);
     if (rc) return rc;
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!r || alloc_items(out, spec->n, err, errlen)) {
+    rb_buf prefix = {0};
+    if (!r || make_prefix(spec, &prefix) || alloc_items(out, spec->n, err, errlen)) {
         gsl_rng_free(r);
+        rb_buf_free(&prefix);
         rb_set_err(err, errlen, "random dataset: out of memory");
         return -ENOMEM;
     }
@@ -467,16 +499,19 @@ int lg_dataset_random(const lg_random_spec *spec, lg_dataset *out, char *err, si
                                ? draw_ip(r, &spec->out_ip)
                                : draw_len(r, spec->dist, spec->output_len, spec->range_ratio);
         rb_buf b = {0};
-        if (put_words(&b, r, text_target(p->input_tokens, spec->vocab), spec->vocab) ||
+        if (put_prompt(&b, &prefix, r, p->input_tokens, spec->vocab) ||
             rb_buf_take(&b, &p->text, NULL)) {
             rb_buf_free(&b);
+            rb_buf_free(&prefix);
             gsl_rng_free(r);
             lg_dataset_free(out);
             rb_set_err(err, errlen, "random dataset: out of memory");
             return -ENOMEM;
         }
+        p->input_tokens += spec->prefix_len;
         out->n = i + 1;
     }
+    rb_buf_free(&prefix);
     gsl_rng_free(r);
     return 0;
 }
@@ -717,24 +752,29 @@ done:
     return rc;
 }
 
+int lg_dataset_shuffle(lg_dataset *d, uint64_t seed, uint64_t stream)
+{
+    if (d->n < 2) return 0;
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!r) return -ENOMEM;
+    gsl_rng_set(r, lg_seed32(seed, stream));
+    for (size_t i = d->n - 1; i > 0; i--) { /* Fisher-Yates */
+        size_t j = gsl_rng_uniform_int(r, i + 1);
+        lg_prompt t = d->items[i];
+        d->items[i] = d->items[j];
+        d->items[j] = t;
+    }
+    gsl_rng_free(r);
+    return 0;
+}
+
 int lg_dataset_sharegpt_sample(lg_dataset *d, const lg_sharegpt_spec *spec, char *err,
                                size_t errlen)
 {
     int32_t special = g_tok ? rb_tok_n_special_added(g_tok) : 0;
-    if (spec->shuffle && d->n > 1) {
-        gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-        if (!r) {
-            rb_set_err(err, errlen, "sharegpt: out of memory");
-            return -ENOMEM;
-        }
-        gsl_rng_set(r, lg_seed32(spec->seed, 2));
-        for (size_t i = d->n - 1; i > 0; i--) { /* Fisher-Yates */
-            size_t j = gsl_rng_uniform_int(r, i + 1);
-            lg_prompt t = d->items[i];
-            d->items[i] = d->items[j];
-            d->items[j] = t;
-        }
-        gsl_rng_free(r);
+    if (spec->shuffle && lg_dataset_shuffle(d, spec->seed, 2)) {
+        rb_set_err(err, errlen, "sharegpt: out of memory");
+        return -ENOMEM;
     }
     size_t kept = 0, dropped = 0;
     for (size_t i = 0; i < d->n; i++) {
@@ -770,9 +810,8 @@ int lg_dataset_sharegpt_parse(const char *json, size_t len, size_t max_n, lg_dat
     return sharegpt_parse("sharegpt", json, len, max_n, out, err, errlen);
 }
 
-/* Reads path whole; the message names it. */
-static int read_whole(const char *kind, const char *path, char **buf, size_t *len, char *err,
-                      size_t errlen)
+int lg_dataset_read_file(const char *kind, const char *path, char **buf, size_t *len, char *err,
+                         size_t errlen)
 {
     int rc = rb_read_file(path, LG_MAX_FILE_BYTES, buf, len);
     if (rc) rb_set_err(err, errlen, "%s %s: cannot read: %s", kind, path, rb_file_strerror(rc));
@@ -785,7 +824,7 @@ int lg_dataset_load_sharegpt(const char *path, size_t max_n, lg_dataset *out, ch
     *out = (lg_dataset){0};
     char *buf, what[512];
     size_t len;
-    int rc = read_whole("sharegpt", path, &buf, &len, err, errlen);
+    int rc = lg_dataset_read_file("sharegpt", path, &buf, &len, err, errlen);
     if (rc) return rc;
     snprintf(what, sizeof what, "sharegpt %s", path);
     rc = sharegpt_parse(what, buf, len, max_n, out, err, errlen);

@@ -52,6 +52,10 @@ typedef struct lg_random_spec {
      * "prompt": [ids]. 0: words. */
     int32_t vocab;
     lg_len_ip in_ip, out_ip; /* when on, they draw the lengths instead */
+    /* vLLM's --random-prefix-len: this many tokens (words, ids, or with a
+     * tokenizer exact tokens) drawn once from the seed's own stream and put
+     * before every prompt's random part; input_tokens counts them. */
+    int32_t prefix_len;
 } lg_random_spec;
 
 /* Parses "mean:M[,std_dev:S][,min:A][,max:B][,type:normal|lognormal|uniform|
@@ -80,6 +84,10 @@ int lg_dataset_sharegpt_parse(const char *json, size_t len, size_t max_n, lg_dat
 int lg_dataset_load_sharegpt(const char *path, size_t max_n, lg_dataset *out, char *err,
                              size_t errlen);
 void lg_dataset_free(lg_dataset *d);
+/* Reads a dataset file whole (at most LG_MAX_FILE_BYTES): 0, or a negative
+ * errno with err "KIND PATH: cannot read: why". */
+int lg_dataset_read_file(const char *kind, const char *path, char **buf, size_t *len, char *err,
+                         size_t errlen);
 
 /* ShareGPT as vLLM's benchmark samples it (ShareGPTDataset.sample): the
  * entries shuffled from the seed (loadgen's generator: the same seed picks
@@ -100,6 +108,9 @@ typedef struct lg_sharegpt_spec {
 } lg_sharegpt_spec;
 int lg_dataset_sharegpt_sample(lg_dataset *d, const lg_sharegpt_spec *spec, char *err,
                                size_t errlen);
+/* Shuffles the items in place (Fisher-Yates) from the generator seeded with
+ * (seed, stream): 2 is ShareGPT's, 3 the custom dataset's. 0 or -ENOMEM. */
+int lg_dataset_shuffle(lg_dataset *d, uint64_t seed, uint64_t stream);
 
 /* Sizing the pool. A pool that is smaller than the run repeats prompts, and
  * a server's prefix cache then answers the repeats faster than fresh ones.

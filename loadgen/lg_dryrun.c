@@ -77,6 +77,8 @@ static void print_dataset(const lg_opts *o, size_t n_trace, FILE *out)
     case LG_DS_RANDOM:
         fprintf(out, "dataset: random, input %d and output %d tokens (range ratio %g)",
                 o->random_input_len, o->random_output_len, o->random_range_ratio);
+        if (o->random_prefix_len)
+            fprintf(out, ", after a fixed prefix of %d tokens", o->random_prefix_len);
         break;
     case LG_DS_PREFIX:
         fprintf(out,
@@ -90,6 +92,13 @@ static void print_dataset(const lg_opts *o, size_t n_trace, FILE *out)
         break;
     case LG_DS_SHAREGPT:
         fprintf(out, "dataset: ShareGPT from %s", o->dataset_path);
+        break;
+    case LG_DS_CUSTOM:
+        fprintf(out, "dataset: custom JSONL from %s, ", o->dataset_path);
+        if (o->custom_output_len > 0)
+            fprintf(out, "output %d tokens", o->custom_output_len);
+        else
+            fprintf(out, "output each line's output_tokens");
         break;
     case LG_DS_TRACE:
         fprintf(out, "dataset: trace %s, %zu rows, speed-up %g", o->dataset_path, n_trace,

@@ -18,7 +18,7 @@ static const struct {
              {"stream", "--stream or --no-stream"},
              {"stream_options", "--stream (usage is always asked for)"},
              {"max_tokens", "the dataset's output lengths (--random-output-len)"},
-             {"ignore_eos", "--ignore-eos"}};
+             {"ignore_eos", "--ignore-eos or --no-ignore-eos"}};
 
 static int fail(char *err, size_t n, const char *what, const char *val)
 {

@@ -3,6 +3,7 @@
 
 #include "lg_plan.h"
 
+#include "lg_custom.h"
 #include "lg_dryrun.h"
 #include "rb_tok.h"
 
@@ -164,7 +165,8 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
                              .dist = o->random_len_dist,
                              .vocab = vocab,
                              .in_ip = o->input_dist,
-                             .out_ip = o->output_dist};
+                             .out_ip = o->output_dist,
+                             .prefix_len = o->random_prefix_len};
         if (o->random_range_ratio == 0.0) rs.dist = LG_LEN_FIXED;
         if (o->prompt_per_request)
             rs.n = 1; /* the pool's one prompt keeps ds's users whole; requests use rgen */
@@ -188,12 +190,20 @@ static int build_pool(lg_plan *p, char *err, size_t errlen)
         lg_sharegpt_spec ss = {.seed = o->seed,
                                .max_n = pool,
                                .output_len = o->sharegpt_output_len,
-                               .shuffle = !o->sharegpt_in_order,
+                               .shuffle = !o->sharegpt_in_order && !o->disable_shuffle,
                                .filter = !o->sharegpt_no_filter};
         /* shuffled or filtered: every entry read, as vLLM reads them */
         size_t read = ss.shuffle || ss.filter ? 0 : pool;
         rc = lg_dataset_load_sharegpt(o->dataset_path, read, &p->ds, err, errlen);
         if (rc == 0) rc = lg_dataset_sharegpt_sample(&p->ds, &ss, err, errlen);
+        break;
+    }
+    case LG_DS_CUSTOM: {
+        lg_custom_spec cs = {.seed = o->seed,
+                             .max_n = pool,
+                             .output_len = o->custom_output_len,
+                             .shuffle = !o->disable_shuffle};
+        rc = lg_custom_load(o->dataset_path, &cs, &p->ds, err, errlen);
         break;
     }
     case LG_DS_TRACE:

@@ -272,11 +272,8 @@ int lg_trace_load(const char *path, lg_trace_row **out, size_t *n, char *err, si
     *n = 0;
     char *buf, what[512];
     size_t len;
-    int rc = rb_read_file(path, LG_MAX_FILE_BYTES, &buf, &len);
-    if (rc) {
-        rb_set_err(err, errlen, "trace %s: cannot read: %s", path, rb_file_strerror(rc));
-        return rc;
-    }
+    int rc = lg_dataset_read_file("trace", path, &buf, &len, err, errlen);
+    if (rc) return rc;
     snprintf(what, sizeof what, "trace %s", path);
     rc = trace_parse(what, buf, len, out, n, err, errlen);
     free(buf);

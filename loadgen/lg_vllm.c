@@ -147,11 +147,8 @@ int lg_vllm_args(int argc, char *const *argv, lg_args *out, char *notes, size_t 
         } else if (names(a, "--random-prefix-len")) {
             if (!whole(v = value(argc, argv, &i), 0, 1000000, &n))
                 REFUSE("--random-prefix-len", v, "must be a whole number >= 0");
-            if (n > 0)
-                note(&c,
-                     "--random-prefix-len %ld: not implemented; the prompts carry no shared "
-                     "prefix and are %ld tokens shorter than vLLM's",
-                     n, n);
+            TRY(put(&c, "--random-prefix-len"));
+            TRY(put(&c, v));
         } else if (names(a, "--sharegpt-output-len")) {
             if (!whole(v = value(argc, argv, &i), 1, 1000000, &n))
                 REFUSE("--sharegpt-output-len", v, "must be a whole number >= 1");

@@ -5,8 +5,9 @@
  * --dataset-name, --dataset-path, --random-input-len, --random-output-len,
  * --random-range-ratio, --percentile-metrics, --metric-percentiles,
  * --goodput, --ignore-eos, --save-result, --save-detailed, --result-dir,
- * --result-filename, --tokenizer, --sharegpt-output-len) pass through unchanged to the CLI's
- * parser. vLLM's own become loadgen's:
+ * --result-filename, --tokenizer, --sharegpt-output-len, --random-prefix-len,
+ * --custom-output-len, --disable-shuffle) pass through unchanged to the CLI's
+ * parser (--random-prefix-len checked here first, as vLLM's parser does). vLLM's own become loadgen's:
  *   --host H, --port P      --base-url http://H:P (defaults 127.0.0.1, 8000),
  *                           unless --base-url is given (vLLM then ignores them)
  *   --backend B             --endpoint /v1/completions for openai, vllm,
@@ -17,7 +18,6 @@
  *   --disable-tqdm          --no-progress
  *   --metadata K=V...       --metadata K=V, one flag per item
  * and these are accepted with a note that they have no effect here:
- *   --random-prefix-len N   (N > 0: the prompts carry no shared prefix)
  *   --logprobs N            (not requested)
  *   --tokenizer-mode M, --trust-remote-code (token counts come from the
  *                           server's usage, so no tokenizer is loaded)

@@ -27,7 +27,9 @@ static void warn_plan(const lg_opts *o)
     int64_t pool = o->dataset == LG_DS_PREFIX
                        ? (int64_t)o->prefix_groups * o->prefix_prompts_per_group
                        : o->prompt_pool_size;
-    if (o->dataset == LG_DS_TRACE || o->dataset == LG_DS_SHAREGPT || o->prompt_per_request) return;
+    if (o->dataset == LG_DS_TRACE || o->dataset == LG_DS_SHAREGPT || o->dataset == LG_DS_CUSTOM ||
+        o->prompt_per_request)
+        return;
     if (o->planned_arrivals < 0 && o->dataset == LG_DS_RANDOM && !o->prompt_pool_given) {
         fprintf(stderr,
                 "loadgen: note: the run's number of requests is not known in advance; the pool "

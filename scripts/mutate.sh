@@ -65,6 +65,7 @@ tests_for() {
     common/rb_cert.c) echo "test_rb_cert test_lg_cert test_cal_cert" ;;
 
     loadgen/lg_dataset.c) echo "test_lg_dataset" ;;
+    loadgen/lg_custom.c) echo "test_lg_dataset" ;;
     common/rb_tok.c) echo "test_rb_tok" ;;
     loadgen/lg_body.c) echo "test_lg_body" ;;
     *) echo "mutate.sh: no unit tests are listed for $1" >&2; exit 2 ;;
@@ -437,6 +438,12 @@ m ids-comma-dropped loadgen/lg_body.c 'if (!in_word && any) rb_buf_add(b, ",", 1
 m ids-as-text loadgen/lg_body.c '        if (o->token_ids)' '        if (0)'
 
 # loadgen/lg_dataset.c: Inference Perf's distributions
+m custom-own-output-ignored loadgen/lg_custom.c 'want = (int32_t)ot->valuedouble;' 'want = 1;'
+m custom-max-n-off-by-one loadgen/lg_custom.c 'if (!rc && spec->max_n && out->n > spec->max_n) {' \
+  'if (!rc && spec->max_n && out->n > spec->max_n + 1) {'
+m custom-shuffle-ignored loadgen/lg_custom.c 'if (!rc && spec->shuffle && lg_dataset_shuffle(' 'if (!rc && 0 && lg_dataset_shuffle('
+m prefix-not-counted-per-request loadgen/lg_dataset.c '    out->input_tokens += spec->prefix_len;' ''
+m prefix-not-counted-in-pool loadgen/lg_dataset.c '        p->input_tokens += spec->prefix_len;' ''
 m ip-no-min-clip loadgen/lg_dataset.c '    if (x < d->min) x = d->min;' ';'
 m ip-no-max-clip loadgen/lg_dataset.c '    if (x > d->max) x = d->max;' ';'
 m ip-sd-ignored loadgen/lg_dataset.c 'x = d->mean + gsl_ran_gaussian(r, d->std_dev);' 'x = d->mean;'
@@ -446,7 +453,7 @@ m ip-uniform-short loadgen/lg_dataset.c 'x = d->min + gsl_rng_uniform(r) * (doub
 # loadgen/lg_dataset.c: ShareGPT's filters as vLLM's
 m sgpt-prompt-max-boundary loadgen/lg_dataset.c 'in <= 1024 &&' 'in < 1024 &&'
 m sgpt-sum-unchecked loadgen/lg_dataset.c 'in + out <= 2048);' 'in + out <= 4096);'
-m sgpt-no-shuffle loadgen/lg_dataset.c '            size_t j = gsl_rng_uniform_int(r, i + 1);' '            size_t j = i;'
+m sgpt-no-shuffle loadgen/lg_dataset.c '        size_t j = gsl_rng_uniform_int(r, i + 1);' '        size_t j = i;'
 
 # common/rb_tok.c: the BPE merge order, the pairs a merge makes, byte
 # fallback, the UTF-8 cleaning

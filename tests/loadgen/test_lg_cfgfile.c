@@ -201,7 +201,7 @@ static void load_server_and_report_keys(void **state)
     expect_note("server.base_url http://0.0.0.0:8000: 0.0.0.0 means this host; connecting to "
                 "http://127.0.0.1:8000");
     expect_note("server.type");
-    expect_args("server: {ignore_eos: false}", "");
+    expect_args("server: {ignore_eos: false}", "--no-ignore-eos");
     expect_args("tokenizer: {pretrained_model_name_or_path: m}\nmetrics: {type: prometheus}\n"
                 "storage: {local_storage: {path: x}}\n"
                 "report:\n  request_lifecycle: {summary: true, per_stage: true, per_request: "

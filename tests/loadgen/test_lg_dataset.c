@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lg_custom.h"
 #include "lg_dataset.h"
 #include "rb_buf.h"
 
@@ -773,6 +774,149 @@ static void random_per_request_prompts_are_fixed_by_seed_and_index(void **state)
     assert_non_null(strstr(err, "input_len"));
 }
 
+/* vLLM's --random-prefix-len: one prefix, the same in the pool and in the
+ * per-request prompts, before each prompt's own part; the input length
+ * counts it; 0 leaves the prompts as they were. */
+static void random_prefix_is_shared_and_counted(void **state)
+{
+    (void)state;
+    char err[128];
+    for (int32_t vocab = 0; vocab <= 1000; vocab += 1000) {
+        lg_random_spec spec = {.seed = 4,
+                               .n = 50,
+                               .input_len = 30,
+                               .output_len = 8,
+                               .range_ratio = 0.5,
+                               .dist = LG_LEN_UNIFORM,
+                               .vocab = vocab,
+                               .prefix_len = 20};
+        lg_dataset d;
+        assert_int_equal(lg_dataset_random(&spec, &d, err, sizeof err), 0);
+        lg_random_gen *g = lg_random_gen_new(&spec, err, sizeof err);
+        assert_non_null(g);
+        lg_prompt q;
+        assert_int_equal(lg_random_gen_at(g, 3, &q), 0);
+        /* the prefix: the first 20 words of the first prompt */
+        const char *e = d.items[0].text;
+        for (int w = 0; w < 20; w++)
+            e = strchr(e, ' ') + 1;
+        size_t plen = (size_t)(e - d.items[0].text);
+        int distinct_rest = 0;
+        for (size_t i = 0; i < d.n; i++) {
+            const lg_prompt *p = &d.items[i];
+            assert_memory_equal(p->text, d.items[0].text, plen);
+            assert_int_equal(count(p->text), p->input_tokens);
+            assert_true(p->input_tokens >= 20 + 15 && p->input_tokens <= 20 + 45);
+            distinct_rest += i && strcmp(p->text + plen, d.items[i - 1].text + plen) != 0;
+        }
+        assert_true(distinct_rest > 40);
+        assert_memory_equal(q.text, d.items[0].text, plen);
+        assert_int_equal(count(q.text), q.input_tokens);
+        assert_true(q.input_tokens >= 35);
+        free(q.text);
+        lg_random_gen_free(g);
+        /* without a prefix, the same seed gives the prompts it always gave:
+         * the prefix draws from a stream of its own */
+        lg_dataset d0, d1;
+        spec.prefix_len = 0;
+        assert_int_equal(lg_dataset_random(&spec, &d0, err, sizeof err), 0);
+        spec.prefix_len = 20;
+        assert_int_equal(lg_dataset_random(&spec, &d1, err, sizeof err), 0);
+        for (size_t i = 0; i < d0.n; i++) {
+            assert_string_equal(d1.items[i].text + plen, d0.items[i].text);
+            assert_int_equal(d1.items[i].input_tokens, d0.items[i].input_tokens + 20);
+        }
+        lg_dataset_free(&d0);
+        lg_dataset_free(&d1);
+        lg_dataset_free(&d);
+    }
+    lg_random_spec bad = {.seed = 1, .n = 1, .input_len = 5, .output_len = 5, .prefix_len = -1};
+    expect_random_error(bad, "prefix_len");
+}
+
+/* vLLM's custom dataset: a prompt per line, output_tokens per line or one
+ * length for all, blank lines skipped, shuffled from the seed. */
+static void custom_jsonl_as_vllm_reads_it(void **state)
+{
+    (void)state;
+    char err[256];
+    const char *f = "{\"prompt\": \"one two three\", \"output_tokens\": 7}\n"
+                    "\n"
+                    "  {\"prompt\": \"four\", \"output_tokens\": 2, \"other\": [1]}  \n"
+                    "{\"prompt\": \"five six\", \"output_tokens\": 1}";
+    lg_custom_spec in_order = {.seed = 1, .output_len = -1};
+    lg_dataset d;
+    assert_int_equal(lg_custom_parse("custom t", f, strlen(f), &in_order, &d, err, sizeof err), 0);
+    assert_int_equal(d.n, 3);
+    assert_string_equal(d.items[0].text, "one two three");
+    assert_int_equal(d.items[0].input_tokens, 3);
+    assert_int_equal(d.items[0].output_tokens, 7);
+    assert_string_equal(d.items[1].text, "four");
+    assert_int_equal(d.items[1].output_tokens, 2);
+    assert_int_equal(d.items[2].input_tokens, 2);
+    assert_int_equal(d.items[2].output_tokens, 1);
+    lg_dataset_free(&d);
+    /* one length for every request, the first max_n kept */
+    lg_custom_spec fixed = {.seed = 1, .output_len = 256, .max_n = 2};
+    assert_int_equal(lg_custom_parse("custom t", f, strlen(f), &fixed, &d, err, sizeof err), 0);
+    assert_int_equal(d.n, 2);
+    assert_int_equal(d.items[0].output_tokens, 256);
+    assert_int_equal(d.items[1].output_tokens, 256);
+    lg_dataset_free(&d);
+    /* shuffled: a permutation fixed by the seed, not the file's order */
+    rb_buf b = {0};
+    for (int i = 0; i < 200; i++) {
+        char line[64];
+        int n = snprintf(line, sizeof line, "{\"prompt\": \"p%d\"}\n", i);
+        assert_int_equal(rb_buf_add(&b, line, (size_t)n), 0);
+    }
+    lg_custom_spec sh = {.seed = 5, .output_len = 10, .shuffle = 1};
+    lg_dataset x, y;
+    assert_int_equal(lg_custom_parse("custom t", b.data, b.len, &sh, &x, err, sizeof err), 0);
+    assert_int_equal(lg_custom_parse("custom t", b.data, b.len, &sh, &y, err, sizeof err), 0);
+    assert_int_equal(x.n, 200);
+    int moved = 0, seen[200] = {0};
+    for (size_t i = 0; i < x.n; i++) {
+        assert_string_equal(x.items[i].text, y.items[i].text);
+        int k = atoi(x.items[i].text + 1);
+        assert_true(k >= 0 && k < 200 && !seen[k]);
+        seen[k] = 1;
+        moved += k != (int)i;
+    }
+    assert_true(moved > 150);
+    lg_dataset_free(&x);
+    lg_dataset_free(&y);
+    rb_buf_free(&b);
+}
+
+static void expect_custom_error(const char *f, int32_t output_len, const char *want)
+{
+    char err[256] = "";
+    lg_dataset d;
+    lg_custom_spec sp = {.seed = 1, .output_len = output_len};
+    assert_int_equal(lg_custom_parse("custom t", f, strlen(f), &sp, &d, err, sizeof err), -EINVAL);
+    if (!strstr(err, want)) fail_msg("error '%s' lacks '%s'", err, want);
+    assert_null(d.items);
+}
+
+static void custom_errors_name_the_line(void **state)
+{
+    (void)state;
+    expect_custom_error("{\"prompt\": \"a\"}\n{\"prompt\": \"b\"", 5, "line 2: not valid JSON");
+    expect_custom_error("{\"prompt\": \"a\"}\n\n{\"text\": \"b\"}\n", 5,
+                        "line 3: has no \"prompt\"");
+    expect_custom_error("{\"prompt\": \"\"}\n", 5, "line 1: \"prompt\" must be a non-empty");
+    expect_custom_error("{\"prompt\": 3}\n", 5, "\"prompt\" must be a non-empty string");
+    expect_custom_error("[1, 2]\n", 5, "line 1: must be a JSON object");
+    expect_custom_error("{\"prompt\": \"a\"} {\"prompt\": \"b\"}\n", 5, "one object per line");
+    expect_custom_error("{\"prompt\": \"a\", \"output_tokens\": 2.5}\n", 5, "output_tokens");
+    expect_custom_error("{\"prompt\": \"a\", \"output_tokens\": 0}\n", -1, "output_tokens");
+    expect_custom_error("{\"prompt\": \"a\", \"output_tokens\": 3}\n{\"prompt\": \"b\"}\n", -1,
+                        "line 2: has no \"output_tokens\"");
+    expect_custom_error("\n \n", 5, "no prompt (2 lines");
+    expect_custom_error("{\"prompt\": \"a\"}\n", 0, "output_len");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -782,6 +926,9 @@ int main(void)
         cmocka_unit_test(random_pool_is_fixed_by_the_seed),
         cmocka_unit_test(random_per_request_prompts_are_fixed_by_seed_and_index),
         cmocka_unit_test(random_spec_errors_name_the_field),
+        cmocka_unit_test(random_prefix_is_shared_and_counted),
+        cmocka_unit_test(custom_jsonl_as_vllm_reads_it),
+        cmocka_unit_test(custom_errors_name_the_line),
         cmocka_unit_test(token_id_prompts_lie_in_the_vocabulary),
         cmocka_unit_test(inference_perf_distributions),
         cmocka_unit_test(shared_prefix_groups_share_their_system_prompt),

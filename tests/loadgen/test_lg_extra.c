@@ -52,9 +52,15 @@ static void test_rendered_into_the_body(void **state)
     assert_int_equal(cJSON_GetObjectItem(j, "max_tokens")->valueint, 8);
     cJSON_Delete(j);
     free(body);
+    /* the random dataset asks to ignore EOS by default, as vLLM's bench */
+    char *dflt[] = {"--model", "m"};
+    assert_int_equal(run(&o, err, sizeof err, 2, dflt), 0);
+    assert_int_equal(lg_body_render(&o, "hi", 8, &body, &len), 0);
+    assert_non_null(strstr(body, ",\"ignore_eos\":true"));
+    free(body);
     /* nothing given: the body is as before */
-    char *none[] = {"--model", "m"};
-    assert_int_equal(run(&o, err, sizeof err, 2, none), 0);
+    char *none[] = {"--model", "m", "--no-ignore-eos"};
+    assert_int_equal(run(&o, err, sizeof err, 3, none), 0);
     assert_string_equal(o.extra_members, "");
     assert_int_equal(lg_body_render(&o, "hi", 8, &body, &len), 0);
     assert_non_null(strstr(body, "\"ignore_eos\"") == NULL ? body : NULL);
