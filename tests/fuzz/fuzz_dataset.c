@@ -4,13 +4,17 @@
  * word count re-implemented here), and a parse capped at max_n must be the
  * uncapped one's prefix. What the trace parser accepts must hold its
  * promises (at most one row per line, sorted relative times), and a parsed
- * trace is replayed through the schedule. */
+ * trace is replayed through the schedule. What the custom JSONL parser
+ * accepts has one prompt per non-blank line, in order, each counted by the
+ * word rule here and asking for its own output_tokens or the fixed length;
+ * what it refuses names a line. */
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lg_custom.h"
 #include "lg_dataset.h"
 #include "lg_sched.h"
 
@@ -143,8 +147,53 @@ static void check_trace(const char *s, size_t len)
     free(rows);
 }
 
+static void check_custom(const char *s, size_t len)
+{
+    char err[256];
+    for (int32_t olen = -1; olen <= 7; olen += 8) {
+        lg_custom_spec sp = {.seed = 1, .output_len = olen};
+        lg_dataset d;
+        if (lg_custom_parse("custom", s, len, &sp, &d, err, sizeof err) != 0) {
+            if (d.n || d.items || !memchr(err, '\0', sizeof err) ||
+                (strncmp(err, "custom: line ", 13) != 0 &&
+                 strncmp(err, "custom: no prompt", 17) != 0 &&
+                 strncmp(err, "custom: out of memory", 21) != 0))
+                abort();
+            continue;
+        }
+        size_t lines = 0, at = len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+        for (size_t i = at; i < len;) {
+            const char *nl = memchr(s + i, '\n', len - i);
+            size_t e = nl ? (size_t)(nl - s) : len;
+            int blank = 1;
+            for (size_t j = i; j < e; j++)
+                blank &= isspace((unsigned char)s[j]) != 0;
+            lines += !blank;
+            i = e + 1;
+        }
+        if (d.n == 0 || d.n != lines) abort(); /* one prompt per non-blank line */
+        for (size_t i = 0; i < d.n; i++) {
+            const lg_prompt *p = &d.items[i];
+            if (!p->text[0] || p->input_tokens != words(p->text) || p->output_tokens < 1 ||
+                (olen > 0 && p->output_tokens != olen))
+                abort();
+        }
+        /* capped: the first max_n of the same (unshuffled) reading */
+        lg_custom_spec cap = sp;
+        cap.max_n = 1 + len % 3;
+        lg_dataset some;
+        if (lg_custom_parse("custom", s, len, &cap, &some, err, sizeof err) != 0) abort();
+        if (some.n != (d.n < cap.max_n ? d.n : cap.max_n)) abort();
+        for (size_t i = 0; i < some.n; i++)
+            if (strcmp(some.items[i].text, d.items[i].text) != 0) abort();
+        lg_dataset_free(&some);
+        lg_dataset_free(&d);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 {
+    check_custom((const char *)in, size);
     check_sharegpt((const char *)in, size);
     check_trace((const char *)in, size);
     return 0;
