@@ -7,7 +7,8 @@
  * --goodput, --ignore-eos, --save-result, --save-detailed, --result-dir,
  * --result-filename, --tokenizer, --sharegpt-output-len, --random-prefix-len,
  * --custom-output-len, --disable-shuffle) pass through unchanged to the CLI's
- * parser (--random-prefix-len checked here first, as vLLM's parser does). vLLM's own become loadgen's:
+ * parser (--random-prefix-len checked here first, as vLLM's parser does). vLLM's own become
+ * loadgen's:
  *   --host H, --port P      --base-url http://H:P (defaults 127.0.0.1, 8000),
  *                           unless --base-url is given (vLLM then ignores them)
  *   --backend B             --endpoint /v1/completions for openai, vllm,
