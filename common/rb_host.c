@@ -38,9 +38,9 @@ void rb_host_read(rb_host *h)
     }
 }
 
-int rb_host_parse_cpu_line(const char *line, long hz, int64_t *steal_ns, int64_t *total_ns)
+int rb_host_parse_cpu_line(const char *line, long hz, rb_host_reading *r)
 {
-    *steal_ns = *total_ns = 0;
+    r->steal_ns = r->cpu_ns = r->idle_ns = 0;
     unsigned long long v[8] = {0};
     int n = sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
                    &v[4], &v[5], &v[6], &v[7]);
@@ -49,8 +49,10 @@ int rb_host_parse_cpu_line(const char *line, long hz, int64_t *steal_ns, int64_t
     unsigned long long total = 0;
     for (int i = 0; i < 8; i++)
         total += v[i];
-    *steal_ns = (int64_t)(v[7] * (1000000000ULL / (unsigned long long)hz));
-    *total_ns = (int64_t)(total * (1000000000ULL / (unsigned long long)hz));
+    unsigned long long ns = 1000000000ULL / (unsigned long long)hz;
+    r->steal_ns = (int64_t)(v[7] * ns);
+    r->cpu_ns = (int64_t)(total * ns);
+    r->idle_ns = (int64_t)((v[3] + v[4]) * ns); /* idle, iowait */
     return 0;
 }
 
@@ -64,10 +66,10 @@ static int64_t read_run_delay_ns(void)
     return n == 2 ? (int64_t)wait : -1;
 }
 
-static void read_host_cpu(int64_t *steal_ns, int64_t *total_ns)
+static void read_host_cpu(rb_host_reading *r)
 {
     static long hz;
-    *steal_ns = *total_ns = 0;
+    r->steal_ns = r->cpu_ns = r->idle_ns = 0;
     FILE *f = fopen("/proc/stat", "r");
     if (!f) return;
     char line[512];
@@ -75,7 +77,7 @@ static void read_host_cpu(int64_t *steal_ns, int64_t *total_ns)
     fclose(f);
     if (!got) return;
     if (!hz) hz = sysconf(_SC_CLK_TCK);
-    rb_host_parse_cpu_line(line, hz, steal_ns, total_ns);
+    rb_host_parse_cpu_line(line, hz, r);
 }
 
 void rb_host_sample(rb_host_reading *r)
@@ -83,5 +85,5 @@ void rb_host_sample(rb_host_reading *r)
     r->run_delay_ns = read_run_delay_ns();
     struct rusage ru;
     r->nivcsw = getrusage(RUSAGE_SELF, &ru) == 0 ? (int64_t)ru.ru_nivcsw : 0;
-    read_host_cpu(&r->steal_ns, &r->cpu_ns);
+    read_host_cpu(r);
 }

@@ -27,16 +27,19 @@ typedef struct rb_host_reading {
                            * (getrusage; 0 when it fails) */
     int64_t steal_ns;     /* the host's steal time (/proc/stat's cpu line) */
     int64_t cpu_ns;       /* the host's total CPU time, the line's first eight
-                           * fields (both 0 when the line is unreadable) */
+                           * fields */
+    int64_t idle_ns;      /* the host's idle and iowait time, of cpu_ns (the
+                           * three are 0 when the line is unreadable) */
 } rb_host_reading;
 
 /* Reads the four counters into *r. Never fails: what cannot be read takes
  * the value its field names. */
 void rb_host_sample(rb_host_reading *r);
 
-/* The steal and total CPU time (ns) of a /proc/stat "cpu ..." line, at hz
- * clock ticks a second (<= 0: 100). Returns 0, or -1 when the line has fewer
- * than eight fields (then both are 0). */
-int rb_host_parse_cpu_line(const char *line, long hz, int64_t *steal_ns, int64_t *total_ns);
+/* The steal, total and idle CPU times (ns) of a /proc/stat "cpu ..." line,
+ * at hz clock ticks a second (<= 0: 100), into r's steal_ns, cpu_ns and
+ * idle_ns. Returns 0, or -1 when the line has fewer than eight fields (then
+ * the three are 0). */
+int rb_host_parse_cpu_line(const char *line, long hz, rb_host_reading *r);
 
 #endif

@@ -482,8 +482,9 @@ m tok-wire-as-user loadgen/lg_meter.c 'if (tok->kind != LG_RX_WIRE && tok->kind 
 m tok-wire-not-exact loadgen/lg_meter.c '        st->rx_exact_tokens++;' ';'
 m tok-pickup-without-entry loadgen/lg_meter.c 'if (tok->entry_ns) lg_stats_record_ns(st, LG_H_PICKUP' 'if (1) lg_stats_record_ns(st, LG_H_PICKUP'
 m tok-server-send-from-delivery loadgen/lg_meter.c 'LG_H_SERVER_SEND, t - tok->stamp_ns);' 'LG_H_SERVER_SEND, tu - tok->stamp_ns);'
-# common/rb_host.c: /proc/stat's steal field
-m host-steal-field common/rb_host.c '*steal_ns = (int64_t)(v[7] *' '*steal_ns = (int64_t)(v[6] *'
+# common/rb_host.c: /proc/stat's steal and idle fields
+m host-steal-field common/rb_host.c 'r->steal_ns = (int64_t)(v[7] * ns);' 'r->steal_ns = (int64_t)(v[6] * ns);'
+m host-idle-without-iowait common/rb_host.c 'r->idle_ns = (int64_t)((v[3] + v[4]) * ns);' 'r->idle_ns = (int64_t)(v[3] * ns);'
 
 # ---- the run ------------------------------------------------------------
 list=0 anchors_only=0

@@ -335,22 +335,25 @@ static void test_token_kinds(void **state)
 static void test_host_cpu_line(void **state)
 {
     (void)state;
-    int64_t steal = -5, total = -5;
-    assert_int_equal(rb_host_parse_cpu_line("cpu  1 2 3 4 5 6 7 8 9 10\n", 100, &steal, &total), 0);
-    assert_int_equal(steal, 8 * 10000000LL);  /* the eighth field, at 10 ms a tick */
-    assert_int_equal(total, 36 * 10000000LL); /* the first eight */
-    assert_int_equal(rb_host_parse_cpu_line("cpu 1 2 3 4 5 6 7 8\n", 1000, &steal, &total), 0);
-    assert_int_equal(steal, 8 * 1000000LL);
-    assert_int_equal(rb_host_parse_cpu_line("cpu 1 2 3 4 5 6 7 8\n", 0, &steal, &total), 0);
-    assert_int_equal(steal, 8 * 10000000LL); /* no clock rate: 100 Hz */
-    assert_int_equal(rb_host_parse_cpu_line("cpu 1 2 3 4 5 6 7\n", 100, &steal, &total), -1);
-    assert_int_equal(steal, 0);
-    assert_int_equal(total, 0);
+    rb_host_reading x = reading(-5, -5, -5, -5);
+    assert_int_equal(rb_host_parse_cpu_line("cpu  1 2 3 4 5 6 7 8 9 10\n", 100, &x), 0);
+    assert_int_equal(x.steal_ns, 8 * 10000000LL); /* the eighth field, at 10 ms a tick */
+    assert_int_equal(x.cpu_ns, 36 * 10000000LL);  /* the first eight */
+    assert_int_equal(x.idle_ns, 9 * 10000000LL);  /* idle and iowait */
+    assert_int_equal(rb_host_parse_cpu_line("cpu 1 2 3 4 5 6 7 8\n", 1000, &x), 0);
+    assert_int_equal(x.steal_ns, 8 * 1000000LL);
+    assert_int_equal(rb_host_parse_cpu_line("cpu 1 2 3 4 5 6 7 8\n", 0, &x), 0);
+    assert_int_equal(x.steal_ns, 8 * 10000000LL); /* no clock rate: 100 Hz */
+    assert_int_equal(rb_host_parse_cpu_line("cpu 1 2 3 4 5 6 7\n", 100, &x), -1);
+    assert_int_equal(x.steal_ns, 0);
+    assert_int_equal(x.cpu_ns, 0);
+    assert_int_equal(x.idle_ns, 0);
     /* On this Linux host the counters are there and count. */
     rb_host_reading r;
     rb_host_sample(&r);
     assert_true(r.cpu_ns > 0);
     assert_true(r.steal_ns >= 0 && r.steal_ns <= r.cpu_ns);
+    assert_true(r.idle_ns >= 0 && r.idle_ns <= r.cpu_ns);
     assert_true(r.nivcsw >= 0);
     assert_true(r.run_delay_ns >= -1);
 }
