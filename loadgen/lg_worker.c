@@ -224,9 +224,9 @@ static lg_stage_stats *stats_of(lg_worker *w, int stage)
     return lg_plan_stats(w->p, w->id, stage);
 }
 
-/* Closes the accounting of the stage being timed and opens `next` (-1:
- * none), from one reading of the clock, the loop and the host. Called at
- * stage changes and at the window's edges: a few times a run. */
+/* Closes the accounting of the stage being timed and opens `next`, from one
+ * reading of the clock, the loop and the host (lg_meter_stage). Called at
+ * stage changes: a few times a run. */
 static void account_stage(lg_worker *w, int next)
 {
     rb_host_reading h;
