@@ -158,9 +158,14 @@ void lg_stats_record_request(lg_stage_stats *s, const lg_req_result *r, const lg
 /* Records a dispatch and its schedule lag; lag_bound_ns feeds lag_over. */
 void lg_stats_record_dispatch(lg_stage_stats *s, int64_t intended_ns, int64_t dispatch_ns,
                               int64_t lag_bound_ns);
+/* Records v (ns, bytes) into histogram `hist`; a negative v as 0. */
+static inline void lg_stats_record_ns(lg_stage_stats *s, int hist, int64_t v)
+{
+    mdl_hist_record(lg_stats_hist(s, hist), v > 0 ? (uint64_t)v : 0);
+}
 static inline void lg_stats_record_itl(lg_stage_stats *s, int64_t gap_ns)
 {
-    mdl_hist_record(lg_stats_hist(s, LG_H_ITL), gap_ns > 0 ? (uint64_t)gap_ns : 0);
+    lg_stats_record_ns(s, LG_H_ITL, gap_ns);
 }
 
 /* Whether a finished request meets every goodput SLO (intended-start times). */

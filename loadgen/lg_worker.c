@@ -35,6 +35,7 @@
 
 #include "lg_capture.h"
 #include "lg_chunk.h"
+#include "lg_meter.h"
 #include "lg_plan.h"
 #include "lg_record.h"
 #include "lg_worker.h"
@@ -43,6 +44,7 @@
 #include "lg_sse.h"
 #include "rb_clock.h"
 #include "rb_file.h"
+#include "rb_host.h"
 #include "rb_timer.h"
 
 #define LG_BATCH 64           /* dispatches per timer callback before yielding */
@@ -60,15 +62,13 @@ typedef struct lg_req {
     int64_t index;
     int64_t intended_ns, dispatch_ns;
     /* receive times: the kernel's (or the fallback of lg_rx_kind) */
-    int64_t first_byte_ns, first_token_ns, last_token_ns, last_byte_ns, cb_ns;
+    int64_t first_byte_ns, last_byte_ns, cb_ns;
     /* delivery times (curl's write callback): what a user-space client sees */
-    int64_t first_token_u_ns, last_token_u_ns, last_byte_u_ns, cb_u_ns;
+    int64_t last_byte_u_ns, cb_u_ns;
     lg_rx_kind cb_kind;
-    int64_t max_itl_ns;
-    int64_t content_chunks;
+    lg_meter_chain tok; /* its content tokens: first and last times, count, max ITL */
     int64_t usage_prompt, usage_completion, usage_cached;
-    int64_t stamp_ns;      /* the server's send time of the next event (0: none) */
-    int64_t last_stamp_ns; /* the last content token's (0: none yet) */
+    int64_t stamp_ns; /* the server's send time of the next event (0: none) */
     lg_truth truth;
     int has_truth;
     int done_seen, malformed, error_event, too_large;
@@ -133,12 +133,8 @@ struct lg_worker {
     lg_slot *slot;
     lg_shared *sh;
     lg_dispatch_sample *sample;
-    /* service-unit accounting, within the send window */
-    int in_window;
-    uint64_t idle_at_start_ns;
-    int64_t nivcsw_at_start;
-    uint64_t callbacks, events;
-    double svc_sum, svc_sumsq;
+    /* the send window's and each stage's accounting of the loop and the host */
+    lg_meter meter;
     /* client cost */
     uint64_t rng;
     /* detailed records (rb_file's checked record writer) */
@@ -167,11 +163,6 @@ struct lg_worker {
         int64_t consumed; /* bytes read from it so far */
     } * conn_rx;
     size_t n_conn_rx;
-    /* per-stage accounting of the loop and the host (acc_stage -1: closed) */
-    int acc_stage;
-    int64_t acc_t_ns, acc_idle_ns, acc_run_delay_ns, acc_nivcsw, acc_steal_ns, acc_cpu_ns;
-    uint64_t acc_svc_n;
-    double acc_svc_sum, acc_svc_sumsq;
     /* multi-turn sessions (lg_session.h; NULL: none); from_queue while a
      * waiting round is dispatched */
     lg_sessions *sess;
@@ -223,11 +214,7 @@ static inline void svc_end(lg_worker *w, int64_t t0)
 {
     rx_close(w);
     w->cb_entry_ns = 0;
-    if (!w->in_window) return;
-    double dt = (double)(rb_now_ns() - t0);
-    w->callbacks++;
-    w->svc_sum += dt;
-    w->svc_sumsq += dt * dt;
+    if (w->meter.in_window) lg_meter_callback(&w->meter, rb_now_ns() - t0);
 }
 
 static lg_stage_stats *stats_of(lg_worker *w, int stage)
@@ -237,103 +224,32 @@ static lg_stage_stats *stats_of(lg_worker *w, int stage)
     return lg_plan_stats(w->p, w->id, stage);
 }
 
-/* This process's time spent runnable but not running (ns), from
- * /proc/self/schedstat; -1 when the kernel does not keep it. */
-static int64_t read_run_delay_ns(void)
-{
-    FILE *f = fopen("/proc/self/schedstat", "r");
-    if (!f) return -1;
-    unsigned long long run, wait;
-    int n = fscanf(f, "%llu %llu", &run, &wait);
-    fclose(f);
-    return n == 2 ? (int64_t)wait : -1;
-}
-
-/* The host's steal time and total CPU time (ns) from /proc/stat's cpu line. */
-static void read_host_cpu(int64_t *steal_ns, int64_t *total_ns)
-{
-    *steal_ns = *total_ns = 0;
-    FILE *f = fopen("/proc/stat", "r");
-    if (!f) return;
-    unsigned long long v[8] = {0};
-    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                   &v[4], &v[5], &v[6], &v[7]);
-    fclose(f);
-    if (n < 8) return;
-    static long hz;
-    if (!hz) hz = sysconf(_SC_CLK_TCK);
-    if (hz <= 0) hz = 100;
-    unsigned long long total = 0;
-    for (int i = 0; i < 8; i++)
-        total += v[i];
-    *steal_ns = (int64_t)(v[7] * (1000000000ULL / (unsigned long long)hz));
-    *total_ns = (int64_t)(total * (1000000000ULL / (unsigned long long)hz));
-}
-
-static int64_t read_nivcsw(void)
-{
-    struct rusage ru;
-    return getrusage(RUSAGE_SELF, &ru) == 0 ? (int64_t)ru.ru_nivcsw : 0;
-}
-
-/* Closes the accounting of the stage being timed (adds what the loop and
- * the host did since it opened) and opens `next` (-1: none). Called at
- * stage changes and at the end of the send window: a few times a run. */
+/* Closes the accounting of the stage being timed and opens `next`, from one
+ * reading of the clock, the loop and the host (lg_meter_stage). Called at
+ * stage changes: a few times a run. */
 static void account_stage(lg_worker *w, int next)
 {
-    int64_t now = rb_now_ns();
-    int64_t idle = (int64_t)uv_metrics_idle_time(&w->loop);
-    int64_t rd = read_run_delay_ns(), nv = read_nivcsw(), steal, cpu;
-    read_host_cpu(&steal, &cpu);
-    if (w->acc_stage >= 0) {
-        lg_stage_stats *st = stats_of(w, w->acc_stage);
-        st->loop_window_ns += now - w->acc_t_ns;
-        st->loop_idle_ns += idle - w->acc_idle_ns;
-        st->svc_n += w->callbacks - w->acc_svc_n;
-        st->svc_sum_ns += w->svc_sum - w->acc_svc_sum;
-        st->svc_sumsq_ns2 += w->svc_sumsq - w->acc_svc_sumsq;
-        if (rd >= 0 && w->acc_run_delay_ns >= 0) st->run_delay_ns += rd - w->acc_run_delay_ns;
-        st->nivcsw += nv - w->acc_nivcsw;
-        st->host_steal_ns += steal - w->acc_steal_ns;
-        st->host_cpu_ns += cpu - w->acc_cpu_ns;
-    }
-    w->acc_stage = next;
-    w->acc_t_ns = now;
-    w->acc_idle_ns = idle;
-    w->acc_run_delay_ns = rd;
-    w->acc_nivcsw = nv;
-    w->acc_steal_ns = steal;
-    w->acc_cpu_ns = cpu;
-    w->acc_svc_n = w->callbacks;
-    w->acc_svc_sum = w->svc_sum;
-    w->acc_svc_sumsq = w->svc_sumsq;
+    rb_host_reading h;
+    rb_host_sample(&h);
+    int64_t now = rb_now_ns(), idle = (int64_t)uv_metrics_idle_time(&w->loop);
+    int s = w->meter.stage;
+    lg_meter_stage(&w->meter, now, idle, &h, next, s >= 0 ? stats_of(w, s) : NULL);
 }
 
 static void end_window(lg_worker *w)
 {
-    if (!w->in_window) return;
-    account_stage(w, -1);
-    w->in_window = 0;
-    lg_slot *s = w->slot;
-    s->window_end_ns = rb_now_ns();
-    s->idle_ns = (int64_t)(uv_metrics_idle_time(&w->loop) - w->idle_at_start_ns);
-    s->callbacks = w->callbacks;
-    s->svc_sum_ns = w->svc_sum;
-    s->svc_sumsq_ns2 = w->svc_sumsq;
-    s->events = w->events;
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0) s->nivcsw = (int64_t)ru.ru_nivcsw - w->nivcsw_at_start;
-    s->clock_spread_ns = w->clock.spread_ns;
-    s->clock_width_ns = w->clock.width_ns;
-    s->clock_steps = w->clock.steps;
+    if (!w->meter.in_window) return;
+    rb_host_reading h;
+    rb_host_sample(&h);
+    int64_t now = rb_now_ns(), idle = (int64_t)uv_metrics_idle_time(&w->loop);
+    int s = w->meter.stage;
+    lg_meter_end_window(&w->meter, now, idle, &h, s >= 0 ? stats_of(w, s) : NULL, w->slot);
+    w->slot->clock_spread_ns = w->clock.spread_ns;
+    w->slot->clock_width_ns = w->clock.width_ns;
+    w->slot->clock_steps = w->clock.steps;
 }
 
 /* ---- SSE handling ----------------------------------------------------- */
-
-static void record_ns(lg_stage_stats *st, int hist, int64_t v)
-{
-    mdl_hist_record(lg_stats_hist(st, hist), v > 0 ? (uint64_t)v : 0);
-}
 
 /* The wire time of the byte at p of the last read on r's connection, on
  * the monotonic clock and never after the delivery tu: 1 and *t, or 0 (not
@@ -352,7 +268,7 @@ static void on_sse_event(void *user, const char *data, size_t len)
 {
     lg_req *r = user;
     lg_worker *w = r->w;
-    if (w->in_window) w->events++;
+    lg_meter_event(&w->meter);
     stats_of(w, r->stage)->events++;
     lg_chunk c;
     if (lg_chunk_decode_text(data, len, &c, w->sess ? &r->text : NULL) < 0) {
@@ -365,57 +281,26 @@ static void on_sse_event(void *user, const char *data, size_t len)
     if (c.flags & LG_CHUNK_ERROR) r->error_event = 1;
     if (c.flags & LG_CHUNK_CONTENT) {
         lg_stage_stats *st = stats_of(w, r->stage);
-        int64_t t = r->cb_ns, tu = r->cb_u_ns;
-        lg_rx_kind kind = r->cb_kind;
+        lg_meter_tok tok = {.t_ns = r->cb_ns,
+                            .tu_ns = r->cb_u_ns,
+                            .kind = r->cb_kind,
+                            .read_kind = r->cb_kind,
+                            .entry_ns = w->cb_entry_ns,
+                            .stamp_ns = r->stamp_ns,
+                            .dispatch_ns = r->dispatch_ns};
         if (w->rx_wire) {
-            if (wire_time(w, r, r->sse.at, tu, &t))
-                kind = LG_RX_WIRE;
+            if (wire_time(w, r, r->sse.at, tok.tu_ns, &tok.t_ns))
+                tok.kind = LG_RX_WIRE;
             else
                 st->wire_fallbacks++;
         }
-        if (!r->first_token_ns) {
-            r->first_token_ns = t;
-            r->first_token_u_ns = tu;
-        } else {
-            int64_t gap = t - r->last_token_ns;
-            lg_stats_record_itl(st, gap);
-            if (gap > r->max_itl_ns) r->max_itl_ns = gap;
-            record_ns(st, LG_H_ITL_U, tu - r->last_token_u_ns);
-        }
-        r->last_token_ns = t;
-        r->last_token_u_ns = tu;
-        r->content_chunks++;
-        if (r->stamp_ns) {
-            record_ns(st, LG_H_OVERHEAD, tu - r->stamp_ns);
-            /* the server's own view, to set the measured times against */
-            if (r->last_stamp_ns)
-                record_ns(st, LG_H_ITL_S, r->stamp_ns - r->last_stamp_ns);
-            else if (r->content_chunks == 1)
-                record_ns(st, LG_H_TTFT_S, r->stamp_ns - r->dispatch_ns);
-            r->last_stamp_ns = r->stamp_ns;
-        } else {
-            r->last_stamp_ns = 0; /* a token without a stamp breaks the chain */
-        }
-        if (r->cb_kind != LG_RX_DELIVERY && w->cb_entry_ns)
-            record_ns(st, LG_H_PROCESSING, tu - w->cb_entry_ns);
-        if (kind == LG_RX_WIRE) {
-            /* its own segment's time: exact, not part of the read's batch */
-            st->rx_kernel_tokens++;
-            st->rx_wire_tokens++;
-            st->rx_exact_tokens++;
-        } else if (kind == LG_RX_KERNEL) {
-            st->rx_kernel_tokens++;
+        lg_meter_token(st, &r->tok, &tok);
+        if (tok.kind == LG_RX_KERNEL) {
+            /* a token of the read's batch (lg_rx_read_exact judges it) */
             if (!w->rd.tokens && r->dispatch_ns > w->rd.lower_ns)
                 w->rd.lower_ns = r->dispatch_ns; /* nothing arrived before the request */
             w->rd.tokens++;
             w->rd.stage = r->stage;
-        }
-        if (kind == LG_RX_WIRE || kind == LG_RX_KERNEL) {
-            record_ns(st, LG_H_CLIENT_DELAY, tu - t);
-            if (w->cb_entry_ns) record_ns(st, LG_H_PICKUP, w->cb_entry_ns - t);
-            if (r->stamp_ns) record_ns(st, LG_H_SERVER_SEND, t - r->stamp_ns);
-        } else {
-            st->rx_user_tokens++;
         }
     }
     if (c.flags & LG_CHUNK_USAGE) {
@@ -591,7 +476,7 @@ static void on_rx_read(void *ctx, int fd, const void *buf, ssize_t n, size_t len
                          .stage = 0};
     if (left >= 0) {
         lg_stage_stats *st = stats_of(w, w->slot->cur_stage);
-        record_ns(st, LG_H_RXQ, (int64_t)n + left); /* the queue's depth at the read */
+        lg_stats_record_ns(st, LG_H_RXQ, (int64_t)n + left); /* the queue's depth at the read */
     }
     if (left == 0) {
         cr->known = 1;
@@ -705,12 +590,11 @@ static lg_req *req_get(lg_worker *w)
     }
     lg_sse_reset(&r->sse);
     r->in_use = 1;
-    r->first_byte_ns = r->first_token_ns = r->last_token_ns = r->last_byte_ns = r->cb_ns = 0;
-    r->first_token_u_ns = r->last_token_u_ns = r->last_byte_u_ns = r->cb_u_ns = 0;
-    r->max_itl_ns = 0;
-    r->content_chunks = 0;
+    r->first_byte_ns = r->last_byte_ns = r->cb_ns = 0;
+    r->last_byte_u_ns = r->cb_u_ns = 0;
+    r->tok = (lg_meter_chain){0};
     r->usage_prompt = r->usage_completion = r->usage_cached = -1;
-    r->stamp_ns = r->last_stamp_ns = 0;
+    r->stamp_ns = 0;
     r->has_truth = 0;
     r->truth = (lg_truth){0};
     r->done_seen = r->malformed = r->error_event = r->too_large = r->fd_limit = 0;
@@ -902,26 +786,26 @@ static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
                 r->usage_completion = c.completion_tokens;
                 r->usage_cached = c.cached_tokens;
             }
-            if (c.flags & LG_CHUNK_CONTENT) r->content_chunks = 1;
-            r->first_token_ns = r->last_byte_ns; /* TTFT = E2E without streaming */
-            r->first_token_u_ns = r->last_byte_u_ns;
+            if (c.flags & LG_CHUNK_CONTENT) r->tok.tokens = 1;
+            r->tok.first_ns = r->last_byte_ns; /* TTFT = E2E without streaming */
+            r->tok.first_u_ns = r->last_byte_u_ns;
         }
-        if (w->in_window) w->events++;
+        lg_meter_event(&w->meter);
         stats_of(w, r->stage)->events++;
         client_cost(w);
     }
     lg_req_result rr = {
         .intended_ns = r->intended_ns,
         .dispatch_ns = r->dispatch_ns,
-        .first_token_ns = r->first_token_ns,
+        .first_token_ns = r->tok.first_ns,
         .end_ns = r->last_byte_ns ? r->last_byte_ns : rb_now_ns(),
-        .first_token_u_ns = r->first_token_u_ns,
+        .first_token_u_ns = r->tok.first_u_ns,
         .end_u_ns = r->last_byte_u_ns,
         .input_tokens = r->usage_prompt >= 0 ? r->usage_prompt : r->ds_input_tokens,
-        .output_tokens = r->usage_completion >= 0 ? r->usage_completion : r->content_chunks,
+        .output_tokens = r->usage_completion >= 0 ? r->usage_completion : r->tok.tokens,
         .has_cached = r->usage_cached >= 0,
         .cached_tokens = r->usage_cached,
-        .max_itl_ns = r->max_itl_ns,
+        .max_itl_ns = r->tok.max_gap_ns,
         .cls = cancelled ? LG_FAIL_CANCELLED : classify(r, res, http, stream),
         .http_status = (int)http,
         .has_truth = r->has_truth,
@@ -1277,7 +1161,7 @@ static int closed_stage_turn(lg_worker *w)
         if (w->in_flight > 0) return -1;
         if (__atomic_load_n(&w->slot->cur_stage, __ATOMIC_RELAXED) != s + 1) {
             __atomic_store_n(&w->slot->cur_stage, s + 1, __ATOMIC_RELAXED);
-            if (w->in_window) account_stage(w, s + 1);
+            if (w->meter.in_window) account_stage(w, s + 1);
         }
         int64_t now = rb_now_ns();
         if (!closed_all_past(w, s)) {
@@ -1348,7 +1232,7 @@ static int64_t dispatch_pass(lg_worker *w, int *n)
         if (intended > now) return intended;
         if (w->next.stage != w->slot->cur_stage) {
             __atomic_store_n(&w->slot->cur_stage, w->next.stage, __ATOMIC_RELAXED);
-            if (w->in_window) account_stage(w, w->next.stage);
+            if (w->meter.in_window) account_stage(w, w->next.stage);
         }
         dispatch_one(w, &w->next, intended, now);
         w->have_next = 0;
@@ -1546,7 +1430,7 @@ int lg_worker_run(const lg_plan *p, int id)
     if (w->cap == 0 || w->cap > p->o->max_conn_per_worker) w->cap = p->o->max_conn_per_worker;
     w->closed_next = id;
     w->rd.port = -1;
-    w->acc_stage = -1;
+    lg_meter_init(&w->meter);
     w->rx_wire = p->o->receive_clock == LG_RXC_WIRE;
     w->rx_kernel = w->rx_wire || p->o->receive_clock == LG_RXC_KERNEL;
     w->rx_keeper = -1;
@@ -1656,13 +1540,12 @@ int lg_worker_run(const lg_plan *p, int id)
         }
     }
     w->last_flush_ns = w->last_lag_ns = rb_now_ns();
-    w->in_window = 1;
-    w->slot->window_start_ns = rb_now_ns();
-    w->idle_at_start_ns = uv_metrics_idle_time(&w->loop);
-    account_stage(w, 0);
     {
-        struct rusage ru;
-        if (getrusage(RUSAGE_SELF, &ru) == 0) w->nivcsw_at_start = (int64_t)ru.ru_nivcsw;
+        rb_host_reading h;
+        rb_host_sample(&h);
+        w->slot->window_start_ns = rb_now_ns();
+        lg_meter_open(&w->meter, w->slot->window_start_ns, (int64_t)uv_metrics_idle_time(&w->loop),
+                      &h, 0);
     }
     dispatch_due(w);
     maybe_finish(w);

@@ -52,6 +52,8 @@ tests_for() {
     loadgen/lg_srvm.c) echo "test_lg_prom" ;;
     loadgen/lg_promql.c) echo "test_lg_prom" ;;
     loadgen/lg_extra.c) echo "test_lg_extra" ;;
+    loadgen/lg_meter.c) echo "test_lg_meter" ;;
+    common/rb_host.c) echo "test_lg_meter" ;;
     simserver/sim_http.c) echo "test_sim_http" ;;
     simserver/sim_model.c) echo "test_sim_model" ;;
     simserver/sim_metrics.c) echo "test_sim_metrics" ;;
@@ -462,6 +464,34 @@ m tok-heap-order common/rb_tok.c 'if (q->rank < c.rank || (q->rank == c.rank && 
 m tok-left-pair-dropped common/rb_tok.c 'if (l->prev >= 0 && try_pair(t, l->prev)) return -ENOMEM;' ';'
 m tok-no-byte-fallback common/rb_tok.c 'int all = t->byte_fallback;' 'int all = 0;'
 m tok-truncated-utf8-kept common/rb_tok.c 'if (got == need) {' 'if (got >= 1) {'
+
+# loadgen/lg_meter.c: the send window, each stage's share of the loop and
+# the host, the cut at a stage change, the split of a token's delays
+m meter-callback-outside-window loadgen/lg_meter.c $'    if (!m->in_window) return;\n    double dt' '    double dt'
+m meter-sumsq-linear loadgen/lg_meter.c 'm->svc_sumsq += dt * dt;' 'm->svc_sumsq += dt;'
+m meter-event-outside-window loadgen/lg_meter.c 'if (m->in_window) m->events++;' 'm->events++;'
+m meter-idle-not-delta loadgen/lg_meter.c 'st->loop_idle_ns += loop_idle_ns - m->at_idle_ns;' 'st->loop_idle_ns += loop_idle_ns;'
+m meter-cut-svc-not-restarted loadgen/lg_meter.c 'm->at_callbacks = m->callbacks;' ';'
+m meter-cut-host-not-restarted loadgen/lg_meter.c '    m->at = *h;' ';'
+m meter-cut-clock-not-restarted loadgen/lg_meter.c '    m->at_ns = now_ns;' ';'
+m meter-run-delay-unknown-start loadgen/lg_meter.c 'if (h->run_delay_ns >= 0 && m->at.run_delay_ns >= 0)' 'if (h->run_delay_ns >= 0)'
+m meter-closes-no-stage loadgen/lg_meter.c 'if (m->stage >= 0 && closing) {' 'if (closing) {'
+m meter-window-idle-from-stage loadgen/lg_meter.c 'slot->idle_ns = loop_idle_ns - m->idle_at_open_ns;' \
+  'slot->idle_ns = loop_idle_ns - m->at_idle_ns;'
+m meter-window-nivcsw-absolute loadgen/lg_meter.c 'slot->nivcsw = h->nivcsw - m->nivcsw_at_open;' 'slot->nivcsw = h->nivcsw;'
+m meter-end-twice loadgen/lg_meter.c $'    if (!m->in_window) return 0;\n' ''
+m tok-max-gap-is-last loadgen/lg_meter.c 'if (gap > c->max_gap_ns) c->max_gap_ns = gap;' 'c->max_gap_ns = gap;'
+m tok-itl-u-mixes-clocks loadgen/lg_meter.c 'LG_H_ITL_U, tu - c->last_u_ns);' 'LG_H_ITL_U, tu - c->last_ns);'
+m tok-stamp-chain-unbroken loadgen/lg_meter.c 'c->last_stamp_ns = 0; /* a token without a stamp breaks the chain */' ';'
+m tok-ttft-s-not-first loadgen/lg_meter.c '    else if (c->tokens == 1)' '    else'
+m tok-processing-without-pickup loadgen/lg_meter.c 'if (tok->read_kind != LG_RX_DELIVERY && tok->entry_ns)' 'if (tok->entry_ns)'
+m tok-wire-as-user loadgen/lg_meter.c 'if (tok->kind != LG_RX_WIRE && tok->kind != LG_RX_KERNEL) {' 'if (tok->kind != LG_RX_KERNEL) {'
+m tok-wire-not-exact loadgen/lg_meter.c '        st->rx_exact_tokens++;' ';'
+m tok-pickup-without-entry loadgen/lg_meter.c 'if (tok->entry_ns) lg_stats_record_ns(st, LG_H_PICKUP' 'if (1) lg_stats_record_ns(st, LG_H_PICKUP'
+m tok-server-send-from-delivery loadgen/lg_meter.c 'LG_H_SERVER_SEND, t - tok->stamp_ns);' 'LG_H_SERVER_SEND, tu - tok->stamp_ns);'
+# common/rb_host.c: /proc/stat's steal and idle fields
+m host-steal-field common/rb_host.c 'r->steal_ns = (int64_t)(v[7] * ns);' 'r->steal_ns = (int64_t)(v[6] * ns);'
+m host-idle-without-iowait common/rb_host.c 'r->idle_ns = (int64_t)((v[3] + v[4]) * ns);' 'r->idle_ns = (int64_t)(v[3] * ns);'
 
 # ---- the run ------------------------------------------------------------
 list=0 anchors_only=0
