@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lg_plan.h"
+#include "lg_body.h"
 #include "rb_buf.h"
 
 /* A JSON string literal, escaped; the prompt's bytes go out as they are. */

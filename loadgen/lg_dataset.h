@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "lg_sched.h"
+#include "lg_trace.h" /* the trace CSV, replayed rather than pooled */
 
 typedef struct lg_prompt {
     char *text;            /* the prompt text, NUL-terminated */
@@ -158,15 +159,5 @@ int32_t lg_count_tokens(const char *text, size_t len);
 struct rb_tok;
 void lg_dataset_set_tokenizer(struct rb_tok *t);
 struct rb_tok *lg_dataset_tokenizer(void);
-
-/* A trace in the form of the public Azure LLM inference traces: a CSV with a
- * header naming TIMESTAMP, ContextTokens, GeneratedTokens (case-insensitive;
- * TIMESTAMP either seconds as a number or "YYYY-MM-DD HH:MM:SS[.ffffff]").
- * Rows come out sorted by time (ties in file order), times relative to the
- * first; token counts of 0 become 1 (a request sends and asks for at least
- * one token). *out is malloc'd (caller frees). */
-int lg_trace_parse(const char *csv, size_t len, lg_trace_row **out, size_t *n, char *err,
-                   size_t errlen);
-int lg_trace_load(const char *path, lg_trace_row **out, size_t *n, char *err, size_t errlen);
 
 #endif

@@ -39,17 +39,6 @@ int lg_dryrun_count(const lg_sched_spec *spec, int k, int64_t *per_worker, lg_dr
     return 0;
 }
 
-int64_t lg_closed_stages_bound_ns(const lg_opts *o, int k)
-{
-    int64_t t = o->drain_timeout_ns;
-    for (int s = 0; s < o->n_stages && s < o->n_closed_stages; s++) {
-        int64_t n = (o->stages[s].max_requests + k - 1) / k; /* the largest share */
-        int64_t c = o->stage_conc[s] / k > 0 ? o->stage_conc[s] / k : 1;
-        t += (n + c - 1) / c * o->request_timeout_ns + (s ? o->stage_pause_ns : 0);
-    }
-    return t;
-}
-
 /* A duration for people: "2s", "1.5s", "250ms". */
 static const char *dur(int64_t ns, char *buf, size_t cap)
 {

@@ -33,12 +33,6 @@ typedef struct lg_dryrun_counts {
 int lg_dryrun_count(const lg_sched_spec *spec, int k, int64_t *per_worker, lg_dryrun_counts *c,
                     char *err, size_t errlen);
 
-/* An upper bound on a run of closed stages (--closed-stage), from its
- * start: per stage, a worker's share of the requests one after another on
- * each of its slots, every one taking up to --request-timeout, plus the
- * pauses and the drain. The run's deadline. */
-int64_t lg_closed_stages_bound_ns(const lg_opts *o, int k);
-
 /* The whole dry run of checked options: the plan to out. Returns the exit
  * code: 0, or 2 (an input the run would refuse: unreadable dataset or trace,
  * a certificate that refuses the plan without --force). */

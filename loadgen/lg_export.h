@@ -1,6 +1,8 @@
-/* lg_export: the report in other tools' layouts (--report-format), converted
- * from the files a run wrote: the result JSON and, with --save-detailed, its
- * per-request JSONL. Nothing here reads the run's memory, so a result saved
+/* lg_export: the report in other tools' layouts (--report-format), one
+ * module in two files: lg_export.c (the records reader and Inference
+ * Perf's layout) and lg_export_vllm.c (vLLM's), which share this header and
+ * each other's functions. Converted from the files a run wrote: the result JSON and, with
+ * --save-detailed, its per-request JSONL. Nothing here reads the run's memory, so a result saved
  * earlier converts the same way.
  *
  * - vLLM: the result JSON of `vllm bench serve` (vllm/benchmarks/serve.py,

@@ -1,4 +1,6 @@
-/* lg_mpi: the mpi back-end of the fleet (lg_fleet.h). Under mpirun (or srun)
+/* lg_mpi: the mpi back-end of the fleet (lg_fleet.h), in two files:
+ * lg_mpi.c (the exchange) and lg_mpi_snap.c (each rank's snapshot and the
+ * lost ranks' arrivals, for salvage), which this header declares. Under mpirun (or srun)
  * each rank runs one worker of a k = N plan: rank r takes arrivals r, r+N,
  * ... of the one seeded stream, exactly as fork worker r of k = N would.
  * MPI is used only around the run, never on its hot path: before it, the

@@ -1,10 +1,9 @@
-/* lg_plan: building the plan and the layout of the workers' region (see
- * lg_plan.h and lg_slots.h). */
+/* lg_plan: building the plan (see lg_plan.h); the workers' region is laid
+ * out by lg_slots.c. */
 
 #include "lg_plan.h"
 
 #include "lg_custom.h"
-#include "lg_dryrun.h"
 #include "rb_tok.h"
 
 #include <errno.h>
@@ -14,47 +13,15 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define ALIGN_UP(x) (((x) + LG_SLOTS_PAGE - 1) & ~(size_t)(LG_SLOTS_PAGE - 1))
-
-/* ---- the region ------------------------------------------------------- */
-
-size_t lg_slot_header_bytes(void)
+int64_t lg_closed_stages_bound_ns(const lg_opts *o, int k)
 {
-    return ALIGN_UP(sizeof(lg_slot));
-}
-
-size_t lg_slot_bytes(int n_stages)
-{
-    return lg_slot_header_bytes() + (size_t)n_stages * lg_stats_block_bytes() +
-           ALIGN_UP(LG_SAMPLE_PER_WORKER * sizeof(lg_dispatch_sample));
-}
-
-size_t lg_slots_region_bytes(int k, int n_stages)
-{
-    return LG_SLOTS_PAGE + (size_t)k * lg_slot_bytes(n_stages);
-}
-
-lg_shared *lg_slots_shared(void *region)
-{
-    return (lg_shared *)region;
-}
-
-lg_slot *lg_slots_slot(void *region, int n_stages, int w)
-{
-    return (lg_slot *)((char *)region + LG_SLOTS_PAGE + (size_t)w * lg_slot_bytes(n_stages));
-}
-
-lg_stage_stats *lg_slots_stats(void *region, int n_stages, int w, int stage)
-{
-    return (lg_stage_stats *)((char *)lg_slots_slot(region, n_stages, w) + lg_slot_header_bytes() +
-                              (size_t)stage * lg_stats_block_bytes());
-}
-
-lg_dispatch_sample *lg_slots_sample(void *region, int n_stages, int w)
-{
-    return (lg_dispatch_sample *)((char *)lg_slots_slot(region, n_stages, w) +
-                                  lg_slot_header_bytes() +
-                                  (size_t)n_stages * lg_stats_block_bytes());
+    int64_t t = o->drain_timeout_ns;
+    for (int s = 0; s < o->n_stages && s < o->n_closed_stages; s++) {
+        int64_t n = (o->stages[s].max_requests + k - 1) / k; /* the largest share */
+        int64_t c = o->stage_conc[s] / k > 0 ? o->stage_conc[s] / k : 1;
+        t += (n + c - 1) / c * o->request_timeout_ns + (s ? o->stage_pause_ns : 0);
+    }
+    return t;
 }
 
 lg_shared *lg_plan_shared(const lg_plan *p)

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdint.h>
 
+#include "lg_body.h"
 #include "lg_cli.h"
 #include "lg_dataset.h"
 #include "lg_sched.h"
@@ -93,18 +94,10 @@ int lg_plan_detailed_fd(const lg_plan *p, int w);
 /* The concurrency slots of worker w (C split over k). */
 int lg_plan_worker_cap(const lg_plan *p, int w);
 
-/* Renders one request body for a prompt (malloc'd into *out). */
-int lg_body_render(const lg_opts *o, const char *prompt, int32_t max_tokens, char **out,
-                   size_t *len);
-/* The same for a prompt given in pieces, joined as they are: a piece is raw
- * bytes (escaped here) or, with escaped set, the inside of a JSON string
- * already (a session's context, a response's text as lg_chunk kept it). */
-typedef struct lg_body_piece {
-    const char *s;
-    size_t len;
-    int escaped;
-} lg_body_piece;
-int lg_body_render_pieces(const lg_opts *o, const lg_body_piece *pieces, int n_pieces,
-                          int32_t max_tokens, char **out, size_t *len);
+/* An upper bound on a run of closed stages (--closed-stage), from its
+ * start: per stage, a worker's share of the requests one after another on
+ * each of its slots, every one taking up to --request-timeout, plus the
+ * pauses and the drain. The run's deadline. */
+int64_t lg_closed_stages_bound_ns(const lg_opts *o, int k);
 
 #endif

@@ -1,7 +1,7 @@
-/* lg_trace: the Azure-style trace CSV of lg_dataset.h (arrival times and
- * token counts to replay). Parsed from memory; only lg_trace_load reads a
- * file. */
-#include "lg_dataset.h"
+/* lg_trace: the Azure-style trace CSV (see lg_trace.h). */
+#include "lg_trace.h"
+
+#include "lg_dataset.h" /* lg_dataset_read_file, LG_MAX_FILE_BYTES */
 
 #include <errno.h>
 #include <math.h>

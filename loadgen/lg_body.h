@@ -1,0 +1,26 @@
+/* lg_body: an OpenAI request body for one prompt, rendered once per dataset
+ * entry before the run (the hot path only points curl at bytes), or for a
+ * multi-turn session's round at its dispatch (lg_session.h). Pure. */
+#ifndef LG_BODY_H
+#define LG_BODY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lg_cli.h"
+
+/* Renders one request body for a prompt (malloc'd into *out). */
+int lg_body_render(const lg_opts *o, const char *prompt, int32_t max_tokens, char **out,
+                   size_t *len);
+/* The same for a prompt given in pieces, joined as they are: a piece is raw
+ * bytes (escaped here) or, with escaped set, the inside of a JSON string
+ * already (a session's context, a response's text as lg_chunk kept it). */
+typedef struct lg_body_piece {
+    const char *s;
+    size_t len;
+    int escaped;
+} lg_body_piece;
+int lg_body_render_pieces(const lg_opts *o, const lg_body_piece *pieces, int n_pieces,
+                          int32_t max_tokens, char **out, size_t *len);
+
+#endif
