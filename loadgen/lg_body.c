@@ -2,6 +2,7 @@
  * entry before the run (so the hot path only points curl at bytes); and a
  * multi-turn session's body at its dispatch, from pieces some of which are
  * JSON-escaped already (lg_session.h). Pure. */
+#include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,4 +93,61 @@ int lg_body_render_pieces(const lg_opts *o, const lg_body_piece *pieces, int n_p
     /* no cap: the prompt was bounded when the dataset was read (a session's
      * context by its own cap) */
     return rb_buf_take(&b, out, len) ? -ENOMEM : 0;
+}
+
+/* "NAME: VALUE" appended; ok cleared when there is no memory. */
+static struct curl_slist *add_header(struct curl_slist *h, const char *name, size_t name_len,
+                                     const char *value, int *ok)
+{
+    size_t n = name_len + 2 + strlen(value) + 1;
+    char *line = malloc(n);
+    struct curl_slist *r = NULL;
+    if (line) {
+        snprintf(line, n, "%.*s: %s", (int)name_len, name, value);
+        r = curl_slist_append(h, line);
+        free(line);
+    }
+    if (!r) *ok = 0;
+    return r ? r : h;
+}
+
+struct curl_slist *lg_body_headers(const lg_opts *o, int stamps)
+{
+    struct curl_slist *h = NULL;
+    int ok = 1;
+    const char *fixed[3] = {"Content-Type: application/json",
+                            "Expect:", /* no 100-continue round trip before large bodies */
+                            stamps ? "X-Sim-Stamp: 1" : NULL};
+    for (int i = 0; i < 3 && ok; i++) {
+        struct curl_slist *n = fixed[i] ? curl_slist_append(h, fixed[i]) : h;
+        if (n)
+            h = n;
+        else
+            ok = 0;
+    }
+    const char *key = getenv("OPENAI_API_KEY");
+    if (key && *key) {
+        size_t n = 7 + strlen(key) + 1;
+        char *bearer = malloc(n);
+        if (bearer) {
+            snprintf(bearer, n, "Bearer %s", key);
+            h = add_header(h, "Authorization", 13, bearer, &ok);
+            free(bearer);
+        } else {
+            ok = 0;
+        }
+    }
+    for (int i = 0; i < o->n_headers; i++) {
+        /* "K:V" or "K=V" -> "K: V" (lg_cli checked the separator) */
+        const char *c = strpbrk(o->headers[i], ":=");
+        const char *v = c + 1;
+        while (*v == ' ')
+            v++;
+        h = add_header(h, o->headers[i], (size_t)(c - o->headers[i]), v, &ok);
+    }
+    if (!ok) {
+        curl_slist_free_all(h);
+        return NULL;
+    }
+    return h;
 }

@@ -9,6 +9,12 @@
 
 #include "lg_cli.h"
 
+struct curl_slist;
+/* The request headers every request carries: JSON, no 100-continue,
+ * X-Sim-Stamp when stamps is set, OPENAI_API_KEY as a bearer token, and
+ * each --header. NULL: no memory. The caller frees (curl_slist_free_all). */
+struct curl_slist *lg_body_headers(const lg_opts *o, int stamps);
+
 /* Renders one request body for a prompt (malloc'd into *out). */
 int lg_body_render(const lg_opts *o, const char *prompt, int32_t max_tokens, char **out,
                    size_t *len);

@@ -521,6 +521,9 @@ static const rb_opt OPTS[] = {
      .def = "1000",
      .why = "must be a whole number >= 1",
      .help = "requests to send"},
+    INT("num-warmups", num_warmups, 0, 100000, "0",
+        "send this many copies of the first request before the run, at most --max-concurrency "
+        "at a time, and wait for them (vLLM's; nothing of them is measured)"),
     INT("num-workers", num_workers, 0, 1024, NULL,
         "worker processes (default: online CPUs; 0: one in-process)", .key = "load.num_workers"),
     CUSTOM("output-distribution", "mean:M,std_dev:S,min:A,max:B,type:T", parse_out_dist,
@@ -930,6 +933,11 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         flag = "--dataset-path";
         val = "(none)";
         return BAD("is required by --dataset-name sharegpt|custom|trace");
+    }
+    if (o->num_warmups && (o->dataset == LG_DS_TRACE || o->prefix_multi_turn)) {
+        flag = "--num-warmups";
+        val = o->dataset == LG_DS_TRACE ? "with a trace" : "with --prefix-multi-turn";
+        return BAD("needs a dataset whose first request is one body (not a trace or sessions)");
     }
     if (o->random_prefix_len && o->dataset != LG_DS_RANDOM) {
         flag = "--random-prefix-len";

@@ -103,6 +103,7 @@ typedef struct lg_opts {
     int32_t custom_output_len;         /* --custom-output-len (-1: each line's output_tokens) */
     int disable_shuffle;               /* --disable-shuffle: custom and sharegpt in file order */
     int32_t random_prefix_len;         /* --random-prefix-len: one fixed prefix per prompt */
+    int num_warmups;                   /* --num-warmups: copies of the first request first */
     int32_t prefix_groups, prefix_prompts_per_group, prefix_system_len, prefix_question_len;
     int prefix_multi_turn; /* --prefix-multi-turn: Inference Perf's chat sessions (lg_session.h) */
     int64_t prompt_pool_size; /* prompts in the pool; 0 until lg_cli_finish sizes it */

@@ -4,6 +4,7 @@
  * the same figures, written side by side so that they cannot drift. */
 #include "lg_report.h"
 #include "lg_session.h"
+#include "lg_warmup.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -427,6 +428,20 @@ cJSON *lg_report_json(const lg_report *r)
     rb_json_put_num_inf(j, "nice", o->nice);
     rb_json_put_num_inf(j, "realtime_priority", o->rt_priority);
     cJSON_AddBoolToObject(j, "interrupted", r->interrupted);
+    rb_json_put_num(j, "num_warmups", o->num_warmups);
+    if (r->warmup) {
+        cJSON *w = cJSON_AddObjectToObject(j, "warmup");
+        rb_json_put_num(w, "completed", r->warmup->completed);
+        rb_json_put_num(w, "failed", r->warmup->failed);
+        cJSON_AddBoolToObject(w, "stopped", r->warmup->stopped);
+        rb_json_put_num(w, "seconds", r->warmup->seconds);
+        if (r->warmup->first_error[0])
+            cJSON_AddStringToObject(w, "first_error", r->warmup->first_error);
+        else
+            cJSON_AddNullToObject(w, "first_error");
+    } else {
+        cJSON_AddNullToObject(j, "warmup");
+    }
     if (r->prompt_pool_size) {
         rb_json_put_num_inf(j, "prompt_pool_size", (double)r->prompt_pool_size);
         rb_json_put_num_inf(j, "prompts_repeated", (double)lg_report_repeats(r));

@@ -54,7 +54,8 @@ typedef struct lg_report {
     const lg_stage_view *stages;
     int n_stages;
     int interrupted;
-    int saturated_stage; /* -1: none */
+    const struct lg_warmup_result *warmup; /* --num-warmups (NULL: none sent) */
+    int saturated_stage;                   /* -1: none */
     const lg_worker_bias *workers;
     int n_workers;
     int stamps_seen;

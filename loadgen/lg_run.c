@@ -633,6 +633,17 @@ int lg_run(lg_opts *o)
      * seconds for 10^8) comes before the start instant is fixed, so that
      * it does not make the first requests late; a signal cuts it short. */
     check_fd_limit(p);
+    /* The warm-up (one process: rank 0 under --mpi, the others wait in the
+     * clock sync) comes before the start instant, so it delays no arrival. */
+    if (o->num_warmups && (!r->mpi || r->rank == 0) && p->ds.n && p->bodies) {
+        if (lg_warmup_run(o, p->url, p->bodies[0], p->body_len[0], p->stamps, &g_signals,
+                          &r->warmup))
+            fprintf(stderr, "loadgen: warm-up: could not set up its requests\n");
+        else if (!o->quiet)
+            fprintf(stderr, "loadgen: warm-up: %d requests, %d failed%s%s%s, %.2f s\n",
+                    r->warmup.requested, r->warmup.failed, r->warmup.first_error[0] ? " (" : "",
+                    r->warmup.first_error, r->warmup.first_error[0] ? ")" : "", r->warmup.seconds);
+    }
     lg_run_phase("walk");
     int64_t end_offset = lg_plan_end_offset(p, &g_signals);
     if (r->mpi) {

@@ -188,6 +188,7 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
         .lost_note = lost_note[0] ? lost_note : NULL,
         .prompt_pool_size = p->rgen ? 0 : p->ds.n,
         .prompt_per_request = p->rgen != NULL,
+        .warmup = r->warmup.requested ? &r->warmup : NULL,
     };
     if (p->closed) rep.request_rate = NAN;
     lg_knee_verdict *sat = calloc((size_t)p->n_stages, sizeof *sat);

@@ -16,6 +16,7 @@
 #include "lg_plan.h"
 #include "lg_report.h"
 #include "lg_sched.h"
+#include "lg_warmup.h"
 #include "rb_host.h"
 
 /* The coordinator's watch of a running fleet. */
@@ -61,8 +62,9 @@ typedef struct lg_runstate {
     lg_mpi_fleet mf;
     const lg_record_count *records;
     char result_name[600];
-    int salvage; /* --mpi-salvage N: N ranks' snapshots instead of a run */
-    int wrote;   /* the result file was written */
+    int salvage;             /* --mpi-salvage N: N ranks' snapshots instead of a run */
+    int wrote;               /* the result file was written */
+    lg_warmup_result warmup; /* --num-warmups (requested 0: none sent) */
 } lg_runstate;
 
 /* The merged results judged and reported: the summary on stdout and, with

@@ -1348,61 +1348,9 @@ static void on_tick(uv_timer_t *t)
 }
 
 /* Appends "<name>: <value>" (any length: JWT keys run to kilobytes). */
-static struct curl_slist *add_header(struct curl_slist *h, const char *name, size_t name_len,
-                                     const char *value, int *ok)
-{
-    size_t n = name_len + 2 + strlen(value) + 1;
-    char *buf = malloc(n);
-    struct curl_slist *r = NULL;
-    if (buf) {
-        snprintf(buf, n, "%.*s: %s", (int)name_len, name, value);
-        r = curl_slist_append(h, buf);
-        free(buf); /* curl_slist_append copies */
-    }
-    if (!r) *ok = 0;
-    return r ? r : h;
-}
-
 static struct curl_slist *build_headers(const lg_worker *w)
 {
-    const lg_opts *o = w->o;
-    struct curl_slist *h = NULL;
-    int ok = 1;
-    const char *fixed[3] = {"Content-Type: application/json",
-                            "Expect:", /* no 100-continue round trip before large bodies */
-                            w->p->stamps ? "X-Sim-Stamp: 1" : NULL};
-    for (int i = 0; i < 3 && ok; i++) {
-        struct curl_slist *n = fixed[i] ? curl_slist_append(h, fixed[i]) : h;
-        if (n)
-            h = n;
-        else
-            ok = 0;
-    }
-    const char *key = getenv("OPENAI_API_KEY");
-    if (key && *key) {
-        size_t n = 7 + strlen(key) + 1;
-        char *bearer = malloc(n);
-        if (bearer) {
-            snprintf(bearer, n, "Bearer %s", key);
-            h = add_header(h, "Authorization", 13, bearer, &ok);
-            free(bearer);
-        } else {
-            ok = 0;
-        }
-    }
-    for (int i = 0; i < o->n_headers; i++) {
-        /* "K:V" or "K=V" -> "K: V" (lg_cli checked the separator) */
-        const char *c = strpbrk(o->headers[i], ":=");
-        const char *v = c + 1;
-        while (*v == ' ')
-            v++;
-        h = add_header(h, o->headers[i], (size_t)(c - o->headers[i]), v, &ok);
-    }
-    if (!ok) {
-        curl_slist_free_all(h);
-        return NULL;
-    }
-    return h;
+    return lg_body_headers(w->o, w->p->stamps);
 }
 
 static void on_walk_close(uv_handle_t *h, void *arg)

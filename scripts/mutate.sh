@@ -429,6 +429,12 @@ me pacer-2ms-late simserver/sim_server.c 'rb_timer_start_at(&w->pace, next, w->p
 me watchdog-kills-early loadgen/lg_fleet_fork.c \
   'int64_t kill_at = p->end_deadline_ns ? p->end_deadline_ns + 2000000000LL : 0;' \
   'int64_t kill_at = p->end_deadline_ns ? p->end_deadline_ns - 3000000000LL : 0;' "loadgen simserver" "lg_e2e_rel_watchdog"
+me warmup-cap-ignored loadgen/lg_warmup.c \
+  'int cap = o->max_concurrency > 0 ? o->max_concurrency : o->num_warmups;' \
+  'int cap = o->num_warmups;' "loadgen simserver" "lg_e2e_warmup"
+me warmup-failures-counted-ok loadgen/lg_warmup.c \
+  'if (msg->data.result == CURLE_OK && http >= 200 && http < 300) {' \
+  'if (msg->data.result == CURLE_OK) {' "loadgen simserver" "lg_e2e_warmup"
 me idle-cut-early simserver/sim_server.c 'if (!c->deadline_ns || now < c->deadline_ns) continue;' \
   'if (!c->deadline_ns || now < c->deadline_ns - 100000000) continue;' "simserver" "e2e_sim_faults"
 
