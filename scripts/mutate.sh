@@ -210,9 +210,10 @@ m fit-negative-r-kept calibrate/cal_fit.c 'if (fitted && !(out->r_us > 0 && isfi
   'if (fitted && !isfinite(out->transport_us)) {'
 # the self-test's model checks (issue 23): PK's R of the injected client,
 # its inputs, and the verdicts on R, the goodness of fit and the rule
-m selftest-exp-moment calibrate/cal_fit.c '(inj->exponential ? n * (n + 1.0) : n * n)' '(n * n)'
-m selftest-cross-term calibrate/cal_fit.c 'es2 = m2 + (ex2 + 2.0 * ex * m1) / c;' 'es2 = m2 + ex2 / c;'
-m selftest-callbacks-ignored calibrate/cal_fit.c 'double es = m1 + ex / c,' 'double es = m1 + ex,'
+m selftest-exp-moment calibrate/cal_fit.c '(inj->exponential ? g * (g + 1.0) : g * g)' '(g * g)'
+m selftest-cross-term calibrate/cal_fit.c 'es2 = m2 + q * (ex2 + 2.0 * ex * m1);' 'es2 = m2 + q * ex2;'
+m selftest-callbacks-ignored calibrate/cal_fit.c 'double q = n / (g * c);' 'double q = n / (g + 0 * c);'
+m selftest-group-bound calibrate/cal_fit.c '!(g <= n) || !(q <= 1) || ' ''
 m selftest-moment-guard calibrate/cal_fit.c '!(m2 >= m1 * m1) || ' ''
 m selftest-r-tol-ignored calibrate/cal_fit.c 'c->tol = fmax(r_tol, isfinite(side) ? side / r_true : 0);' \
   'c->tol = isfinite(side) ? side / r_true : 0;'
