@@ -636,9 +636,10 @@ int cal_selftest_model(const cal_per_k *p, const cal_injected *inj, double budge
     if (!c) return fails;
     snprintf(c->name, sizeof c->name, "k=%d R (us) vs PK's for the injected client", p->workers);
     judge(c, p->r_us, r_true, NAN);
-    /* the interval's half-width on PK's side, at least r_tol */
+    /* the interval's half-width on PK's side, at least r_tol and at most
+     * CAL_SELFTEST_R_TOL_MAX: an interval wider than that has not measured R */
     double side = r_true >= p->r_us ? p->r_us_ci[1] - p->r_us : p->r_us - p->r_us_ci[0];
-    c->tol = fmax(r_tol, isfinite(side) ? side / r_true : 0);
+    c->tol = fmin(fmax(r_tol, isfinite(side) ? side / r_true : 0), CAL_SELFTEST_R_TOL_MAX);
     c->pass = isfinite(c->rel_err) && c->rel_err <= c->tol;
     c->counted = !c->pass;
     fails += c->counted;

@@ -208,11 +208,15 @@ int cal_selftest_delivery(const cal_per_k *p, double rho_lo, double rho_hi, doub
  *   - R: PK's R for the injected client inj (cal_selftest_r_true) lies within
  *     the fit's 95% interval, or within r_tol of the fitted R when the
  *     interval is narrower than that (tol = the larger of r_tol and the
- *     interval's relative half-width on the side of PK's R);
+ *     interval's relative half-width on the side of PK's R), but never
+ *     beyond CAL_SELFTEST_R_TOL_MAX: a bootstrap interval wider than that
+ *     (one level's outlying batch can stretch it tenfold) has not measured
+ *     R, and a check it passes would say nothing;
  *   - the fit passed its goodness-of-fit test (fit_ok);
  *   - the certification rule's safe_rho is within rule_tol of the rho at
  *     which PK with that R reaches budget_us: budget / (budget + R).
  * Returns the number of counted failures. Pure. */
+#define CAL_SELFTEST_R_TOL_MAX 0.5
 int cal_selftest_model(const cal_per_k *p, const cal_injected *inj, double budget_us, double r_tol,
                        double rule_tol, cal_check *out, int max, int *n_out);
 

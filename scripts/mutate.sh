@@ -215,8 +215,11 @@ m selftest-cross-term calibrate/cal_fit.c 'es2 = m2 + q * (ex2 + 2.0 * ex * m1);
 m selftest-callbacks-ignored calibrate/cal_fit.c 'double q = n / (g * c);' 'double q = n / (g + 0 * c);'
 m selftest-group-bound calibrate/cal_fit.c '!(g <= n) || !(q <= 1) || ' ''
 m selftest-moment-guard calibrate/cal_fit.c '!(m2 >= m1 * m1) || ' ''
-m selftest-r-tol-ignored calibrate/cal_fit.c 'c->tol = fmax(r_tol, isfinite(side) ? side / r_true : 0);' \
-  'c->tol = isfinite(side) ? side / r_true : 0;'
+m selftest-r-tol-ignored calibrate/cal_fit.c 'fmin(fmax(r_tol, isfinite(side) ? side / r_true : 0),' \
+  'fmin((isfinite(side) ? side / r_true : 0),'
+m selftest-r-tol-uncapped calibrate/cal_fit.c \
+  'c->tol = fmin(fmax(r_tol, isfinite(side) ? side / r_true : 0), CAL_SELFTEST_R_TOL_MAX);' \
+  'c->tol = fmax(r_tol, isfinite(side) ? side / r_true : 0);'
 m selftest-r-side-swapped calibrate/cal_fit.c 'double side = r_true >= p->r_us ?' 'double side = r_true <= p->r_us ?'
 m selftest-gof-ignored calibrate/cal_fit.c 'c->pass = p->fit_ok;' 'c->pass = 1;'
 m selftest-rule-fitted-r calibrate/cal_fit.c 'budget_us / (budget_us + r_true), rule_tol' \

@@ -609,15 +609,25 @@ static void test_selftest_model_verdicts(void **state)
      * decides (not its narrow lower side) */
     p.r_us = 70;
     p.r_us_ci[0] = 65;
-    p.r_us_ci[1] = 140;
+    p.r_us_ci[1] = 110;
     nc = 0;
     assert_int_equal(cal_selftest_model(&p, &inj, 100, 0.20, 0.15, c, 8, &nc), 0);
     assert_true(c[0].pass);
-    NEAR(c[0].tol, 0.70, 1e-12);
-    /* 30% high, the same interval: its lower side (5 us) is narrow */
+    NEAR(c[0].tol, 0.40, 1e-12);
+    /* PK's R (100) 60% off a fitted 40, inside an interval that reaches 25
+     * times it: the tolerance stops at CAL_SELFTEST_R_TOL_MAX */
+    p.r_us = 40;
+    p.r_us_ci[0] = 30;
+    p.r_us_ci[1] = 1000;
+    nc = 0;
+    assert_int_equal(cal_selftest_model(&p, &inj, 100, 0.20, 0.15, c, 8, &nc), 1);
+    assert_false(c[0].pass);
+    NEAR(c[0].tol, CAL_SELFTEST_R_TOL_MAX, 1e-12);
+    /* 30% high, an interval as wide on the other side: its lower side (5 us)
+     * is narrow */
     p.r_us = 130;
     p.r_us_ci[0] = 125;
-    p.r_us_ci[1] = 200;
+    p.r_us_ci[1] = 170;
     nc = 0;
     assert_int_equal(cal_selftest_model(&p, &inj, 100, 0.20, 0.15, c, 8, &nc), 1);
     assert_false(c[0].pass);
