@@ -176,7 +176,7 @@ static const rb_opt OPTS[] = {
      .unit = "us",
      .def = "100",
      .why = "must be > 0 microseconds",
-     .help = "client-delay budget that defines 'safe' (--self-test: 3 x the injected cost)"},
+     .help = "client-delay budget that defines 'safe' (--self-test: 5 x the injected cost)"},
     ITL("inter-token-latency", itl_ns, "4ms",
         "the simulator's token spacing: each event its own read, many streams in flight "
         "(--self-test: 16ms)"),
@@ -403,11 +403,16 @@ int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
         if (!o->start_rate_given) o->start_rate = 100;
     }
     if (o->self_test && !o->budget_given) {
-        /* The self-test's budget: where PK's curve for the injected client
-         * (R about 1.5 to 2 times the cost with three events a delivery)
-         * reaches it, rho 0.55-0.65, between the quick mode's targets, so
-         * the sweep repeats and bisects there as a calibration does. */
-        o->budget_us = 3.0 * o->cost_us;
+        /* The self-test's budget: PK's curve for the injected client (R
+         * about 1.6 to 2.1 times the cost with three events a delivery)
+         * reaches it at rho 0.70-0.75, so the sweep repeats and bisects
+         * there as a calibration does. High: a relative error e of the
+         * delay moves the crossing by (1 - rho) e, and the rule's error
+         * bars (two batches a level) are wide on a busy host. Measured on
+         * the 2-core VM: 3 x the cost (rho 0.59-0.65) certified 6-54% below
+         * PK's crossing in 7 of 20 sweeps (results/calibrate/
+         * selftest_pass_rate.md). */
+        o->budget_us = 5.0 * o->cost_us;
     }
     if (o->self_test && !o->itl_given) {
         /* For a self-test of longer responses (--random-output-len N): slow,

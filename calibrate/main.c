@@ -522,7 +522,7 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
         int64_t t0 = rb_now_ns();
         int confirmed = 0;
         int nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
-        /* (the self-test's budget is 3 x its injected cost: the sweep repeats and
+        /* (the self-test's budget is 5 x its injected cost: the sweep repeats and
          * bisects at its crossing as a calibration does, and the rule is judged) */
         double budget = r->o.budget_us;
         double c_now = lowest_delay(view, nv);

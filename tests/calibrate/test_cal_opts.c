@@ -116,10 +116,10 @@ static void test_flags(void **state)
     assert_true(fabs(o.lag_bound_ms - 7.5) < 1e-12);
     assert_true(cal_opts_step_ns(&o) == 2000000000LL); /* self-test batches are longer */
     assert_true(o.cost_given);
-    /* one token per response, a jittered first token, the budget 3 x the cost */
+    /* one token per response, a jittered first token, the budget 5 x the cost */
     assert_int_equal(o.output_len, 1);
     assert_true(o.ttft_ns == 16000000 && o.ttft_sd_ns == 16000000);
-    assert_true(o.budget_us == 900);
+    assert_true(o.budget_us == 1500);
     assert_true(o.start_rate == 100);
     assert_int_equal(parse(&o, err, "--self-test", "--random-output-len", "4", "--budget-us=50"),
                      0);
