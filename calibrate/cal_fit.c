@@ -568,39 +568,96 @@ int cal_selftest_eval(const cal_per_k *pk, int npk, double injected_us, const do
     return fails;
 }
 
-int cal_selftest_model(const cal_per_k *p, double injected_us, int exponential, double baseline_us,
-                       double budget_us, double rule_tol, int poisson, cal_check *out, int max,
-                       int *n_out)
+double cal_selftest_r_true(const cal_injected *inj)
 {
-    const char *why = poisson ? "" : " [paced arrivals: not counted]";
-    double m0 = baseline_us, d = injected_us;
-    double es = m0 + d, es2 = m0 * m0 + 2.0 * m0 * d + (exponential ? 2.0 : 1.0) * d * d;
-    double r_true = es2 / (2.0 * es);
+    double m = inj->mean_us, n = inj->events_per_request, c = inj->callbacks_per_request;
+    double g = inj->events_per_delivery, m1 = inj->base_m1_us, m2 = inj->base_m2_us2;
+    double q = n / (g * c); /* the share of callbacks that read a group of g events */
+    if (!(g >= 1) || !(g <= n) || !(q <= 1) || !(m1 >= 0) || !(m2 >= m1 * m1) || !(m >= 0) ||
+        !(m1 + m > 0))
+        return NAN;
+    double ex = g * m, ex2 = (inj->exponential ? g * (g + 1.0) : g * g) * m * m;
+    double es = m1 + q * ex, es2 = m2 + q * (ex2 + 2.0 * ex * m1);
+    return es2 / (2.0 * es);
+}
+
+int cal_baseline_moments(const cal_step *steps, int n, int k, double *m1_us, double *m2_us2)
+{
+    double w = 0, s1 = 0, s2 = 0;
+    int used = 0;
+    for (int i = 0; i < n; i++) {
+        const cal_step *s = &steps[i];
+        double cb = s->callback_rate_per_worker;
+        if (s->workers != k || s->saturated || !(cb > 0) || !isfinite(cb) ||
+            !isfinite(s->mean_service_us) || !isfinite(s->second_moment_us2))
+            continue;
+        w += cb;
+        s1 += cb * s->mean_service_us;
+        s2 += cb * s->second_moment_us2;
+        used++;
+    }
+    *m1_us = used ? s1 / w : NAN;
+    *m2_us2 = used ? s2 / w : NAN;
+    return used;
+}
+
+int cal_selftest_delivery(const cal_per_k *p, double rho_lo, double rho_hi, double *events,
+                          double *callbacks)
+{
+    *events = *callbacks = NAN;
+    for (int pass = 0; pass < 2; pass++) {
+        double se = 0, sc = 0;
+        int m = 0;
+        for (int i = 0; i < p->n_levels; i++) {
+            const cal_level *l = &p->levels[i];
+            if (l->outlier || l->saturated || !(l->event_rate_per_worker > 0) ||
+                !(l->callback_rate_per_worker > 0) || !(l->events_per_request > 0))
+                continue;
+            if (pass == 0 && !(l->rho >= rho_lo && l->rho <= rho_hi)) continue;
+            se += l->events_per_request;
+            sc += l->events_per_request * l->callback_rate_per_worker / l->event_rate_per_worker;
+            m++;
+        }
+        if (m) {
+            *events = se / m;
+            *callbacks = sc / m;
+            return 0;
+        }
+    }
+    return -ENODATA;
+}
+
+int cal_selftest_model(const cal_per_k *p, const cal_injected *inj, double budget_us, double r_tol,
+                       double rule_tol, cal_check *out, int max, int *n_out)
+{
+    double r_true = cal_selftest_r_true(inj);
     int fails = 0;
     cal_check *c = add_check(out, max, n_out);
     if (!c) return fails;
-    snprintf(c->name, sizeof c->name, "k=%d R (us) in the fit's interval vs PK's%s", p->workers,
-             why);
+    snprintf(c->name, sizeof c->name, "k=%d R (us) vs PK's for the injected client", p->workers);
     judge(c, p->r_us, r_true, NAN);
-    c->tol = fmax(fabs(p->r_us_ci[1] - p->r_us), fabs(p->r_us - p->r_us_ci[0])) / r_true;
-    c->pass = isfinite(r_true) && p->r_us_ci[0] <= r_true && r_true <= p->r_us_ci[1];
-    c->counted = poisson && !c->pass;
+    /* the interval's half-width on PK's side, at least r_tol and at most
+     * CAL_SELFTEST_R_TOL_MAX: an interval wider than that has not measured R */
+    double side = r_true >= p->r_us ? p->r_us_ci[1] - p->r_us : p->r_us - p->r_us_ci[0];
+    c->tol = fmin(fmax(r_tol, isfinite(side) ? side / r_true : 0), CAL_SELFTEST_R_TOL_MAX);
+    c->pass = isfinite(c->rel_err) && c->rel_err <= c->tol;
+    c->counted = !c->pass;
     fails += c->counted;
 
     if (!(c = add_check(out, max, n_out))) return fails;
-    snprintf(c->name, sizeof c->name, "k=%d goodness of fit: p vs alpha%s", p->workers, why);
+    snprintf(c->name, sizeof c->name, "k=%d goodness of fit: p vs alpha", p->workers);
     c->measured = p->gof_p;
     c->expected = CAL_FIT_GOF_ALPHA;
     c->rel_err = c->tol = NAN;
     c->pass = p->fit_ok;
-    c->counted = poisson && !c->pass;
+    c->counted = !c->pass;
     fails += c->counted;
 
     if (!(c = add_check(out, max, n_out))) return fails;
-    snprintf(c->name, sizeof c->name, "k=%d certified rho vs PK's crossing of %g us%s", p->workers,
-             budget_us, why);
+    snprintf(c->name, sizeof c->name, "k=%d certified rho vs PK's crossing of %g us", p->workers,
+             budget_us);
     judge(c, p->safe_rho, budget_us / (budget_us + r_true), rule_tol);
-    c->counted = poisson && !c->pass;
+    c->counted = !c->pass;
     fails += c->counted;
     return fails;
 }

@@ -158,20 +158,66 @@ int cal_selftest_eval(const cal_per_k *pk, int npk, double injected_us, const do
                       double es_tol, double pred_tol, double rho_lo, double rho_hi, cal_check *out,
                       int max, int *n_out);
 
-/* The checks of the model itself, for one k (p), appended to out[*n_out..):
- *   - R: the fit's 95% interval holds PK's R for the injected client,
- *     E[S^2] / (2 E[S]) with S = the baseline's busy time per event
- *     (baseline_us, taken as fixed) + the injected cost (mean injected_us,
- *     fixed, or exponential when exponential is set: E[D^2] = 2 mean^2);
+/* The self-test's injected client as the loop sees it. The unit that
+ * queues is a read callback (a job of the loop). Without injection the
+ * client's own callbacks have the moments base_m1_us, base_m2_us2 (E[S],
+ * E[S^2] per callback, measured by loadgen in the baseline steps; their
+ * R_b = m2 / (2 m1)). With injection each request brings n events
+ * (events_per_request), c read callbacks (callbacks_per_request), and its
+ * events arrive in groups of g (events_per_delivery, 1 <= g <= n; n / g
+ * groups a request, each in one callback): a callback that reads a group
+ * pays g independent draws of the injected D (mean mean_us, fixed or
+ * exponential) on top of its own work. The self-test's one-token response
+ * is one group (its token, usage chunk and [DONE] written at once: g = n,
+ * the other callbacks, such as the headers' read, carry none); paced
+ * tokens, each its own read, are g = 1. */
+typedef struct cal_injected {
+    double mean_us;  /* the injected cost's mean per event */
+    int exponential; /* 0: fixed */
+    double base_m1_us, base_m2_us2;
+    double events_per_request, callbacks_per_request, events_per_delivery;
+} cal_injected;
+
+/* PK's R = E[S^2] / (2 E[S]) over the callbacks of that client, with
+ * q = n / (g c) the share of callbacks that read a group:
+ *     E[X] = g m,  E[X^2] = g^2 m^2 (fixed) or g (g + 1) m^2 (exponential),
+ *     E[S] = m1 + q E[X],  E[S^2] = m2 + q (E[X^2] + 2 E[X] m1),
+ * so with n = c = g = 1 and a fixed baseline b (m2 = b^2) a fixed d gives
+ * (b + d) / 2 and an exponential mean m on b = 0 gives m. NAN when g < 1,
+ * g > n, q > 1, m1 < 0, m2 < m1^2 or nothing costs. Pure. */
+double cal_selftest_r_true(const cal_injected *inj);
+
+/* The callback moments of the baseline steps of k in steps[0..n) (not
+ * saturated, with callbacks): E[S] and E[S^2] per callback, weighted by
+ * each step's callbacks per second. Returns the steps used (0: m1, m2
+ * NAN). Pure. */
+int cal_baseline_moments(const cal_step *steps, int n, int k, double *m1_us, double *m2_us2);
+
+/* Events and read callbacks per request over the levels of p that count
+ * (not outliers, not saturated) whose rho lies in [rho_lo, rho_hi], or over
+ * all that count when none lies there: the means of their
+ * events_per_request and of events_per_request x callback rate / event
+ * rate. 0, or -ENODATA (both NAN). Pure. */
+int cal_selftest_delivery(const cal_per_k *p, double rho_lo, double rho_hi, double *events,
+                          double *callbacks);
+
+/* The checks of the model itself, for one k (p) and one injected client,
+ * appended to out[*n_out..), each counted (the self-test's arrivals at the
+ * client are Poisson: one delivery per response, open-loop Poisson
+ * requests, a jittered time to first token):
+ *   - R: PK's R for the injected client inj (cal_selftest_r_true) lies within
+ *     the fit's 95% interval, or within r_tol of the fitted R when the
+ *     interval is narrower than that (tol = the larger of r_tol and the
+ *     interval's relative half-width on the side of PK's R), but never
+ *     beyond CAL_SELFTEST_R_TOL_MAX: a bootstrap interval wider than that
+ *     (one level's outlying batch can stretch it tenfold) has not measured
+ *     R, and a check it passes would say nothing;
  *   - the fit passed its goodness-of-fit test (fit_ok);
- *   - the certification rule's safe_rho is within rule_tol (0.15) of the
- *     rho at which PK with that R reaches budget_us: budget / (budget + R).
- * PK holds for Poisson arrivals at the client: when poisson is 0 (the
- * arrivals are paced token streams, burstier than Poisson) every row is
- * printed but none counts, and its name says so. Returns the number of
- * counted failures. Pure. */
-int cal_selftest_model(const cal_per_k *p, double injected_us, int exponential, double baseline_us,
-                       double budget_us, double rule_tol, int poisson, cal_check *out, int max,
-                       int *n_out);
+ *   - the certification rule's safe_rho is within rule_tol of the rho at
+ *     which PK with that R reaches budget_us: budget / (budget + R).
+ * Returns the number of counted failures. Pure. */
+#define CAL_SELFTEST_R_TOL_MAX 0.5
+int cal_selftest_model(const cal_per_k *p, const cal_injected *inj, double budget_us, double r_tol,
+                       double rule_tol, cal_check *out, int max, int *n_out);
 
 #endif

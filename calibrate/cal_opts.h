@@ -27,11 +27,13 @@ typedef struct cal_opts {
     int self_test;
     char cost_kind[8]; /* "fixed" or "exp": the injected client cost */
     double cost_us;
-    int64_t step_ns;     /* 0: the mode's default */
-    int64_t budget_ns;   /* 0: the mode's default time budget of the sweeps */
-    int max_steps;       /* load levels per k; 0: the mode's default */
-    int batches;         /* batches per level; 0: the mode's default */
-    double start_rate;   /* requests/s per worker at the first step */
+    int cost_given;    /* --self-test-cost: that one alone; else fixed and exp of cost_us in turn */
+    int64_t step_ns;   /* 0: the mode's default */
+    int64_t budget_ns; /* 0: the mode's default time budget of the sweeps */
+    int max_steps;     /* load levels per k; 0: the mode's default */
+    int batches;       /* batches per level; 0: the mode's default */
+    double start_rate; /* requests/s per worker at the first step */
+    int start_rate_given;
     double max_rate;     /* requests/s, all workers */
     double lag_bound_ms; /* 0: 1 ms, or with --self-test max(1 ms, 25 x the cost) */
     int64_t itl_ns;      /* the simulator's inter-token latency */
@@ -40,6 +42,10 @@ typedef struct cal_opts {
     int rt_priority;     /* loadgen --realtime-priority for the steps; 0: normal scheduling */
     int rt_given;
     int input_len, output_len;
+    int input_len_given, output_len_given;
+    int64_t ttft_ns,
+        ttft_sd_ns; /* the simulator's time to first token and its jitter (0: its own) */
+    int budget_given;
     uint64_t seed;
     char simserver[1024];                /* "" = ../simserver/simserver beside calibrate */
     char loadgen[1024];                  /* "" = ../loadgen/loadgen beside calibrate */
@@ -59,7 +65,8 @@ int cal_opts_parse(cal_opts *o, int argc, char **argv, char *err, size_t errlen)
 
 /* The batch duration the mode and flags give. */
 int64_t cal_opts_step_ns(const cal_opts *o);
-/* Batches per load level: quick 3, default 4, thorough 5, or --batches. */
+/* Batches per load level: quick 3 (quick self-test 2), default 4, thorough 5, or
+ * --batches. */
 int cal_opts_batches(const cal_opts *o);
 /* The end of the i-th worker count's sweep, as a fraction of the time budget
  * from the start: a first count of 1 ends at 0.6 (one worker must reach the
@@ -67,8 +74,8 @@ int cal_opts_batches(const cal_opts *o);
  * ends at 1. */
 double cal_opts_budget_share(const cal_opts *o, int i);
 /* The time budget of all sweeps together: quick 50 s (with --self-test
- * 40 s), default 150 s, thorough 480 s (the whole run adds the simulator's
- * start, the probe, the fit and the plot, a few seconds). */
+ * 48 s, its two injected costs 24 s each), default 150 s, thorough 480 s (the whole run adds the
+ * simulator's start, the probe, the fit and the plot, a few seconds). */
 int64_t cal_opts_budget_ns(const cal_opts *o);
 const char *cal_mode_name(cal_mode m);
 

@@ -211,10 +211,25 @@ m cost-negative-kept calibrate/cal_fit.c 'if (!(a >= 0 && b >= 0)) out->identifi
 m cost-zero-kept calibrate/cal_fit.c 'if (!(b > 0) || !isfinite(b)) return -ERANGE;' 'if (!isfinite(b)) return -ERANGE;'
 m fit-negative-r-kept calibrate/cal_fit.c 'if (fitted && !(out->r_us > 0 && isfinite(out->transport_us))) {' \
   'if (fitted && !isfinite(out->transport_us)) {'
-m selftest-exp-moment calibrate/cal_fit.c '(exponential ? 2.0 : 1.0) * d * d' '1.0 * d * d'
-m selftest-r-interval-ignored calibrate/cal_fit.c \
-  'c->pass = isfinite(r_true) && p->r_us_ci[0] <= r_true && r_true <= p->r_us_ci[1];' \
-  'c->pass = isfinite(r_true);'
+# the self-test's model checks (issue 23): PK's R of the injected client,
+# its inputs, and the verdicts on R, the goodness of fit and the rule
+m selftest-exp-moment calibrate/cal_fit.c '(inj->exponential ? g * (g + 1.0) : g * g)' '(g * g)'
+m selftest-cross-term calibrate/cal_fit.c 'es2 = m2 + q * (ex2 + 2.0 * ex * m1);' 'es2 = m2 + q * ex2;'
+m selftest-callbacks-ignored calibrate/cal_fit.c 'double q = n / (g * c);' 'double q = n / (g + 0 * c);'
+m selftest-group-bound calibrate/cal_fit.c '!(g <= n) || !(q <= 1) || ' ''
+m selftest-moment-guard calibrate/cal_fit.c '!(m2 >= m1 * m1) || ' ''
+m selftest-r-tol-ignored calibrate/cal_fit.c 'fmin(fmax(r_tol, isfinite(side) ? side / r_true : 0),' \
+  'fmin((isfinite(side) ? side / r_true : 0),'
+m selftest-r-tol-uncapped calibrate/cal_fit.c \
+  'c->tol = fmin(fmax(r_tol, isfinite(side) ? side / r_true : 0), CAL_SELFTEST_R_TOL_MAX);' \
+  'c->tol = fmax(r_tol, isfinite(side) ? side / r_true : 0);'
+m selftest-r-side-swapped calibrate/cal_fit.c 'double side = r_true >= p->r_us ?' 'double side = r_true <= p->r_us ?'
+m selftest-gof-ignored calibrate/cal_fit.c 'c->pass = p->fit_ok;' 'c->pass = 1;'
+m selftest-rule-fitted-r calibrate/cal_fit.c 'budget_us / (budget_us + r_true), rule_tol' \
+  'budget_us / (budget_us + p->r_us), rule_tol'
+m selftest-baseline-weight calibrate/cal_fit.c 's2 += cb * s->second_moment_us2;' 's2 += s->second_moment_us2;'
+m selftest-delivery-window calibrate/cal_fit.c 'if (pass == 0 && !(l->rho >= rho_lo && l->rho <= rho_hi)) continue;' \
+  'if (pass == 0 && !(l->rho >= rho_lo)) continue;'
 # loadgen/lg_judge.c
 m judge-cut-stopping-stage loadgen/lg_judge.c 'return n_used - (stopped_stage + 1);' 'return n_used - stopped_stage;'
 m judge-cut-ignored loadgen/lg_judge.c 'if (s >= n_judged) {' 'if (s >= n_views) {'

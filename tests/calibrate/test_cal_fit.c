@@ -400,10 +400,10 @@ static void test_baseline_service(void **state)
 
 /* The model's own checks on a known client: R = 20 us is PK's for a fixed
  * 40 us per event (E[S^2] / (2 E[S]) = d / 2) and for an exponential 20 us
- * (= its mean), both on a baseline of 0. The level at rho 0.85 is confirmed
- * over budget, so the certificate is the crossing near 100 / 120 = 0.833.
- * A fake client whose delays follow R = 30 us, 50% off what it injects,
- * fails the R check. */
+ * (= its mean), both on a baseline of 0, one event a delivery. The level at
+ * rho 0.85 is confirmed over budget, so the certificate is the crossing near
+ * 100 / 120 = 0.833. A fake client whose delays follow R = 30 us, 50% off
+ * what it injects, fails the R check. */
 static void test_selftest_model_checks(void **state)
 {
     (void)state;
@@ -416,25 +416,48 @@ static void test_selftest_model_checks(void **state)
     assert_true(fabs(p.safe_rho - 100.0 / 120.0) < 0.15 * 100.0 / 120.0);
     cal_check c[8];
     int nc = 0;
-    assert_int_equal(cal_selftest_model(&p, 40, 0, 0, 100, 0.15, 1, c, 8, &nc), 0);
+    cal_injected fixed40 = {.mean_us = 40,
+                            .events_per_request = 1,
+                            .callbacks_per_request = 1,
+                            .events_per_delivery = 1};
+    assert_int_equal(cal_selftest_model(&p, &fixed40, 100, 0.20, 0.15, c, 8, &nc), 0);
     assert_int_equal(nc, 3);
     for (int i = 0; i < nc; i++)
         if (!c[i].pass) fail_msg("%s: %g vs %g", c[i].name, c[i].measured, c[i].expected);
     NEAR(c[0].expected, 20, 1e-12);
     NEAR(c[2].expected, 100.0 / 120.0, 1e-12);
     nc = 0;
-    assert_int_equal(cal_selftest_model(&p, 20, 1, 0, 100, 0.15, 1, c, 8, &nc), 0);
+    cal_injected exp20 = {.mean_us = 20,
+                          .exponential = 1,
+                          .events_per_request = 1,
+                          .callbacks_per_request = 1,
+                          .events_per_delivery = 1};
+    assert_int_equal(cal_selftest_model(&p, &exp20, 100, 0.20, 0.15, c, 8, &nc), 0);
     NEAR(c[0].expected, 20, 1e-12);
     /* a baseline of 4 us + a fixed 36 us: R = (16 + 288 + 1296) / 80 = 20 */
     nc = 0;
-    assert_int_equal(cal_selftest_model(&p, 36, 0, 4, 100, 0.15, 1, c, 8, &nc), 0);
+    cal_injected base4 = {.mean_us = 36,
+                          .base_m1_us = 4,
+                          .base_m2_us2 = 16,
+                          .events_per_request = 1,
+                          .callbacks_per_request = 1,
+                          .events_per_delivery = 1};
+    assert_int_equal(cal_selftest_model(&p, &base4, 100, 0.20, 0.15, c, 8, &nc), 0);
     NEAR(c[0].expected, 20, 1e-12);
-    /* the same client said to be exponential: R 40, outside the interval,
-     * and the crossing 100 / 140 = 0.714 is 17% below the certificate */
+    /* the same client said to be exponential: R 40, outside the interval and
+     * 50% off, and the crossing 100 / 140 = 0.714 is 17% below the
+     * certificate */
     nc = 0;
-    assert_int_equal(cal_selftest_model(&p, 40, 1, 0, 100, 0.15, 1, c, 8, &nc), 2);
+    cal_injected exp40 = {.mean_us = 40,
+                          .exponential = 1,
+                          .events_per_request = 1,
+                          .callbacks_per_request = 1,
+                          .events_per_delivery = 1};
+    assert_int_equal(cal_selftest_model(&p, &exp40, 100, 0.20, 0.15, c, 8, &nc), 2);
     assert_false(c[0].pass);
+    assert_true(c[0].counted);
     assert_false(c[2].pass);
+    assert_true(c[2].counted);
 
     /* the fake client: its delays follow R = 30 us while it injects R = 20 */
     for (int j = 0, m = 0; j < NLV; j++)
@@ -443,16 +466,204 @@ static void test_selftest_model_checks(void **state)
     assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
     NEAR(p.r_us, 30, 0.03);
     nc = 0;
-    int fails = cal_selftest_model(&p, 40, 0, 0, 100, 0.15, 1, c, 8, &nc);
+    int fails = cal_selftest_model(&p, &fixed40, 100, 0.20, 0.15, c, 8, &nc);
     assert_true(fails >= 1);
     assert_false(c[0].pass);
     assert_true(c[0].counted);
-    /* with paced arrivals PK does not apply: printed, failed, not counted */
+}
+
+static double rt(double m1, double m2, double m, int ex, double n, double c, double g)
+{
+    cal_injected inj = {.mean_us = m,
+                        .exponential = ex,
+                        .base_m1_us = m1,
+                        .base_m2_us2 = m2,
+                        .events_per_request = n,
+                        .callbacks_per_request = c,
+                        .events_per_delivery = g};
+    return cal_selftest_r_true(&inj);
+}
+
+/* PK's R over the loop's callbacks, worked by hand: q = n / (g c) of the
+ * callbacks read a group X of g draws of D, E[S] = m1 + q E[X], E[S^2] =
+ * m2 + q (E[X^2] + 2 E[X] m1), E[X^2] g^2 m^2 fixed, g (g + 1) m^2
+ * exponential. */
+static void test_selftest_r_true(void **state)
+{
+    (void)state;
+    NEAR(rt(0, 0, 200, 0, 1, 1, 1), 100, 1e-12); /* d / 2 */
+    NEAR(rt(0, 0, 200, 1, 1, 1, 1), 200, 1e-12); /* m */
+    /* a fixed baseline of 20 us: (b + d) / 2; (400 + 80 000 + 8 000) / 440 */
+    NEAR(rt(20, 400, 200, 0, 1, 1, 1), 110, 1e-12);
+    NEAR(rt(20, 400, 200, 1, 1, 1, 1), 88400.0 / 440.0, 1e-9);
+    /* one response of three events in one read */
+    NEAR(rt(0, 0, 200, 0, 3, 1, 3), 300, 1e-12); /* 3 d / 2 */
+    NEAR(rt(0, 0, 200, 1, 3, 1, 3), 400, 1e-12); /* (g + 1) m / 2 */
+    /* a variable baseline (R_b 98 us), 1.5 callbacks a request, one of
+     * them the response's: E[S] 492, E[S^2] 18 078 + (360 000 + 110 400) /
+     * 1.5, exponential 480 000 */
+    NEAR(rt(92, 18078, 200, 0, 3, 1.5, 3), 331678.0 / 984.0, 1e-9);
+    NEAR(rt(92, 18078, 200, 1, 3, 1.5, 3), 411678.0 / 984.0, 1e-9);
+    /* each event its own read (paced tokens, calibrate's fake loadgen):
+     * 18 events in 18 callbacks, E[S] 220, E[S^2] 800 + 80 000 + 8 000 */
+    NEAR(rt(20, 800, 200, 1, 18, 18, 1), 88800.0 / 440.0, 1e-9);
+    /* 18 events in 6 reads of 3 and 2 reads of none: q = 0.75, E[S] 450,
+     * E[S^2] 0.75 x 360 000 */
+    NEAR(rt(0, 0, 200, 0, 18, 8, 3), 270000.0 / 900.0, 1e-9);
+    assert_true(isnan(rt(20, 400, 200, 0, 0.5, 1, 0.5)));
+    assert_true(isnan(rt(20, 400, 200, 0, 3, 1, 4)));   /* g > n */
+    assert_true(isnan(rt(20, 400, 200, 0, 3, 2, 1)));   /* 3 groups in 2 reads */
+    assert_true(isnan(rt(20, 400, 200, 0, 1, 0.9, 1))); /* q > 1 */
+    assert_true(isnan(rt(-1, 1, 200, 0, 1, 1, 1)));
+    assert_true(isnan(rt(10, 50, 200, 0, 1, 1, 1))); /* E[S^2] < E[S]^2 */
+    assert_true(isnan(rt(0, 0, 0, 1, 1, 1, 1)));
+    assert_true(isnan(rt(NAN, 0, 200, 0, 1, 1, 1)));
+}
+
+/* The baseline's callback moments are weighted by callbacks per second;
+ * saturated steps and other k do not count. The delivery figures are the
+ * judged window's levels, or all levels when none lies there. */
+static void test_selftest_inputs(void **state)
+{
+    (void)state;
+    cal_step b[4];
+    for (int i = 0; i < 4; i++) {
+        cal_step_clear(&b[i]);
+        b[i].workers = 1;
+    }
+    b[0].callback_rate_per_worker = 100, b[0].mean_service_us = 10, b[0].second_moment_us2 = 200;
+    b[1].callback_rate_per_worker = 300, b[1].mean_service_us = 20, b[1].second_moment_us2 = 600;
+    b[2] = b[1];
+    b[2].saturated = 1;
+    b[3] = b[1];
+    b[3].workers = 2;
+    double m1, m2;
+    assert_int_equal(cal_baseline_moments(b, 4, 1, &m1, &m2), 2);
+    NEAR(m1, 17.5, 1e-12);
+    NEAR(m2, 500, 1e-12);
+    assert_int_equal(cal_baseline_moments(b, 4, 3, &m1, &m2), 0);
+    assert_true(isnan(m1) && isnan(m2));
+
+    static cal_per_k p;
+    memset(&p, 0, sizeof p);
+    p.n_levels = 3;
+    double rho[3] = {0.1, 0.5, 0.7}, epr[3] = {3, 3, 2.5}, cbr[3] = {200, 300, 400};
+    for (int i = 0; i < 3; i++) {
+        p.levels[i].rho = rho[i];
+        p.levels[i].events_per_request = epr[i];
+        p.levels[i].event_rate_per_worker = 600;
+        p.levels[i].callback_rate_per_worker = cbr[i];
+    }
+    double ev, cb;
+    assert_int_equal(cal_selftest_delivery(&p, 0.2, 0.85, &ev, &cb), 0);
+    NEAR(ev, 2.75, 1e-12);
+    NEAR(cb, (1.5 + 2.5 * 400.0 / 600.0) / 2, 1e-12);
+    assert_int_equal(cal_selftest_delivery(&p, 0.9, 0.95, &ev, &cb), 0);
+    NEAR(ev, 8.5 / 3, 1e-12);
+    assert_int_equal(cal_selftest_delivery(&p, 0.2, 0.6, &ev, &cb), 0);
+    NEAR(ev, 3, 1e-12); /* the level at 0.5 alone */
+    NEAR(cb, 1.5, 1e-12);
+    p.levels[0].saturated = p.levels[1].outlier = 1;
+    assert_int_equal(cal_selftest_delivery(&p, 0.2, 0.6, &ev, &cb), 0);
+    NEAR(ev, 2.5, 1e-12); /* none counts in the window: all that count */
+    p.n_levels = 2;
+    assert_int_equal(cal_selftest_delivery(&p, 0.2, 0.6, &ev, &cb), -ENODATA);
+    assert_true(isnan(ev) && isnan(cb));
+}
+
+/* The model's checks as a pure verdict on given fitted figures: R passes
+ * within the interval or within r_tol, whichever is wider on PK's side; a
+ * failed goodness-of-fit test counts; the rule is held against PK's
+ * crossing of the true R, not the fitted one. */
+static void test_selftest_model_verdicts(void **state)
+{
+    (void)state;
+    static cal_per_k p;
+    memset(&p, 0, sizeof p);
+    p.workers = 1;
+    p.fit_ok = 1;
+    p.gof_p = 0.3;
+    /* R = 100 */
+    cal_injected inj = {.mean_us = 200,
+                        .events_per_request = 1,
+                        .callbacks_per_request = 1,
+                        .events_per_delivery = 1};
+    cal_check c[8];
+    int nc;
+    /* 15% high, the interval [110, 120] misses it: r_tol 0.20 passes */
+    p.r_us = 115;
+    p.r_us_ci[0] = 110;
+    p.r_us_ci[1] = 120;
+    p.safe_rho = 0.5; /* budget 100: PK's crossing 100 / 200 */
     nc = 0;
-    assert_int_equal(cal_selftest_model(&p, 40, 0, 0, 100, 0.15, 0, c, 8, &nc), 0);
+    assert_int_equal(cal_selftest_model(&p, &inj, 100, 0.20, 0.15, c, 8, &nc), 0);
+    assert_true(c[0].pass);
+    NEAR(c[0].tol, 0.20, 1e-12);
+    NEAR(c[0].rel_err, 0.15, 1e-12);
+    /* with r_tol 0.10 it counts */
+    nc = 0;
+    assert_int_equal(cal_selftest_model(&p, &inj, 100, 0.10, 0.15, c, 8, &nc), 1);
     assert_false(c[0].pass);
-    assert_false(c[0].counted);
-    assert_non_null(strstr(c[0].name, "not counted"));
+    assert_true(c[0].counted);
+    /* 30% low with a wide interval above it: the interval's upper side
+     * decides (not its narrow lower side) */
+    p.r_us = 70;
+    p.r_us_ci[0] = 65;
+    p.r_us_ci[1] = 110;
+    nc = 0;
+    assert_int_equal(cal_selftest_model(&p, &inj, 100, 0.20, 0.15, c, 8, &nc), 0);
+    assert_true(c[0].pass);
+    NEAR(c[0].tol, 0.40, 1e-12);
+    /* PK's R (100) 60% off a fitted 40, inside an interval that reaches 25
+     * times it: the tolerance stops at CAL_SELFTEST_R_TOL_MAX */
+    p.r_us = 40;
+    p.r_us_ci[0] = 30;
+    p.r_us_ci[1] = 1000;
+    nc = 0;
+    assert_int_equal(cal_selftest_model(&p, &inj, 100, 0.20, 0.15, c, 8, &nc), 1);
+    assert_false(c[0].pass);
+    NEAR(c[0].tol, CAL_SELFTEST_R_TOL_MAX, 1e-12);
+    /* 30% high, an interval as wide on the other side: its lower side (5 us)
+     * is narrow */
+    p.r_us = 130;
+    p.r_us_ci[0] = 125;
+    p.r_us_ci[1] = 170;
+    nc = 0;
+    assert_int_equal(cal_selftest_model(&p, &inj, 100, 0.20, 0.15, c, 8, &nc), 1);
+    assert_false(c[0].pass);
+    /* the rule is judged against the true R's crossing: the fitted R 150
+     * would put it at 0.4, 25% below the certified 0.5 */
+    p.r_us = 150;
+    p.r_us_ci[0] = 140;
+    p.r_us_ci[1] = 160;
+    nc = 0;
+    assert_int_equal(cal_selftest_model(&p, &inj, 100, 0.20, 0.15, c, 8, &nc), 1);
+    assert_false(c[0].pass);
+    assert_true(c[2].pass);
+    NEAR(c[2].expected, 0.5, 1e-12);
+    /* 16% off PK's crossing fails; a failed goodness of fit counts */
+    p.r_us = 100;
+    p.r_us_ci[0] = 90;
+    p.r_us_ci[1] = 110;
+    p.safe_rho = 0.42;
+    p.fit_ok = 0;
+    nc = 0;
+    assert_int_equal(cal_selftest_model(&p, &inj, 100, 0.20, 0.15, c, 8, &nc), 2);
+    assert_true(c[0].pass);
+    assert_false(c[1].pass);
+    assert_true(c[1].counted);
+    assert_false(c[2].pass);
+    assert_true(c[2].counted);
+    /* nothing certified, or no R: a failure, never a pass */
+    p.fit_ok = 1;
+    p.safe_rho = NAN;
+    p.r_us = NAN;
+    nc = 0;
+    assert_int_equal(cal_selftest_model(&p, &inj, 100, 0.20, 0.15, c, 8, &nc), 2);
+    /* the rows stop at max */
+    nc = 0;
+    cal_selftest_model(&p, &inj, 100, 0.20, 0.15, c, 2, &nc);
+    assert_int_equal(nc, 2);
 }
 
 /* A delay that falls as the loop gets busier fits R < 0: no queue. The fit
@@ -538,6 +749,9 @@ int main(void)
         cmocka_unit_test(test_baseline_service),
         cmocka_unit_test(test_selftest_checks),
         cmocka_unit_test(test_selftest_model_checks),
+        cmocka_unit_test(test_selftest_r_true),
+        cmocka_unit_test(test_selftest_inputs),
+        cmocka_unit_test(test_selftest_model_verdicts),
         cmocka_unit_test(test_negative_r_is_a_failed_fit),
         cmocka_unit_test(test_host_limit),
         cmocka_unit_test(test_host_limit_by_run_queue),

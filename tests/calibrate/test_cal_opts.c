@@ -88,8 +88,9 @@ static void test_defaults(void **state)
     assert_true(cal_opts_step_ns(&q) == 1000000000LL);
     assert_int_equal(cal_opts_batches(&q), 3);
     q.self_test = 1;
-    assert_true(cal_opts_budget_ns(&q) == 40000000000LL);
-    assert_true(cal_opts_step_ns(&q) == 1500000000LL);
+    assert_true(cal_opts_budget_ns(&q) == 48000000000LL);
+    assert_int_equal(cal_opts_batches(&q), 2);
+    assert_true(cal_opts_step_ns(&q) == 1000000000LL);
     cal_opts_defaults(&o, 1);
     assert_int_equal(o.n_workers, 1);
 }
@@ -114,6 +115,19 @@ static void test_flags(void **state)
     assert_int_equal(o.n_workers, 1);
     assert_true(fabs(o.lag_bound_ms - 7.5) < 1e-12);
     assert_true(cal_opts_step_ns(&o) == 2000000000LL); /* self-test batches are longer */
+    assert_true(o.cost_given);
+    /* one token per response, a jittered first token, the budget 5 x the cost */
+    assert_int_equal(o.output_len, 1);
+    assert_true(o.ttft_ns == 16000000 && o.ttft_sd_ns == 16000000);
+    assert_true(o.budget_us == 1500);
+    assert_true(o.start_rate == 100);
+    assert_int_equal(parse(&o, err, "--self-test", "--random-output-len", "4", "--budget-us=50"),
+                     0);
+    assert_false(o.cost_given);
+    assert_int_equal(o.output_len, 4);
+    assert_true(o.ttft_ns == 0);
+    assert_true(o.start_rate == 20);
+    assert_true(o.budget_us == 50);
     assert_int_equal(parse(&o, err, "--batches", "6", NULL, NULL), 0);
     assert_int_equal(cal_opts_batches(&o), 6);
     assert_int_equal(parse(&o, err, "--self-test", "--workers", "2", "--lag-bound=2ms"), 0);

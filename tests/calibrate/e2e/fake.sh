@@ -75,14 +75,21 @@ gone "$(cat "$tmp/sim.pid")" || fail "simserver outlived calibrate"
   --loadgen "$flg" --out-dir "$tmp/b" > "$tmp/b.out" || fail "self-test exited $?"
 grep -q "self-test: PASS" "$tmp/b.out" || fail "self-test did not PASS"
 [ -f "$tmp/b/selftest-certificate.json" ] || fail "no self-test certificate"
-# its checks are in its JSON, the model's too (R, fit, rule), with figures
+# its checks are in its JSON, the model's too (R, fit, rule), counted, with
+# figures: the fake's law is exact PK, so R is its E[S^2] / (2 E[S]) =
+# 88 800 / 440 = 201.8 us (18 events a request, each its own read)
 jq -e '.self_test_result.pass == true and (.self_test_result.checks | length) >= 4
-       and ([.self_test_result.checks[] | select(.check | test("R \\(us\\) in the fit"))
-             | (.expected | type) == "number"] | length) >= 1
-       and ([.self_test_result.checks[] | select(.check | test("certified rho vs PK"))] | length) >= 1' \
+       and ([.self_test_result.checks[] | select(.check | test("R \\(us\\) vs PK"))
+             | select(.pass and (.expected - 201.8 | fabs) < 0.5)] | length) == 1
+       and ([.self_test_result.checks[] | select(.check | test("certified rho vs PK")) | select(.pass)]
+            | length) == 1
+       and ([.self_test_result.checks[] | select(.check | test("goodness of fit")) | select(.pass)]
+            | length) == 1
+       and (.self_test_result.injected | length) == 1
+       and .self_test_result.injected[0].events_per_delivery == 1' \
   "$tmp/b/selftest-certificate.json" > /dev/null ||
   fail "the self-test's checks are not in its JSON: $(jq -c .self_test_result "$tmp/b/selftest-certificate.json")"
-grep -q "R (us) in the fit's interval vs PK's" "$tmp/b.out" || fail "the R check is not printed"
+grep -q "exp:200 k=1 R (us) vs PK's for the injected client" "$tmp/b.out" || fail "the R check is not printed"
 # ... and fails, exit 1, when the measured E[S] is 30% off.
 set +e
 FAKE_LOADGEN_ES_FACTOR=1.3 "$cal" --quick --quiet --self-test --self-test-cost fixed:200 \

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # End-to-end: `calibrate --quick --self-test` against the real simserver and
-# loadgen on loopback. It injects a known client cost per SSE event, repeats
-# the judged steps without it (the baseline, same invocation, same rates),
-# and must recover the injected cost: fitted E[S] minus the baseline's E[S]
-# (the loop's own work, paid with or without injection) within 10% of it,
-# and the fitted curve d = c + R rho/(1 - rho) within 20% of the measured mean
-# delay (the median over the levels with rho in [0.2, 0.85]). It must then
-# write a certificate with the keys loadgen reads. One run decides: no second try.
+# loadgen on loopback. It injects a known client cost per SSE event, a fixed
+# 200 us and then an exponential one of mean 200 us, each its own sweep of
+# one-token responses to open-loop Poisson requests (a Poisson stream of
+# deliveries at the client's loop), repeats the judged steps without it (the
+# baseline, same invocation, same rates), and for each cost must recover it:
+# fitted E[S] minus the baseline's E[S] within 10%, the fitted curve
+# d = c + R rho/(1 - rho) within 20% of the measured mean delay (the median
+# over the levels with rho in [0.2, 0.85]), PK's R for the injected client
+# within the fit's interval or 20%, the fit's goodness-of-fit test passed,
+# and the certified rho within 15% of where PK with that R reaches the
+# budget (calibrate/README.md). It must then write a certificate with the
+# keys loadgen reads and every check in its self_test_result. One run
+# decides: no second try. ~60 s.
 # Runs alone (RUN_SERIAL): the check is about CPU time. As root the self-test
 # runs loadgen's worker at real-time priority, so other processes' time does
 # not land in the client's queue. Under sanitizers the client's CPU time is
@@ -26,6 +32,11 @@ cert=$out/selftest-certificate.json
 jq -e '.rhobench_certificate == 2 and .self_test and (.per_k[0] | has("safe_rho") and has("safe_total_rate"))
        and (.cost_model | has("per_event_us")) and .reference_workload.rate_unit == "requests/s"' "$cert" \
   > /dev/null || { cat "$tmp/stderr" >&2; echo "FAIL: no valid certificate (exit $rc)" >&2; exit 1; }
+# both costs' checks, the model's counted, in the JSON
+jq -e '.self_test_result | (.injected | map(.kind) | join(",")) == "fixed,exp"
+       and ([.checks[] | select(.check | test("R \\(us\\) vs PK|goodness of fit|certified rho vs PK"))
+             | select(.counted == (.pass | not))] | length) == 6' "$cert" > /dev/null \
+  || { cat "$tmp/stderr" >&2; echo "FAIL: the model's checks are not in the JSON" >&2; exit 1; }
 grep -Eq "^k=1 baseline \(same rates, no injected cost\): the client's own busy time [0-9.]+ us" \
   "$tmp/stdout" || { cat "$tmp/stderr" >&2; echo "FAIL: no baseline measured" >&2; exit 1; }
 if [ "${RB_SANITIZE:-0}" = 1 ]; then
