@@ -206,20 +206,15 @@ static int start_simserver(cal_run *r)
     return start_sim(r, r->o.itl_ns, r->o.itl_sd_ns, "simserver", &r->sim_pid, &r->port);
 }
 
-/* The host's CPU time so far, busy and total, in clock ticks (/proc/stat). */
-static int host_ticks(double *busy, double *total)
+/* The host's CPU time so far, busy and total, in ns (rb_host's reading of
+ * /proc/stat, the one loadgen's workers use). */
+static int host_cpu_ns(double *busy, double *total)
 {
-    FILE *f = fopen("/proc/stat", "r");
-    if (!f) return -1;
-    unsigned long long v[8] = {0};
-    int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-                   &v[4], &v[5], &v[6], &v[7]);
-    fclose(f);
-    if (n < 5) return -1;
-    *total = 0;
-    for (int i = 0; i < 8; i++)
-        *total += (double)v[i];
-    *busy = *total - (double)v[3] - (double)v[4]; /* idle, iowait */
+    rb_host_reading r;
+    rb_host_sample(&r);
+    if (r.cpu_ns <= 0) return -1;
+    *total = (double)r.cpu_ns;
+    *busy = (double)(r.cpu_ns - r.idle_ns); /* less idle and iowait */
     return 0;
 }
 
@@ -339,7 +334,7 @@ static int run_step_on(cal_run *r, int port, int k, int index, double rate, int 
 
     pid_t pid;
     double busy0 = 0, total0 = 0, busy1 = 0, total1 = 0;
-    int ticks = host_ticks(&busy0, &total0) == 0;
+    int ticks = host_cpu_ns(&busy0, &total0) == 0;
     double own0 = own_cpu_s(r);
     int rc = cal_proc_spawn_on(argv, log_path, k == 1 ? r->client_cpu : -1, 0, &pid);
     if (rc) {
@@ -349,7 +344,7 @@ static int run_step_on(cal_run *r, int port, int k, int index, double rate, int 
     /* the run, its drain, and start-up, with room to spare */
     int status = cal_proc_wait(pid, step_ns + 60000000000LL);
     double own1 = own_cpu_s(r);
-    ticks = ticks && host_ticks(&busy1, &total1) == 0 && total1 > total0;
+    ticks = ticks && host_cpu_ns(&busy1, &total1) == 0 && total1 > total0;
     if (sim_died(r)) return -1;
     if (status != 0) {
         if (status == -EINTR) return -1;
