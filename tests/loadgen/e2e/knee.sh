@@ -12,8 +12,17 @@ start_sim sim --max-num-seqs 8 --inter-token-latency 5ms
 common=(--base-url "$SIM_URL" --num-workers 2 --random-input-len 32 --random-output-len 64 --ignore-eos
         --sweep linear --sweep-stages 5 --sweep-max-rate 50 --stage-duration 4 --saturation-lag-ms 100
         --quiet --no-progress --save-result --result-dir "$WORK")
-"$LOADGEN" "${common[@]}" --result-filename sweep.json 2>"$WORK/sweep.err" || fail "sweep exited $?: $(cat "$WORK/sweep.err")"
+# The test needs a client that is on time: a host so busy that dispatches
+# were 100 ms late makes loadgen judge, rightly, a knee by the client (seen
+# under a sanitizer at load average 5: 3 of 33). Then the sweep runs again,
+# at most 3 times in all, and each such attempt is printed.
 s="$WORK/sweep.json"
+for attempt in 1 2 3; do
+  "$LOADGEN" "${common[@]}" --result-filename sweep.json 2>"$WORK/sweep.err" || fail "sweep exited $?: $(cat "$WORK/sweep.err")"
+  jq -e '.knee.cause == "client" and (.knee.criterion | test("dispatches past the lag bound"))' "$s" \
+    >/dev/null || break
+  echo "attempt $attempt: the client was late ($(jq -r .knee.criterion "$s"); load average $(cut -d' ' -f1-3 /proc/loadavg)): again"
+done
 show=$(jq -c '{knee, verdict: .client_bias.verdict, max_rho: .client_bias.max_rho,
                stages: [.stages[] | [.request_rate, .saturated_by, .completed_rate, .median_ttft_ms]]}' "$s")
 echo "$show"
