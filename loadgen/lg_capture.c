@@ -110,7 +110,8 @@ void lg_cap_filter(const char *addr, int port, int id, int k, char *filter, size
 {
     *lo = *hi = 0;
     /* The server's segments, and the client's with data (PSH): a request
-     * anchors a connection whose SYN-ACK was missed (lg_wire.h). No
+     * anchors a connection whose SYN-ACK was missed, and times its own
+     * departure (lg_wire.h). No
      * `inbound`: it compiles to a load that only the kernel can run, and
      * libpcap runs the new filter in user space over the frames the ring
      * held when it was set, plus one: there the load fails and the packet
