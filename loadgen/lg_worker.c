@@ -171,8 +171,8 @@ struct lg_worker {
         int64_t sent, req_lo, req_hi;
         int reading;
     } * conn_rx;
-    int rx_fd; /* the descriptor of the last read (-1: none) */
     size_t n_conn_rx;
+    int rx_fd; /* the descriptor of the last read (-1: none) */
     /* multi-turn sessions (lg_session.h; NULL: none); from_queue while a
      * waiting round is dispatched */
     lg_sessions *sess;
