@@ -110,7 +110,8 @@ void lg_cap_filter(const char *addr, int port, int id, int k, char *filter, size
 {
     *lo = *hi = 0;
     /* The server's segments, and the client's with data (PSH): a request
-     * anchors a connection whose SYN-ACK was missed (lg_wire.h). No
+     * anchors a connection whose SYN-ACK was missed, and times its own
+     * departure (lg_wire.h). No
      * `inbound`: it compiles to a load that only the kernel can run, and
      * libpcap runs the new filter in user space over the frames the ring
      * held when it was set, plus one: there the load fails and the packet
@@ -343,6 +344,35 @@ int lg_wclock_time(lg_wclock *wc, int port, const char *p, int64_t *real_ns)
     if (got <= 0) return -1;
     wc->packets += (uint64_t)got;
     return lg_wire_lookup(wc->wire, (uint16_t)port, off, real_ns);
+}
+
+/* Both ends of [lo, hi) of port's request stream: 0, or -1. */
+static int sent_ends(const lg_wclock *wc, uint16_t port, uint64_t lo, uint64_t hi, int64_t *first,
+                     int64_t *last)
+{
+    return lg_wire_sent_lookup(wc->wire, port, lo, first) == 0 &&
+                   lg_wire_sent_lookup(wc->wire, port, hi - 1, last) == 0
+               ? 0
+               : -1;
+}
+
+int lg_wclock_sent(lg_wclock *wc, int port, uint64_t lo, uint64_t hi, int64_t *first_real_ns,
+                   int64_t *last_real_ns)
+{
+    if (!wc->on || port <= 0 || port >= 65536 || hi <= lo) return -1;
+    uint16_t p = (uint16_t)port;
+    int rc = sent_ends(wc, p, lo, hi, first_real_ns, last_real_ns);
+    if (rc != 0) {
+        /* the request left before its response came, so its segments are in
+         * the ring by now: take what the last drain left, and look again */
+        int got = lg_cap_drain(wc->cap, wc->wire);
+        if (got > 0) {
+            wc->packets += (uint64_t)got;
+            rc = sent_ends(wc, p, lo, hi, first_real_ns, last_real_ns);
+        }
+    }
+    lg_wire_sent_release(wc->wire, p, hi);
+    return rc;
 }
 
 void lg_wclock_close(lg_wclock *wc)

@@ -76,6 +76,12 @@ int lg_wclock_read(lg_wclock *wc, int port, const void *buf, size_t n, uint64_t 
  * in the last read of port's connection (drains the ring again when the
  * segment is not in the map yet). 0, or -1: not found. */
 int lg_wclock_time(lg_wclock *wc, int port, const char *p, int64_t *real_ns);
+/* The capture times (realtime ns) of the first and last bytes of [lo, hi)
+ * of port's request stream (a request's bytes, as the client wrote them),
+ * draining the ring again when they are not in the map yet; frees the
+ * stream below hi. 0, or -1: either end not found. */
+int lg_wclock_sent(lg_wclock *wc, int port, uint64_t lo, uint64_t hi, int64_t *first_real_ns,
+                   int64_t *last_real_ns);
 void lg_wclock_close(lg_wclock *wc);
 
 /* Decides o->receive_clock for a run of k workers (see above); fills the

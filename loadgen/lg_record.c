@@ -55,6 +55,10 @@ int lg_record_format(const lg_record *r, char *buf, size_t cap)
         n += snprintf(buf + n, cap - (size_t)n,
                       ",\"queue_ns\":%" PRId64 ",\"prefill_ns\":%" PRId64 ",\"decode_ns\":%" PRId64,
                       r->queue_ns, r->prefill_ns, r->decode_ns);
+    if (n > 0 && (size_t)n < cap && r->has_sent)
+        n += snprintf(buf + n, cap - (size_t)n,
+                      ",\"sent_wire_ns\":%" PRId64 ",\"sent_wire_last_ns\":%" PRId64,
+                      r->sent_wire_ns, r->sent_wire_last_ns);
     if (n <= 0 || (size_t)n + 2 >= cap) return -1;
     buf[n++] = '}';
     buf[n++] = '\n';
@@ -86,8 +90,10 @@ static const struct {
     {"queue_ns", offsetof(lg_record, queue_ns), K_I64, 0},
     {"prefill_ns", offsetof(lg_record, prefill_ns), K_I64, 0},
     {"decode_ns", offsetof(lg_record, decode_ns), K_I64, 0},
+    {"sent_wire_ns", offsetof(lg_record, sent_wire_ns), K_I64, 0},
+    {"sent_wire_last_ns", offsetof(lg_record, sent_wire_last_ns), K_I64, 0},
 };
-enum { N_KEYS = sizeof keys / sizeof keys[0], FIRST_TRUTH = 12 };
+enum { N_KEYS = sizeof keys / sizeof keys[0], FIRST_TRUTH = 12, FIRST_SENT = 15 };
 
 typedef struct cur {
     const char *p, *e;
@@ -314,9 +320,13 @@ int lg_record_parse(const char *line, size_t len, lg_record *out, char *err, siz
     for (int i = 0; i < N_KEYS; i++)
         if (keys[i].required && !(seen >> i & 1)) return missing(i, err, errlen);
     if (out->stage < 0) return fail(err, errlen, "bad 'stage'");
-    unsigned truth = seen >> FIRST_TRUTH;
+    unsigned truth = seen >> FIRST_TRUTH & 7, sent = seen >> FIRST_SENT & 3;
+    if (sent == 1 || sent == 2)
+        return fail(err, errlen, "'%s' missing (the departure times come both or none)",
+                    keys[sent == 1 ? FIRST_SENT + 1 : FIRST_SENT].name);
+    out->has_sent = sent == 3;
     if (truth != 0 && truth != 7) {
-        for (int i = FIRST_TRUTH; i < N_KEYS; i++)
+        for (int i = FIRST_TRUTH; i < FIRST_SENT; i++)
             if (!(seen >> i & 1))
                 return fail(err, errlen, "'%s' missing (the server's timings come all or none)",
                             keys[i].name);

@@ -19,6 +19,11 @@ typedef struct lg_record {
     char cls[24];   /* "ok", "timeout", "http_429", ... (NUL-terminated) */
     int has_truth;  /* the server reported its own timing (the next three) */
     int64_t queue_ns, prefill_ns, decode_ns;
+    /* the wire clock: the capture times of the request's first and last
+     * bytes as they left, written when has_sent (not captured, or no wire
+     * clock: absent) */
+    int has_sent;
+    int64_t sent_wire_ns, sent_wire_last_ns;
 } lg_record;
 
 /* The longest line lg_record_format can write, newline included. */

@@ -348,6 +348,26 @@ static void server_stamped_json(cJSON *parent, const lg_stage_stats *s)
     rb_json_put_num_inf(c, "n_itl", (double)itl->total);
 }
 
+/* The requests' departures on the wire: how many were captured, the
+ * client's send delay (dispatch to the request's first byte captured, us)
+ * and the TTFT from that departure (ms); NaN without departures. */
+static void departure_json(cJSON *c, const lg_stage_stats *s)
+{
+    const mdl_hist *d = lg_stats_hist_c(s, LG_H_SEND_WIRE), *t = lg_stats_hist_c(s, LG_H_TTFT_W);
+    rb_json_put_num_inf(c, "departures", (double)s->departures);
+    rb_json_put_num_inf(c, "departure_fallbacks", (double)s->departure_fallbacks);
+    int have = d->total > 0, have_t = t->total > 0;
+    rb_json_put_num_inf(c, "send_delay_mean_us", have ? mdl_hist_mean(d) / 1e3 : NAN);
+    rb_json_put_num_inf(c, "send_delay_p50_us",
+                        have ? (double)mdl_hist_percentile(d, 50.0) / 1e3 : NAN);
+    rb_json_put_num_inf(c, "send_delay_p99_us",
+                        have ? (double)mdl_hist_percentile(d, 99.0) / 1e3 : NAN);
+    rb_json_put_num_inf(c, "send_delay_max_us", have ? (double)d->max / 1e3 : NAN);
+    rb_json_put_num_inf(c, "mean_ttft_from_wire_ms", have_t ? ms(mdl_hist_mean(t)) : NAN);
+    rb_json_put_num_inf(c, "median_ttft_from_wire_ms", have_t ? pct_ms(t, 50.0) : NAN);
+    rb_json_put_num_inf(c, "p99_ttft_from_wire_ms", have_t ? pct_ms(t, 99.0) : NAN);
+}
+
 /* The wire clock's capture over the stage (or run) of s; null without it. */
 static void capture_json(cJSON *parent, const lg_stage_stats *s, const lg_opts *o)
 {
@@ -363,6 +383,7 @@ static void capture_json(cJSON *parent, const lg_stage_stats *s, const lg_opts *
     rb_json_put_num_inf(c, "fallbacks", (double)s->wire_fallbacks);
     rb_json_put_num_inf(c, "cost_us_per_request",
                         s->done ? (double)s->cap_cost_ns / 1e3 / (double)s->done : NAN);
+    departure_json(c, s);
 }
 
 static void user_timed_json(cJSON *parent, const lg_stage_stats *s, const lg_opts *o)

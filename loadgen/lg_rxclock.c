@@ -159,3 +159,21 @@ ssize_t recv(int fd, void *buf, size_t len, int flags)
     if (n > 0) g_hook(g_hook_ctx, fd, buf, n, len, real);
     return n;
 }
+
+static lg_tx_hook g_tx_hook;
+static void *g_tx_ctx;
+
+void lg_tx_set_hook(lg_tx_hook hook, void *ctx)
+{
+    g_tx_ctx = ctx;
+    g_tx_hook = hook;
+}
+
+/* The process's send(): libcurl's writes come here (its swrite is send()),
+ * so the bytes each connection has sent are counted where they are written. */
+ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+    ssize_t n = sendto(fd, buf, len, flags, NULL, 0);
+    if (n > 0 && g_tx_hook) g_tx_hook(g_tx_ctx, fd, (size_t)n);
+    return n;
+}

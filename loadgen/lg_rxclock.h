@@ -110,6 +110,12 @@ typedef void (*lg_rx_hook)(void *ctx, int fd, const void *buf, ssize_t n, size_t
                            int64_t real_ns);
 /* Installs the hook (NULL: none; recv() then passes straight through). */
 void lg_rx_set_hook(lg_rx_hook hook, void *ctx);
+/* Called after every successful send() of the process: n bytes of fd's
+ * stream were written (the wire clock counts a connection's request stream
+ * with it). Runs on the writing thread, inside libcurl. */
+typedef void (*lg_tx_hook)(void *ctx, int fd, size_t n);
+/* Installs it (NULL: none; send() then passes straight through). */
+void lg_tx_set_hook(lg_tx_hook hook, void *ctx);
 /* recv() with the kernel's receive stamp: as recv(2), and *real_ns set (0
  * when the read carried none). */
 ssize_t lg_rx_recv(int fd, void *buf, size_t len, int flags, int64_t *real_ns);

@@ -112,6 +112,8 @@ void lg_stats_merge(lg_stage_stats *dst, const lg_stage_stats *src)
     dst->pickups += src->pickups;
     dst->rx_wire_tokens += src->rx_wire_tokens;
     dst->wire_fallbacks += src->wire_fallbacks;
+    dst->departures += src->departures;
+    dst->departure_fallbacks += src->departure_fallbacks;
     dst->cap_packets += src->cap_packets;
     dst->cap_drops += src->cap_drops;
     dst->cap_cost_ns += src->cap_cost_ns;
@@ -192,6 +194,10 @@ void lg_stats_record_request(lg_stage_stats *s, const lg_req_result *r, const lg
         s->cached_of_tokens += (uint64_t)r->input_tokens;
     }
     if (lg_goodput_ok(g, r)) s->good++;
+    if (r->sent_wire_ns) {
+        rec(s, LG_H_SEND_WIRE, r->sent_wire_ns - r->dispatch_ns);
+        if (r->first_token_ns) rec(s, LG_H_TTFT_W, r->first_token_ns - r->sent_wire_ns);
+    }
     int64_t n = r->output_tokens;
     const int64_t starts[2] = {r->intended_ns, r->dispatch_ns};
     const int base[2] = {LG_H_TTFT_I, LG_H_TTFT_D};

@@ -42,6 +42,8 @@ enum {
     LG_H_RX_WINDOW,    /* per batched token: width of its arrival window (lg_rxclock.h) */
     LG_H_ITL_S,        /* the simulator's send stamps: gaps between content tokens */
     LG_H_TTFT_S,       /* the simulator's send stamp of the first token - dispatch */
+    LG_H_SEND_WIRE,    /* the wire clock: the request's first byte captured - dispatch */
+    LG_H_TTFT_W,       /* the wire clock: first token - the request's first byte captured */
     /* lengths in tokens of completed requests that carried usage: asked for
      * (the dataset's) and served (the server's usage) */
     LG_H_IN_REQUESTED,
@@ -104,6 +106,9 @@ typedef struct lg_stage_stats {
      * kernel's stamp (segment not captured, dropped, or not found), and the
      * capture's packets, kernel drops and draining time */
     uint64_t rx_wire_tokens, wire_fallbacks;
+    /* completed requests whose departure (the capture of their first byte)
+     * was found, and those whose was not */
+    uint64_t departures, departure_fallbacks;
     uint64_t cap_packets, cap_drops;
     int64_t cap_cost_ns;
     /* the worker loop's own accounting over its time in this stage; sums
@@ -150,6 +155,9 @@ typedef struct lg_req_result {
     int http_status;
     int has_truth;
     int64_t truth_queue_ns, truth_prefill_ns, truth_decode_ns;
+    /* the wire clock: the capture time of the request's first and last
+     * bytes as they left (0: not captured) */
+    int64_t sent_wire_ns, sent_wire_last_ns;
 } lg_req_result;
 
 /* Records a request's outcome (dispatch must have been counted already with

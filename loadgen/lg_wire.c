@@ -9,13 +9,20 @@ typedef struct wrange {
     int64_t t_ns;
 } wrange;
 
-typedef struct wconn {
-    uint32_t start; /* the sequence number of offset 0 (ISN + 1) */
+/* One direction of a connection: its captured ranges. */
+typedef struct wside {
+    uint32_t start; /* the sequence number of offset 0 */
     uint64_t hi;    /* the highest end offset seen (the wrap reference) */
     uint64_t base;  /* released: nothing below it is kept or taken */
-    int tentative;  /* anchored by the client's ack: holds if data starts at 0 */
     wrange *r;      /* sorted by offset, disjoint */
     size_t n, cap;
+} wside;
+
+typedef struct wconn {
+    wside srv;     /* the server's bytes (the response stream) */
+    wside cli;     /* the client's bytes (the request stream), if known */
+    int tentative; /* anchored by the client's ack: holds if data starts at 0 */
+    int cli_known; /* cli.start came from the SYN-ACK's acknowledgement */
 } wconn;
 
 struct lg_wire {
@@ -122,7 +129,8 @@ void lg_wire_close(lg_wire *w, uint16_t port)
     taint(w, port, 0);
     wconn *c = w->conn[port];
     if (!c) return;
-    free(c->r);
+    free(c->srv.r);
+    free(c->cli.r);
     free(c);
     w->conn[port] = NULL;
     w->c.conns--;
@@ -141,7 +149,7 @@ static wconn *conn_new(lg_wire *w, uint16_t port, uint32_t start)
     lg_wire_close(w, port);
     wconn *c = calloc(1, sizeof *c);
     if (!c) return NULL;
-    c->start = start;
+    c->srv.start = start;
     w->conn[port] = c;
     w->c.conns++;
     return c;
@@ -166,7 +174,7 @@ int lg_wire_client(lg_wire *w, uint16_t port, uint32_t ack)
 }
 
 /* The first range whose end is past off (n: none). */
-static size_t first_after(const wconn *c, uint64_t off)
+static size_t first_after(const wside *c, uint64_t off)
 {
     size_t lo = 0, hi = c->n;
     while (lo < hi) {
@@ -181,7 +189,7 @@ static size_t first_after(const wconn *c, uint64_t off)
 
 /* Inserts [s, e) at position pos; 0, 1 (dropped: the lowest range of a
  * full connection), -1 no memory. *pos stays at the new range. */
-static int insert_at(lg_wire *w, wconn *c, size_t *pos, uint64_t s, uint64_t e, int64_t t)
+static int insert_at(lg_wire *w, wside *c, size_t *pos, uint64_t s, uint64_t e, int64_t t)
 {
     if (c->n == w->max_segs) {
         w->c.evicted++;
@@ -204,39 +212,30 @@ static int insert_at(lg_wire *w, wconn *c, size_t *pos, uint64_t s, uint64_t e, 
     return 0;
 }
 
-int lg_wire_data(lg_wire *w, uint16_t port, uint32_t seq, uint32_t len, int64_t t_ns)
+/* The 64-bit offset of seq nearest the side's highest seen (the sequence
+ * space wraps). */
+static int64_t side_offset(const wside *c, uint32_t seq)
 {
-    wconn *c = w->conn[port];
-    if (!c) {
-        taint(w, port, 1);
-        w->c.unknown++;
-        return 1;
-    }
-    if (!len) return 0;
-    /* The 64-bit offset nearest the highest seen (the sequence space wraps). */
     uint32_t rel = seq - c->start;
-    int64_t s64 = (int64_t)c->hi + (int32_t)(rel - (uint32_t)c->hi);
-    if (c->tentative) {
-        if (s64 != 0) { /* the anchor was not the first request's: no times */
-            lg_wire_close(w, port);
-            w->c.unknown++;
-            return 1;
-        }
-        c->tentative = 0;
-    }
+    return (int64_t)c->hi + (int32_t)(rel - (uint32_t)c->hi);
+}
+
+/* Takes [s64, s64 + len) captured at t into side c; dup counts the bytes
+ * seen before. 0, or -1 no memory. */
+static int side_add(lg_wire *w, wside *c, int64_t s64, uint32_t len, int64_t t_ns, uint64_t *dup)
+{
     if (s64 + (int64_t)len <= 0) return 0; /* before the stream (the SYN's byte) */
     uint64_t s = s64 < 0 ? 0 : (uint64_t)s64, e = (uint64_t)(s64 + (int64_t)len);
-    w->c.segments++;
     if (e > c->hi) c->hi = e;
     if (s < c->base) {
-        w->c.dup_bytes += (e < c->base ? e : c->base) - s;
+        *dup += (e < c->base ? e : c->base) - s;
         s = c->base;
     }
     size_t pos = first_after(c, s);
     while (s < e) {
         if (pos < c->n && c->r[pos].s <= s) { /* seen: the first capture wins */
             uint64_t to = c->r[pos].e < e ? c->r[pos].e : e;
-            w->c.dup_bytes += to - s;
+            *dup += to - s;
             s = to;
             pos++;
             continue;
@@ -250,29 +249,96 @@ int lg_wire_data(lg_wire *w, uint16_t port, uint32_t seq, uint32_t len, int64_t 
     return 0;
 }
 
+int lg_wire_data(lg_wire *w, uint16_t port, uint32_t seq, uint32_t len, int64_t t_ns)
+{
+    wconn *c = w->conn[port];
+    if (!c) {
+        taint(w, port, 1);
+        w->c.unknown++;
+        return 1;
+    }
+    if (!len) return 0;
+    int64_t s64 = side_offset(&c->srv, seq);
+    if (c->tentative) {
+        if (s64 != 0) { /* the anchor was not the first request's: no times */
+            lg_wire_close(w, port);
+            w->c.unknown++;
+            return 1;
+        }
+        c->tentative = 0;
+    }
+    if (s64 + (int64_t)len > 0) w->c.segments++;
+    return side_add(w, &c->srv, s64, len, t_ns, &w->c.dup_bytes);
+}
+
+int lg_wire_client_start(lg_wire *w, uint16_t port, uint32_t next)
+{
+    wconn *c = w->conn[port];
+    if (!c || c->tentative) return -1;
+    free(c->cli.r);
+    c->cli = (wside){.start = next};
+    c->cli_known = 1;
+    return 0;
+}
+
+int lg_wire_sent(lg_wire *w, uint16_t port, uint32_t seq, uint32_t len, int64_t t_ns)
+{
+    wconn *c = w->conn[port];
+    if (!c || !c->cli_known) return 1;
+    if (!len) return 0;
+    int64_t s64 = side_offset(&c->cli, seq);
+    if (s64 + (int64_t)len > 0) w->c.sent_segments++;
+    return side_add(w, &c->cli, s64, len, t_ns, &w->c.sent_dup_bytes);
+}
+
 int lg_wire_feed(lg_wire *w, const lg_wire_seg *seg, uint16_t server_port, int64_t t_ns)
 {
     if (seg->dport == server_port && seg->sport != server_port) {
         if (!seg->len || !(seg->flags & LG_TCP_ACK) || (seg->flags & LG_TCP_SYN)) return 2;
-        return lg_wire_client(w, seg->sport, seg->ack) < 0 ? -1 : 2;
+        if (lg_wire_client(w, seg->sport, seg->ack) < 0) return -1;
+        return lg_wire_sent(w, seg->sport, seg->seq, seg->len, t_ns) < 0 ? -1 : 2;
     }
     if (seg->sport != server_port) return 2;
     if (seg->flags & LG_TCP_SYN) {
         if (!(seg->flags & LG_TCP_ACK)) return 2;
-        return lg_wire_syn(w, seg->dport, seg->seq);
+        if (lg_wire_syn(w, seg->dport, seg->seq) < 0) return -1;
+        /* its acknowledgement is the client's ISN + 1: the request stream's 0 */
+        lg_wire_client_start(w, seg->dport, seg->ack);
+        return 0;
     }
     if (!seg->len) return 2;
     return lg_wire_data(w, seg->dport, seg->seq, seg->len, t_ns);
 }
 
-int lg_wire_lookup(const lg_wire *w, uint16_t port, uint64_t offset, int64_t *t_ns)
+static int side_lookup(const wside *c, uint64_t offset, int64_t *t_ns)
 {
-    const wconn *c = w->conn[port];
-    if (!c || offset < c->base) return -1;
+    if (offset < c->base) return -1;
     size_t i = first_after(c, offset);
     if (i == c->n || c->r[i].s > offset) return -1;
     *t_ns = c->r[i].t_ns;
     return 0;
+}
+
+static void side_release(wside *c, uint64_t offset)
+{
+    if (offset <= c->base) return;
+    c->base = offset;
+    size_t i = first_after(c, offset);
+    if (!i) return;
+    memmove(c->r, c->r + i, (c->n - i) * sizeof *c->r);
+    c->n -= i;
+}
+
+int lg_wire_lookup(const lg_wire *w, uint16_t port, uint64_t offset, int64_t *t_ns)
+{
+    const wconn *c = w->conn[port];
+    return c ? side_lookup(&c->srv, offset, t_ns) : -1;
+}
+
+int lg_wire_sent_lookup(const lg_wire *w, uint16_t port, uint64_t offset, int64_t *t_ns)
+{
+    const wconn *c = w->conn[port];
+    return c && c->cli_known ? side_lookup(&c->cli, offset, t_ns) : -1;
 }
 
 void lg_wire_release(lg_wire *w, uint16_t port, uint64_t offset)
@@ -282,17 +348,18 @@ void lg_wire_release(lg_wire *w, uint16_t port, uint64_t offset)
         taint(w, port, 1); /* the client reads a connection with no anchor yet */
         return;
     }
-    if (offset <= c->base) return;
-    c->base = offset;
-    size_t i = first_after(c, offset);
-    if (!i) return;
-    memmove(c->r, c->r + i, (c->n - i) * sizeof *c->r);
-    c->n -= i;
+    side_release(&c->srv, offset);
+}
+
+void lg_wire_sent_release(lg_wire *w, uint16_t port, uint64_t offset)
+{
+    wconn *c = w->conn[port];
+    if (c) side_release(&c->cli, offset);
 }
 
 size_t lg_wire_ranges(const lg_wire *w, uint16_t port)
 {
-    return w->conn[port] ? w->conn[port]->n : 0;
+    return w->conn[port] ? w->conn[port]->srv.n : 0;
 }
 
 lg_wire_counts lg_wire_get_counts(const lg_wire *w)

@@ -27,7 +27,16 @@
  * (lg_wire_release) or its data was seen without state: its request would
  * be a later one, whose acknowledgement also counts the responses before.
  *
- * Bounded: at most max_segs ranges per connection (the oldest is dropped
+ * The client's side, the request stream, is mapped the same way: the
+ * SYN-ACK acknowledges the client's ISN + 1, its stream's offset 0, and each
+ * captured client data segment is a range of that stream (first capture
+ * winning, released as requests are timed), so the capture time of a
+ * request's first and last bytes can be looked up by their offsets in the
+ * client's send stream (which the client counts as it writes). A connection
+ * anchored by the client's request instead has no client side: the
+ * anchoring segment need not carry the stream's first byte.
+ *
+ * Bounded: at most max_segs ranges per connection and side (the oldest is dropped
  * past it, and counted); a connection's state is freed at lg_wire_close or
  * replaced by a new SYN-ACK on its port. Pure: no I/O, no clocks. One owner.
  *
@@ -66,11 +75,13 @@ int lg_wire_parse(int dlt, const uint8_t *frame, size_t caplen, lg_wire_seg *seg
 typedef struct lg_wire lg_wire;
 
 typedef struct lg_wire_counts {
-    uint64_t segments;  /* data segments taken */
-    uint64_t dup_bytes; /* bytes seen before (retransmissions), ignored */
-    uint64_t unknown;   /* data segments of a port with no SYN-ACK seen */
-    uint64_t evicted;   /* ranges dropped for the bound */
-    uint64_t conns;     /* connections open now */
+    uint64_t segments;       /* data segments taken */
+    uint64_t dup_bytes;      /* bytes seen before (retransmissions), ignored */
+    uint64_t unknown;        /* data segments of a port with no SYN-ACK seen */
+    uint64_t evicted;        /* ranges dropped for the bound */
+    uint64_t conns;          /* connections open now */
+    uint64_t sent_segments;  /* the client's data segments taken */
+    uint64_t sent_dup_bytes; /* the client's bytes seen before (retransmissions) */
 } lg_wire_counts;
 
 /* max_segs: ranges kept per connection (>= 1). NULL: no memory. */
@@ -84,18 +95,31 @@ int lg_wire_syn(lg_wire *w, uint16_t port, uint32_t isn);
  * anchors a connection with no state (see above). 0; 1 when it has state
  * already; -1 no memory. */
 int lg_wire_client(lg_wire *w, uint16_t port, uint32_t ack);
+/* The client's request stream on port starts at sequence number next (the
+ * SYN-ACK's acknowledgement). 0, or -1 when the port has no connection or
+ * one anchored by the client (its client side stays unknown). */
+int lg_wire_client_start(lg_wire *w, uint16_t port, uint32_t next);
+/* The client's data segment from local port `port` captured at t_ns. 0; 1
+ * when the port's client side is not known; -1 no memory. */
+int lg_wire_sent(lg_wire *w, uint16_t port, uint32_t seq, uint32_t len, int64_t t_ns);
 /* A data segment to local port `port` captured at t_ns. 0; 1 when the port
  * has no connection (no SYN-ACK seen); -1 no memory. */
 int lg_wire_data(lg_wire *w, uint16_t port, uint32_t seq, uint32_t len, int64_t t_ns);
 /* Feeds one parsed segment between the server (port server_port) and the
- * client: the server's SYN-ACK and data, the client's data (an anchor).
- * Returns as lg_wire_data, or 2 ignored. */
+ * client: the server's SYN-ACK and data, the client's data (an anchor, and
+ * its request stream). Returns as lg_wire_data for the server's data, 0 for
+ * a SYN-ACK, 2 for anything else (the client's segments included), -1 no
+ * memory. */
 int lg_wire_feed(lg_wire *w, const lg_wire_seg *seg, uint16_t server_port, int64_t t_ns);
 /* The capture time of the segment that carried stream offset `offset` of
  * port's connection: 0 and *t_ns, or -1 (not captured, or released). */
 int lg_wire_lookup(const lg_wire *w, uint16_t port, uint64_t offset, int64_t *t_ns);
 /* The client has read everything below `offset`: frees those ranges. */
 void lg_wire_release(lg_wire *w, uint16_t port, uint64_t offset);
+/* The same two for the client's request stream: the capture time of its
+ * byte at `offset`, and everything below `offset` timed (freed). */
+int lg_wire_sent_lookup(const lg_wire *w, uint16_t port, uint64_t offset, int64_t *t_ns);
+void lg_wire_sent_release(lg_wire *w, uint16_t port, uint64_t offset);
 /* The connection ended: frees its state. */
 void lg_wire_close(lg_wire *w, uint16_t port);
 /* Ranges held for port (0: none; for tests and the memory bound). */

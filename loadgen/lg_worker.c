@@ -75,6 +75,9 @@ typedef struct lg_req {
     int fd_limit;   /* a socket() for it failed on the descriptor limit */
     int attempts;   /* times curl was about to send this request */
     int local_port; /* its connection's, from curl's pre-request callback */
+    /* the wire clock: its first and last bytes' capture times as they left
+     * (monotonic; 0: not captured) */
+    int64_t sent_wire_ns, sent_wire_last_ns;
     int32_t ds_input_tokens;
     int32_t ds_output_tokens; /* max_tokens asked for (-1: a session's, not known here) */
     rb_buf resp;              /* non-streamed body, capped at LG_BODY_MAX */
@@ -161,8 +164,15 @@ struct lg_worker {
         int known; /* segments is a count at an empty queue */
         int64_t drained_ns, segments;
         int64_t consumed; /* bytes read from it so far */
+        /* its request stream: bytes written so far, the last request's
+         * [req_lo, req_hi), and whether it was read from since it last
+         * wrote (the next write then starts a request: HTTP/1.1 sends a
+         * request whole before its response, with no 100-continue) */
+        int64_t sent, req_lo, req_hi;
+        int reading;
     } * conn_rx;
     size_t n_conn_rx;
+    int rx_fd; /* the descriptor of the last read (-1: none) */
     /* multi-turn sessions (lg_session.h; NULL: none); from_queue while a
      * waiting round is dispatched */
     lg_sessions *sess;
@@ -327,6 +337,25 @@ static void on_sse_comment(void *user, const char *text, size_t len)
     }
 }
 
+/* At r's first response byte: the capture times of its request's bytes,
+ * [req_lo, req_hi) of the connection's request stream as written. */
+static void wire_departure(lg_worker *w, lg_req *r)
+{
+    int fd = w->rx_fd;
+    if (fd < 0 || (size_t)fd >= w->n_conn_rx) return;
+    const struct conn_rx *cr = &w->conn_rx[fd];
+    if (cr->port != r->local_port || cr->req_hi <= cr->req_lo) return;
+    int64_t first, last;
+    if (lg_wclock_sent(&w->wc, cr->port, (uint64_t)cr->req_lo, (uint64_t)cr->req_hi, &first,
+                       &last) != 0)
+        return;
+    int64_t now = rb_now_ns(), a = lg_clock_map_to_mono(&w->clock, first),
+            b = lg_clock_map_to_mono(&w->clock, last);
+    if (a <= 0 || b < a || now - a > 60000000000LL) return; /* a clock step */
+    r->sent_wire_ns = a;
+    r->sent_wire_last_ns = b;
+}
+
 static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
     lg_req *r = userdata;
@@ -339,6 +368,7 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
     r->cb_u_ns = tu;
     /* The piece's last byte on the wire: the response's first and last byte times. */
     if (r->w->rx_wire && n) wire_time(r->w, r, ptr + n - 1, tu, &t);
+    if (!r->first_byte_ns && r->w->rx_wire) wire_departure(r->w, r);
     if (!r->first_byte_ns) r->first_byte_ns = t;
     r->last_byte_ns = t;
     r->last_byte_u_ns = tu;
@@ -456,6 +486,11 @@ static void on_rx_read(void *ctx, int fd, const void *buf, ssize_t n, size_t len
         return;
     }
     if (cr->port <= 0) cr->port = lg_rx_local_port(fd);
+    if (!cr->reading) { /* the response's first read: the request was all written */
+        cr->req_hi = cr->sent;
+        cr->reading = 1;
+    }
+    w->rx_fd = fd;
     int64_t now = rb_now_ns();
     int64_t k = real_ns ? lg_clock_map_to_mono(&w->clock, real_ns) : 0;
     /* A stamp from before now, and not absurdly old (a clock step). */
@@ -486,6 +521,19 @@ static void on_rx_read(void *ctx, int fd, const void *buf, ssize_t n, size_t len
         cr->known = 0;
     }
     (void)len;
+}
+
+/* Every send() curl makes: counts the connection's request stream. */
+static void on_tx_write(void *ctx, int fd, size_t n)
+{
+    lg_worker *w = ctx;
+    if (fd < 0 || (size_t)fd >= w->n_conn_rx) return;
+    struct conn_rx *cr = &w->conn_rx[fd];
+    if (cr->reading) { /* a write after a read: the next request starts */
+        cr->req_lo = cr->sent;
+        cr->reading = 0;
+    }
+    cr->sent += (int64_t)n;
 }
 
 static void sample_clock(lg_worker *w)
@@ -599,6 +647,7 @@ static lg_req *req_get(lg_worker *w)
     r->truth = (lg_truth){0};
     r->done_seen = r->malformed = r->error_event = r->too_large = r->fd_limit = 0;
     r->attempts = 0;
+    r->sent_wire_ns = r->sent_wire_last_ns = 0;
     if (r->resp.err) rb_buf_free(&r->resp); /* the last one's error is not this one's */
     r->resp = (rb_buf){.data = r->resp.data, .cap = r->resp.cap, .max = LG_BODY_MAX};
     return r;
@@ -705,7 +754,10 @@ static void write_record(lg_worker *w, int64_t index, int stage, int64_t first_b
                      .has_truth = res->has_truth,
                      .queue_ns = res->truth_queue_ns,
                      .prefill_ns = res->truth_prefill_ns,
-                     .decode_ns = res->truth_decode_ns};
+                     .decode_ns = res->truth_decode_ns,
+                     .has_sent = res->sent_wire_ns != 0,
+                     .sent_wire_ns = REL(res->sent_wire_ns),
+                     .sent_wire_last_ns = REL(res->sent_wire_last_ns)};
 #undef REL
     /* the report's name for the class: http_429 */
     if (res->cls == LG_FAIL_HTTP)
@@ -812,11 +864,19 @@ static void finish_request(lg_worker *w, lg_req *r, CURLcode res, int cancelled)
         .truth_queue_ns = r->truth.queue_ns,
         .truth_prefill_ns = r->truth.prefill_ns,
         .truth_decode_ns = r->truth.decode_ns,
+        .sent_wire_ns = r->sent_wire_ns,
+        .sent_wire_last_ns = r->sent_wire_last_ns,
     };
     if (rr.cls == LG_FAIL_MIDSTREAM && res == CURLE_OK && !r->done_seen && http >= 200 &&
         http < 300 && !r->first_byte_ns)
         rr.cls = LG_FAIL_RESET;
     lg_stats_record_request(stats_of(w, r->stage), &rr, &w->o->goodput);
+    if (w->rx_wire && rr.cls == LG_OK) {
+        if (r->sent_wire_ns)
+            stats_of(w, r->stage)->departures++;
+        else
+            stats_of(w, r->stage)->departure_fallbacks++;
+    }
     record_lengths(stats_of(w, r->stage), r, rr.cls);
     write_detailed(w, r, &rr);
     w->in_flight--;
@@ -1407,6 +1467,8 @@ int lg_worker_run(const lg_plan *p, int id)
         w->rx_keeper = lg_rx_keep_on();
         lg_rx_set_hook(on_rx_read, w);
     }
+    w->rx_fd = -1;
+    if (w->rx_wire) lg_tx_set_hook(on_tx_write, w);
     w->rng = (p->o->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(id + 1) * 0xBF58476D1CE4E5B9ULL;
     if (!w->rng) w->rng = 1;
     char err[256] = "";
@@ -1538,6 +1600,7 @@ out_sched:
     }
     if (w->rx_keeper >= 0) close(w->rx_keeper);
     lg_rx_set_hook(NULL, NULL);
+    lg_tx_set_hook(NULL, NULL);
     wire_account(w);
     lg_wclock_close(&w->wc);
     if (w->sess) {

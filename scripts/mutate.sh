@@ -142,8 +142,8 @@ m rx-other-connection loadgen/lg_rxclock.c 'if (rd->port >= 0 && rd->port == por
   'if (rd->port >= 0 && rd->kernel_ns > 0) {'
 # loadgen/lg_wire.c
 m wire-isn-no-syn-byte loadgen/lg_wire.c 'return conn_new(w, port, isn + 1) ? 0 : -1;' 'return conn_new(w, port, isn) ? 0 : -1;'
-m wire-no-wrap-extension loadgen/lg_wire.c 'int64_t s64 = (int64_t)c->hi + (int32_t)(rel - (uint32_t)c->hi);' \
-  'int64_t s64 = (int64_t)rel;'
+m wire-no-wrap-extension loadgen/lg_wire.c 'return (int64_t)c->hi + (int32_t)(rel - (uint32_t)c->hi);' \
+  'return (int64_t)rel;'
 m wire-last-capture-wins loadgen/lg_wire.c 'if (pos < c->n && c->r[pos].s <= s) {' 'if (0) {'
 m wire-lookup-end-inclusive loadgen/lg_wire.c 'if (c->r[mid].e > off)' 'if (c->r[mid].e >= off)'
 m wire-release-ignored loadgen/lg_wire.c '    if (offset <= c->base) return;' '    if (offset <= c->base || 1) return;'
@@ -158,6 +158,15 @@ m wire-anchor-trusted loadgen/lg_wire.c 'if (s64 != 0) { /* the anchor was not t
   'if (0) { /* the anchor was not the first request'
 m wire-anchor-after-reads loadgen/lg_wire.c 'if (w->tainted[port >> 3] & (1u << (port & 7))) return 1;' ';'
 m wire-anchor-moves loadgen/lg_wire.c '    if (w->conn[port]) return 1;' '    lg_wire_close(w, port);'
+# the client's request stream (its departure times)
+m wire-client-start-is-isn loadgen/lg_wire.c 'lg_wire_client_start(w, seg->dport, seg->ack);' \
+  'lg_wire_client_start(w, seg->dport, seg->ack - 1);'
+m wire-client-side-on-anchor loadgen/lg_wire.c 'if (!c || c->tentative) return -1;' 'if (!c) return -1;'
+m wire-sent-into-server-side loadgen/lg_wire.c 'return side_add(w, &c->cli, s64, len, t_ns, &w->c.sent_dup_bytes);' \
+  'return side_add(w, &c->srv, s64, len, t_ns, &w->c.sent_dup_bytes);'
+m wire-sent-not-fed loadgen/lg_wire.c 'return lg_wire_sent(w, seg->sport, seg->seq, seg->len, t_ns) < 0 ? -1 : 2;' \
+  'return 2;'
+m wire-sent-release-ignored loadgen/lg_wire.c 'if (c) side_release(&c->cli, offset);' '(void)c;'
 # loadgen/lg_capture.c (its live checks need CAP_NET_RAW: run as root)
 m cap-filter-kernel-only loadgen/lg_capture.c '"tcp and host %s and port %d and (src port %d or' \
   '"inbound and tcp and host %s and port %d and (src port %d or'
@@ -328,6 +337,11 @@ m stats-tpot-over-n loadgen/lg_stats.c 'rec(s, base[k] + 1, (e2e - ttft) / (n - 
 m stats-both-from-dispatch loadgen/lg_stats.c 'const int64_t starts[2] = {r->intended_ns, r->dispatch_ns};' \
   'const int64_t starts[2] = {r->dispatch_ns, r->dispatch_ns};'
 m stats-lag-folded loadgen/lg_stats.c 'if (lag < 0) lag = 0;' 'if (lag < 0) lag = -lag;'
+m stats-send-delay-from-intended loadgen/lg_stats.c 'rec(s, LG_H_SEND_WIRE, r->sent_wire_ns - r->dispatch_ns);' \
+  'rec(s, LG_H_SEND_WIRE, r->sent_wire_ns - r->intended_ns);'
+m stats-ttft-wire-from-dispatch loadgen/lg_stats.c 'rec(s, LG_H_TTFT_W, r->first_token_ns - r->sent_wire_ns);' \
+  'rec(s, LG_H_TTFT_W, r->first_token_ns - r->dispatch_ns);'
+m stats-merge-drops-departures loadgen/lg_stats.c 'dst->departures += src->departures;' ';'
 m stats-truth-client-keeps-decode loadgen/lg_stats.c 's->truth_client_ns += ntpot - q - p - d;' \
   's->truth_client_ns += ntpot - q - p;'
 m goodput-tpot-over-n loadgen/lg_stats.c '(r->end_ns - r->first_token_ns) / (n - 1) > slo[LG_M_TPOT])' \
@@ -436,6 +450,10 @@ m timer-2ms-late common/rb_timer.c 'if (deadline_ns < 1) deadline_ns = 1; /* 0 w
 
 # The event loops' timers, seen only from outside (tests/loadgen/e2e/lateness.sh):
 # loadgen's dispatch armed 3 ms late, simserver's pacer armed 2 ms late.
+# A keep-alive request's departure from the connection's first byte (the
+# request stream's boundary not moved): departures before their dispatch.
+me departure-from-conn-start loadgen/lg_worker.c '        cr->req_lo = cr->sent;' '        ;' \
+  "loadgen simserver" "lg_e2e_wire_capture"
 me dispatch-3ms-late loadgen/lg_worker.c \
   'rb_timer_start_at(&w->dispatch, next_ns, on_dispatch_timer);' \
   'rb_timer_start_at(&w->dispatch, next_ns + 3000000, on_dispatch_timer);' "loadgen simserver" "lg_e2e_lateness"

@@ -25,11 +25,14 @@ set_tests_properties(lg_e2e_lateness PROPERTIES RUN_SERIAL TRUE)
 # The wire clock (libpcap): under a loaded client, without the capability,
 # with a capture ring too small. Skipped (exit 77) without CAP_NET_RAW
 # outside CI; under CI (root) they never skip.
-foreach(t wire_capture wire_fallback)
+# wire_netns: the same off loopback, over a veth pair into a namespace
+# (skipped without root or namespaces, outside CI).
+foreach(t wire_capture wire_fallback wire_netns)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 180)
 endforeach()
-set_tests_properties(lg_e2e_wire_capture lg_e2e_wire_fallback PROPERTIES SKIP_RETURN_CODE 77)
-set_tests_properties(lg_e2e_wire_capture PROPERTIES RUN_SERIAL TRUE)
+set_tests_properties(lg_e2e_wire_capture lg_e2e_wire_fallback lg_e2e_wire_netns
+                     PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(lg_e2e_wire_capture lg_e2e_wire_netns PROPERTIES RUN_SERIAL TRUE)
 # The first hour's tests: units, prompt reuse, the report's small things, the knee.
 foreach(t units prompts report knee server_metrics request_options)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 120)

@@ -60,10 +60,46 @@ static void round_trip(const lg_record *r)
         assert_int_equal(back.prefill_ns, r->prefill_ns);
         assert_int_equal(back.decode_ns, r->decode_ns);
     }
+    assert_int_equal(back.has_sent, !!r->has_sent);
+    if (r->has_sent) {
+        assert_int_equal(back.sent_wire_ns, r->sent_wire_ns);
+        assert_int_equal(back.sent_wire_last_ns, r->sent_wire_last_ns);
+    }
     /* and the line the parsed record formats to is the same line */
     char again[LG_RECORD_MAX];
     assert_int_equal(lg_record_format(&back, again, sizeof again), n);
     assert_memory_equal(again, buf, (size_t)n);
+}
+
+/* The wire clock's departure times: both, written after the server's
+ * timings, or none; one alone is refused. */
+static void departure_times(void **state)
+{
+    (void)state;
+    lg_record r = sample();
+    r.has_sent = 1;
+    r.sent_wire_ns = 1250;
+    r.sent_wire_last_ns = 1260;
+    char buf[LG_RECORD_MAX], err[256] = "";
+    int n = lg_record_format(&r, buf, sizeof buf);
+    assert_non_null(strstr(buf, ",\"sent_wire_ns\":1250,\"sent_wire_last_ns\":1260}"));
+    round_trip(&r);
+    r.has_truth = 1;
+    round_trip(&r);
+    r = sample();
+    n = lg_record_format(&r, buf, sizeof buf);
+    assert_null(strstr(buf, "sent_wire"));
+    lg_record back;
+    assert_int_equal(lg_record_parse(buf, (size_t)n, &back, err, sizeof err), 0);
+    assert_int_equal(back.has_sent, 0);
+    /* one of the two alone */
+    char one[LG_RECORD_MAX];
+    snprintf(one, sizeof one, "%.*s,\"sent_wire_ns\":5}", n - 2, buf);
+    assert_int_equal(lg_record_parse(one, strlen(one), &back, err, sizeof err), -1);
+    assert_non_null(strstr(err, "'sent_wire_last_ns' missing"));
+    snprintf(one, sizeof one, "%.*s,\"sent_wire_last_ns\":5}", n - 2, buf);
+    assert_int_equal(lg_record_parse(one, strlen(one), &back, err, sizeof err), -1);
+    assert_non_null(strstr(err, "'sent_wire_ns' missing"));
 }
 
 static void exact_bytes(void **state)
@@ -260,6 +296,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_bytes),
+        cmocka_unit_test(departure_times),
         cmocka_unit_test(every_class_with_and_without_stamps),
         cmocka_unit_test(extreme_values),
         cmocka_unit_test(escapes),

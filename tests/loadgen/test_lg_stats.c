@@ -200,6 +200,42 @@ static void test_records_each_latency_exactly(void **state)
     free(s);
 }
 
+/* The wire clock's departure: the send delay from dispatch and the TTFT
+ * from departure, only for a request whose departure was captured. */
+static void test_departure(void **state)
+{
+    (void)state;
+    lg_stage_stats *s = lg_stats_new();
+    lg_goodput g = {0};
+    const int64_t t0 = 1000000000LL;
+    lg_req_result r = {.intended_ns = t0,
+                       .dispatch_ns = t0 + 2000000,
+                       .first_token_ns = t0 + 30000000,
+                       .end_ns = t0 + 40000000,
+                       .output_tokens = 3,
+                       .cls = LG_OK,
+                       .sent_wire_ns = t0 + 2150000, /* left 150 us after dispatch */
+                       .sent_wire_last_ns = t0 + 2160000};
+    lg_stats_record_request(s, &r, &g);
+    assert_int_equal(only(s, LG_H_SEND_WIRE), 150000);
+    assert_int_equal(only(s, LG_H_TTFT_W), 27850000);
+    assert_int_equal(only(s, LG_H_TTFT_D), 28000000);
+    r.sent_wire_ns = 0; /* not captured: neither */
+    lg_stats_record_request(s, &r, &g);
+    assert_int_equal(lg_stats_hist_c(s, LG_H_SEND_WIRE)->total, 1);
+    assert_int_equal(lg_stats_hist_c(s, LG_H_TTFT_W)->total, 1);
+    s->departures = 1;
+    s->departure_fallbacks = 1;
+    lg_stage_stats *m = lg_stats_new();
+    lg_stats_merge(m, s);
+    lg_stats_merge(m, s);
+    assert_int_equal(m->departures, 2);
+    assert_int_equal(m->departure_fallbacks, 2);
+    assert_int_equal(lg_stats_hist_c(m, LG_H_SEND_WIRE)->total, 2);
+    free(m);
+    free(s);
+}
+
 static void test_zeroed_init_equals_full_init(void **state)
 {
     (void)state;
@@ -315,6 +351,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merge_of_workers_equals_one_worker),
         cmocka_unit_test(test_records_each_latency_exactly),
+        cmocka_unit_test(test_departure),
         cmocka_unit_test(test_zeroed_init_equals_full_init),
         cmocka_unit_test(test_goodput),
         cmocka_unit_test(test_percentile_key_words),

@@ -327,6 +327,93 @@ static void test_client_anchor(void **state)
     lg_wire_free(w);
 }
 
+static int64_t sent_at(const lg_wire *w, uint16_t port, uint64_t off)
+{
+    int64_t t = -7;
+    if (lg_wire_sent_lookup(w, port, off, &t) != 0) return -1;
+    return t;
+}
+
+/* The client's request stream: offset 0 from the SYN-ACK's acknowledgement
+ * (the client's ISN + 1), a request split over segments, a retransmission,
+ * a keep-alive second request, release, the 32-bit wrap, and no client side
+ * for a connection anchored by its request. */
+static void test_client_stream(void **state)
+{
+    (void)state;
+    lg_wire *w = lg_wire_new(16);
+    lg_wire_seg sa = {
+        .sport = 8000, .dport = 40020, .seq = 700, .ack = 5001, .flags = LG_TCP_SYN | LG_TCP_ACK};
+    assert_int_equal(lg_wire_feed(w, &sa, 8000, 1), 0);
+    /* Request 1 in two segments: [0, 100) at 10, [100, 150) at 11. */
+    lg_wire_seg c = {
+        .sport = 40020, .dport = 8000, .seq = 5001, .ack = 701, .len = 100, .flags = LG_TCP_ACK};
+    assert_int_equal(lg_wire_feed(w, &c, 8000, 10), 2);
+    c.seq = 5101;
+    c.len = 50;
+    c.flags |= 0x08;
+    assert_int_equal(lg_wire_feed(w, &c, 8000, 11), 2);
+    assert_int_equal(sent_at(w, 40020, 0), 10);
+    assert_int_equal(sent_at(w, 40020, 99), 10);
+    assert_int_equal(sent_at(w, 40020, 100), 11);
+    assert_int_equal(sent_at(w, 40020, 149), 11);
+    assert_int_equal(sent_at(w, 40020, 150), -1);
+    /* The server's stream is apart: the client's bytes are not its. */
+    assert_int_equal(at(w, 40020, 0), -1);
+    /* A retransmission of the first segment: the first capture wins. */
+    c.seq = 5001;
+    c.len = 100;
+    assert_int_equal(lg_wire_feed(w, &c, 8000, 20), 2);
+    assert_int_equal(sent_at(w, 40020, 0), 10);
+    assert_int_equal(lg_wire_get_counts(w).sent_dup_bytes, 100);
+    assert_int_equal(lg_wire_get_counts(w).sent_segments, 3);
+    /* The response, then a keep-alive second request at [150, 250). */
+    lg_wire_seg d = {.sport = 8000, .dport = 40020, .seq = 701, .len = 40, .flags = LG_TCP_ACK};
+    assert_int_equal(lg_wire_feed(w, &d, 8000, 15), 0);
+    assert_int_equal(at(w, 40020, 0), 15);
+    lg_wire_sent_release(w, 40020, 150);
+    assert_int_equal(sent_at(w, 40020, 149), -1);
+    c.seq = 5151;
+    c.ack = 741;
+    assert_int_equal(lg_wire_feed(w, &c, 8000, 30), 2);
+    assert_int_equal(sent_at(w, 40020, 150), 30);
+    assert_int_equal(sent_at(w, 40020, 249), 30);
+    assert_int_equal(sent_at(w, 40020, 250), -1);
+    /* A retransmission of released bytes is ignored. */
+    c.seq = 5001;
+    assert_int_equal(lg_wire_feed(w, &c, 8000, 40), 2);
+    assert_int_equal(sent_at(w, 40020, 150), 30);
+    /* Across the 32-bit wrap: the client's ISN just below 2^32. */
+    sa.dport = 40021;
+    sa.ack = 0xffffffc0u;
+    assert_int_equal(lg_wire_feed(w, &sa, 8000, 1), 0);
+    c.sport = 40021;
+    c.seq = 0xffffffc0u;
+    c.len = 0x80;
+    assert_int_equal(lg_wire_feed(w, &c, 8000, 50), 2);
+    assert_int_equal(sent_at(w, 40021, 0x7f), 50);
+    c.seq = 0x40;
+    c.len = 10;
+    lg_wire_feed(w, &c, 8000, 51);
+    assert_int_equal(sent_at(w, 40021, 0x80), 51);
+    /* Anchored by the request (no SYN-ACK): no client side. */
+    c.sport = 40022;
+    c.seq = 9;
+    c.ack = 7001;
+    assert_int_equal(lg_wire_feed(w, &c, 8000, 60), 2);
+    assert_int_equal(lg_wire_get_counts(w).conns, 3);
+    assert_int_equal(sent_at(w, 40022, 0), -1);
+    assert_int_equal(lg_wire_client_start(w, 40022, 9), -1);
+    assert_int_equal(lg_wire_sent(w, 40022, 9, 10, 61), 1);
+    assert_int_equal(lg_wire_sent(w, 40023, 9, 10, 61), 1); /* no connection */
+    /* A new SYN-ACK on a port forgets its old client side. */
+    sa.dport = 40020;
+    sa.ack = 9001;
+    lg_wire_feed(w, &sa, 8000, 70);
+    assert_int_equal(sent_at(w, 40020, 150), -1);
+    lg_wire_free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_feed),
         cmocka_unit_test(test_client_anchor),
+        cmocka_unit_test(test_client_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

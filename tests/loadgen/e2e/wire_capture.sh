@@ -9,7 +9,11 @@
 #  - the wire-timed median ITL within 0.2 ms, and p99 within 0.5 ms, of the
 #    simulator's own send-stamp ITL over the same run (server_stamped);
 #  - the median TTFT from dispatch within 0.3 ms of the simulator's;
-#  - the user-timed p99 ITL at least 2x the wire-timed one (the load was real).
+#  - the user-timed p99 ITL at least 2x the wire-timed one (the load was real);
+#  - every request's departure (the capture of its first and last bytes as
+#    they left) lies between its dispatch and its first response byte, and
+#    every completed request has one (none fell back), loaded and idle; the
+#    idle worker's median send delay (dispatch to departure) is printed.
 # The same run with --receive-clock kernel prints the exact share the
 # kernel's stamps get, for the record. Needs CAP_NET_RAW (CI runs as root).
 source "$(dirname "$0")/lib.sh"
@@ -19,7 +23,29 @@ start_sim sim --time-to-first-token 20ms --inter-token-latency 5ms \
 run() { # run NAME CLOCK COST_US
   "$LOADGEN" --base-url "$SIM_URL" --num-workers 1 --request-rate 3 --duration 10s --seed 7 \
     --random-input-len 16 --random-output-len 16 --client-cost "exp:$3" --receive-clock "$2" \
-    --quiet --no-progress --save-result --result-dir "$WORK" --result-filename "$1.json"
+    --quiet --no-progress --save-result --save-detailed --result-dir "$WORK" \
+    --result-filename "$1.json"
+}
+# departures NAME: every record has both departure times, in the order
+# dispatch <= first byte left <= last byte left <= first response byte <=
+# first token; the capture counted one departure per completed request.
+departures() {
+  local j="$WORK/$1.json" d="$WORK/$1.jsonl" bad n
+  [ -s "$d" ] || fail "$1: no detailed records"
+  n=$(wc -l <"$d")
+  bad=$(jq -c 'select(.class == "ok") | select((.sent_wire_ns // -1) < .dispatch_ns
+          or .sent_wire_last_ns < .sent_wire_ns or .first_byte_ns < .sent_wire_last_ns
+          or .first_token_ns < .first_byte_ns)' "$d" | head -3)
+  [ -z "$bad" ] || fail "$1: departures out of order: $bad"
+  jq -e --argjson n "$n" '.completed == $n and .capture.departures == $n
+       and .capture.departure_fallbacks == 0
+       and .capture.send_delay_p50_us <= .capture.send_delay_p99_us
+       and .capture.median_ttft_from_wire_ms <= .median_ttft_dispatch_ms' "$j" >/dev/null ||
+    fail "$1: departures: $(jq -c '{completed, capture}' "$j")"
+  echo "$1: $n departures, send delay mean/p50/p99 $(jq -c '.capture |
+    [.send_delay_mean_us, .send_delay_p50_us, .send_delay_p99_us]' "$j") us, TTFT from" \
+    "departure/dispatch median $(jq -c '[.capture.median_ttft_from_wire_ms,
+    .median_ttft_dispatch_ms]' "$j") ms"
 }
 # Wire needs the capability: without it (not root, no setcap) the explicit
 # flag exits 2; that is a failure under CI, a skip elsewhere.
@@ -32,6 +58,13 @@ if [ "$rc" -eq 2 ] && grep -q CAP_NET_RAW "$WORK/probe.err"; then
   exit 77
 fi
 [ "$rc" -eq 0 ] || fail "probe run exited $rc: $(cat "$WORK/probe.err")"
+
+# An idle worker (no client cost): the departures, and its send delay.
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 1 --request-rate 10 --duration 3s --seed 3 \
+  --random-input-len 16 --random-output-len 4 --receive-clock wire --quiet --no-progress \
+  --save-result --save-detailed --result-dir "$WORK" --result-filename idle.json \
+  2>"$WORK/idle.err" || fail "idle run exited $?: $(cat "$WORK/idle.err")"
+departures idle
 
 # The worker's cost is raised until it is loaded (rho >= 0.85, bounded).
 cost=16000 rho=0
@@ -55,6 +88,7 @@ jq -e '.receive_clock == "wire" and .receive_clock_fallback_reason == null
        and (.capture | .interface == "lo" and .drops == 0 and .packets > 0)' "$out" >/dev/null \
   || fail "wire share or capture: $(jq -c '{receive_clock, receive_clock_wire_share, capture}' "$out")"
 [ "$(jnum "$out" .server_stamped.n_itl)" -gt 300 ] || fail "too few stamped gaps"
+departures wire
 near() { # near VALUE REF TOL NAME
   awk -v v="$1" -v r="$2" -v t="$3" 'BEGIN { d = v - r; if (d < 0) d = -d; exit !(d <= t) }' ||
     fail "$4: $1 ms, the simulator's $2 ms (tolerance $3 ms)"
