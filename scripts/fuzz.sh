@@ -11,6 +11,8 @@
 # run a prefix of one fixed sequence of inputs (the harnesses are pure), so a
 # run of S seconds here covers CI's shorter one on a slower machine: CI does
 # not pass or fail by luck. 0 lets libFuzzer pick one (exploration).
+# RHOBENCH_FUZZ_RUNS_FILE: lines "HARNESS N" capping each harness at N
+# inputs (-runs; the seconds still bound it), for CI (tests/fuzz/ci_runs.txt).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-45}
@@ -64,10 +66,15 @@ for h in "${harnesses[@]}"; do
   touch "$stamp"
   log="$artifacts/$h/last-run.log"
   rc=0
-  dict=()
-  [ -f "$here/tests/fuzz/$h.dict" ] && dict=(-dict="$here/tests/fuzz/$h.dict")
+  extra=()
+  [ -f "$here/tests/fuzz/$h.dict" ] && extra=(-dict="$here/tests/fuzz/$h.dict")
+  if [ -n "${RHOBENCH_FUZZ_RUNS_FILE:-}" ]; then
+    cap=$(awk -v h="$h" '$1 == h { print $2 }' "$RHOBENCH_FUZZ_RUNS_FILE")
+    case "$cap" in ''|*[!0-9]*) echo "fuzz.sh: $RHOBENCH_FUZZ_RUNS_FILE has no run count for $h" >&2; exit 2 ;; esac
+    extra+=(-runs="$cap")
+  fi
   "$bin" -seed="$seed" -reload=0 -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-         "${dict[@]}" -artifact_prefix="$artifacts/$h/" "$corpus" >"$log" 2>&1 || rc=$?
+         "${extra[@]}" -artifact_prefix="$artifacts/$h/" "$corpus" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
   end=$(find "$corpus" -type f | wc -l)
