@@ -97,7 +97,7 @@ typedef struct mdl_verdict {
     const char *cause;     /* "none", "rate", "schedule", "client queue", "flow control", "host" */
     int wire_timed;        /* the headline figures are wire-timed */
     int user_timed_biased; /* the client's delay was over a budget */
-    char reason[320];
+    char reason[640];      /* room for the rule's sentence and the wire clock's clause (lg_bias) */
 } mdl_verdict;
 
 void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out);

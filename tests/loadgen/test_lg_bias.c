@@ -137,6 +137,10 @@ static void test_judge_picks_the_delay(void **state)
     assert_true(b.capture_share == 0.99);
     assert_non_null(strstr(b.verdict.reason, "wire clock the client's receive delay enters no"));
     assert_non_null(strstr(b.verdict.reason, "dispatch lag"));
+    /* the clause is whole, never cut by the reason's room */
+    const char *tail = "TCP back-pressure still can";
+    size_t rl = strlen(b.verdict.reason);
+    assert_true(rl > strlen(tail) && strcmp(b.verdict.reason + rl - strlen(tail), tail) == 0);
     m->rx_wire_tokens = 98; /* under the wire share: not said */
     lg_bias_stage_figures(none, 1, m, 0, &b);
     lg_bias_judge(&b, &bud);
