@@ -63,3 +63,18 @@ sent_equals_done() {
   d=$(jnum "$1" .dispatched); c=$(jnum "$1" .completed); f=$(jnum "$1" .failed)
   [ "$d" -eq $((c + f)) ] || fail "dispatched $d != completed $c + failed $f"
 }
+
+# near_sim_stamps RESULT: the wire-timed median ITL within 0.2 ms, p99 ITL
+# within 0.5 ms and median TTFT from dispatch within 0.3 ms of simserver's
+# own send-stamp figures over the same run (server_stamped).
+near_sim_stamps() {
+  local out=$1
+  near() { # near VALUE REF TOL NAME
+    awk -v v="$1" -v r="$2" -v t="$3" 'BEGIN { d = v - r; if (d < 0) d = -d; exit !(d <= t) }' ||
+      fail "$4: $1 ms, the simulator's $2 ms (tolerance $3 ms)"
+  }
+  near "$(jnum "$out" .median_itl_ms)" "$(jnum "$out" .server_stamped.median_itl_ms)" 0.2 "median ITL"
+  near "$(jnum "$out" .p99_itl_ms)" "$(jnum "$out" .server_stamped.p99_itl_ms)" 0.5 "p99 ITL"
+  near "$(jnum "$out" .median_ttft_dispatch_ms)" \
+    "$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" 0.3 "median TTFT from dispatch"
+}

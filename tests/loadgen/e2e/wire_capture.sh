@@ -89,14 +89,7 @@ jq -e '.receive_clock == "wire" and .receive_clock_fallback_reason == null
   || fail "wire share or capture: $(jq -c '{receive_clock, receive_clock_wire_share, capture}' "$out")"
 [ "$(jnum "$out" .server_stamped.n_itl)" -gt 300 ] || fail "too few stamped gaps"
 departures wire
-near() { # near VALUE REF TOL NAME
-  awk -v v="$1" -v r="$2" -v t="$3" 'BEGIN { d = v - r; if (d < 0) d = -d; exit !(d <= t) }' ||
-    fail "$4: $1 ms, the simulator's $2 ms (tolerance $3 ms)"
-}
-near "$(jnum "$out" .median_itl_ms)" "$(jnum "$out" .server_stamped.median_itl_ms)" 0.2 "median ITL"
-near "$(jnum "$out" .p99_itl_ms)" "$(jnum "$out" .server_stamped.p99_itl_ms)" 0.5 "p99 ITL"
-near "$(jnum "$out" .median_ttft_dispatch_ms)" \
-  "$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" 0.3 "median TTFT from dispatch"
+near_sim_stamps "$out"
 awk -v u="$(jnum "$out" .user_timed.p99_itl_ms)" -v w="$(jnum "$out" .p99_itl_ms)" \
   'BEGIN { exit !(u >= 2 * w) }' \
   || fail "user-timed p99 ITL $(jq .user_timed.p99_itl_ms "$out") ms is not 2x the wire's $(jq .p99_itl_ms "$out") ms"

@@ -63,14 +63,7 @@ jq -e --arg vh "$VH" '.receive_clock == "wire" and .receive_clock_wire_share >= 
        and (.capture | .interface == $vh and .drops == 0 and .packets > 0)' "$out" >/dev/null ||
   fail "wire share or capture: $(jq -c '{receive_clock, receive_clock_wire_share, capture}' "$out")"
 [ "$(jnum "$out" .server_stamped.n_itl)" -gt 200 ] || fail "too few stamped gaps"
-near() { # near VALUE REF TOL NAME
-  awk -v v="$1" -v r="$2" -v t="$3" 'BEGIN { d = v - r; if (d < 0) d = -d; exit !(d <= t) }' ||
-    fail "$4: $1 ms, the simulator's $2 ms (tolerance $3 ms)"
-}
-near "$(jnum "$out" .median_itl_ms)" "$(jnum "$out" .server_stamped.median_itl_ms)" 0.2 "median ITL"
-near "$(jnum "$out" .p99_itl_ms)" "$(jnum "$out" .server_stamped.p99_itl_ms)" 0.5 "p99 ITL"
-near "$(jnum "$out" .median_ttft_dispatch_ms)" \
-  "$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" 0.3 "median TTFT from dispatch"
+near_sim_stamps "$out"
 n=$(wc -l <"$d")
 bad=$(jq -c 'select(.class == "ok") | select((.sent_wire_ns // -1) < .dispatch_ns
         or .sent_wire_last_ns < .sent_wire_ns or .first_byte_ns < .sent_wire_last_ns)' "$d" |
