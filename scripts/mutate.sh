@@ -449,7 +449,8 @@ m timer-2ms-late common/rb_timer.c 'if (deadline_ns < 1) deadline_ns = 1; /* 0 w
   'deadline_ns += 2000000;'
 
 # The event loops' timers, seen only from outside (tests/loadgen/e2e/lateness.sh):
-# loadgen's dispatch armed 3 ms late, simserver's pacer armed 2 ms late.
+# loadgen's dispatch armed 3 ms late or 1 ms early, simserver's pacer armed
+# 2 ms late.
 # A keep-alive request's departure from the connection's first byte (the
 # request stream's boundary not moved): departures before their dispatch.
 me departure-from-conn-start loadgen/lg_worker.c '        cr->req_lo = cr->sent;' '        ;' \
@@ -457,6 +458,9 @@ me departure-from-conn-start loadgen/lg_worker.c '        cr->req_lo = cr->sent;
 me dispatch-3ms-late loadgen/lg_worker.c \
   'rb_timer_start_at(&w->dispatch, next_ns, on_dispatch_timer);' \
   'rb_timer_start_at(&w->dispatch, next_ns + 3000000, on_dispatch_timer);' "loadgen simserver" "lg_e2e_lateness"
+me dispatch-1ms-early loadgen/lg_worker.c \
+  '        if (intended > now) return intended;' \
+  '        if (intended > now + 1000000) return intended;' "loadgen simserver" "lg_e2e_lateness"
 me pacer-2ms-late simserver/sim_server.c 'rb_timer_start_at(&w->pace, next, w->pace.cb);' \
   'rb_timer_start_at(&w->pace, next + 2000000, w->pace.cb);' "loadgen simserver" "lg_e2e_lateness"
 me watchdog-kills-early loadgen/lg_fleet_fork.c \
