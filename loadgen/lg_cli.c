@@ -433,6 +433,9 @@ static const rb_opt OPTS[] = {
      .def = "1",
      .why = "must be > 0 (1 is Poisson, inf is constant rate)",
      .help = "gamma shape of the gaps: 1 Poisson, inf constant"},
+    STRING("ca-cert", "FILE", ca_cert, NULL,
+           "https: verify the server's certificate against this PEM file (a CA bundle, or the "
+           "server's own self-signed certificate) instead of the system's store"),
     INT("capture-buffer", capture_buffer_kib, 1, 1048576, "4096",
         "each worker's capture ring for the wire clock, in KiB (a packet that finds it full is "
         "dropped, counted, and its tokens take the kernel's stamp)"),
@@ -481,6 +484,8 @@ static const rb_opt OPTS[] = {
     CUSTOM("input-distribution", "mean:M,std_dev:S,min:A,max:B,type:T", parse_in_dist,
            "random: prompt lengths drawn as Inference Perf draws them (type normal, lognormal, "
            "uniform or fixed; clipped to [min, max]); its data.input_distribution"),
+    FLAG("insecure", insecure, 1,
+         "https: do not verify the server's certificate (curl's -k; the report says so)"),
     INT("max-concurrency", max_concurrency, 1, 10000000, NULL,
         "alone: closed loop with C in flight; with a rate: a cap (waiting for a slot counts in "
         "latency from intended time)",
@@ -828,6 +833,30 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         if (!o->allow_remote && !lg_url_is_loopback(val))
             return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass "
                        "--allow-remote to query another host");
+    }
+    {
+        /* TLS options with no https URL to apply them to are a mistake. */
+        char sm[600];
+        lg_server_metrics_url(o, sm, sizeof sm);
+        int https = strncmp(o->base_url, "https://", 8) == 0 || strncmp(sm, "https://", 8) == 0;
+        if (o->insecure && o->ca_cert[0]) {
+            flag = "--ca-cert";
+            val = o->ca_cert;
+            return BAD("cannot be given with --insecure (verify against the file, or not at all)");
+        }
+        if ((o->insecure || o->ca_cert[0]) && !https) {
+            flag = o->insecure ? "--insecure" : "--ca-cert";
+            val = o->base_url;
+            return BAD("applies to https:// only, and neither the base URL nor its metrics URL is "
+                       "https://");
+        }
+        if (o->ca_cert[0]) {
+            FILE *f = fopen(o->ca_cert, "r");
+            if (!f)
+                return fail(err, errlen, "--ca-cert: cannot read '%s': %s", o->ca_cert,
+                            strerror(errno));
+            fclose(f);
+        }
     }
     {
         int rc = lg_extra_body_render(o, err, errlen);

@@ -46,6 +46,8 @@ typedef struct lg_opts {
     char *headers[LG_MAX_HEADERS]; /* "K: V" or "K=V", pointers into argv (not owned) */
     int n_headers;
     int allow_remote;
+    char ca_cert[1024]; /* --ca-cert: https: verify the server against this PEM file */
+    int insecure;       /* --insecure: https: no certificate check (the report says so) */
     /* the server's own metrics (lg_scrape.h): a URL, "target" (the base
      * URL's /metrics), "off" or "" (none) */
     char server_metrics[512];

@@ -386,6 +386,26 @@ static void capture_json(cJSON *parent, const lg_stage_stats *s, const lg_opts *
     departure_json(c, s);
 }
 
+/* How the target's certificate was checked: null over plain HTTP; "system"
+ * (curl's store), "ca_cert" (--ca-cert, named) or "off" (--insecure). */
+static void tls_json(cJSON *j, const lg_opts *o)
+{
+    if (strncmp(o->base_url, "https://", 8) != 0) {
+        cJSON_AddNullToObject(j, "tls");
+        return;
+    }
+    cJSON *t = cJSON_AddObjectToObject(j, "tls");
+    if (!t) return;
+    cJSON_AddStringToObject(t, "verify",
+                            o->insecure     ? "off"
+                            : o->ca_cert[0] ? "ca_cert"
+                                            : "system");
+    if (o->ca_cert[0])
+        cJSON_AddStringToObject(t, "ca_cert", o->ca_cert);
+    else
+        cJSON_AddNullToObject(t, "ca_cert");
+}
+
 static void user_timed_json(cJSON *parent, const lg_stage_stats *s, const lg_opts *o)
 {
     static const int hist_u[LG_N_METRICS] = {LG_H_TTFT_U, LG_H_TPOT_U, LG_H_ITL_U, LG_H_E2EL_U,
@@ -505,6 +525,7 @@ cJSON *lg_report_json(const lg_report *r)
         capture_json(j, t, o);
         server_stamped_json(j, t);
     }
+    tls_json(j, o);
     user_timed_json(j, r->total, o);
     failed_json(j, r->total);
     rb_json_put_num_inf(j, "not_dispatched", (double)r->total->not_dispatched);
@@ -682,6 +703,9 @@ void lg_report_summary(const lg_report *r, FILE *f)
             if (c == LG_FAIL_HTTP || !s->fail_class[c]) continue;
             snprintf(k, sizeof k, "%s:", lg_class_names[c]);
             line_f(f, k, (double)s->fail_class[c], 0);
+            if (c == LG_FAIL_TLS && !o->insecure)
+                fprintf(f, "  (the handshake or the server's certificate: --ca-cert FILE trusts a "
+                           "self-signed one, --insecure skips the check)\n");
         }
         for (int code = 0; code < LG_HTTP_CODES; code++) {
             if (!s->fail_http[code]) continue;

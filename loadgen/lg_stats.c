@@ -7,7 +7,7 @@
 
 const char *const lg_class_names[LG_N_CLASSES] = {
     "ok",        "connect", "timeout",         "reset", "midstream", "malformed", "body_too_large",
-    "cancelled", "other",   "client_fd_limit", "http",
+    "cancelled", "other",   "client_fd_limit", "tls",   "http",
 };
 
 size_t lg_stats_hist_bytes(void)

@@ -66,6 +66,7 @@ typedef enum {
     LG_FAIL_CANCELLED, /* still in flight when the drain timeout ran out */
     LG_FAIL_OTHER,
     LG_FAIL_FD_LIMIT, /* loadgen's own descriptor limit (EMFILE, ENFILE): the client's */
+    LG_FAIL_TLS,      /* the TLS handshake, or the server's certificate refused */
     LG_FAIL_HTTP,
     LG_N_CLASSES
 } lg_class;

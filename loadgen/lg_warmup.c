@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lg_body.h"
+#include "lg_tls.h"
 #include "rb_clock.h"
 
 static size_t discard(char *ptr, size_t size, size_t nmemb, void *userdata)
@@ -35,6 +36,7 @@ static CURL *one(const lg_opts *o, const char *url, const char *body, size_t len
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    lg_tls_apply(e, o->ca_cert, o->insecure);
     return e;
 }
 

@@ -42,6 +42,7 @@
 #include "lg_rxclock.h"
 #include "lg_session.h"
 #include "lg_sse.h"
+#include "lg_tls.h"
 #include "rb_clock.h"
 #include "rb_file.h"
 #include "rb_host.h"
@@ -624,6 +625,7 @@ static lg_req *req_new(lg_worker *w)
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL);
+    lg_tls_apply(e, o->ca_cert, o->insecure);
     return r;
 }
 
@@ -702,6 +704,15 @@ static lg_class classify(lg_req *r, CURLcode res, long http, int stream)
         return r->fd_limit ? LG_FAIL_FD_LIMIT : LG_FAIL_CONNECT;
     case CURLE_OPERATION_TIMEDOUT:
         return LG_FAIL_TIMEOUT;
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+        return LG_FAIL_TLS;
     case CURLE_PARTIAL_FILE:
     case CURLE_RECV_ERROR:
     case CURLE_SEND_ERROR:

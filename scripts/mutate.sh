@@ -472,6 +472,19 @@ me warmup-cap-ignored loadgen/lg_warmup.c \
 me warmup-failures-counted-ok loadgen/lg_warmup.c \
   'if (msg->data.result == CURLE_OK && http >= 200 && http < 300) {' \
   'if (msg->data.result == CURLE_OK) {' "loadgen simserver" "lg_e2e_warmup"
+# TLS (tests/loadgen/e2e/tls.sh): the options not applied to the requests,
+# the warm-ups or the scrape; a refused certificate classed other; an
+# unreadable --ca-cert not refused.
+me tls-requests-default loadgen/lg_worker.c '    lg_tls_apply(e, o->ca_cert, o->insecure);' \
+  '    ;' "loadgen simserver" "lg_e2e_tls"
+me tls-warmups-default loadgen/lg_warmup.c '    lg_tls_apply(e, o->ca_cert, o->insecure);' \
+  '    ;' "loadgen simserver" "lg_e2e_tls"
+me tls-scrape-default loadgen/lg_scrape.c '    lg_tls_apply(e, s->ca_cert, s->insecure);' \
+  '    ;' "loadgen simserver" "lg_e2e_tls"
+me tls-class-other loadgen/lg_worker.c '        return LG_FAIL_TLS;' '        return LG_FAIL_OTHER;' \
+  "loadgen simserver" "lg_e2e_tls"
+me tls-ca-cert-unread loadgen/lg_cli.c 'FILE *f = fopen(o->ca_cert, "r");' 'FILE *f = fopen("/dev/null", "r");' \
+  "loadgen simserver" "lg_e2e_tls"
 me idle-cut-early simserver/sim_server.c 'if (!c->deadline_ns || now < c->deadline_ns) continue;' \
   'if (!c->deadline_ns || now < c->deadline_ns - 100000000) continue;' "simserver" "e2e_sim_faults"
 

@@ -32,11 +32,12 @@ done
 pkgs=(build-essential cmake pkg-config libcurl4-openssl-dev libuv1-dev libcjson-dev libyaml-dev
       libgsl-dev libcmocka-dev libhttp-parser-dev libpcap-dev libpcre2-dev gnuplot-nox curl jq procps)
 # Only the tests: valgrind (leak checks), clang-format (the style check),
-# nginx-light (a TLS terminator), prometheus (promtool, and a real server),
+# nginx-light and openssl (a TLS terminator, and its certificate),
+# prometheus (promtool, and a real server),
 # chromium and python3 (the report in a browser), Open MPI and MPICH (the mpi
 # back-end), time (/usr/bin/time in the reliability tests), iproute2 (network
 # namespaces).
-test_pkgs=(valgrind clang-format nginx-light prometheus chromium python3 openmpi-bin libopenmpi-dev
+test_pkgs=(valgrind clang-format nginx-light openssl prometheus chromium python3 openmpi-bin libopenmpi-dev
            mpich libmpich-dev time iproute2)
 [ "$want_tests" -eq 0 ] || pkgs+=("${test_pkgs[@]}")
 pkgs+=("${extra[@]}")

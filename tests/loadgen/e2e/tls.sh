@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# An https target: loadgen through nginx as a TLS terminator in front of
+# simserver (scripts/lib/nginx_tls.sh; a self-signed certificate made for
+# the run).
+#  - with curl's defaults the certificate is refused: every request fails as
+#    `tls`, and the summary names --ca-cert and --insecure;
+#  - --ca-cert CERT: every request completes with all its tokens, the
+#    warm-ups and the /metrics scrape go over TLS too (all complete, every
+#    scrape succeeds), the report says `tls.verify` "ca_cert", the receive
+#    clock is the kernel's with the TLS reason, and the client sees tokens
+#    5 ms apart (median, the server's pacing through the proxy);
+#  - --insecure: every request completes, `tls.verify` "off";
+#  - exit 2, naming the flag: --receive-clock wire with TLS, --insecure or
+#    --ca-cert on plain http, --ca-cert with a file that is not there,
+#    --ca-cert with --insecure.
+source "$(dirname "$0")/lib.sh"
+source "$RB_SOURCE_DIR/scripts/lib/nginx_tls.sh"
+trap 'nginx_tls_stop; cleanup' EXIT
+start_sim sim --time-to-first-token 20ms --inter-token-latency 5ms
+nginx_tls_start "$WORK/nginx" "$SIM_URL" || fail "nginx (TLS) could not be started"
+URL=$NGINX_URL CERT=$NGINX_TLS_CERT
+common=(--base-url "$URL" --request-rate 40 --num-prompts 40 --seed 3 --random-input-len 8
+  --random-output-len 16 --no-progress --save-result --result-dir "$WORK")
+
+# curl's defaults: the self-signed certificate is refused
+"$LOADGEN" "${common[@]}" --num-workers 1 --result-filename refused.json >"$WORK/refused.out" 2>&1 ||
+  fail "refused run: exit $?: $(tail -n 5 "$WORK/refused.out")"
+jq -e '.completed == 0 and .failed == 40 and .failures_by_class == {"tls": 40}
+       and .tls == {"verify": "system", "ca_cert": null}' "$WORK/refused.json" >/dev/null ||
+  fail "refused certificate: $(jq -c '{completed, failed, failures_by_class, tls}' "$WORK/refused.json")"
+grep -q -- "--ca-cert FILE" "$WORK/refused.out" || fail "the summary does not name --ca-cert: $(grep -A3 Failures "$WORK/refused.out")"
+
+# --ca-cert: verified, with warm-ups and the server's metrics over TLS
+"$LOADGEN" "${common[@]}" --num-workers 2 --ca-cert "$CERT" --num-warmups 2 --server-metrics target \
+  --server-metrics-interval 0.2 --quiet --result-filename ca.json 2>"$WORK/ca.err" ||
+  fail "--ca-cert run: exit $?: $(cat "$WORK/ca.err")"
+sent_equals_done "$WORK/ca.json"
+jq -e --arg cert "$CERT" '.completed == 40 and .failed == 0 and .total_output_tokens == 40 * 16
+       and .tls == {"verify": "ca_cert", "ca_cert": $cert}
+       and .receive_clock == "kernel" and (.receive_clock_fallback_reason | test("^TLS"))
+       and .warmup.completed == 2 and .warmup.failed == 0
+       and .server_metrics.scrapes >= 2 and .server_metrics.failed_scrapes == 0' "$WORK/ca.json" >/dev/null ||
+  fail "--ca-cert: $(jq -c '{completed, failed, failures_by_class, tls, receive_clock, receive_clock_fallback_reason, warmup, s: (.server_metrics | {scrapes, failed_scrapes, last_error})}' "$WORK/ca.json")"
+itl=$(jnum "$WORK/ca.json" .median_itl_ms)
+in_range "$itl" 4 6.5 "median ITL through the TLS terminator (ms; simserver paces 5 ms)"
+
+# --insecure: not verified, and said so
+"$LOADGEN" "${common[@]}" --num-workers 1 --insecure --quiet --result-filename insecure.json 2>"$WORK/in.err" ||
+  fail "--insecure run: exit $?: $(cat "$WORK/in.err")"
+jq -e '.completed == 40 and .failed == 0 and .tls == {"verify": "off", "ca_cert": null}' \
+  "$WORK/insecure.json" >/dev/null || fail "--insecure: $(jq -c '{completed, failed, failures_by_class, tls}' "$WORK/insecure.json")"
+
+# bad input: exit 2, the flag named
+refuse() {
+  local what=$1 needle=$2 rc=0
+  shift 2
+  "$LOADGEN" --num-prompts 2 --no-progress "$@" >"$WORK/bad.out" 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] && grep -q -- "$needle" "$WORK/bad.out" ||
+    fail "$what: exit $rc, expected 2 naming '$needle': $(cat "$WORK/bad.out")"
+}
+refuse "wire clock with TLS" "--receive-clock wire: TLS" --base-url "$URL" --ca-cert "$CERT" --receive-clock wire
+refuse "--insecure on http" "--insecure: applies to https:// only" --base-url "$SIM_URL" --insecure
+refuse "--ca-cert on http" "--ca-cert: applies to https:// only" --base-url "$SIM_URL" --ca-cert "$CERT"
+refuse "--ca-cert missing" "--ca-cert: cannot read '$WORK/none.pem'" --base-url "$URL" --ca-cert "$WORK/none.pem"
+refuse "--ca-cert with --insecure" "--ca-cert: cannot be given with --insecure" --base-url "$URL" --ca-cert "$CERT" --insecure
+pass "https through a TLS terminator: refused by default (tls), verified with --ca-cert (requests, warm-ups, scrapes), unverified with --insecure (said), median ITL $itl ms"
