@@ -88,6 +88,7 @@ mkdir -p "$(dirname "$out")"
   echo
   echo "- command: \`scripts/bench_receive_clock.sh --runs $runs --rates \"$rates\" --workers \"$workers\" --duration $duration\`"
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "- measures: loadgen/lg_capture.c loadgen/lg_wire.c loadgen/lg_rxclock.c"
   echo "- CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) online CPUs shared by client and server; kernel $(uname -r)"
   echo "- load average at start: $load_start; at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$out.tmp"

@@ -57,6 +57,7 @@ tests_for() {
     simserver/sim_http.c) echo "test_sim_http" ;;
     simserver/sim_model.c) echo "test_sim_model" ;;
     simserver/sim_metrics.c) echo "test_sim_metrics" ;;
+    simserver/sim_api.c) echo "test_sim_api" ;;
     common/rb_timer.c) echo "test_rb_timer" ;;
     loadgen/lg_merge.c) echo "test_lg_merge" ;;
     calibrate/cal_level.c) echo "test_cal_level" ;;
@@ -387,6 +388,15 @@ m idle-cut-min-is-max simserver/sim_metrics.c \
   'if (cut > 0 && (out->idle_cut_min_ns == 0 || cut < out->idle_cut_min_ns))' \
   'if (cut > 0 && (out->idle_cut_min_ns == 0 || cut > out->idle_cut_min_ns))'
 m idle-cut-counts-zero simserver/sim_metrics.c 'if (cut > 0 && (out->idle_cut_min_ns == 0' 'if (cut >= 0 && (out->idle_cut_min_ns == 0'
+m ignored-params-not-summed simserver/sim_metrics.c 'out->ignored[p] += LOAD(m->ignored[p]);' \
+  'out->ignored[p] = LOAD(m->ignored[p]);'
+# simserver/sim_api.c: the parameters it does not honour
+m ignored-one-not-noop simserver/sim_api.c '((p == SIM_IGN_N || p == SIM_IGN_BEST_OF) && j->valuedouble == 1);' \
+  '(p == SIM_IGN_N && j->valuedouble == 1);'
+m ignored-empty-not-noop simserver/sim_api.c 'if (cJSON_IsArray(j) || cJSON_IsObject(j)) return j->child == NULL;' \
+  'if (cJSON_IsArray(j)) return j->child == NULL;'
+me ignored-not-counted simserver/sim_server.c 'if (es->spec.ignored & (1u << p)) SIM_METRIC_ADD(w->m->ignored[p], 1);' \
+  'if (es->spec.ignored & (2u << p)) SIM_METRIC_ADD(w->m->ignored[p], 1);' "simserver" "e2e_sim_metrics"
 # simserver/sim_model.c
 m load-factor-off-by-one simserver/sim_model.c \
   'return 1.0 + (c->time_factor_under_load - 1.0) * (double)(running - 1) /' \

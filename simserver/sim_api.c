@@ -238,6 +238,50 @@ static int parse_messages(const cJSON *m, toks *t, sim_api_error *err)
     return 0;
 }
 
+static const char *const IGNORED_NAMES[SIM_IGN_COUNT] = {
+    "n",
+    "best_of",
+    "stop",
+    "stop_token_ids",
+    "min_tokens",
+    "logprobs",
+    "top_logprobs",
+    "prompt_logprobs",
+    "logit_bias",
+    "response_format",
+    "guided_json",
+    "guided_regex",
+    "guided_choice",
+    "tools",
+    "use_beam_search",
+};
+
+const char *sim_ignored_param_name(int p)
+{
+    return p >= 0 && p < SIM_IGN_COUNT ? IGNORED_NAMES[p] : "?";
+}
+
+/* A value that asks for nothing: null, false, 0, "", [] or {}; and 1 for n
+ * and best_of (one sequence, the default). */
+static int is_noop(const cJSON *j, int p)
+{
+    if (is_absent(j) || cJSON_IsFalse(j)) return 1;
+    if (cJSON_IsNumber(j))
+        return j->valuedouble == 0 ||
+               ((p == SIM_IGN_N || p == SIM_IGN_BEST_OF) && j->valuedouble == 1);
+    if (cJSON_IsString(j)) return j->valuestring[0] == 0;
+    if (cJSON_IsArray(j) || cJSON_IsObject(j)) return j->child == NULL;
+    return 0;
+}
+
+static uint32_t ignored_params(const cJSON *root)
+{
+    uint32_t mask = 0;
+    for (int p = 0; p < SIM_IGN_COUNT; p++)
+        if (!is_noop(cJSON_GetObjectItemCaseSensitive(root, IGNORED_NAMES[p]), p)) mask |= 1u << p;
+    return mask;
+}
+
 static int parse_body(const cJSON *root, int chat, const sim_api_limits *lim, sim_req_spec *out,
                       sim_api_error *err)
 {
@@ -262,6 +306,7 @@ static int parse_body(const cJSON *root, int chat, const sim_api_limits *lim, si
         snprintf(out->model, sizeof out->model, "%s", model->valuestring);
     }
 
+    out->ignored = ignored_params(root);
     if (get_bool(root, "stream", &out->stream, err)) return -1;
     if (get_bool(root, "ignore_eos", &out->ignore_eos, err)) return -1;
     const cJSON *so = cJSON_GetObjectItemCaseSensitive(root, "stream_options");

@@ -38,8 +38,36 @@ typedef struct sim_api_limits {
     struct rb_tok *tok;
 } sim_api_limits;
 
+/* The request parameters a real server honours and the simulator does not:
+ * each changes what vLLM would do in time or bytes (several sequences, an
+ * early stop, log-probabilities in every chunk, constrained decoding). A
+ * request that sets one to anything but its no-op value is still served,
+ * as if it were absent, and counted (sim_ignored_params_total), so that a
+ * benchmark of the simulator cannot silently measure another workload. */
+typedef enum {
+    SIM_IGN_N,
+    SIM_IGN_BEST_OF,
+    SIM_IGN_STOP,
+    SIM_IGN_STOP_TOKEN_IDS,
+    SIM_IGN_MIN_TOKENS,
+    SIM_IGN_LOGPROBS,
+    SIM_IGN_TOP_LOGPROBS,
+    SIM_IGN_PROMPT_LOGPROBS,
+    SIM_IGN_LOGIT_BIAS,
+    SIM_IGN_RESPONSE_FORMAT,
+    SIM_IGN_GUIDED_JSON,
+    SIM_IGN_GUIDED_REGEX,
+    SIM_IGN_GUIDED_CHOICE,
+    SIM_IGN_TOOLS,
+    SIM_IGN_USE_BEAM_SEARCH,
+    SIM_IGN_COUNT
+} sim_ignored_param;
+/* The parameter's name in the request body ("n", "stop", ...). */
+const char *sim_ignored_param_name(int p);
+
 typedef struct sim_req_spec {
     int chat;
+    uint32_t ignored; /* bit p set: parameter p (sim_ignored_param) was set, and ignored */
     int stream;
     int include_usage;
     int ignore_eos;

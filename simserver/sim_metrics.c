@@ -2,7 +2,11 @@
  * vLLM's, with finer steps below 10 ms because the simulator is fast. */
 #include "sim_metrics.h"
 
+#include "sim_api.h"
+
 #include <string.h>
+
+_Static_assert(SIM_IGN_COUNT == SIM_IGNORED_PARAMS, "sim_metrics' table of ignored parameters");
 
 static const double bucket_s[SIM_HIST_BUCKETS] = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08,  0.1,   0.25,
@@ -81,6 +85,8 @@ void sim_metrics_sum(const sim_metrics *slots, int n, sim_metrics *out)
         int64_t cut = LOAD(m->idle_cut_min_ns);
         if (cut > 0 && (out->idle_cut_min_ns == 0 || cut < out->idle_cut_min_ns))
             out->idle_cut_min_ns = cut;
+        for (int p = 0; p < SIM_IGNORED_PARAMS; p++)
+            out->ignored[p] += LOAD(m->ignored[p]);
     }
 }
 
@@ -195,4 +201,10 @@ void sim_metrics_render(const sim_metrics *m, const char *model, rb_buf *o)
          "The shortest time a connection was idle (or its request incomplete) before such a cut, "
          "by the server's own clock; 0 before the first cut.");
     rb_buf_printf(o, "sim_idle_cut_min_seconds %.9f\n", (double)m->idle_cut_min_ns / 1e9);
+    head(o, "sim_ignored_params_total", "counter",
+         "Requests served that set a parameter the simulator does not honour (as if it were "
+         "absent), by parameter.");
+    for (int p = 0; p < SIM_IGNORED_PARAMS; p++)
+        rb_buf_printf(o, "sim_ignored_params_total{param=\"%s\"} %llu\n", sim_ignored_param_name(p),
+                      (unsigned long long)m->ignored[p]);
 }

@@ -12,6 +12,7 @@
 #include "sim_model.h"
 
 #define SIM_HIST_BUCKETS 26
+#define SIM_IGNORED_PARAMS 15 /* SIM_IGN_COUNT (sim_api.h; checked there) */
 
 typedef struct sim_hist {
     uint64_t counts[SIM_HIST_BUCKETS + 1]; /* per bucket, last is +Inf */
@@ -50,6 +51,7 @@ typedef struct sim_metrics {
     sim_thist output_len;    /* generated tokens per finished request */
     uint64_t idle_cuts;      /* connections cut by the idle or slow-request timeout */
     int64_t idle_cut_min_ns; /* the shortest silence before such a cut (0 = none yet) */
+    uint64_t ignored[SIM_IGNORED_PARAMS]; /* requests that set parameter p (sim_api.h), ignored */
 } sim_metrics;
 
 /* Single-writer updates, safe for concurrent readers in other processes. */

@@ -649,6 +649,8 @@ static void start_completion(conn *c, int chat)
         return;
     }
 
+    for (int p = 0; p < SIM_IGN_COUNT; p++)
+        if (es->spec.ignored & (1u << p)) SIM_METRIC_ADD(w->m->ignored[p], 1);
     s->stamp = req->stamp;
     s->chunked = req->http_minor >= 1;
     s->stream = es->spec.stream;

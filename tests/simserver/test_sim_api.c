@@ -171,6 +171,47 @@ static void an_unknown_model_is_404_model_not_found(void **state)
 /* /tokenize and /detokenize without a tokenizer: the word rule's tokens
  * (a word's id is its hash: the same word, the same id), and as many words
  * back as ids. */
+/* A parameter the simulator does not honour is served as if absent, and
+ * marked; its no-op values (null, false, 0, "", [], {}; 1 for n and best_of)
+ * are not. */
+static void unhonoured_parameters_are_marked_unless_no_ops(void **state)
+{
+    sim_req_spec s;
+    sim_api_error e;
+    assert_int_equal(
+        parse("{\"prompt\":\"a b\",\"max_tokens\":3,\"n\":2,\"stop\":[\"x\"],"
+              "\"logprobs\":true,\"top_logprobs\":0,\"best_of\":1,\"min_tokens\":0,"
+              "\"response_format\":{\"type\":\"json_object\"},\"tools\":[],"
+              "\"guided_regex\":\"\",\"logit_bias\":{},\"use_beam_search\":false,"
+              "\"stop_token_ids\":null,\"prompt_logprobs\":1,\"guided_choice\":[\"y\"]}",
+              0, &s, &e),
+        0);
+    uint32_t want = 1u << SIM_IGN_N | 1u << SIM_IGN_STOP | 1u << SIM_IGN_LOGPROBS |
+                    1u << SIM_IGN_RESPONSE_FORMAT | 1u << SIM_IGN_PROMPT_LOGPROBS |
+                    1u << SIM_IGN_GUIDED_CHOICE;
+    assert_int_equal(s.ignored, want);
+    assert_int_equal(s.max_tokens, 3); /* served as asked, one sequence */
+    sim_req_spec_free(&s);
+    assert_int_equal(parse("{\"prompt\":\"a\",\"n\":1,\"best_of\":3,\"stop\":\"\\n\","
+                           "\"min_tokens\":4,\"guided_json\":{\"a\":1},\"tools\":[{}],"
+                           "\"use_beam_search\":true,\"stop_token_ids\":[2],\"top_logprobs\":5,"
+                           "\"logit_bias\":{\"1\":2},\"guided_regex\":\"a+\"}",
+                           0, &s, &e),
+                     0);
+    assert_int_equal(s.ignored, 1u << SIM_IGN_BEST_OF | 1u << SIM_IGN_STOP |
+                                    1u << SIM_IGN_MIN_TOKENS | 1u << SIM_IGN_GUIDED_JSON |
+                                    1u << SIM_IGN_TOOLS | 1u << SIM_IGN_USE_BEAM_SEARCH |
+                                    1u << SIM_IGN_STOP_TOKEN_IDS | 1u << SIM_IGN_TOP_LOGPROBS |
+                                    1u << SIM_IGN_LOGIT_BIAS | 1u << SIM_IGN_GUIDED_REGEX);
+    sim_req_spec_free(&s);
+    assert_int_equal(parse("{\"prompt\":\"a\"}", 0, &s, &e), 0);
+    assert_int_equal(s.ignored, 0);
+    sim_req_spec_free(&s);
+    assert_string_equal(sim_ignored_param_name(SIM_IGN_N), "n");
+    assert_string_equal(sim_ignored_param_name(SIM_IGN_USE_BEAM_SEARCH), "use_beam_search");
+    assert_string_equal(sim_ignored_param_name(SIM_IGN_COUNT), "?");
+}
+
 static void tokenize_by_words(void **state)
 {
     (void)state;
@@ -218,6 +259,7 @@ int main(void)
         cmocka_unit_test(bad_bodies_are_400_naming_the_field),
         cmocka_unit_test(prompt_plus_max_tokens_must_fit),
         cmocka_unit_test(an_unknown_model_is_404_model_not_found),
+        cmocka_unit_test(unhonoured_parameters_are_marked_unless_no_ops),
         cmocka_unit_test(tokenize_by_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

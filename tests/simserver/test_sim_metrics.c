@@ -258,6 +258,25 @@ static void idle_cuts_sum_and_the_shortest_is_the_minimum_of_those_cut(void **st
     free(t);
 }
 
+/* The ignored parameters sum over the workers, one sample per parameter by
+ * its request name, zeros included. */
+static void ignored_parameters_sum_per_parameter(void **state)
+{
+    (void)state;
+    sim_metrics slots[2], m;
+    memset(slots, 0, sizeof slots);
+    slots[0].ignored[SIM_IGN_N] = 2;
+    slots[1].ignored[SIM_IGN_N] = 3;
+    slots[1].ignored[SIM_IGN_USE_BEAM_SEARCH] = 7;
+    sim_metrics_sum(slots, 2, &m);
+    char *t = render(&m);
+    assert_true(value_of(t, "\nsim_ignored_params_total{param=\"n\"} ") == 5);
+    assert_true(value_of(t, "\nsim_ignored_params_total{param=\"use_beam_search\"} ") == 7);
+    assert_true(value_of(t, "\nsim_ignored_params_total{param=\"stop\"} ") == 0);
+    assert_non_null(strstr(t, "\n# TYPE sim_ignored_params_total counter\n"));
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +286,7 @@ int main(void)
         cmocka_unit_test(tpot_is_itl_under_its_older_name_and_preemptions_are_zero),
         cmocka_unit_test(kv_usage_sums_the_slots_and_is_at_most_one),
         cmocka_unit_test(idle_cuts_sum_and_the_shortest_is_the_minimum_of_those_cut),
+        cmocka_unit_test(ignored_parameters_sum_per_parameter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,8 @@
 # queries and hits in tokens, KV-cache usage while a request runs and after,
 # the per-request prompt and generation length histograms agreeing with the
 # token counters, the older time_per_output_token name beside
-# inter_token_latency, and no preemptions. Then, when promtool is installed,
+# inter_token_latency, no preemptions, and the parameters it does not
+# honour counted per parameter (served as if absent). Then, when promtool is installed,
 # `promtool check metrics` finds nothing but the colons of vLLM's own names.
 source "$(dirname "$0")/lib.sh"
 start_sim m --inter-token-latency 20ms --prefix-cache-blocks 1000
@@ -43,6 +44,15 @@ check "time_per_output_token_seconds counts what inter_token_latency_seconds cou
   [ "$(m vllm:time_per_output_token_seconds_count)" = "$(m vllm:inter_token_latency_seconds_count)" ]
 check "and they count 2 + 2 + 99 gaps" [ "$(m vllm:inter_token_latency_seconds_count)" = 103 ]
 check "no preemptions" [ "$(m vllm:num_preemptions_total)" = 0 ]
+
+# --- parameters the simulator does not honour: served, and counted
+ign() { metric "sim_ignored_params_total{param=\"$1\"}"; }
+check "no ignored parameter yet" [ "$(ign n)" = 0 ]
+curl -sS -o "$TMP/n2.json" "$URL/v1/completions" \
+  -d '{"prompt":"a b","max_tokens":2,"n":2,"stop":["x"],"logprobs":null,"best_of":1}'
+check "a request with n=2 and a stop list is served, one choice" [ "$(jq '.choices | length' "$TMP/n2.json")" = 1 ]
+checkx "n and stop are counted once each" '[ "$(ign n)" = 1 ] && [ "$(ign stop)" = 1 ]'
+checkx "their no-op values are not (logprobs null, best_of 1)" '[ "$(ign logprobs)" = 0 ] && [ "$(ign best_of)" = 0 ]' 
 
 if command -v promtool >/dev/null; then
   curl -sS "$URL/metrics" >"$TMP/metrics.txt"
