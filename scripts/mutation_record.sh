@@ -86,11 +86,13 @@ last=$(tail -n 1 "$out")
   echo "$last"
 } >"$tmp"
 {
-  echo "**Mutation check** ([results/tests/mutation.md](results/tests/mutation.md), every mutant with its file and tests): \`bash scripts/mutate.sh\` at $commit on $start, exit $rc: **${last#mutants: }**."
+  echo "**Mutation check** ([results/tests/mutation.md](results/tests/mutation.md), every mutant with its file and tests): \`bash scripts/mutate.sh\` at commit $commit on $start, exit $rc: **${last#mutants: }**."
   echo
   echo "| file | mutants | killed |"
   echo "| --- | ---: | ---: |"
   rows "$out" | awk -F' [|] ' '{ n[$2]++; if ($4 == "killed") k[$2]++ } END { for (f in n) printf "| %s | %d | %d |\n", f, n[f], k[f] + 0 }' | sed 's/^| | /| /' | sort
+  echo
+  echo "- measures: scripts/mutate.sh (the mutants; CI's own run of the check is compared with this record, mutant by mutant)"
 } >"$tsum"
 mv "$tmp" "$rec"
 mv "$tsum" "$sum"

@@ -8,10 +8,16 @@
 # every such block from its file; with --check it changes nothing and fails
 # (exit 1), naming the block, when the README differs from a record or a
 # record is missing.
-# With --fresh (and --check), each record must also prove it is current: it
-# names the commit it measured ("commit ABC1234") and what it measures (a
-# line "- measures: PATH..."), and no commit since then changed those paths;
-# a stale record fails, naming the commits that made it so.
+# Each record must also prove it is current: it names the commit it measured
+# ("commit ABC1234") and what it measures (a line "- measures: PATH..."),
+# and no commit after the one that last wrote the record (the record is
+# committed with the code it measured, or after it; a record changed and
+# not yet committed is taken as current) changed those paths. A
+# block whose record does
+# not is followed, inside the block, by one line saying so ("> **Not
+# current:** ..."), which this script writes and --check demands: the README
+# never quotes a stale figure without saying it is stale. With --fresh a
+# record that is not current fails outright, naming the commits.
 #   scripts/records.sh [--check [--fresh]] [README]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,22 +33,40 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -f "$readme" ] || { echo "records: no file '$readme'" >&2; exit 2; }
-# is_fresh PATH: the record at PATH (under the repository) is current.
+# is_fresh PATH: the record at PATH (under the repository) is current; else
+# says why on stderr (with the commits) and sets STALE_WHY (stable: without
+# them, so that the README's line changes only when the record does).
 is_fresh() {
   local f="$here/$1" c m changed
+  STALE_WHY=""
   c=$(grep -o -m1 -E 'commit:? [0-9a-f]{7,40}' "$f" | awk '{ print $NF }' || true)
   m=$(sed -n 's/^- measures: //p' "$f" | head -n 1)
-  [ -n "$c" ] || { echo "records: $1 names no commit it measured" >&2; return 1; }
-  [ -n "$m" ] || { echo "records: $1 names nothing it measures (a line '- measures: PATH...')" >&2; return 1; }
-  git -C "$here" cat-file -e "$c^{commit}" 2>/dev/null ||
-    { echo "records: $1: its commit $c is not in this repository's history" >&2; return 1; }
-  # shellcheck disable=SC2086 # the paths are words
-  changed=$(git -C "$here" log --format=%h "$c..HEAD" -- $m | head -n 5 | tr '\n' ' ')
-  [ -z "$changed" ] ||
-    { echo "records: $1 is stale: measured at $c, and $m changed since (${changed% })" >&2; return 1; }
+  if [ -z "$c" ]; then
+    STALE_WHY="it names no commit it measured"
+  elif [ -z "$m" ]; then
+    STALE_WHY="measured at $c, and it names nothing it measures (no line '- measures: PATH...')"
+  elif ! git -C "$here" cat-file -e "$c^{commit}" 2>/dev/null; then
+    STALE_WHY="its commit $c is not in this repository's history"
+  else
+    # since the commit that last wrote the record (a record committed with
+    # the change it measured is current), or the one it names if none has
+    local base
+    # a record rewritten and not yet committed goes in with the change
+    [ -z "$(git -C "$here" status --porcelain -- "$1")" ] || return 0
+    base=$(git -C "$here" log -1 --format=%h -- "$1")
+    [ -n "$base" ] || base=$c
+    # shellcheck disable=SC2086 # the paths are words
+    changed=$(git -C "$here" log --format=%h "$base..HEAD" -- $m | head -n 5 | tr '\n' ' ')
+    [ -z "$changed" ] && return 0
+    STALE_WHY="measured at $c, and $m changed since"
+    echo "records: $1 is stale: $STALE_WHY (${changed% })" >&2
+    return 1
+  fi
+  echo "records: $1: $STALE_WHY" >&2
+  return 1
 }
 tmp=$(mktemp "${readme}.XXXXXX")
-trap 'rm -f "$tmp"' EXIT
+trap 'rm -f "$tmp" "$tmp.why"' EXIT
 status=0 blocks=0 inside=""
 while IFS= read -r line || [ -n "$line" ]; do
   if [[ "$line" =~ ^'<!-- record: '(.+)' -->'$ ]]; then
@@ -52,7 +76,11 @@ while IFS= read -r line || [ -n "$line" ]; do
     printf '%s\n' "$line" >>"$tmp"
     if [ -f "$here/$inside" ]; then
       cat "$here/$inside" >>"$tmp"
-      [ "$fresh" = 0 ] || is_fresh "$inside" || status=1
+      if ! is_fresh "$inside" 2>"$tmp.why"; then
+        printf '\n> **Not current:** %s: %s. Re-run its command to refresh it.\n' "$inside" "$STALE_WHY" >>"$tmp"
+        [ "$fresh" = 0 ] || { cat "$tmp.why" >&2; status=1; }
+      fi
+      rm -f "$tmp.why"
     else
       echo "records: $readme cites $inside, which is not committed" >&2
       status=1

@@ -42,6 +42,19 @@ fi
     echo "FAIL: a stale record passed --fresh"; exit 1
   fi
   grep -q "results/t.md is stale" "$tmp/stale.err" || { echo "FAIL: the message: $(cat "$tmp/stale.err")"; exit 1; }
+  # without --fresh: the README must say the record is not current
+  if bash scripts/records.sh --check README.md 2>/dev/null >/dev/null; then
+    echo "FAIL: a README quoting a stale record without saying so passed --check"; exit 1
+  fi
+  bash scripts/records.sh README.md >/dev/null
+  grep -q "^> \*\*Not current:\*\* results/t.md: measured at $c, and code changed since" README.md ||
+    { echo "FAIL: no 'Not current' line: $(cat README.md)"; exit 1; }
+  bash scripts/records.sh --check README.md >/dev/null || { echo "FAIL: the rewritten README failed --check"; exit 1; }
+  # re-measured and committed with the change: current again, the line gone
+  echo 3 >code/a.c && printf -- '- commit %s\n- measures: code\n| 1 | 3 |\n' "$c" >results/t.md
+  bash scripts/records.sh README.md >/dev/null && git add -A && git commit -qm "re-measured with the change"
+  bash scripts/records.sh --check --fresh README.md >/dev/null || { echo "FAIL: a record committed with its change failed --fresh"; exit 1; }
+  ! grep -q "Not current" README.md || { echo "FAIL: the 'Not current' line stayed"; exit 1; }
   printf -- '| 1 | 2 |\n' >results/t.md && bash scripts/records.sh README.md >/dev/null
   if bash scripts/records.sh --check --fresh README.md 2>/dev/null; then
     echo "FAIL: a record naming no commit passed --fresh"; exit 1

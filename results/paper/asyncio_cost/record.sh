@@ -64,6 +64,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
   echo
   echo "- command: \`results/paper/asyncio_cost/record.sh --reps $reps\` (each run: \`scripts/measure_asyncio_cost.py PORT 2000 64 16\`)"
   echo "- date: $date_start to $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $commit"
+  echo "- measures: scripts/measure_asyncio_cost.py"
   echo "- host: $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) CPUs online, $(uname -sr), $(. /etc/os-release && echo "$PRETTY_NAME"), Python $(python3 -c 'import sys; print(sys.version.split()[0])'); shared with other work"
   echo "- load average: $load_before before, $load_after after"
   echo
