@@ -414,6 +414,8 @@ static const rb_choice CLOCKS[] = {
     {"wire", LG_RXC_WIRE}, {"kernel", LG_RXC_KERNEL}, {"user", LG_RXC_USER}, {NULL, 0}};
 static const rb_choice STAMPS[] = {
     {"auto", LG_STAMPS_AUTO}, {"on", LG_STAMPS_ON}, {"off", LG_STAMPS_OFF}, {NULL, 0}};
+static const rb_choice RAMPS[] = {
+    {"linear", LG_RAMP_LINEAR}, {"exponential", LG_RAMP_EXPONENTIAL}, {NULL, 0}};
 static const rb_choice SWEEPS[] = {
     {"linear", LG_SWEEP_LINEAR}, {"geometric", LG_SWEEP_GEOMETRIC}, {NULL, 0}};
 
@@ -557,6 +559,15 @@ static const rb_opt OPTS[] = {
          "distinct prompts; request i uses prompt i mod N (default: one per planned request, "
          "within 512 MiB; a smaller N repeats prompts on purpose)"),
     FLAG("quiet", quiet, 1, "no summary table"),
+    RATE("ramp-up-end-rps", ramp_up_end_rps, NULL, "must be a rate > 0",
+         "the ramp's rate at its last request (vLLM's)"),
+    RATE("ramp-up-start-rps", ramp_up_start_rps, NULL, "must be a rate > 0",
+         "the ramp's rate at its first request (vLLM's; > 0)"),
+    CHOICE("ramp-up-strategy", "linear|exponential", ramp_up, RAMPS, NULL,
+           "must be linear or exponential",
+           "vLLM's ramp-up: request j of --num-prompts N comes at rate start + (end - start) p "
+           "(linear) or start (end / start)^p (exponential), p = j / (N - 1), instead of "
+           "--request-rate"),
     INT("random-input-len", random_input_len, 1, 1000000, "1024",
         "prompt length: words, or token ids with --token-ids",
         .key = "data.input_distribution.mean"),
@@ -788,6 +799,37 @@ int lg_url_is_loopback(const char *url)
 
 static void size_pool(lg_opts *o);
 
+/* vLLM's ramp-up: all three flags, over the --num-prompts of the one stage,
+ * instead of --request-rate. Sets the stage's ramp. */
+static int finish_ramp(lg_opts *o, char *err, size_t errlen)
+{
+    const char *flag, *val;
+    int any = o->ramp_up || o->ramp_up_start_rps > 0 || o->ramp_up_end_rps > 0;
+    if (!any) return 0;
+    if (!o->ramp_up) {
+        flag = o->ramp_up_start_rps > 0 ? "--ramp-up-start-rps" : "--ramp-up-end-rps";
+        val = "without --ramp-up-strategy";
+        return BAD("needs --ramp-up-strategy linear|exponential");
+    }
+    flag = "--ramp-up-strategy";
+    if (!(o->ramp_up_start_rps > 0) || !(o->ramp_up_end_rps > 0)) {
+        val = o->ramp_up == LG_RAMP_LINEAR ? "linear" : "exponential";
+        return BAD("needs --ramp-up-start-rps and --ramp-up-end-rps");
+    }
+    val = "with this plan";
+    if (o->rate_given)
+        return BAD("cannot be combined with --request-rate (the ramp sets the rate, as vLLM's)");
+    if (o->dataset == LG_DS_TRACE) return BAD("cannot ramp a trace (its rows set the times)");
+    if (o->n_stages != 1 || o->sweep || o->n_closed_stages)
+        return BAD("cannot be combined with --stage, --sweep or --closed-stage (one ramp)");
+    if (!o->num_prompts_given)
+        return BAD("needs --num-prompts: the ramp spreads its rates over the requests");
+    o->stages[0].rate_per_s = o->ramp_up_start_rps;
+    o->stages[0].ramp = (lg_ramp)o->ramp_up;
+    o->stages[0].ramp_end_per_s = o->ramp_up_end_rps;
+    return 0;
+}
+
 int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
 {
     const char *flag, *val;
@@ -943,6 +985,10 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
                                   .max_requests = o->num_prompts};
         o->n_stages = 1;
     }
+    {
+        int rc = finish_ramp(o, err, errlen);
+        if (rc) return rc;
+    }
     if (isinf(o->request_rate) && o->duration_ns && !o->num_prompts_given && o->n_stages == 1 &&
         !o->max_concurrency) {
         flag = "--duration";
@@ -1009,7 +1055,7 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         /* Each worker needs at least one slot of the cap. */
         o->num_workers = o->max_concurrency;
     }
-    if (o->max_concurrency && !o->rate_given && o->n_stages == 1) {
+    if (o->max_concurrency && !o->rate_given && !o->ramp_up && o->n_stages == 1) {
         /* Closed loop: no arrival times; the stage keeps only its bounds. */
         o->stages[0].rate_per_s = INFINITY;
     }

@@ -75,6 +75,8 @@ typedef struct lg_opts {
     /* load */
     double request_rate; /* INFINITY allowed */
     int rate_given;
+    int ramp_up; /* --ramp-up-strategy: LG_RAMP_LINEAR or _EXPONENTIAL (lg_sched.h); 0 none */
+    double ramp_up_start_rps, ramp_up_end_rps; /* 0: not given */
     double burstiness;
     int64_t num_prompts; /* 0: bounded by duration instead */
     int num_prompts_given;

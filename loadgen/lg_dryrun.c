@@ -123,7 +123,7 @@ static int print_certificate(const lg_opts *o, int k, int closed, size_t n_trace
     lg_cert_decision d;
     lg_cert_check_plan(&cert, &host, k, rate, tokens, &d);
     for (int i = 0; i < o->n_stages && !closed && !n_trace; i++) {
-        double rho = lg_cert_predict_rho(&cert, k, o->stages[i].rate_per_s, tokens, 1.0);
+        double rho = lg_cert_predict_rho(&cert, k, lg_stage_peak_rate(&o->stages[i]), tokens, 1.0);
         if (isnan(rho))
             fprintf(out, "stage %d: predicted rho per worker: n/a (%s)\n", i,
                     isnan(tokens) ? "output length not fixed by the dataset"
@@ -256,6 +256,10 @@ int lg_dryrun(const lg_opts *o, FILE *out)
                 fprintf(out, "stage 0: the trace's times");
             else
                 fprintf(out, "stage %d: rate %s req/s", i, rate_s(st->rate_per_s, b1, sizeof b1));
+            if (!n_trace && st->ramp != LG_RAMP_NONE)
+                fprintf(out, " ramping %s to %s req/s",
+                        st->ramp == LG_RAMP_LINEAR ? "linearly" : "geometrically",
+                        rate_s(st->ramp_end_per_s, b2, sizeof b2));
             if (!n_trace && st->duration_ns > 0)
                 fprintf(out, " for %s", dur(st->duration_ns, b2, sizeof b2));
             if (!n_trace && st->max_requests > 0)

@@ -99,7 +99,7 @@ void lg_plan_cert_inputs(const lg_opts *o, double *rate, double *output_tokens)
 {
     double r = 0;
     for (int i = 0; i < o->n_stages; i++)
-        if (o->stages[i].rate_per_s > r) r = o->stages[i].rate_per_s;
+        if (lg_stage_peak_rate(&o->stages[i]) > r) r = lg_stage_peak_rate(&o->stages[i]);
     if (o->dataset == LG_DS_TRACE || lg_closed_loop(o)) r = NAN;
     *rate = r;
     *output_tokens = o->dataset == LG_DS_RANDOM ? (double)o->random_output_len : NAN;

@@ -461,6 +461,17 @@ cJSON *lg_report_json(const lg_report *r)
     rb_json_put_num_inf(j, "num_workers", r->num_workers);
     /* A closed loop has no arrival process, so no burstiness. */
     rb_json_put_num_inf(j, "burstiness", strcmp(r->load_mode, "closed") == 0 ? NAN : o->burstiness);
+    /* vLLM's ramp-up keys (null without a ramp) */
+    if (o->ramp_up) {
+        cJSON_AddStringToObject(j, "ramp_up_strategy",
+                                o->ramp_up == LG_RAMP_LINEAR ? "linear" : "exponential");
+        rb_json_put_num(j, "ramp_up_start_rps", o->ramp_up_start_rps);
+        rb_json_put_num(j, "ramp_up_end_rps", o->ramp_up_end_rps);
+    } else {
+        cJSON_AddNullToObject(j, "ramp_up_strategy");
+        cJSON_AddNullToObject(j, "ramp_up_start_rps");
+        cJSON_AddNullToObject(j, "ramp_up_end_rps");
+    }
     if (o->max_concurrency)
         rb_json_put_num_inf(j, "max_concurrency", o->max_concurrency);
     else

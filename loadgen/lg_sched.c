@@ -47,6 +47,27 @@ static double gap_ns(gsl_rng *r, double rate_per_s, double burstiness)
     return isnan(g) ? INFINITY : g;
 }
 
+double lg_stage_rate_at(const lg_stage *st, int64_t j, int64_t n)
+{
+    if (st->ramp == LG_RAMP_NONE) return st->rate_per_s;
+    double p = (double)j / (double)(n > 1 ? n - 1 : 1);
+    if (p > 1) p = 1;
+    double a = st->rate_per_s, b = st->ramp_end_per_s;
+    return st->ramp == LG_RAMP_LINEAR ? a + (b - a) * p : a * pow(b / a, p);
+}
+
+double lg_stage_peak_rate(const lg_stage *st)
+{
+    return st->ramp != LG_RAMP_NONE && st->ramp_end_per_s > st->rate_per_s ? st->ramp_end_per_s
+                                                                           : st->rate_per_s;
+}
+
+/* The number of arrivals a ramped stage spreads its rates over. */
+static int64_t ramp_count(const lg_sched_spec *sp, const lg_stage *st)
+{
+    return st->max_requests > 0 ? st->max_requests : sp->max_requests;
+}
+
 /* Whether a stage takes the arrival at offset_ns as its in_stage-th. No
  * arrival is dropped for its time: a timed stage ends inside the range
  * (validate), and an arrival of a count-bounded stage that a long draw puts
@@ -66,7 +87,10 @@ static double plan_span_ns(const lg_sched_spec *sp)
     for (size_t i = 0; i < sp->n_stages; i++) {
         const lg_stage *st = &sp->stages[i];
         int64_t n = st->max_requests > 0 ? st->max_requests : sp->max_requests;
-        double by_count = isinf(st->rate_per_s) ? 0 : (double)n / st->rate_per_s * 1e9;
+        double slowest = st->ramp == LG_RAMP_NONE              ? st->rate_per_s
+                         : st->ramp_end_per_s < st->rate_per_s ? st->ramp_end_per_s
+                                                               : st->rate_per_s;
+        double by_count = isinf(slowest) ? 0 : (double)n / slowest * 1e9; /* at most */
         double len = (double)st->duration_ns;
         if (n > 0 && (len == 0 || by_count < len)) len = by_count;
         span += len + (i ? (double)sp->pause_ns : 0);
@@ -155,6 +179,26 @@ static int validate(const lg_sched_spec *sp, char *err, size_t errlen)
                        i, last ? " (or a global max_requests)" : "");
             return -1;
         }
+        if (st->ramp != LG_RAMP_NONE) {
+            if (st->ramp != LG_RAMP_LINEAR && st->ramp != LG_RAMP_EXPONENTIAL) {
+                rb_set_err(err, errlen, "stages[%zu].ramp: unknown kind %d", i, (int)st->ramp);
+                return -1;
+            }
+            if (isinf(st->rate_per_s) || !(st->ramp_end_per_s > 0) || st->ramp_end_per_s > 1e9) {
+                rb_set_err(err, errlen,
+                           "stages[%zu]: a ramp's start and end rates must be > 0 and <= 1e9 per "
+                           "s, got %g and %g",
+                           i, st->rate_per_s, st->ramp_end_per_s);
+                return -1;
+            }
+            if (!counted) {
+                rb_set_err(err, errlen,
+                           "stages[%zu]: a ramp moves its rate over its arrivals, so the stage "
+                           "needs max_requests%s",
+                           i, last ? " (or a global max_requests)" : "");
+                return -1;
+            }
+        }
         if (st->duration_ns == 0 && !counted) {
             rb_set_err(err, errlen, "stages[%zu]: never ends: give it a duration or max_requests%s",
                        i, last ? " (or a global max_requests)" : "");
@@ -207,7 +251,8 @@ static int plan_stages(lg_sched *s, char *err, size_t errlen)
                         return -1;
                     }
                     made++;
-                    off += gap_ns(s->rng, st->rate_per_s, sp->burstiness);
+                    off += gap_ns(s->rng, lg_stage_rate_at(st, made, ramp_count(sp, st)),
+                                  sp->burstiness);
                 }
             }
             /* Cut by the global cap: the stages after it are never reached. */
@@ -324,7 +369,8 @@ int lg_sched_next(lg_sched *s, lg_arrival *a)
                       .in_stage = s->in_stage};
     s->index++;
     s->in_stage++;
-    s->offset_ns += gap_ns(s->rng, st->rate_per_s, sp->burstiness);
+    s->offset_ns +=
+        gap_ns(s->rng, lg_stage_rate_at(st, s->in_stage, ramp_count(sp, st)), sp->burstiness);
     return 1;
 }
 

@@ -11,11 +11,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A stage's rate may move from arrival to arrival over its N arrivals (its
+ * max_requests, or the global cap for the last stage), as vLLM's ramp-up:
+ * arrival j (from 0) comes after a gap drawn at rate r(j), with p = j /
+ * max(N - 1, 1), r(j) = a + (b - a) p (linear) or a (b / a)^p
+ * (exponential), a the stage's rate_per_s and b its ramp_end_per_s. */
+typedef enum { LG_RAMP_NONE = 0, LG_RAMP_LINEAR, LG_RAMP_EXPONENTIAL } lg_ramp;
+
 typedef struct lg_stage {
-    double rate_per_s;    /* > 0, or INFINITY: all at once (vLLM's inf) */
-    int64_t duration_ns;  /* the stage ends after this long (0: unbounded) */
-    int64_t max_requests; /* ... or after this many arrivals (0: unbounded) */
+    double rate_per_s;     /* > 0, or INFINITY: all at once (vLLM's inf); a ramp's start */
+    int64_t duration_ns;   /* the stage ends after this long (0: unbounded) */
+    int64_t max_requests;  /* ... or after this many arrivals (0: unbounded) */
+    lg_ramp ramp;          /* LG_RAMP_NONE: rate_per_s throughout */
+    double ramp_end_per_s; /* a ramp's rate at its last arrival (> 0, finite) */
 } lg_stage;
+
+/* Stage st's rate for its arrival j (from 0) of n (lg_ramp). */
+double lg_stage_rate_at(const lg_stage *st, int64_t j, int64_t n);
+/* Its highest rate: a ramp's larger end, else rate_per_s. */
+double lg_stage_peak_rate(const lg_stage *st);
 
 typedef struct lg_trace_row {
     int64_t t_ns; /* offset from the trace's first row */

@@ -6,7 +6,8 @@
  * --random-range-ratio, --percentile-metrics, --metric-percentiles,
  * --goodput, --ignore-eos, --save-result, --save-detailed, --result-dir,
  * --result-filename, --tokenizer, --sharegpt-output-len, --random-prefix-len,
- * --custom-output-len, --disable-shuffle) pass through unchanged to the CLI's
+ * --custom-output-len, --disable-shuffle, --ramp-up-strategy, --ramp-up-start-rps,
+ * --ramp-up-end-rps) pass through unchanged to the CLI's
  * parser (--random-prefix-len checked here first, as vLLM's parser does). vLLM's own become
  * loadgen's:
  *   --host H, --port P      --base-url http://H:P (defaults 127.0.0.1, 8000),

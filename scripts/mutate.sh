@@ -388,6 +388,19 @@ m idle-cut-min-is-max simserver/sim_metrics.c \
   'if (cut > 0 && (out->idle_cut_min_ns == 0 || cut < out->idle_cut_min_ns))' \
   'if (cut > 0 && (out->idle_cut_min_ns == 0 || cut > out->idle_cut_min_ns))'
 m idle-cut-counts-zero simserver/sim_metrics.c 'if (cut > 0 && (out->idle_cut_min_ns == 0' 'if (cut >= 0 && (out->idle_cut_min_ns == 0'
+# loadgen/lg_sched.c: vLLM's ramp-up
+m ramp-linear-squared loadgen/lg_sched.c 'return st->ramp == LG_RAMP_LINEAR ? a + (b - a) * p : a * pow(b / a, p);' \
+  'return st->ramp == LG_RAMP_LINEAR ? a + (b - a) * p * p : a * pow(b / a, p);'
+m ramp-past-the-end loadgen/lg_sched.c '    if (p > 1) p = 1;' '    ;'
+m ramp-gap-previous-rate loadgen/lg_sched.c \
+  'gap_ns(s->rng, lg_stage_rate_at(st, s->in_stage, ramp_count(sp, st)), sp->burstiness);' \
+  'gap_ns(s->rng, lg_stage_rate_at(st, s->in_stage - 1, ramp_count(sp, st)), sp->burstiness);'
+m ramp-plan-previous-rate loadgen/lg_sched.c 'off += gap_ns(s->rng, lg_stage_rate_at(st, made, ramp_count(sp, st)),' \
+  'off += gap_ns(s->rng, lg_stage_rate_at(st, made - 1, ramp_count(sp, st)),'
+m ramp-uncounted-accepted loadgen/lg_sched.c '            if (!counted) {' '            if (0) {'
+me ramp-with-rate-accepted loadgen/lg_cli.c 'return BAD("cannot be combined with --request-rate (the ramp sets the rate, as vLLM'"'"'s)");' 'o->rate_given = 0;' "loadgen simserver" "lg_e2e_ramp"
+me ramp-exponential-as-linear loadgen/lg_cli.c '    o->stages[0].ramp = (lg_ramp)o->ramp_up;' \
+  '    o->stages[0].ramp = LG_RAMP_LINEAR;' "loadgen simserver" "lg_e2e_ramp"
 m ignored-params-not-summed simserver/sim_metrics.c 'out->ignored[p] += LOAD(m->ignored[p]);' \
   'out->ignored[p] = LOAD(m->ignored[p]);'
 # simserver/sim_api.c: the parameters it does not honour

@@ -14,6 +14,8 @@ endforeach()
 # in the user's cache) loaded by several processes each: longer than most.
 rb_e2e_test(lg_e2e_custom_dataset COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/custom_dataset.sh TIMEOUT 300)
 rb_e2e_test(lg_e2e_warmup COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/warmup.sh TIMEOUT 300)
+# ramp: vLLM's ramp-up (--ramp-up-strategy), from the records' intended times
+rb_e2e_test(lg_e2e_ramp COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/ramp.sh TIMEOUT 300)
 # tls: an https target through nginx as a TLS terminator (scripts/lib/nginx_tls.sh)
 rb_e2e_test(lg_e2e_tls COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tls.sh TIMEOUT 300)
 rb_e2e_test(lg_e2e_tokens COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tokens.sh TIMEOUT 400)

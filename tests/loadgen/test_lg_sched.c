@@ -311,6 +311,94 @@ static void trace_replay_keeps_times_and_tokens(void **state)
     lg_sched_free(s);
 }
 
+/* vLLM's ramp-up: the rate at arrival j of N moves from a to b, linearly or
+ * geometrically in p = j / (N - 1). */
+static void ramp_rates_move_from_start_to_end(void **state)
+{
+    lg_stage lin = {
+        .rate_per_s = 10, .max_requests = 5, .ramp = LG_RAMP_LINEAR, .ramp_end_per_s = 50};
+    assert_true(lg_stage_rate_at(&lin, 0, 5) == 10);
+    assert_true(lg_stage_rate_at(&lin, 1, 5) == 20);
+    assert_true(lg_stage_rate_at(&lin, 4, 5) == 50);
+    assert_true(lg_stage_rate_at(&lin, 9, 5) == 50); /* never past the end */
+    lg_stage ex = lin;
+    ex.ramp = LG_RAMP_EXPONENTIAL;
+    ex.ramp_end_per_s = 1000;
+    assert_true(fabs(lg_stage_rate_at(&ex, 2, 5) - 100) < 1e-9); /* the geometric mean */
+    assert_true(fabs(lg_stage_rate_at(&ex, 4, 5) - 1000) < 1e-9);
+    lg_stage flat = {.rate_per_s = 7};
+    assert_true(lg_stage_rate_at(&flat, 3, 5) == 7);
+    lg_stage one = lin;
+    assert_true(lg_stage_rate_at(&one, 0, 1) == 10); /* one arrival: its start rate */
+}
+
+/* At a constant rate (burstiness inf) the gap before arrival j is exactly
+ * 1 / r(j), as vLLM's delay for request j; the first arrival is at 0. */
+static void a_constant_ramp_has_the_gaps_of_its_rates(void **state)
+{
+    lg_stage st = {
+        .rate_per_s = 10, .max_requests = 5, .ramp = LG_RAMP_LINEAR, .ramp_end_per_s = 50};
+    lg_sched_spec sp = {.seed = 1, .burstiness = INFINITY, .stages = &st, .n_stages = 1};
+    lg_sched *s = must_new(&sp);
+    lg_arrival a;
+    const double want[5] = {0, 1e9 / 20, 1e9 / 20 + 1e9 / 30, 1e9 / 20 + 1e9 / 30 + 1e9 / 40,
+                            1e9 / 20 + 1e9 / 30 + 1e9 / 40 + 1e9 / 50};
+    for (int j = 0; j < 5; j++) {
+        assert_true(lg_sched_next(s, &a));
+        assert_int_equal(a.in_stage, j);
+        assert_true(fabs((double)a.t_ns - want[j]) <= 1);
+    }
+    assert_false(lg_sched_next(s, &a));
+    lg_sched_free(s);
+}
+
+/* A ramp's stage ends where its next arrival would have come, at the rate
+ * of that arrival (the end rate, held): the next stage starts there. */
+static void the_stage_after_a_ramp_starts_where_the_ramp_ends(void **state)
+{
+    lg_stage st[2] = {
+        {.rate_per_s = 10, .max_requests = 5, .ramp = LG_RAMP_LINEAR, .ramp_end_per_s = 50},
+        {.rate_per_s = 10, .max_requests = 1}};
+    lg_sched_spec sp = {.seed = 1, .burstiness = INFINITY, .stages = st, .n_stages = 2};
+    lg_sched *s = must_new(&sp);
+    double want = 1e9 / 20 + 1e9 / 30 + 1e9 / 40 + 1e9 / 50 + 1e9 / 50;
+    assert_true(fabs((double)lg_sched_stage_start_ns(s, 1) - want) <= 1);
+    lg_sched_free(s);
+}
+
+/* A Poisson ramp from 100 to 1,000 per s over 20,000 arrivals: the mean gap
+ * of each tenth is 1 / (its mean rate) within 10% (2,000 exponential gaps:
+ * 4.5 standard errors), and the whole spans
+ * (N - 1) ln(b / a) / (b - a), the integral of 1 / r. */
+static void a_poisson_ramp_speeds_up_as_planned(void **state)
+{
+    const int64_t n = 20000;
+    lg_stage st = {
+        .rate_per_s = 100, .max_requests = n, .ramp = LG_RAMP_LINEAR, .ramp_end_per_s = 1000};
+    lg_sched_spec sp = {.seed = 3, .burstiness = 1, .stages = &st, .n_stages = 1};
+    lg_sched *s = must_new(&sp);
+    lg_arrival a;
+    int64_t prev = 0, last = 0;
+    double sum[10] = {0}, inv[10] = {0};
+    int64_t cnt[10] = {0};
+    for (int64_t j = 0; lg_sched_next(s, &a); j++) {
+        if (j > 0) {
+            int d = (int)(j * 10 / n);
+            sum[d] += (double)(a.t_ns - prev);
+            inv[d] += 1e9 / lg_stage_rate_at(&st, j, n);
+            cnt[d]++;
+        }
+        prev = last = a.t_ns;
+    }
+    lg_sched_free(s);
+    for (int d = 0; d < 10; d++)
+        if (fabs(sum[d] / inv[d] - 1) > 0.10)
+            fail_msg("tenth %d: mean gap %.0f ns, planned %.0f", d, sum[d] / (double)cnt[d],
+                     inv[d] / (double)cnt[d]);
+    double span = (double)(n - 1) * log(10.0) / 900 * 1e9;
+    assert_true(fabs((double)last / span - 1) < 0.02);
+}
+
 static void expect_error(const lg_sched_spec *sp, const char *want)
 {
     char err[256] = "";
@@ -377,6 +465,23 @@ static void validation_names_the_field(void **state)
     const lg_trace_row far[2] = {{0, 1, 1}, {INT64_MAX / 2, 1, 1}};
     tr = (lg_sched_spec){.trace = far, .n_trace = 2, .trace_speedup = 0.5};
     expect_error(&tr, "trace[1].t: 4611686018427387903 ns at speedup 0.5 is beyond");
+    /* ramps: counted, finite rates at both ends, a known kind */
+    lg_stage ramp = {
+        .rate_per_s = 10, .duration_ns = 1000000000, .ramp = LG_RAMP_LINEAR, .ramp_end_per_s = 20};
+    lg_sched_spec rs = {.seed = 1, .burstiness = 1, .stages = &ramp, .n_stages = 1};
+    expect_error(&rs, "stages[0]: a ramp moves its rate over its arrivals, so the stage needs "
+                      "max_requests (or a global max_requests)");
+    rs.max_requests = 100; /* the global cap counts the last stage */
+    lg_sched_free(must_new(&rs));
+    ramp.ramp_end_per_s = 0;
+    expect_error(&rs, "stages[0]: a ramp's start and end rates must be > 0 and <= 1e9 per s, got "
+                      "10 and 0");
+    ramp.ramp_end_per_s = 20;
+    ramp.rate_per_s = INFINITY;
+    expect_error(&rs, "got inf and 20");
+    ramp.rate_per_s = 10;
+    ramp.ramp = (lg_ramp)7;
+    expect_error(&rs, "stages[0].ramp: unknown kind 7");
 }
 
 int main(void)
@@ -394,6 +499,10 @@ int main(void)
         cmocka_unit_test(global_cap_ends_the_stream),
         cmocka_unit_test(trace_replay_keeps_times_and_tokens),
         cmocka_unit_test(validation_names_the_field),
+        cmocka_unit_test(ramp_rates_move_from_start_to_end),
+        cmocka_unit_test(a_constant_ramp_has_the_gaps_of_its_rates),
+        cmocka_unit_test(the_stage_after_a_ramp_starts_where_the_ramp_ends),
+        cmocka_unit_test(a_poisson_ramp_speeds_up_as_planned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
