@@ -438,9 +438,13 @@ static const rb_opt OPTS[] = {
     STRING("ca-cert", "FILE", ca_cert, NULL,
            "https: verify the server's certificate against this PEM file (a CA bundle, or the "
            "server's own self-signed certificate) instead of the system's store"),
+    STRING("cacert", "FILE", ca_cert, NULL, "the same as --ca-cert (curl's and vLLM's name)"),
     INT("capture-buffer", capture_buffer_kib, 1, 1048576, "4096",
         "each worker's capture ring for the wire clock, in KiB (a packet that finds it full is "
         "dropped, counted, and its tokens take the kernel's stamp)"),
+    STRING("cert", "FILE", client_cert, NULL,
+           "https: present this client certificate (PEM) to the server: mutual TLS (with --key "
+           "when the key is in its own file)"),
     STRING("certificate", "FILE", certificate, NULL, "refuse a plan beyond this host certificate"),
     CUSTOM("client-cost", "fixed:US|exp:US", parse_cost,
            "busy CPU work per received event (emulates a slow client)"),
@@ -488,6 +492,7 @@ static const rb_opt OPTS[] = {
            "uniform or fixed; clipped to [min, max]); its data.input_distribution"),
     FLAG("insecure", insecure, 1,
          "https: do not verify the server's certificate (curl's -k; the report says so)"),
+    STRING("key", "FILE", client_key, NULL, "the private key (PEM) of --cert"),
     INT("max-concurrency", max_concurrency, 1, 10000000, NULL,
         "alone: closed loop with C in flight; with a rate: a cap (waiting for a slot counts in "
         "latency from intended time)",
@@ -886,17 +891,30 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
             val = o->ca_cert;
             return BAD("cannot be given with --insecure (verify against the file, or not at all)");
         }
-        if ((o->insecure || o->ca_cert[0]) && !https) {
-            flag = o->insecure ? "--insecure" : "--ca-cert";
+        if ((o->insecure || o->ca_cert[0] || o->client_cert[0] || o->client_key[0]) && !https) {
+            flag = o->insecure         ? "--insecure"
+                   : o->ca_cert[0]     ? "--ca-cert"
+                   : o->client_cert[0] ? "--cert"
+                                       : "--key";
             val = o->base_url;
             return BAD("applies to https:// only, and neither the base URL nor its metrics URL is "
                        "https://");
         }
-        if (o->ca_cert[0]) {
-            FILE *f = fopen(o->ca_cert, "r");
-            if (!f)
-                return fail(err, errlen, "--ca-cert: cannot read '%s': %s", o->ca_cert,
-                            strerror(errno));
+        if (o->client_key[0] && !o->client_cert[0]) {
+            flag = "--key";
+            val = o->client_key;
+            return BAD("is the key of a client certificate: give --cert too");
+        }
+        const char *files[3][2] = {
+            {"--ca-cert", o->ca_cert}, {"--cert", o->client_cert}, {"--key", o->client_key}};
+        for (int i = 0; i < 3; i++) {
+            if (!files[i][1][0]) continue;
+            FILE *f = fopen(files[i][1], "r");
+            if (!f) {
+                snprintf(err, errlen, "%s: cannot read '%s': %s", files[i][0], files[i][1],
+                         strerror(errno));
+                return -EINVAL;
+            }
             fclose(f);
         }
     }

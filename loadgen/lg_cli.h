@@ -48,6 +48,7 @@ typedef struct lg_opts {
     int allow_remote;
     char ca_cert[1024]; /* --ca-cert: https: verify the server against this PEM file */
     int insecure;       /* --insecure: https: no certificate check (the report says so) */
+    char client_cert[1024], client_key[1024]; /* --cert, --key: mutual TLS */
     /* the server's own metrics (lg_scrape.h): a URL, "target" (the base
      * URL's /metrics), "off" or "" (none) */
     char server_metrics[512];

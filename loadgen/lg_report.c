@@ -387,7 +387,8 @@ static void capture_json(cJSON *parent, const lg_stage_stats *s, const lg_opts *
 }
 
 /* How the target's certificate was checked: null over plain HTTP; "system"
- * (curl's store), "ca_cert" (--ca-cert, named) or "off" (--insecure). */
+ * (curl's store), "ca_cert" (--ca-cert, named) or "off" (--insecure); and
+ * the client certificate presented (--cert), or null. */
 static void tls_json(cJSON *j, const lg_opts *o)
 {
     if (strncmp(o->base_url, "https://", 8) != 0) {
@@ -404,6 +405,10 @@ static void tls_json(cJSON *j, const lg_opts *o)
         cJSON_AddStringToObject(t, "ca_cert", o->ca_cert);
     else
         cJSON_AddNullToObject(t, "ca_cert");
+    if (o->client_cert[0])
+        cJSON_AddStringToObject(t, "client_cert", o->client_cert);
+    else
+        cJSON_AddNullToObject(t, "client_cert");
 }
 
 static void user_timed_json(cJSON *parent, const lg_stage_stats *s, const lg_opts *o)

@@ -30,8 +30,7 @@ struct lg_scrape {
     int64_t started_ns, next_ns;
     uint64_t scrapes, ok, failed[F_N];
     char last_error[256];
-    const char *ca_cert; /* the run's TLS options (lg_tls.h), not owned */
-    int insecure;
+    lg_tls tls; /* the run's TLS options (lg_tls.h; its strings not owned) */
 };
 
 static size_t on_body(char *p, size_t sz, size_t n, void *ctx)
@@ -87,7 +86,7 @@ static void start(lg_scrape *s, int64_t now)
     curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(e, CURLOPT_PROXY, "");
-    lg_tls_apply(e, s->ca_cert, s->insecure);
+    lg_tls_apply(e, &s->tls);
     if (curl_multi_add_handle(s->multi, e) != CURLM_OK) {
         s->failed[F_CONNECT]++;
         s->scrapes++;
@@ -209,8 +208,7 @@ lg_scrape *lg_scrape_for_run(const lg_opts *o, int forked)
         fprintf(stderr, "loadgen: out of memory: the server's metrics are not scraped\n");
         return NULL;
     }
-    s->ca_cert = o->ca_cert;
-    s->insecure = o->insecure;
+    s->tls = LG_TLS_OF(o);
     lg_scrape_once(s); /* the baseline */
     return s;
 }

@@ -36,7 +36,8 @@ static CURL *one(const lg_opts *o, const char *url, const char *body, size_t len
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    lg_tls_apply(e, o->ca_cert, o->insecure);
+    lg_tls tls = LG_TLS_OF(o);
+    lg_tls_apply(e, &tls);
     return e;
 }
 

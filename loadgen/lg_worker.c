@@ -107,6 +107,7 @@ typedef struct sock_ctx {
 struct lg_worker {
     const lg_plan *p;
     const lg_opts *o;
+    lg_tls tls; /* the run's TLS options, applied to every handle */
     int id;
     uv_loop_t loop;
     CURLM *multi;
@@ -625,7 +626,7 @@ static lg_req *req_new(lg_worker *w)
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(o->request_timeout_ns / 1000000));
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL);
-    lg_tls_apply(e, o->ca_cert, o->insecure);
+    lg_tls_apply(e, &w->tls);
     return r;
 }
 
@@ -1437,6 +1438,7 @@ int lg_worker_run(const lg_plan *p, int id)
     int rc = 1, have_timer = 0;
     w->p = p;
     w->o = p->o;
+    w->tls = LG_TLS_OF(p->o);
     w->id = id;
     w->slot = lg_plan_slot(p, id);
     w->sh = lg_plan_shared(p);

@@ -498,15 +498,19 @@ me warmup-failures-counted-ok loadgen/lg_warmup.c \
 # TLS (tests/loadgen/e2e/tls.sh): the options not applied to the requests,
 # the warm-ups or the scrape; a refused certificate classed other; an
 # unreadable --ca-cert not refused.
-me tls-requests-default loadgen/lg_worker.c '    lg_tls_apply(e, o->ca_cert, o->insecure);' \
+me tls-requests-default loadgen/lg_worker.c '    lg_tls_apply(e, &w->tls);' \
   '    ;' "loadgen simserver" "lg_e2e_tls"
-me tls-warmups-default loadgen/lg_warmup.c '    lg_tls_apply(e, o->ca_cert, o->insecure);' \
+me tls-warmups-default loadgen/lg_warmup.c '    lg_tls tls = LG_TLS_OF(o);' \
+  '    lg_tls tls = {.insecure = 0};' "loadgen simserver" "lg_e2e_tls"
+me tls-scrape-default loadgen/lg_scrape.c '    lg_tls_apply(e, &s->tls);' \
   '    ;' "loadgen simserver" "lg_e2e_tls"
-me tls-scrape-default loadgen/lg_scrape.c '    lg_tls_apply(e, s->ca_cert, s->insecure);' \
-  '    ;' "loadgen simserver" "lg_e2e_tls"
+me tls-no-client-cert loadgen/lg_tls.h '    if (t->client_cert && t->client_cert[0]) {' '    if (0) {' \
+  "loadgen simserver" "lg_e2e_tls"
+me tls-key-alone-accepted loadgen/lg_cli.c '    if (o->client_key[0] && !o->client_cert[0]) {' '    if (0) {' \
+  "loadgen simserver" "lg_e2e_tls"
 me tls-class-other loadgen/lg_worker.c '        return LG_FAIL_TLS;' '        return LG_FAIL_OTHER;' \
   "loadgen simserver" "lg_e2e_tls"
-me tls-ca-cert-unread loadgen/lg_cli.c 'FILE *f = fopen(o->ca_cert, "r");' 'FILE *f = fopen("/dev/null", "r");' \
+me tls-ca-cert-unread loadgen/lg_cli.c 'FILE *f = fopen(files[i][1], "r");' 'FILE *f = fopen("/dev/null", "r");' \
   "loadgen simserver" "lg_e2e_tls"
 me idle-cut-early simserver/sim_server.c 'if (!c->deadline_ns || now < c->deadline_ns) continue;' \
   'if (!c->deadline_ns || now < c->deadline_ns - 100000000) continue;' "simserver" "e2e_sim_faults"

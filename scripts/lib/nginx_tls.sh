@@ -3,7 +3,11 @@
 # (openssl; CN and subjectAltName 127.0.0.1). Streams pass through unbuffered
 # (proxy_buffering off), over HTTP/1.1 keep-alive connections upstream.
 # Sourced by the tests.
-#   nginx_tls_start DIR UPSTREAM_URL   sets NGINX_PID, NGINX_URL
+#   nginx_tls_start DIR UPSTREAM_URL [CLIENT_CA]
+#                                      with CLIENT_CA (a PEM), mutual TLS:
+#                                      a client must present a certificate
+#                                      it signed (nginx answers 400 else);
+#                                      sets NGINX_PID, NGINX_URL
 #                                      (https://127.0.0.1:PORT) and
 #                                      NGINX_TLS_CERT (the PEM to trust);
 #                                      returns 1, saying why, when nginx or
@@ -13,7 +17,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/nginx.sh"
 nginx_tls_start() {
   local dir=$1
-  NGINX_TLS_UPSTREAM=${2#http://}
+  NGINX_TLS_UPSTREAM=${2#http://} NGINX_TLS_CLIENT_CA=${3:-}
   command -v openssl >/dev/null || { echo "openssl is not installed (scripts/setup.sh installs it)" >&2; return 1; }
   mkdir -p "$dir/logs"
   dir=$(cd "$dir" && pwd) # nginx reads relative paths from its prefix
@@ -37,6 +41,8 @@ nginx_tls_conf() {
     listen 127.0.0.1:$port ssl;
     ssl_certificate $dir/cert.pem;
     ssl_certificate_key $dir/key.pem;
+${NGINX_TLS_CLIENT_CA:+    ssl_verify_client on;
+    ssl_client_certificate $NGINX_TLS_CLIENT_CA;}
     location / {
       proxy_pass http://sim;
       proxy_http_version 1.1;
