@@ -6,11 +6,19 @@
 #include <stdio.h>
 #include <string.h>
 
+int cal_rule_within(double delay_us, double err_us, double transport_us, int saturated,
+                    double budget_us)
+{
+    double err = isfinite(err_us) && err_us > 0 ? err_us : 0;
+    double c = isfinite(transport_us) ? transport_us : 0;
+    return !saturated && isfinite(delay_us) && delay_us - c + err <= budget_us;
+}
+
+/* A point's delay is already net of the transport (cal_point). */
 static int within(const cal_point *p, double budget_us)
 {
-    double err = isfinite(p->err_us) && p->err_us > 0 ? p->err_us : 0;
-    return !p->saturated && isfinite(p->rho) && isfinite(p->delay_us) &&
-           p->delay_us + err <= budget_us;
+    return isfinite(p->rho) &&
+           cal_rule_within(p->delay_us, p->err_us, NAN, p->saturated, budget_us);
 }
 
 /* offered below a saturated level's rate (a level of unknown rate is not) */

@@ -81,6 +81,14 @@ typedef struct cal_rule_result {
 int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_rho, int fit_ok,
                      cal_rule_result *out);
 
+/* The one "within budget" test, the rule's, the sweep's and calibrate's
+ * (which repeats a level that fails it): a level that did not saturate and
+ * whose delay, less the transport estimate (non-finite: 0), plus its error
+ * bar (non-finite or negative: 0) is at most the budget. A non-finite delay
+ * is never within. Pure. */
+int cal_rule_within(double delay_us, double err_us, double transport_us, int saturated,
+                    double budget_us);
+
 /* Where the straight line in x = rho/(1-rho) through (rho_a, ya) and
  * (rho_b, yb) reaches budget, as a rho in [rho_a, rho_b]: rho_b when yb is
  * not above the budget or not above ya, rho_a when ya already reaches it.

@@ -1,6 +1,8 @@
 /* cal_sweep: the stopping rule and the next-rate rule of a calibration sweep. */
 #include "cal_sweep.h"
 
+#include "cal_rule.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,9 +125,8 @@ double cal_sweep_next_rate(const cal_sweep_cfg *c, const cal_step *steps, int n,
 
 int cal_sweep_looks_bad(const cal_step *s, double transport_us, double budget_us)
 {
-    if (s->saturated) return 1;
-    double c = isfinite(transport_us) ? transport_us : 0;
-    return !(s->overhead_mean_us - c <= budget_us);
+    /* One step has no error bar yet: its mean alone. */
+    return !cal_rule_within(s->overhead_mean_us, 0, transport_us, s->saturated, budget_us);
 }
 
 static int bad_for_fill(const cal_step *s, double transport_us, double budget_us)

@@ -52,6 +52,7 @@
 #include "cal_opts.h"
 #include "cal_plot.h"
 #include "cal_proc.h"
+#include "cal_rule.h"
 #include "cal_step.h"
 #include "cal_sweep.h"
 #include "rb_cert.h"
@@ -551,9 +552,8 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
          * 0.83 in that state and none between). */
         nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
         double c_est = lowest_delay(view, nv);
-        int bad = lv.saturated ||
-                  !(lv.delay_us + err_of(view, err, nv, no) - (isfinite(c_est) ? c_est : 0) <=
-                    r->o.budget_us);
+        int bad = !cal_rule_within(lv.delay_us, err_of(view, err, nv, no), c_est, lv.saturated,
+                                   r->o.budget_us);
         if (bad && !confirmed && !cal_proc_interrupted()) {
             progress(r, "calibrate: k=%d level %2d looks %s at rho %.2f; measured again\n", k, no,
                      lv.saturated ? "saturated" : "over budget", lv.rho);
@@ -561,9 +561,8 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
             int no2 = made++;
             if (run_level(r, k, no2, rate, cal_opts_batches(&r->o), &again) != 0) break;
             nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
-            int bad2 = again.saturated || !(again.delay_us + err_of(view, err, nv, no2) -
-                                                (isfinite(c_est) ? c_est : 0) <=
-                                            r->o.budget_us);
+            int bad2 = !cal_rule_within(again.delay_us, err_of(view, err, nv, no2), c_est,
+                                        again.saturated, r->o.budget_us);
             if (bad2)
                 mark_level(r, k, no2, 0, 1);
             else

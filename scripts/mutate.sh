@@ -433,6 +433,12 @@ m cross-means-not-bounds calibrate/cal_rule.c \
   'cross = cal_rule_cross(a->rho, a->delay_us, b->rho, b->delay_us, budget_us);'
 m cross-not-applied calibrate/cal_rule.c '    out->safe_rho = cross;' '    out->safe_rho = best;'
 # calibrate/cal_sweep.c
+m within-no-transport calibrate/cal_rule.c 'double c = isfinite(transport_us) ? transport_us : 0;' 'double c = 0;'
+m within-no-bar calibrate/cal_rule.c 'double err = isfinite(err_us) && err_us > 0 ? err_us : 0;' 'double err = 0;'
+m within-saturated calibrate/cal_rule.c 'return !saturated && isfinite(delay_us) && delay_us - c + err <= budget_us;' \
+  'return isfinite(delay_us) && delay_us - c + err <= budget_us;'
+m within-negative-bar calibrate/cal_rule.c 'double err = isfinite(err_us) && err_us > 0 ? err_us : 0;' \
+  'double err = isfinite(err_us) ? err_us : 0;'
 m fill-saturation-only calibrate/cal_sweep.c \
   'return isfinite(budget_us) ? cal_sweep_looks_bad(s, transport_us, budget_us) : s->saturated;' \
   'return s->saturated;'

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "cal_rule.h"
+#include "cal_sweep.h"
 
 static cal_point pt(double rho, double delay_us, double err_us)
 {
@@ -206,6 +207,30 @@ static void test_failed_fit_measured_range(void **state)
     assert_string_equal(cal_limit_name(r.limit), "goodness of fit");
 }
 
+/* The one within-budget test: the delay less the transport plus the error
+ * bar, at most the budget, and never a saturated level or an unknown delay;
+ * a missing bar or transport counts 0. */
+static void test_within_budget(void **state)
+{
+    (void)state;
+    assert_true(cal_rule_within(80, 20, NAN, 0, 100));  /* 100 <= 100 */
+    assert_false(cal_rule_within(80, 21, NAN, 0, 100)); /* the bar counts */
+    assert_true(cal_rule_within(130, 20, 50, 0, 100));  /* less the transport */
+    assert_false(cal_rule_within(131, 20, 50, 0, 100));
+    assert_false(cal_rule_within(10, 0, 0, 1, 100));  /* saturated */
+    assert_false(cal_rule_within(NAN, 0, 0, 0, 100)); /* no delay */
+    assert_true(cal_rule_within(100, NAN, INFINITY, 0, 100));
+    assert_false(cal_rule_within(103, -5, NAN, 0, 100)); /* a negative bar is none */
+    /* the sweep's view of one step: its mean, no bar */
+    cal_step s = {.overhead_mean_us = 130, .saturated = 0};
+    assert_false(cal_sweep_looks_bad(&s, 50, 100));
+    s.overhead_mean_us = 151;
+    assert_true(cal_sweep_looks_bad(&s, 50, 100));
+    s.overhead_mean_us = 10;
+    s.saturated = 1;
+    assert_true(cal_sweep_looks_bad(&s, 50, 100));
+}
+
 static void test_nothing_within(void **state)
 {
     (void)state;
@@ -229,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_saturated_caps_by_rate),
         cmocka_unit_test(test_failed_fit_measured_range),
         cmocka_unit_test(test_nothing_within),
+        cmocka_unit_test(test_within_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
