@@ -1,5 +1,7 @@
 /* fuzz_sched: schedules built from arbitrary numbers (rates, durations,
- * counts, burstiness, pauses, caps, including NaN and extremes). A spec is
+ * counts, burstiness, pauses, caps, ramps, including NaN and extremes; the
+ * ramps' bytes come last, so that a seed written before ramps existed means
+ * what it meant then, without a ramp). A spec is
  * either refused with a message or yields a stream that keeps its promises:
  * indices in order, times never going back, every arrival inside its stage's
  * window and counts, and worker 1 of 3 seeing exactly its share. The first
@@ -61,6 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
     lg_sched_spec sp = {.seed = take(&b, 8)};
     sp.burstiness = a_double(&b, shapes, N_OF(shapes));
     sp.n_stages = 1 + take(&b, 1) % 4;
+    memset(stages, 0, sizeof stages);
     for (size_t i = 0; i < sp.n_stages; i++) {
         stages[i].rate_per_s = a_double(&b, rates, N_OF(rates));
         stages[i].duration_ns = an_int(&b, durs, N_OF(durs));
@@ -69,6 +72,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
     sp.stages = stages;
     sp.pause_ns = an_int(&b, durs, N_OF(durs));
     sp.max_requests = an_int(&b, counts, N_OF(counts));
+    for (size_t i = 0; i < sp.n_stages; i++) {
+        /* 0 none (and what an exhausted input reads), 1 linear, 2
+         * exponential, 3 a kind that does not exist */
+        static const lg_ramp kinds[] = {LG_RAMP_NONE, LG_RAMP_LINEAR, LG_RAMP_EXPONENTIAL,
+                                        (lg_ramp)7};
+        stages[i].ramp = kinds[take(&b, 1) % N_OF(kinds)];
+        stages[i].ramp_end_per_s = a_double(&b, rates, N_OF(rates));
+    }
 
     char err[256];
     lg_sched *s = lg_sched_new(&sp, err, sizeof err);
