@@ -92,7 +92,7 @@ mkdir -p "$(dirname "$out")"
   echo "| ---: | ---: | --- |"
   awk '{ t = $1; tot = $2; $1 = ""; $2 = ""; sub(/^  /, ""); printf "| %s | %s | %s |\n", t, tot, $0 }' "$work/samples"
   echo
-  echo "- completed $(jq .completed "$r") of $(jq .dispatched "$r") sent, failed $(jq .failed "$r"), achieved $(jq -r '.request_throughput | . * 10 | round / 10' "$r") req/s"
+  echo "- completed $(jq .completed "$r") of $(jq .dispatched "$r") sent, failed $(jq .failed "$r") $(jq -c .failures_by_class "$r"), achieved $(jq -r '.request_throughput | . * 10 | round / 10' "$r") req/s"
   echo "- capture: packets $(jq .capture.packets "$r"), drops $(jq .capture.drops "$r"), fallbacks $(jq .capture.fallbacks "$r"); wire share $(jq .receive_clock_wire_share "$r"); schedule lag p99 $(jq -r '.p99_schedule_lag_ms // .schedule_lag_ms.p99 // "n/a"' "$r") ms"
   echo "- growth: the last third's largest total ($late_max KiB) less the middle third's largest ($base KiB) = $growth KiB, against a slack of $slack KiB: **$verdict**"
   echo "- command: \`scripts/bench_wire_memory.sh --rate $rate --workers $workers --duration $duration --every $every\`"
