@@ -514,6 +514,8 @@ me tls-no-client-cert loadgen/lg_tls.h '    if (t->client_cert && t->client_cert
   "loadgen simserver" "lg_e2e_tls"
 me tls-key-alone-accepted loadgen/lg_cli.c '    if (o->client_key[0] && !o->client_cert[0]) {' '    if (0) {' \
   "loadgen simserver" "lg_e2e_tls"
+me tls-kernel-stamps-exact loadgen/lg_worker.c '    if (!w->tls_target) st->rx_exact_tokens += exact;' \
+  '    st->rx_exact_tokens += exact;' "loadgen simserver" "lg_e2e_tls"
 me tls-class-other loadgen/lg_worker.c '        return LG_FAIL_TLS;' '        return LG_FAIL_OTHER;' \
   "loadgen simserver" "lg_e2e_tls"
 me tls-ca-cert-unread loadgen/lg_cli.c 'FILE *f = fopen(files[i][1], "r");' 'FILE *f = fopen("/dev/null", "r");' \
