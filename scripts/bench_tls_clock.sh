@@ -93,7 +93,7 @@ mkdir -p "$(dirname "$out")"
   echo
   echo "- command: \`scripts/bench_tls_clock.sh --runs $runs --cost-us $cost\`"
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  echo "- measures: loadgen/lg_rxclock.c loadgen/lg_capture.c scripts/lib/nginx_tls.sh"
+  echo "- measures: loadgen/lg_rxclock.c loadgen/lg_capture.c loadgen/lg_worker.c scripts/lib/nginx_tls.sh"
   echo "- CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) online CPUs shared by client, nginx and server; kernel $(uname -r); $(nginx -v 2>&1)"
   echo "- load average at start: $load_start; at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$out.tmp"
