@@ -438,7 +438,7 @@ static const rb_opt OPTS[] = {
     STRING("ca-cert", "FILE", ca_cert, NULL,
            "https: verify the server's certificate against this PEM file (a CA bundle, or the "
            "server's own self-signed certificate) instead of the system's store"),
-    STRING("cacert", "FILE", ca_cert, NULL, "the same as --ca-cert (curl's and vLLM's name)"),
+    STRING("cacert", "FILE", ca_cert, NULL, "the same as --ca-cert (curl's spelling)"),
     INT("capture-buffer", capture_buffer_kib, 1, 1048576, "4096",
         "each worker's capture ring for the wire clock, in KiB (a packet that finds it full is "
         "dropped, counted, and its tokens take the kernel's stamp)"),
