@@ -344,9 +344,16 @@ static void ip_rhobench(cJSON *ip, const cJSON *result, const cJSON *blk, const 
         if (it->string && strstr(it->string, "_dispatch_ms"))
             cJSON_AddItemToObject(d, it->string, cJSON_Duplicate(it, 1));
     }
-    static const char *const keep[] = {"mean_ntpot_ms",      "median_ntpot_ms", "p99_ntpot_ms",
-                                       "ntpot_breakdown_ms", "ttft_truth_ms",   "not_dispatched",
-                                       "intended_span_s",    "client_bias",     "saturated"};
+    static const char *const keep[] = {"mean_ntpot_ms",
+                                       "median_ntpot_ms",
+                                       "p99_ntpot_ms",
+                                       "ntpot_breakdown_ms",
+                                       "ttft_truth_ms",
+                                       "not_dispatched",
+                                       "not_dispatched_is_lower_bound",
+                                       "intended_span_s",
+                                       "client_bias",
+                                       "saturated"};
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++)
         rb_json_copy(rb, blk, keep[i]);
     if (blk != result) return;

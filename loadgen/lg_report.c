@@ -545,6 +545,7 @@ cJSON *lg_report_json(const lg_report *r)
     user_timed_json(j, r->total, o);
     failed_json(j, r->total);
     rb_json_put_num_inf(j, "not_dispatched", (double)r->total->not_dispatched);
+    cJSON_AddBoolToObject(j, "not_dispatched_is_lower_bound", r->total->not_dispatched_partial > 0);
     cJSON *st = cJSON_AddArrayToObject(j, "stages");
     for (int i = 0; i < r->n_stages; i++) {
         const lg_stage_view *v = &r->stages[i];
@@ -561,6 +562,8 @@ cJSON *lg_report_json(const lg_report *r)
         capture_json(so, v->stats, o);
         failed_json(so, v->stats);
         rb_json_put_num_inf(so, "not_dispatched", (double)v->stats->not_dispatched);
+        cJSON_AddBoolToObject(so, "not_dispatched_is_lower_bound",
+                              v->stats->not_dispatched_partial > 0);
         int cut = i >= r->n_stages - r->n_cut;
         cJSON_AddBoolToObject(so, "cut_short", cut);
         if (r->stage_bias) {

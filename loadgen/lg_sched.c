@@ -394,6 +394,71 @@ int lg_sched_next_for(lg_sched *s, int worker, int k, lg_arrival *a)
     return 0;
 }
 
+/* How many of the n indices first, first + 1, ... belong to worker w of k:
+ * those with i % k == w, or with sessions those with (i % users) % k == w. */
+static int64_t owned_in(int64_t first, int64_t n, int w, int k, int64_t users)
+{
+    if (k < 2) return n;
+    if (users <= 0) /* those below first + n, less those below first */
+        return (first + n) / k + ((first + n) % k > w) - first / k - (first % k > w);
+    /* Whole rounds of users hold the same count each; then the part-round. */
+    int64_t per_round = owned_in(0, users, w, k, 0), got = 0;
+    int64_t lead = first % users;
+    if (lead) {
+        int64_t take = users - lead < n ? users - lead : n;
+        got += owned_in(lead, take, w, k, 0);
+        n -= take;
+    }
+    got += n / users * per_round;
+    return got + owned_in(0, n % users, w, k, 0);
+}
+
+int lg_sched_rest_for(lg_sched *s, int worker, int k, int64_t *per_stage, size_t n_stages,
+                      int64_t max_walk)
+{
+    const lg_sched_spec *sp = &s->spec;
+    if (k < 1 || worker < 0 || worker >= k) {
+        s->done = 1;
+        return 1;
+    }
+    int64_t walked = 0;
+    for (;;) {
+        if (!sp->trace && !s->done && s->stage < sp->n_stages && s->stage_start_ns[s->stage] >= 0) {
+            const lg_stage *st = &sp->stages[s->stage];
+            int last = s->stage + 1 == sp->n_stages;
+            /* Bounded by count alone: its arrivals are all made, whatever
+             * their times, up to its own count and the global cap. */
+            if (st->duration_ns == 0 && (st->max_requests > 0 || (last && sp->max_requests > 0))) {
+                int64_t m = INT64_MAX;
+                if (st->max_requests > 0) m = st->max_requests - s->in_stage;
+                if (sp->max_requests > 0 && sp->max_requests - s->index < m)
+                    m = sp->max_requests - s->index;
+                if (m < 0) m = 0;
+                /* past 2^63 arrivals no index is left to count by */
+                int beyond = m >= INT64_MAX - s->index;
+                if (beyond) m = INT64_MAX - s->index;
+                int64_t mine = sp->session_users > 0
+                                   ? owned_in(s->in_stage, m, worker, k, sp->session_users)
+                                   : owned_in(s->index, m, worker, k, 0);
+                if (s->stage < n_stages) per_stage[s->stage] += mine;
+                s->index += m;
+                s->in_stage += m;
+                if (beyond) {
+                    s->done = 1;
+                    return 0;
+                }
+            }
+        }
+        lg_arrival a;
+        if (!lg_sched_next(s, &a)) return 1;
+        if (walked++ >= max_walk) { /* one more than the walk may count */
+            s->done = 1;
+            return 0;
+        }
+        if (lg_sched_owner(sp, &a, k) == worker && (size_t)a.stage < n_stages) per_stage[a.stage]++;
+    }
+}
+
 int64_t lg_sched_stage_start_ns(const lg_sched *s, int stage)
 {
     if (stage < 0) return -1;

@@ -75,6 +75,14 @@ int lg_sched_next(lg_sched *s, lg_arrival *a);
 int lg_sched_owner(const lg_sched_spec *spec, const lg_arrival *a, int k);
 /* The next arrival that belongs to worker `worker` of `k` (lg_sched_owner). */
 int lg_sched_next_for(lg_sched *s, int worker, int k, lg_arrival *a);
+/* Counts what is left of worker `worker`'s arrivals (of k), per stage, into
+ * per_stage[0 .. n_stages) (added to), and ends the iterator. The rest of a
+ * stage bounded by count alone (no duration) is counted by arithmetic, at
+ * any size; a timed stage's or a trace's arrivals are drawn one by one, at
+ * most max_walk of them. Returns 1 when everything left was counted, 0 when
+ * the walk stopped at max_walk (the counts are then lower bounds). */
+int lg_sched_rest_for(lg_sched *s, int worker, int k, int64_t *per_stage, size_t n_stages,
+                      int64_t max_walk);
 /* The time at which stage `stage` starts (offset from run start), known from
  * lg_sched_new on; -1 for a stage that the global max_requests never lets
  * start, or no such stage. */

@@ -123,6 +123,9 @@ typedef struct lg_stage_stats {
     int64_t run_delay_ns, nivcsw;
     int64_t host_steal_ns, host_cpu_ns;
     uint64_t not_dispatched; /* arrivals of this stage never sent (stop or deadline) */
+    /* workers whose not_dispatched is a lower bound (a timed stage's rest
+     * past the count a worker draws at a stop: lg_sched_rest_for) */
+    uint64_t not_dispatched_partial;
     /* followed by LG_N_HISTS histograms of lg_stats_hist_bytes() each */
 } lg_stage_stats;
 

@@ -1187,14 +1187,35 @@ static void on_dispatch_timer(rb_timer *t);
 static int fetch_next(lg_worker *w);
 
 /* Arrivals never sent, when a stop or the deadline cut the schedule short:
- * counted per stage (bounded: at most the rest of this worker's schedule). */
+ * counted per stage, exactly for stages bounded by count (by arithmetic, at
+ * any count); a timed stage's rest is drawn, at most LG_NOT_SENT_WALK
+ * arrivals, past which its count is marked as a lower bound. */
+#define LG_NOT_SENT_WALK 100000000LL
+
 static void count_not_dispatched(lg_worker *w)
 {
-    if (w->p->closed) return;
-    for (uint64_t n = 0; n < 100000000ULL && fetch_next(w); n++) {
+    const lg_plan *p = w->p;
+    if (p->closed) return;
+    if (w->have_next) {
         stats_of(w, w->next.stage)->not_dispatched++;
         w->have_next = 0;
     }
+    int64_t *left = calloc((size_t)p->n_stages, sizeof *left);
+    if (!left) { /* counted, slowly, one by one: never lost */
+        while (fetch_next(w)) {
+            stats_of(w, w->next.stage)->not_dispatched++;
+            w->have_next = 0;
+        }
+        return;
+    }
+    int whole =
+        lg_sched_rest_for(w->sched, w->id, p->k, left, (size_t)p->n_stages, LG_NOT_SENT_WALK);
+    for (int s = 0; s < p->n_stages; s++) {
+        lg_stage_stats *st = stats_of(w, s);
+        st->not_dispatched += (uint64_t)left[s];
+        if (!whole && s >= w->next.stage) st->not_dispatched_partial = 1;
+    }
+    free(left);
 }
 
 static void end_schedule(lg_worker *w, int cut)

@@ -398,6 +398,26 @@ m ramp-gap-previous-rate loadgen/lg_sched.c \
 m ramp-plan-previous-rate loadgen/lg_sched.c 'off += gap_ns(s->rng, lg_stage_rate_at(st, made, ramp_count(sp, st)),' \
   'off += gap_ns(s->rng, lg_stage_rate_at(st, made - 1, ramp_count(sp, st)),'
 m ramp-uncounted-accepted loadgen/lg_sched.c '            if (!counted) {' '            if (0) {'
+# loadgen/lg_sched.c: what is left of a worker's share at a stop
+# (lg_sched_rest_for), by arithmetic for a count-bounded stage.
+m rest-walks-counted-stages loadgen/lg_sched.c \
+  '            if (st->duration_ns == 0 && (st->max_requests > 0 || (last && sp->max_requests > 0))) {' \
+  '            if (0 && last) {'
+m rest-owned-boundary loadgen/lg_sched.c 'return (first + n) / k + ((first + n) % k > w) - first / k - (first % k > w);' \
+  'return (first + n) / k + ((first + n) % k >= w) - first / k - (first % k > w);'
+m rest-session-part-round loadgen/lg_sched.c '        got += owned_in(lead, take, w, k, 0);' '        got += take;'
+m rest-ignores-cap loadgen/lg_sched.c '                if (sp->max_requests > 0 && sp->max_requests - s->index < m)' \
+  '                if (0)'
+m rest-walk-unbounded loadgen/lg_sched.c '        if (walked++ >= max_walk) { /* one more than the walk may count */' \
+  '        if (walked++ < 0) {'
+me rest-drops-fetched loadgen/lg_worker.c '        stats_of(w, w->next.stage)->not_dispatched++;
+        w->have_next = 0;
+    }
+    int64_t *left' '        w->have_next = 0;
+    }
+    int64_t *left' "loadgen simserver" "rel_plan_range"
+me rest-always-partial loadgen/lg_worker.c '        if (!whole && s >= w->next.stage) st->not_dispatched_partial = 1;' \
+  '        if ((!whole || 1) && s >= w->next.stage) st->not_dispatched_partial = 1;' "loadgen simserver" "rel_plan_range"
 me ramp-with-rate-accepted loadgen/lg_cli.c 'return BAD("cannot be combined with --request-rate (the ramp sets the rate, as vLLM'"'"'s)");' 'o->rate_given = 0;' "loadgen simserver" "lg_e2e_ramp"
 me ramp-exponential-as-linear loadgen/lg_cli.c '    o->stages[0].ramp = (lg_ramp)o->ramp_up;' \
   '    o->stages[0].ramp = LG_RAMP_LINEAR;' "loadgen simserver" "lg_e2e_ramp"

@@ -4,8 +4,9 @@
  * what it meant then, without a ramp). A spec is
  * either refused with a message or yields a stream that keeps its promises:
  * indices in order, times never going back, every arrival inside its stage's
- * window and counts, and worker 1 of 3 seeing exactly its share. The first
- * 4000 arrivals are checked; lg_sched_new must not hang (libFuzzer's
+ * window and counts, worker 1 of 3 seeing exactly its share, and the count
+ * of what is left of a worker's share (lg_sched_rest_for) equal to the walk
+ * of it. The first 4000 arrivals are checked; lg_sched_new must not hang (libFuzzer's
  * -timeout catches that). */
 #include <math.h>
 #include <stdint.h>
@@ -50,6 +51,35 @@ static int64_t an_int(bytes *b, const int64_t *table, size_t n)
 }
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* What is left of worker 0 of 2 after its first `skip` arrivals, counted
+ * (lg_sched_rest_for, at most 4000 drawn) against the walk itself (at most
+ * 12000): a whole count is the walk's where the walk ends, and never below
+ * what the walk saw where it does not. */
+static void rest_is_the_walk(const lg_sched_spec *sp, int skip)
+{
+    char err[256];
+    lg_sched *c = lg_sched_new(sp, err, sizeof err), *v = lg_sched_new(sp, err, sizeof err);
+    if (!c || !v) abort();
+    lg_arrival a;
+    for (int i = 0; i < skip; i++)
+        if (lg_sched_next_for(c, 0, 2, &a) != lg_sched_next_for(v, 0, 2, &a)) abort();
+    int64_t got[8] = {0}, want[8] = {0};
+    int ended = 1;
+    for (int i = 0; ended && lg_sched_next_for(v, 0, 2, &a); i++) {
+        want[a.stage]++;
+        if (i == 12000) ended = 0;
+    }
+    int whole = lg_sched_rest_for(c, 0, 2, got, sp->n_stages, 4000);
+    for (size_t st = 0; st < sp->n_stages; st++) {
+        if (got[st] < 0) abort();
+        if (whole && ended && got[st] != want[st]) abort();
+        if (whole && got[st] < want[st]) abort();
+    }
+    if (lg_sched_next(c, &a)) abort(); /* the count ends the iterator */
+    lg_sched_free(c);
+    lg_sched_free(v);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
 {
@@ -113,5 +143,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size)
     }
     lg_sched_free(s);
     lg_sched_free(w);
+    rest_is_the_walk(&sp, (int)(n / 2));
     return 0;
 }

@@ -484,6 +484,130 @@ static void validation_names_the_field(void **state)
     expect_error(&rs, "stages[0].ramp: unknown kind 7");
 }
 
+/* lg_sched_rest_for against the walk it replaces: for worker w of k, after
+ * `taken` of its arrivals, the per-stage counts of what lg_sched_next_for
+ * would still give. */
+static void rest_matches_the_walk(const lg_sched_spec *sp, int k, int taken)
+{
+    enum { MAXS = 4 };
+    assert_true(sp->n_stages <= MAXS);
+    for (int w = 0; w < k; w++) {
+        lg_sched *walk = must_new(sp), *count = must_new(sp);
+        lg_arrival a;
+        for (int i = 0; i < taken; i++) {
+            int more = lg_sched_next_for(walk, w, k, &a);
+            assert_int_equal(lg_sched_next_for(count, w, k, &a), more);
+        }
+        int64_t want[MAXS] = {0}, got[MAXS] = {0};
+        while (lg_sched_next_for(walk, w, k, &a))
+            want[a.stage]++;
+        assert_int_equal(lg_sched_rest_for(count, w, k, got, sp->n_stages, INT64_MAX), 1);
+        for (size_t st = 0; st < sp->n_stages; st++)
+            if (got[st] != want[st])
+                fail_msg("k=%d worker %d after %d: stage %zu counted %lld, the walk %lld", k, w,
+                         taken, st, (long long)got[st], (long long)want[st]);
+        assert_int_equal(lg_sched_next(count, &a), 0); /* the iterator is ended */
+        lg_sched_free(walk);
+        lg_sched_free(count);
+    }
+}
+
+static void the_rest_is_counted_as_the_walk_counts(void **state)
+{
+    (void)state;
+    /* count-bounded stages (arithmetic), a timed one (drawn), a global cap */
+    lg_stage mixed[3] = {{.rate_per_s = 500, .max_requests = 37},
+                         {.rate_per_s = 800, .duration_ns = 50000000},
+                         {.rate_per_s = INFINITY, .max_requests = 29}};
+    lg_sched_spec sp = {.seed = 3, .burstiness = 1, .stages = mixed, .n_stages = 3};
+    for (int k = 1; k <= 4; k++)
+        for (int taken = 0; taken <= 40; taken += 7)
+            rest_matches_the_walk(&sp, k, taken);
+    sp.max_requests = 61; /* cuts the last stage short */
+    for (int k = 1; k <= 3; k++)
+        for (int taken = 0; taken <= 30; taken += 5)
+            rest_matches_the_walk(&sp, k, taken);
+    /* a count-bounded stage that also has a duration is drawn: its end is
+     * whichever comes first */
+    lg_stage both[2] = {{.rate_per_s = 1000, .max_requests = 500, .duration_ns = 20000000},
+                        {.rate_per_s = 100, .max_requests = 11}};
+    sp = (lg_sched_spec){.seed = 5, .burstiness = 1, .stages = both, .n_stages = 2};
+    for (int k = 1; k <= 3; k++)
+        rest_matches_the_walk(&sp, k, 4);
+    /* sessions: a user's arrivals go to one worker, (in_stage % users) % k */
+    lg_stage two[2] = {{.rate_per_s = 300, .max_requests = 53},
+                       {.rate_per_s = 300, .max_requests = 47}};
+    sp = (lg_sched_spec){
+        .seed = 9, .burstiness = 1, .stages = two, .n_stages = 2, .session_users = 7};
+    for (int k = 1; k <= 4; k++)
+        for (int taken = 0; taken <= 25; taken += 3)
+            rest_matches_the_walk(&sp, k, taken);
+    /* a trace is walked */
+    lg_trace_row rows[9];
+    for (int i = 0; i < 9; i++)
+        rows[i] = (lg_trace_row){.t_ns = i * 1000, .input_tokens = 1, .output_tokens = 1};
+    sp = (lg_sched_spec){.seed = 1, .trace = rows, .n_trace = 9};
+    for (int k = 1; k <= 3; k++)
+        rest_matches_the_walk(&sp, k, 1);
+}
+
+static void a_huge_count_is_counted_at_once(void **state)
+{
+    (void)state;
+    /* 10^15 prompts (more than any walk could draw), split over 3 workers:
+     * worker w has the indices i % 3 == w, whatever the count */
+    lg_stage st = {.rate_per_s = 1e9};
+    lg_sched_spec sp = {
+        .seed = 1, .burstiness = 1, .stages = &st, .n_stages = 1, .max_requests = 1000000000000000};
+    int64_t total = 0;
+    for (int w = 0; w < 3; w++) {
+        lg_sched *s = must_new(&sp);
+        lg_arrival a;
+        for (int i = 0; i < 5; i++)
+            assert_true(lg_sched_next_for(s, w, 3, &a));
+        int64_t left = 0;
+        assert_int_equal(lg_sched_rest_for(s, w, 3, &left, 1, 1000), 1);
+        int64_t share = 333333333333333 + (w == 0);
+        assert_int_equal(left, share - 5);
+        total += left + 5;
+        lg_sched_free(s);
+    }
+    assert_int_equal(total, 1000000000000000);
+    /* all at once, 2^63 - 1 of them, then another stage: the count stops
+     * where no index is left (a lower bound), and nothing overflows */
+    lg_stage two[2] = {{.rate_per_s = INFINITY, .max_requests = INT64_MAX},
+                       {.rate_per_s = 10, .max_requests = 5}};
+    sp = (lg_sched_spec){.seed = 1, .burstiness = 1, .stages = two, .n_stages = 2};
+    lg_sched *s = must_new(&sp);
+    int64_t left[2] = {0, 0};
+    assert_int_equal(lg_sched_rest_for(s, 1, 2, left, 2, 1000), 0);
+    assert_int_equal(left[0], INT64_MAX / 2);
+    assert_int_equal(left[1], 0);
+    lg_arrival a;
+    assert_int_equal(lg_sched_next(s, &a), 0);
+    lg_sched_free(s);
+}
+
+static void a_timed_walk_past_its_bound_says_so(void **state)
+{
+    (void)state;
+    lg_stage st = {.rate_per_s = 10000, .duration_ns = 1000000000}; /* about 10,000 */
+    lg_sched_spec sp = {.seed = 2, .burstiness = 1, .stages = &st, .n_stages = 1};
+    lg_sched *s = must_new(&sp);
+    int64_t left = 0;
+    assert_int_equal(lg_sched_rest_for(s, 0, 2, &left, 1, 100), 0);
+    assert_in_range(left, 40, 60); /* about half of the 100 drawn are worker 0's */
+    lg_arrival a;
+    assert_int_equal(lg_sched_next(s, &a), 0);
+    lg_sched_free(s);
+    /* within its bound the same walk is whole */
+    s = must_new(&sp);
+    left = 0;
+    assert_int_equal(lg_sched_rest_for(s, 0, 2, &left, 1, 1000000), 1);
+    assert_in_range(left, 4500, 5500);
+    lg_sched_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +627,9 @@ int main(void)
         cmocka_unit_test(a_constant_ramp_has_the_gaps_of_its_rates),
         cmocka_unit_test(the_stage_after_a_ramp_starts_where_the_ramp_ends),
         cmocka_unit_test(a_poisson_ramp_speeds_up_as_planned),
+        cmocka_unit_test(the_rest_is_counted_as_the_walk_counts),
+        cmocka_unit_test(a_huge_count_is_counted_at_once),
+        cmocka_unit_test(a_timed_walk_past_its_bound_says_so),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

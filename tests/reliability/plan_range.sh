@@ -58,3 +58,37 @@ r="$WORK/kept.json"
 [ "$(jnum "$r" .dispatched)" -eq 1 ] || fail "dispatched $(jnum "$r" .dispatched), expected 1"
 [ "$(jnum "$r" .not_dispatched)" -eq 2 ] || fail "not_dispatched $(jnum "$r" .not_dispatched) of the 2 left: the plan was rewritten"
 pass "a valid plan kept whole: 3 planned, 1 dispatched, 2 counted as not dispatched"
+
+# A count past any walk: 120,000,000 planned over 2 workers, stopped once the
+# first request is answered. What was not sent is counted by arithmetic, so
+# dispatched + not_dispatched is the plan's count exactly (a walk bounded at
+# 10^8 arrivals would lose the rest), and the count is no lower bound.
+big_n=120000000
+timeout -s KILL 280 "$LOADGEN" --base-url "$SIM_URL" --request-rate 100 --num-prompts $big_n \
+  --random-input-len 8 --random-output-len 4 --num-workers 2 --quiet --no-progress \
+  --save-result --result-dir "$WORK" --result-filename huge.json 2>"$WORK/huge.err" &
+lg=$!
+CHILDREN+=("$lg")
+metrics_to "$WORK/m"
+base=$(sim_success "$WORK/m")
+# Bounded: the coordinator's start-up walk of the schedule (seconds for 10^8
+# arrivals, longer under a sanitizer) comes before the first request.
+for _ in $(seq 1 2400); do
+  metrics_to "$WORK/m"
+  [ "$(sim_success "$WORK/m")" -gt "$base" ] && break
+  kill -0 "$lg" 2>/dev/null || break
+  sleep 0.1
+done
+[ "$(sim_success "$WORK/m")" -gt "$base" ] || { cat "$WORK/huge.err" >&2; fail "huge plan: no request answered in 240 s"; }
+kill -INT "$lg"
+rc=0
+wait "$lg" || rc=$?
+[ "$rc" -eq 130 ] || { cat "$WORK/huge.err" >&2; fail "huge plan: exit $rc, expected 130"; }
+r="$WORK/huge.json"
+d=$(jnum "$r" .dispatched) nd=$(jnum "$r" .not_dispatched)
+[ "$d" -ge 1 ] || fail "huge plan: nothing dispatched"
+[ $((d + nd)) -eq $big_n ] || fail "huge plan: dispatched $d + not_dispatched $nd = $((d + nd)), planned $big_n"
+[ "$(jq -r .not_dispatched_is_lower_bound "$r")" = false ] || fail "huge plan: a count-bounded plan's not_dispatched called a lower bound"
+s=$(jq '[.stages[].not_dispatched] | add' "$r")
+[ "$s" -eq "$nd" ] || fail "huge plan: the stages' not_dispatched sum to $s, the total says $nd"
+pass "a plan of $big_n stopped early: $d dispatched + $nd not dispatched = the plan, exactly"
