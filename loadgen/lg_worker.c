@@ -370,6 +370,9 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *userdata)
      * the receive time from the pickup that read these bytes. */
     int64_t tu = rb_now_ns();
     int64_t t = lg_rx_event_time(&r->w->rd, r->local_port, r->w->cb_entry_ns, tu, &r->cb_kind);
+    /* A reply read in the callback that sent its request: that callback's
+     * start is no receive time for it, its own send is the bound below. */
+    if (t < r->dispatch_ns) t = r->dispatch_ns;
     r->cb_ns = t;
     r->cb_u_ns = tu;
     /* The piece's last byte on the wire: the response's first and last byte times. */

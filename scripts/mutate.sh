@@ -45,6 +45,7 @@ tests_for() {
     loadgen/lg_knee.c) echo "test_lg_knee" ;;
     loadgen/lg_judge.c) echo "test_lg_judge" ;;
     loadgen/lg_sched.c) echo "test_lg_sched" ;;
+    loadgen/lg_worker.c) echo "test_lg_worker" ;;
     loadgen/lg_sse.c) echo "test_lg_sse" ;;
     loadgen/lg_chunk.c) echo "test_lg_chunk" ;;
     loadgen/lg_stats.c) echo "test_lg_stats" ;;
@@ -398,6 +399,21 @@ m ramp-gap-previous-rate loadgen/lg_sched.c \
 m ramp-plan-previous-rate loadgen/lg_sched.c 'off += gap_ns(s->rng, lg_stage_rate_at(st, made, ramp_count(sp, st)),' \
   'off += gap_ns(s->rng, lg_stage_rate_at(st, made - 1, ramp_count(sp, st)),'
 m ramp-uncounted-accepted loadgen/lg_sched.c '            if (!counted) {' '            if (0) {'
+# loadgen/lg_worker.c, in-process against a server thread (test_lg_worker):
+# dispatch early, the intended time lost, the stop's count skipped, the
+# other worker's arrivals taken, a stage's counts in stage 0, a reply's
+# receive time before its own send.
+m worker-dispatch-2ms-early loadgen/lg_worker.c '        if (intended > now) return intended;' \
+  '        if (intended > now + 2000000) return intended;'
+m worker-intended-lost loadgen/lg_worker.c 'dispatch_one(w, &w->next, intended, now);' \
+  'dispatch_one(w, &w->next, now, now);'
+m worker-stop-uncounted loadgen/lg_worker.c '    if (cut) count_not_dispatched(w);' '    if (cut && 0) count_not_dispatched(w);'
+m worker-other-share loadgen/lg_worker.c \
+  '} else if (!lg_sched_next_for(w->sched, w->id, p->k, &w->next)) {' \
+  '} else if (!lg_sched_next_for(w->sched, 0, p->k, &w->next)) {'
+m worker-stage-zero loadgen/lg_worker.c '    lg_stage_stats *st = stats_of(w, a->stage);' \
+  '    lg_stage_stats *st = stats_of(w, 0);'
+m worker-receive-before-send loadgen/lg_worker.c '    if (t < r->dispatch_ns) t = r->dispatch_ns;' '    ;'
 # loadgen/lg_sched.c: what is left of a worker's share at a stop
 # (lg_sched_rest_for), by arithmetic for a count-bounded stage.
 m rest-walks-counted-stages loadgen/lg_sched.c \
