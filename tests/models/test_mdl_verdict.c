@@ -153,9 +153,16 @@ static void test_wire_timed_delay_is_reported(void **state)
     assert_int_equal(v.wire_timed, 1);
     assert_int_equal(v.user_timed_biased, 1);
     assert_string_equal(v.cause, "host");
-    assert_non_null(strstr(v.reason, "client delay per token mean 5000 us > budget 100 us"));
+    assert_non_null(strstr(v.reason, "its delay per token (mean 5000 us) being over their "
+                                     "budget of 100 us: the host"));
     assert_non_null(strstr(v.reason, "run-queue wait 3.1% of the window"));
-    assert_non_null(strstr(v.reason, "user-timed figures would have been biased"));
+    assert_non_null(strstr(v.reason, "user-timed ones would have been biased"));
+    /* An OK verdict reads as one: no clause that looks like a failed check. */
+    assert_null(strstr(v.reason, " > "));
+    in.delay_mean_us = 50;
+    v = judge(in);
+    assert_non_null(strstr(v.reason, "(p99 13010 us) being over their budget of 2000 us"));
+    in.delay_mean_us = 5000;
     /* 99% of tokens kernel-timed is the line. */
     in.wire_share = 0.99;
     assert_int_equal(judge(in).level, MDL_VERDICT_OK);
