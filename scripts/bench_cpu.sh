@@ -13,6 +13,11 @@
 #        [--loadgen-args "..."]  (extra flags for the rate search's steps,
 #                                 e.g. "--realtime-priority 10" on a loaded host)
 #        [--rate-workers "1 2"]  (the rate search's worker counts; default 1)
+#        [--scrape-compare]      (also loadgen with --server-metrics off, alternated:
+#                                 the scraper's cost, which the default run,
+#                                 scraping the target's /metrics each second,
+#                                 carries; the workers' own busy time per
+#                                 request is given for both)
 #        [--prompt-pool N]       (--prompt-pool-size N for the closed-loop and RSS runs:
 #                                 by default a duration-bound closed loop, and
 #                                 an open loop of more than 16,384 requests,
@@ -44,6 +49,7 @@ compare=""
 lg_args=""
 rate_workers=1
 pool=""
+scrape_cmp=0
 cmdline="scripts/bench_cpu.sh"
 [ $# -eq 0 ] || cmdline+=$(printf ' %q' "$@")
 while [ $# -gt 0 ]; do
@@ -61,6 +67,7 @@ while [ $# -gt 0 ]; do
     --loadgen-args) lg_args=$2; shift 2 ;;
     --rate-workers) rate_workers=$2; shift 2 ;;
     --prompt-pool) pool=$2; shift 2 ;;
+    --scrape-compare) scrape_cmp=1; shift ;;
     *) echo "bench_cpu.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -136,47 +143,59 @@ run_wrk() {
   bad=$(awk '/Non-2xx or 3xx responses:/ { b += $NF } /Socket errors:/ { gsub(",", ""); b += $4 + $6 + $8 + $10 } END { print b + 0 }' "$work/wrk.txt")
   echo "${n:-0} $t $bad"
 }
-# run_lg [BINARY]: prints "requests user_s sys_s failed"
+# run_lg [BINARY [FLAG...]]: prints "requests user_s sys_s failed worker_us",
+# worker_us: the worker loop's own busy time per completed request (its
+# callbacks times their mean service time, from the report).
 run_lg() {
   local t res="$work/lg.json" bin=${1:-$loadgen}
+  shift || true
   rm -f "$res"
-  t=$( { time "${pin_cli[@]}" "$bin" --base-url "$url" --num-workers 1 --max-concurrency "$conns" \
+  t=$( { time "${pin_cli[@]}" "$bin" "$@" --base-url "$url" --num-workers 1 --max-concurrency "$conns" \
     --duration "${duration}s" --random-input-len 32 --random-output-len 16 --seed 1 \
     --quiet --no-progress --save-result --result-dir "$work" --result-filename lg.json \
     --request-timeout 10s --drain-timeout 2s ${pool:+--prompt-pool-size "$pool"} >>"$work/lg.log" 2>&1; } 2>&1 )
-  if [ ! -s "$res" ]; then echo "0 $t 1"; return; fi
-  echo "$(jq -r '.completed' "$res") $t $(jq -r '.failed' "$res")"
+  if [ ! -s "$res" ]; then echo "0 $t 1 nan"; return; fi
+  echo "$(jq -r '.completed' "$res") $t $(jq -r '.failed' "$res") $(jq -r '. as $r | ([$r.client_bias.workers[] | .callbacks * .mean_service_us] | add) as $b | if $r.completed > 0 then ($b / $r.completed * 100 | round / 100) else "nan" end' "$res")"
 }
 per_req() { awk -v n="$1" -v u="$2" -v s="$3" 'BEGIN { if (n > 0) printf "%.2f", (u + s) * 1e6 / n; else print "nan" }'; }
 med() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "nan" }'; }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 rows=() wrk_us=() lg_us=() ratios=() wrk_rate=() lg_rate=() cmp_us=()
+off_us=() off_w=() on_w=() off_ratios=()
 for i in $(seq 1 "$reps"); do
   # Alternate which client goes first, so a drift in the host's load does
   # not always fall on the same one.
-  order="wrk lg${cmp_loadgen:+ cmp}"
-  [ $((i % 2)) -eq 0 ] && order="${cmp_loadgen:+cmp }lg wrk"
+  off=""
+  [ "$scrape_cmp" = 1 ] && off=off
+  order="wrk lg${cmp_loadgen:+ cmp}${off:+ off}"
+  [ $((i % 2)) -eq 0 ] && order="${off:+off }${cmp_loadgen:+cmp }lg wrk"
   for c in $order; do
     if [ "$c" = wrk ]; then
       read -r n u s bad < <(run_wrk)
       x=$(per_req "$n" "$u" "$s"); w_x=$x
       wrk_us+=("$x"); wrk_rate+=("$((n / duration))")
       rows+=("| $i | wrk -t1 -c$conns | $n | $((n / duration)) | $u | $s | $x | $bad |")
+    elif [ "$c" = off ]; then
+      read -r n u s bad wb < <(run_lg "$loadgen" --server-metrics off)
+      x=$(per_req "$n" "$u" "$s"); o_x=$x
+      off_us+=("$x"); off_w+=("$wb")
+      rows+=("| $i | loadgen -k1 -C$conns --server-metrics off | $n | $((n / duration)) | $u | $s | $x | $bad |")
     elif [ "$c" = cmp ]; then
-      read -r n u s bad < <(run_lg "$cmp_loadgen")
+      read -r n u s bad wb < <(run_lg "$cmp_loadgen")
       x=$(per_req "$n" "$u" "$s")
       cmp_us+=("$x")
       rows+=("| $i | loadgen of --compare -k1 -C$conns | $n | $((n / duration)) | $u | $s | $x | $bad |")
     else
-      read -r n u s bad < <(run_lg)
+      read -r n u s bad wb < <(run_lg)
       x=$(per_req "$n" "$u" "$s"); l_x=$x
-      lg_us+=("$x"); lg_rate+=("$((n / duration))")
+      lg_us+=("$x"); lg_rate+=("$((n / duration))"); on_w+=("$wb")
       rows+=("| $i | loadgen -k1 -C$conns | $n | $((n / duration)) | $u | $s | $x | $bad |")
     fi
     echo "  rep $i $c: $n requests, $x us CPU each" >&2
   done
   ratios+=("$(awk -v a="$l_x" -v b="$w_x" 'BEGIN { printf "%.2f", a / b }')")
+  [ "$scrape_cmp" = 0 ] || off_ratios+=("$(awk -v a="$l_x" -v b="$o_x" 'BEGIN { printf "%.3f", a / b }')")
 done
 w_med=$(med "${wrk_us[@]}")
 l_med=$(med "${lg_us[@]}")
@@ -248,6 +267,7 @@ pool_note=""
   echo "- host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores online, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -sr), $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "- load average before: $load_before; after: $load_after (a shared host: other work's CPU shows in every figure, the ratio of one run least)"
   echo "- command: $cmdline"
+  echo "- measures: loadgen"
   echo "- server: simserver --port 0 --workers 1 (zero latency)${pin_srv:+, on CPU 0; clients on CPU 1}"
   echo "- loadgen: --num-workers 1 --max-concurrency $conns --duration ${duration}s --random-input-len 32 --random-output-len 16${pool:+ --prompt-pool-size $pool} (closed loop)$pool_note"
   echo "- wrk $(wrk -v 2>&1 | head -n 1 | awk '{ print $2 }'): -t1 -c$conns -d${duration}s, POST of a 32-word prompt, max_tokens 16, streamed with usage, X-Sim-Stamp: 1"
@@ -259,6 +279,10 @@ pool_note=""
   echo
   echo "**CPU per request, median of $reps: loadgen $l_med us, wrk $w_med us: ratio $ratio** (goal <= 2.5; per repetition: ${ratios[*]})."
   echo "Closed-loop rate, median: loadgen $lr_med req/s, wrk $wr_med req/s."
+  if [ "$scrape_cmp" = 1 ]; then
+    o_med=$(med "${off_us[@]}")
+    echo "The scraper (the default run above scrapes the target's /metrics each second, in the coordinator): with \`--server-metrics off\`, $o_med us per request against $l_med us with it (ratio on/off of the medians $(awk -v a="$l_med" -v b="$o_med" 'BEGIN { printf "%.3f", a / b }'); per repetition, measured side by side: ${off_ratios[*]}). The worker loop's own busy time per request (callbacks x mean service time, from the report): median $(med "${on_w[@]}") us scraping, $(med "${off_w[@]}") us not (per repetition: ${on_w[*]} against ${off_w[*]})."
+  fi
   if [ -n "$cmp_loadgen" ]; then
     c_med=$(med "${cmp_us[@]}")
     echo "The --compare build ($compare, $(git -C "$compare/.." rev-parse --short HEAD 2>/dev/null || echo "its commit unknown")): $c_med us per request, ratio $(awk -v a="$c_med" -v b="$w_med" 'BEGIN { printf "%.2f", a / b }') to wrk."
