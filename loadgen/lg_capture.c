@@ -109,9 +109,15 @@ void lg_cap_filter(const char *addr, int port, int id, int k, char *filter, size
                    int *hi)
 {
     *lo = *hi = 0;
-    /* The server's segments, and the client's with data (PSH): a request
+    /* The server's segments, and the client's that carry data: a request
      * anchors a connection whose SYN-ACK was missed, and times its own
-     * departure (lg_wire.h). No
+     * departure (lg_wire.h). Data by its length, not by PSH: a request
+     * longer than a segment leaves in several, and PSH marks only the last
+     * of a send, so its first bytes (the departure) went untimed; and
+     * `tcp[tcpflags]` reads IPv4 only, so over ::1 no departure was seen at
+     * all (the IPv6 clause reads the TCP header at ip6[40], with no
+     * extension header; one with any falls back, as a missed segment does).
+     * Pure ACKs, one per server segment, stay out. No
      * `inbound`: it compiles to a load that only the kernel can run, and
      * libpcap runs the new filter in user space over the frames the ring
      * held when it was set, plus one: there the load fails and the packet
@@ -119,8 +125,9 @@ void lg_cap_filter(const char *addr, int port, int id, int k, char *filter, size
      * SYN-ACK) and more when traffic came before the filter. Loopback's
      * sent copies are refused by the socket instead (lg_cap_open). */
     int n = snprintf(filter, len,
-                     "tcp and host %s and port %d and (src port %d or tcp[tcpflags] & tcp-push "
-                     "!= 0)",
+                     "tcp and host %s and port %d and (src port %d or (ip and ip[2:2] - ((ip[0] & "
+                     "0xf) << 2) - ((tcp[12] & 0xf0) >> 2) > 0) or (ip6 and ip6[6] == 6 and "
+                     "ip6[4:2] - ((ip6[52] & 0xf0) >> 2) > 0))",
                      addr, port, port);
     if (k <= 1 || n < 0 || (size_t)n >= len) return;
     /* Below the kernel's ephemeral range: worker i of k gets its own slice,

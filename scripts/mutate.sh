@@ -414,6 +414,13 @@ m worker-other-share loadgen/lg_worker.c \
 m worker-stage-zero loadgen/lg_worker.c '    lg_stage_stats *st = stats_of(w, a->stage);' \
   '    lg_stage_stats *st = stats_of(w, 0);'
 m worker-receive-before-send loadgen/lg_worker.c '    if (t < r->dispatch_ns) t = r->dispatch_ns;' '    ;'
+# loadgen/lg_capture.c: the client's data taken by PSH again (a long
+# request's first segments untimed), or IPv4 only (no departure over ::1).
+m capture-psh-only loadgen/lg_capture.c '(ip and ip[2:2] - ((ip[0] & "
+                     "0xf) << 2) - ((tcp[12] & 0xf0) >> 2) > 0)' '(ip and tcp[tcpflags] & tcp-push "
+                     "!= 0)'
+m capture-ipv4-only loadgen/lg_capture.c ' or (ip6 and ip6[6] == 6 and "
+                     "ip6[4:2] - ((ip6[52] & 0xf0) >> 2) > 0))",' ')",'
 # loadgen/lg_sched.c: what is left of a worker's share at a stop
 # (lg_sched_rest_for), by arithmetic for a count-bounded stage.
 m rest-walks-counted-stages loadgen/lg_sched.c \

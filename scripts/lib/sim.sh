@@ -5,7 +5,7 @@
 #       runs SIMSERVER --port 0 flags, stdout in DIR/NAME.out and stderr in
 #       DIR/NAME.err, prefixed by $SIM_WRAP when set (valgrind); sets SIM_PID
 #       at once, and SIM_PORT and SIM_URL when the first line says
-#       'listening http://127.0.0.1:PORT'. Waits SIM_START_TRIES x 50 ms
+#       'listening http://127.0.0.1:PORT' (or [::1] with --host ::1). Waits SIM_START_TRIES x 50 ms
 #       (default 100: 5 s). Returns 0, or 1 with the reason on stderr (the
 #       server exited, showing its stderr, or said nothing in time).
 # shellcheck shell=bash
@@ -18,9 +18,10 @@ sim_start() {
   local line
   for _ in $(seq 1 "${SIM_START_TRIES:-100}"); do
     line=$(head -n 1 "$dir/$name.out" 2>/dev/null || true)
-    SIM_PORT=$(sed -n 's|^listening http://127\.0\.0\.1:\([0-9][0-9]*\)$|\1|p' <<<"$line")
-    if [ -n "$SIM_PORT" ]; then
-      SIM_URL="http://127.0.0.1:$SIM_PORT"
+    # a loopback address: 127.0.0.1, or [::1] (--host ::1)
+    if [[ "$line" =~ ^listening\ http://(127\.0\.0\.1|\[::1\]):([0-9]+)$ ]]; then
+      SIM_PORT=${BASH_REMATCH[2]}
+      SIM_URL="http://${BASH_REMATCH[1]}:$SIM_PORT"
       return 0
     fi
     if ! kill -0 "$SIM_PID" 2>/dev/null; then

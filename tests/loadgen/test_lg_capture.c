@@ -33,10 +33,15 @@ static void test_filters(void **state)
     char f[320];
     int lo, hi, lo1, hi1;
     lg_cap_filter("127.0.0.1", 8000, 0, 1, f, sizeof f, &lo, &hi);
-    assert_string_equal(f, "tcp and host 127.0.0.1 and port 8000 and (src port 8000 "
-                           "or tcp[tcpflags] & tcp-push != 0)");
+    assert_string_equal(f, "tcp and host 127.0.0.1 and port 8000 and (src port 8000 or (ip and "
+                           "ip[2:2] - ((ip[0] & 0xf) << 2) - ((tcp[12] & 0xf0) >> 2) > 0) or "
+                           "(ip6 and ip6[6] == 6 and ip6[4:2] - ((ip6[52] & 0xf0) >> 2) > 0))");
     assert_int_equal(lo, 0);
     assert_int_equal(hi, 0);
+    /* the longest address, two workers: the filter fits its buffer */
+    lg_cap_filter("ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255", 65535, 1, 2, f, sizeof f, &lo,
+                  &hi);
+    assert_non_null(strstr(f, " and portrange "));
     lg_cap_filter("10.0.0.2", 80, 0, 1, f, sizeof f, &lo, &hi);
     assert_non_null(strstr(f, "tcp and host 10.0.0.2 and port 80"));
     /* Two workers: disjoint ranges, adjacent, below the ephemeral range. */
@@ -182,12 +187,105 @@ static void test_live_capture(void **state)
     lg_cap_close(cap);
 }
 
+/* The client's departures as the filter lets them through, over IPv4 and
+ * IPv6 loopback: a short request (one segment), then a long one written at
+ * once (several segments: PSH marks the last of a send only), each timed
+ * from its first byte on, and the client's pure ACKs left out. */
+static void departures_over(int family)
+{
+    int ls = socket(family, SOCK_STREAM, 0);
+    assert_true(ls >= 0);
+    struct sockaddr_storage ss = {0};
+    socklen_t sl;
+    if (family == AF_INET) {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        a->sin_family = AF_INET;
+        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        sl = sizeof *a;
+    } else {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_addr = in6addr_loopback;
+        sl = sizeof *a;
+    }
+    assert_int_equal(bind(ls, (struct sockaddr *)&ss, sl), 0);
+    assert_int_equal(listen(ls, 1), 0);
+    assert_int_equal(getsockname(ls, (struct sockaddr *)&ss, &sl), 0);
+    int sport = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                        : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    char filter[320], err[256];
+    int lo, hi, why;
+    lg_cap_filter(family == AF_INET ? "127.0.0.1" : "::1", sport, 0, 1, filter, sizeof filter, &lo,
+                  &hi);
+    lg_cap *cap = lg_cap_open("lo", filter, 4096, sport, &why, err, sizeof err);
+    if (!cap) fail_msg("lg_cap_open(%s): %s", filter, err);
+    lg_wire *wire = lg_wire_new(64);
+    int c = socket(family, SOCK_STREAM, 0);
+    assert_int_equal(connect(c, (struct sockaddr *)&ss, sl), 0);
+    int s = accept(ls, NULL, NULL);
+    assert_true(s >= 0);
+    assert_int_equal(lg_cap_drain(cap, wire), 1); /* the SYN-ACK */
+    int cport = lg_rx_local_port(c);
+    /* a short request */
+    int64_t before = rb_wall_ns();
+    assert_int_equal(write(c, "GET", 3), 3);
+    char buf[4096];
+    assert_int_equal(read(s, buf, 3), 3);
+    /* a long one, in one write; the server reads it all (bounded) */
+    enum { LONG = 300000 };
+    char *big = calloc(1, LONG);
+    assert_non_null(big);
+    size_t put = 0, got = 0;
+    for (int i = 0; i < 100000 && got < LONG; i++) {
+        if (put < LONG) {
+            ssize_t n = send(c, big + put, LONG - put, MSG_DONTWAIT);
+            if (n > 0) put += (size_t)n;
+        }
+        ssize_t m = recv(s, buf, sizeof buf, MSG_DONTWAIT);
+        if (m > 0) got += (size_t)m;
+        if (m <= 0) nanosleep(&(struct timespec){0, 100000}, NULL);
+    }
+    assert_int_equal(got, LONG);
+    free(big);
+    int64_t after = rb_wall_ns();
+    lg_cap_drain(cap, wire);
+    /* every byte of both has a departure time, in the window, in order */
+    int64_t t0 = 0, t1 = 0, tl = 0;
+    assert_int_equal(lg_wire_sent_lookup(wire, (uint16_t)cport, 0, &t0), 0);
+    assert_int_equal(lg_wire_sent_lookup(wire, (uint16_t)cport, 3, &t1), 0);
+    assert_int_equal(lg_wire_sent_lookup(wire, (uint16_t)cport, 3 + LONG - 1, &tl), 0);
+    assert_true(t0 >= before - 1000000 && t0 <= after);
+    assert_true(t0 <= t1 && t1 <= tl && tl <= after);
+    for (uint64_t off = 3; off < 3 + LONG; off += 997) {
+        int64_t t;
+        if (lg_wire_sent_lookup(wire, (uint16_t)cport, off, &t) != 0)
+            fail_msg("family %d: no departure time for request byte %llu", family,
+                     (unsigned long long)off);
+    }
+    assert_true(lg_wire_get_counts(wire).sent_segments >= 2);
+    uint64_t packets, drops;
+    lg_cap_stats(cap, &packets, &drops);
+    assert_int_equal(drops, 0);
+    close(c);
+    close(s);
+    close(ls);
+    lg_wire_free(wire);
+    lg_cap_close(cap);
+}
+
+static void test_departures_v4_and_v6(void **state)
+{
+    (void)state;
+    if (!may_capture()) return;
+    departures_over(AF_INET);
+    departures_over(AF_INET6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_filters),
-        cmocka_unit_test(test_target),
-        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_filters),      cmocka_unit_test(test_departures_v4_and_v6),
+        cmocka_unit_test(test_target),       cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_live_capture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,9 @@
 #  - every request's departure (the capture of its first and last bytes as
 #    they left) lies between its dispatch and its first response byte, and
 #    every completed request has one (none fell back), loaded and idle; the
-#    idle worker's median send delay (dispatch to departure) is printed.
+#    idle worker's median send delay (dispatch to departure) is printed;
+#    and so over IPv6 loopback, with short prompts and with ones long enough
+#    to leave in several segments.
 # The same run with --receive-clock kernel prints the exact share the
 # kernel's stamps get, for the record. Needs CAP_NET_RAW (CI runs as root).
 source "$(dirname "$0")/lib.sh"
@@ -65,6 +67,23 @@ fi
   --save-result --save-detailed --result-dir "$WORK" --result-filename idle.json \
   2>"$WORK/idle.err" || fail "idle run exited $?: $(cat "$WORK/idle.err")"
 departures idle
+
+# Over IPv6 loopback, and with prompts long enough that a request leaves in
+# several segments (PSH marks only the last of a send): every departure is
+# still captured from its first byte (the filter takes the client's data by
+# length, IPv4 and IPv6 alike).
+v4_url=$SIM_URL
+start_sim sim6 --host ::1 --time-to-first-token 2ms --inter-token-latency 1ms --seed 5
+for v in "short 16" "long 30000"; do
+  set -- $v
+  "$LOADGEN" --base-url "$SIM_URL" --num-workers 1 --request-rate 10 --duration 2s --seed 3 \
+    --random-input-len "$2" --random-output-len 4 --receive-clock wire --quiet --no-progress \
+    --save-result --save-detailed --result-dir "$WORK" --result-filename "v6-$1.json" \
+    2>"$WORK/v6-$1.err" || fail "IPv6 $1 run exited $?: $(cat "$WORK/v6-$1.err")"
+  departures "v6-$1"
+done
+jq -e '.capture.filter | contains("ip6")' "$WORK/v6-long.json" >/dev/null || fail "IPv6: the filter has no IPv6 clause"
+SIM_URL=$v4_url
 
 # The worker's cost is raised until it is loaded (rho >= 0.85, bounded).
 cost=16000 rho=0
