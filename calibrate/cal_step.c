@@ -159,3 +159,16 @@ done:
     cJSON_Delete(root);
     return rc;
 }
+
+void cal_step_host_shares(double busy_ns, double total_ns, double own_s, double *busy,
+                          double *other)
+{
+    if (!(total_ns > 0)) {
+        *busy = *other = NAN;
+        return;
+    }
+    *busy = busy_ns / total_ns;
+    /* in seconds both: the host's busy time less this run's own */
+    double o = (busy_ns * 1e-9 - own_s) / (total_ns * 1e-9);
+    *other = o > 0 ? o : 0;
+}

@@ -77,6 +77,14 @@ typedef struct cal_step {
 /* Sets every figure to "not measured" (NAN / 0). */
 void cal_step_clear(cal_step *s);
 
+/* The host's busy fraction and the share of all CPUs' time that other
+ * processes took, over a batch: busy_ns and total_ns are the deltas of the
+ * host's busy and total CPU time (rb_host_sample, in ns), own_s the CPU
+ * seconds this run's own processes used meanwhile. The share is >= 0; both
+ * are NAN when total_ns is not positive. */
+void cal_step_host_shares(double busy_ns, double total_ns, double own_s, double *busy,
+                          double *other);
+
 /* Parses a loadgen result. Returns 0, or -EINVAL with err naming what was
  * missing or malformed ("result: client_bias.workers: missing"). Keys
  * other than the documented ones are ignored. */

@@ -372,13 +372,12 @@ static int run_step_on(cal_run *r, int port, int k, int index, double rate, int 
     }
     s->workers = k;
     if (!isfinite(s->request_rate)) s->request_rate = rate;
-    s->host_busy = ticks ? (busy1 - busy0) / (total1 - total0) : NAN;
-    if (ticks) {
-        /* what the host's CPUs did that this run's processes did not */
-        double tck = (double)sysconf(_SC_CLK_TCK);
-        double other = ((busy1 - busy0) / tck - (own1 - own0)) / ((total1 - total0) / tck);
-        s->host_other = other > 0 ? other : 0;
-    }
+    /* what the host's CPUs did that this run's processes did not (the
+     * readings are ns: dividing them by the clock tick, as when they were
+     * ticks, made every busy host's share "other processes") */
+    if (ticks)
+        cal_step_host_shares(busy1 - busy0, total1 - total0, own1 - own0, &s->host_busy,
+                             &s->host_other);
     return 0;
 }
 

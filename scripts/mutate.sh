@@ -62,6 +62,7 @@ tests_for() {
     common/rb_timer.c) echo "test_rb_timer" ;;
     loadgen/lg_merge.c) echo "test_lg_merge" ;;
     calibrate/cal_level.c) echo "test_cal_level" ;;
+    calibrate/cal_step.c) echo "test_cal_step" ;;
     loadgen/lg_cert.c) echo "test_lg_cert" ;;
     calibrate/cal_rule.c) echo "test_cal_rule" ;;
     calibrate/cal_sweep.c) echo "test_cal_sweep" ;;
@@ -421,6 +422,11 @@ m capture-psh-only loadgen/lg_capture.c '(ip and ip[2:2] - ((ip[0] & "
                      "!= 0)'
 m capture-ipv4-only loadgen/lg_capture.c ' or (ip6 and ip6[6] == 6 and "
                      "ip6[4:2] - ((ip6[52] & 0xf0) >> 2) > 0))",' ')",'
+# calibrate/cal_step.c: the host's readings in ns divided by the clock tick
+# again, which made every busy host's whole share "other processes".
+m host-other-ticks calibrate/cal_step.c '    double o = (busy_ns * 1e-9 - own_s) / (total_ns * 1e-9);' \
+  '    double o = (busy_ns / 100 - own_s) / (total_ns / 100);'
+m host-other-negative calibrate/cal_step.c '    *other = o > 0 ? o : 0;' '    *other = o;'
 # loadgen/lg_sched.c: what is left of a worker's share at a stop
 # (lg_sched_rest_for), by arithmetic for a count-bounded stage.
 m rest-walks-counted-stages loadgen/lg_sched.c \

@@ -131,12 +131,28 @@ static void test_prefers_client_delay(void **state)
     assert_string_equal(s.delay_source, "overhead_per_token_us");
 }
 
+/* A batch of 10 s on 2 CPUs (20 CPU-s): the host busy 8 CPU-s, this run's
+ * own processes 6 of them: busy 40%, other processes 10%. */
+static void test_host_shares(void **state)
+{
+    (void)state;
+    double busy, other;
+    cal_step_host_shares(8e9, 20e9, 6.0, &busy, &other);
+    assert_float_equal(busy, 0.40, 1e-12);
+    assert_float_equal(other, 0.10, 1e-12);
+    /* the run's own work is all the host did: no other share (never < 0) */
+    cal_step_host_shares(8e9, 20e9, 8.5, &busy, &other);
+    assert_float_equal(other, 0.0, 0.0);
+    /* no time passed: unknown */
+    cal_step_host_shares(0, 0, 0, &busy, &other);
+    assert_true(isnan(busy) && isnan(other));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_and_derive),
-        cmocka_unit_test(test_errors_name_the_key),
-        cmocka_unit_test(test_optional_figures),
+        cmocka_unit_test(test_parse_and_derive),     cmocka_unit_test(test_host_shares),
+        cmocka_unit_test(test_errors_name_the_key),  cmocka_unit_test(test_optional_figures),
         cmocka_unit_test(test_prefers_client_delay),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
