@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # report.html in a real headless browser (Debian's chromium): the rendered
 # DOM shows the client's verdict and the knee the result JSON holds, one
-# table row per stage with the JSON's completed and failed counts, and the
-# four plots as inline SVG, with nothing that runs or fetches; hostile
+# table row per stage with the JSON's completed and failed counts, the four
+# plots as inline SVG and the server's waiting requests and KV-cache usage
+# plotted as the JSON has them (report_lib.sh's server_plot_problems, on
+# the rendered DOM), with nothing that runs or fetches; hostile
 # strings render as text. A screenshot is a real page: the right size, many
 # colours, not blank (a blank page's screenshot fails the same check).
 # chromium runs with networking off (every host name unresolvable, no
@@ -41,9 +43,11 @@ want=$(jq -c '{verdict: .client_bias.verdict, knee: (.knee.rate * 10 | round / 1
                rows: [.stages[] | {stage, completed, failed}]}' "$s")
 jq -e --argjson w "$want" '.verdict == $w.verdict and .rows == $w.rows
      and (.knee | test("^[0-9.]+ req/s$")) and (.knee | split(" ")[0] | tonumber) == $w.knee
-     and .svgs == 4 and .figures_with_svg == 4 and .active == {}' "$WORK/dom.json" >/dev/null ||
-  fail "rendered DOM: $got; the JSON says $want, and 4 SVGs with nothing active"
-echo "rendered: $(jq -c '{verdict, knee, rows: (.rows | length), svgs}' "$WORK/dom.json")"
+     and .svgs == 5 and .figures_with_svg == 5 and .active == {}' "$WORK/dom.json" >/dev/null ||
+  fail "rendered DOM: $got; the JSON says $want, and 5 SVGs (4 plots and the server's) with nothing active"
+probs=$(server_plot_problems "$WORK/dom.json" "$s")
+[ -z "$probs" ] || fail "the rendered server plot against the JSON: $probs"
+echo "rendered: $(jq -c '{verdict, knee, rows: (.rows | length), svgs, server_marks: (.server.points | length)}' "$WORK/dom.json")"
 
 # Hostile strings render as text, not as elements.
 mkdir -p "$WORK/hostile"
@@ -62,4 +66,4 @@ echo "screenshot: $fig"
 printf '<!DOCTYPE html><html><body></body></html>\n' >"$WORK/blank.html"
 browse "$WORK/blank.out" --window-size=1280,1800 --screenshot="$WORK/blank.png" "file://$WORK/blank.html"
 ! blank=$($DOM png "$WORK/blank.png" 1280 1800) || fail "a blank page passes the screenshot check: $blank"
-pass "report.html in chromium: verdict $(jq -r .verdict "$WORK/dom.json"), knee $(jq -r .knee "$WORK/dom.json"), $(jq '.rows | length' "$WORK/dom.json") stage rows, 4 SVGs; hostile strings as text; the screenshot a page"
+pass "report.html in chromium: verdict $(jq -r .verdict "$WORK/dom.json"), knee $(jq -r .knee "$WORK/dom.json"), $(jq '.rows | length' "$WORK/dom.json") stage rows, 5 SVGs, $(jq '.server.points | length' "$WORK/dom.json") server marks as the JSON's; hostile strings as text; the screenshot a page"

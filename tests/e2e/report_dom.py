@@ -2,9 +2,11 @@
 """Helpers of the report's browser test (standard library only).
 
   report_dom.py dom FILE    what a browser's rendered DOM (chromium --dump-dom)
-                            shows: the verdict, the knee, the per-stage rows,
-                            the inline SVGs and the elements that would run or
-                            fetch something, as JSON on stdout
+                            or the page itself shows: the verdict, the knee,
+                            the per-stage rows, the inline SVGs, the elements
+                            that would run or fetch something, and the server
+                            metrics section (its plot's marks, tick labels and
+                            knee line, its table, or its note), as JSON on stdout
   report_dom.py png FILE W H  checks a screenshot: a PNG of W x H pixels with
                             a real page on it (many colours, not mostly blank);
                             prints its figures as JSON, exit 1 if it fails
@@ -21,10 +23,15 @@ class Dom(HTMLParser):
         super().__init__()
         self.stack = []  # (tag, id, class)
         self.out = {"verdict": "", "knee": "", "rows": [], "svgs": 0, "figures_with_svg": 0,
-                    "active": {}, "title": ""}
+                    "active": {}, "title": "",
+                    "server": {"figure": False, "svgs": 0, "points": [], "ticks": {"x": [], "y": [], "y2": []},
+                               "knee_x": None, "rows": [], "note": None}}
         self.row = None
         self.cell = None
         self.in_figure = False
+        self.srv_text = None  # the tick label or mark title being read
+        self.srow = None
+        self.scell = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -44,11 +51,59 @@ class Dom(HTMLParser):
         if tag == "td" and self.row is not None:
             self.cell = a.get("class") or ""
             self.row["cells"].setdefault(self.cell, "")
+        self.server_start(tag, a)
         self.stack.append((tag, a.get("id"), a.get("class")))
+
+    def server_start(self, tag, a):
+        """The server metrics section: its SVG's marks (each one's centre as
+        drawn), its tick labels at their places, its knee line, its table."""
+        srv = self.out["server"]
+        if tag == "figure" and a.get("id") == "plot-server_metrics":
+            srv["figure"] = True
+        if tag == "p" and a.get("id") == "server-metrics-note":
+            srv["note"] = ""
+            self.srv_text = ("note", None)
+        if tag == "svg" and a.get("class") == "server-metrics":
+            srv["svgs"] += 1
+        if not any(t == "svg" and c == "server-metrics" for t, _, c in self.stack + [(tag, None, a.get("class"))]):
+            if tag == "tr" and "data-stage" in a and self.inside("table", "server-metrics-table"):
+                self.srow = {"stage": int(a["data-stage"]), "class": a.get("class") or "", "cells": {}}
+            if tag == "td" and self.srow is not None:
+                self.scell = a.get("class") or ""
+                self.srow["cells"][self.scell] = ""
+            return
+        cls = a.get("class") or ""
+        if tag == "text" and cls in ("xtick", "ytick", "y2tick"):
+            pos = float(a["x"] if cls == "xtick" else a["y"])
+            self.srv_text = ("tick", {"axis": cls[:-4], "pos": pos, "text": ""})
+        if tag == "line" and cls == "knee":
+            srv["knee_x"] = float(a["x1"])
+        if cls == "pt":
+            if tag == "circle":
+                cx, cy = float(a["cx"]), float(a["cy"])
+            else:
+                cx = float(a["x"]) + float(a["width"]) / 2
+                cy = float(a["y"]) + float(a["height"]) / 2
+            srv["points"].append({"series": a["data-series"], "stage": int(a["data-stage"]),
+                                  "x": float(a["data-x"]), "value": float(a["data-value"]),
+                                  "cx": cx, "cy": cy, "title": ""})
+        if tag == "title" and srv["points"] and self.stack and self.stack[-1][2] == "pt":
+            self.srv_text = ("title", srv["points"][-1])
 
     def handle_endtag(self, tag):
         if tag == "figure":
             self.in_figure = False
+        if self.srv_text is not None and tag in ("text", "title", "p"):
+            kind, obj = self.srv_text
+            if kind == "tick" and tag == "text":
+                self.out["server"]["ticks"][obj["axis"]].append([float(obj["text"]), obj["pos"]])
+            if (kind, tag) in (("tick", "text"), ("title", "title"), ("note", "p")):
+                self.srv_text = None
+        if tag == "td":
+            self.scell = None
+        if tag == "tr" and self.srow is not None:
+            self.out["server"]["rows"].append(self.srow)
+            self.srow = None
         if tag == "td":
             self.cell = None
         if tag == "tr" and self.row is not None:
@@ -72,6 +127,14 @@ class Dom(HTMLParser):
             self.out["title"] += data
         if self.row is not None and self.cell is not None:
             self.row["cells"][self.cell] += data
+        if self.srv_text is not None:
+            kind, obj = self.srv_text
+            if kind == "note":
+                self.out["server"]["note"] += data
+            else:
+                obj["text" if kind == "tick" else "title"] += data
+        if self.srow is not None and self.scell is not None:
+            self.srow["cells"][self.scell] += data
 
 
 def dom(path):

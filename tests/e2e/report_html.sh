@@ -3,15 +3,22 @@
 # - a sweep past capacity checked against a certificate: four plots (PNG and
 #   SVG) on the offered-rate axis, the knee and the certified range marked
 #   where the JSON and the certificate put them, report.html with the
-#   verdict, the knee, a table row per stage and the four SVGs inline, and
-#   nothing that could fetch (no script, no external reference);
+#   verdict, the knee, a table row per stage, the four SVGs inline and the
+#   server's waiting requests and KV-cache usage plotted (a mark per stage
+#   and series, each the JSON's value where the plot's axes put it; the knee;
+#   a table of the same figures), and nothing that could fetch (no script,
+#   no external reference);
 # - the same without --certificate: the range from the report's note, to its
 #   rounding;
-# - one stage, no stream, no knee, no certificate: drawn, and said so;
+# - one stage, no stream, no knee, no certificate, no server metrics: drawn,
+#   and said so (no server plot); closed loops: one stage's metrics drawn at
+#   its achieved rate, two stages (no metrics of their own) said so;
 # - no server timing stamps (a foreign server): the unsplit NTPOT drawn;
 # - hostile strings in every field shown: escaped, no element injected;
-# - bad input: exit 2 with a message.
+# - bad input: exit 2 with a message; server metrics of the wrong type: exit
+#   2 naming the key, no report and no temporary file left.
 source "$(dirname "$0")/report_lib.sh"
+DOM="python3 $(dirname "$0")/report_dom.py"
 command -v gnuplot >/dev/null 2>&1 || skip "gnuplot is not installed"
 make_runs
 s="$WORK/sweep/r.json" p="$WORK/sweep/plots" html="$WORK/sweep/report.html"
@@ -42,13 +49,19 @@ got_tics=$(jq -r '.x2tics | split(", ") | map(split(" ")[1]) | join(" ")' "$fact
 verdict=$(jq -r .client_bias.verdict "$s")
 grep -q "id=\"verdict-value\">$verdict<" "$html" || fail "report.html does not show the verdict $verdict"
 grep -q "id=\"knee-value\">$k req/s<" "$html" || fail "report.html does not show the knee at $k req/s"
-rows=$(grep -o '<tr data-stage="[0-9]*"' "$html" | wc -l)
+$DOM dom "$html" >"$WORK/sweep/dom.json" || fail "report_dom.py could not read report.html"
+rows=$(jq '.rows | length' "$WORK/sweep/dom.json") # the rows of table#stages
 [ "$rows" -eq "$(jq '.stages | length' "$s")" ] || fail "report.html has $rows stage rows, the JSON $(jq '.stages | length' "$s")"
 for st in $(jq -r '.stages[] | "\(.stage):\(.completed)"' "$s"); do
   grep -qE "<tr data-stage=\"${st%%:*}\"[^>]*><td class=\"stage\">${st%%:*}</td>(<td>[^<]*</td>){3}<td class=\"completed\">${st#*:}</td>" "$html" ||
     fail "stage ${st%%:*}'s row does not show ${st#*:} completed"
 done
-[ "$(grep -o '<svg' "$html" | wc -l)" -eq 4 ] || fail "report.html has $(grep -o '<svg' "$html" | wc -l) SVGs, want 4"
+[ "$(grep -o '<svg' "$html" | wc -l)" -eq 5 ] || fail "report.html has $(grep -o '<svg' "$html" | wc -l) SVGs, want 4 plots and the server's"
+# The server's waiting requests and KV-cache usage, against the JSON.
+probs=$(server_plot_problems "$WORK/sweep/dom.json" "$s")
+[ -z "$probs" ] || fail "the server plot against the JSON: $probs"
+marks=$(jq '.server.points | length' "$WORK/sweep/dom.json")
+[ "$marks" -eq $((3 * $(jq '.stages | length' "$s"))) ] || fail "the server plot has $marks marks, want 3 per stage"
 grep -q 'id="cert-range"><strong>Certified client range:</strong> up to 131.9 req/s' "$html" ||
   fail "report.html does not give the certified range"
 # Self-contained: no script, no frame, no external reference. The only URLs
@@ -84,6 +97,35 @@ done
 ! grep -q '^set arrow\|^set object' "$WORK/one/plots/run_plots.gp" || fail "one stage: a knee or a range is marked without one"
 grep -q 'id="knee-value">none<' "$WORK/one/report.html" || fail "one stage: report.html does not say there is no knee"
 grep -q 'not checked against a certificate' "$WORK/one/report.html" || fail "one stage: report.html does not say there is no certificate"
+jq -e '.server_metrics == null and all(.stages[]; .server_metrics == null)' "$o" >/dev/null ||
+  fail "the one-stage run scraped the server: $(jq -c .server_metrics "$o")"
+$DOM dom "$WORK/one/report.html" >"$WORK/one/dom.json" || fail "report_dom.py could not read the one-stage report.html"
+jq -e '.server.figure == false and .server.svgs == 0 and .svgs == 4 and .server.points == []
+       and (.server.note | test("^The server.s metrics were not scraped"))' "$WORK/one/dom.json" >/dev/null ||
+  fail "one stage, no server metrics: $(jq -c '{server: (.server | {figure, svgs, note}), svgs}' "$WORK/one/dom.json")"
+
+# Closed loops, scraped: one stage has the run's metrics as its own, drawn
+# at its achieved rate (it has no offered rate); two stages have no start
+# times, so no metrics of their own: said so, no server plot.
+for n in 1 2; do
+  c="$WORK/closed$n" stages=(--closed-stage 2:6)
+  [ "$n" -eq 1 ] || stages+=(--closed-stage 4:8)
+  mkdir -p "$c"
+  "$LOADGEN" --base-url "$SIM_URL" --num-workers 1 "${stages[@]}" --random-input-len 32 --random-output-len 16 \
+    --server-metrics target --server-metrics-interval 100ms --quiet --no-progress --save-result \
+    --result-dir "$c" --result-filename r.json 2>"$c.err" || fail "the closed run $n exited $?: $(cat "$c.err")"
+  jq -e --argjson n "$n" '.load_mode == "closed" and (.stages | length) == $n and (.server_metrics.scrapes > 0)
+     and all(.stages[]; (.server_metrics != null) == ($n == 1))' "$c/r.json" >/dev/null ||
+    fail "the closed run $n is not what this case needs: $(jq -c '{load_mode, scrapes: .server_metrics.scrapes,
+    stages: [.stages[].server_metrics != null]}' "$c/r.json")"
+  bash "$PLOT" "$c/r.json" "$c/plots" >"$c.out" 2>&1 || fail "plot_run closed $n: $(cat "$c.out")"
+  $DOM dom "$c/report.html" >"$c/dom.json" || fail "report_dom.py could not read the closed report.html"
+done
+probs=$(server_plot_problems "$WORK/closed1/dom.json" "$WORK/closed1/r.json")
+[ -z "$probs" ] || fail "closed loop, one stage: the server plot against the JSON: $probs"
+jq -e '.server.figure == false and .server.svgs == 0
+       and (.server.note | test("scraped for the run as a whole .* not per stage .*closed loop"))' "$WORK/closed2/dom.json" >/dev/null ||
+  fail "closed loop, two stages: $(jq -c '.server | {figure, svgs, note}' "$WORK/closed2/dom.json")"
 
 # A server without timing stamps: no split, the measured mean drawn instead.
 mkdir -p "$WORK/foreign"
@@ -101,8 +143,24 @@ bash "$PLOT" --certificate "$WORK/cert.json" "$WORK/hostile/r.json" "$WORK/hosti
 h="$WORK/hostile/report.html"
 inj=$(grep -oiE '<script|<img|onerror=alert\(2\)>' "$h" | grep -v '^onerror' | head -n 3 || true)
 [ -z "$inj" ] || fail "hostile strings injected markup: $inj"
-n=$(grep -o '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;&amp;amp;' "$h" | wc -l)
-[ "$n" -ge 8 ] || fail "hostile strings: $n escaped copies shown, want one per field (>= 8)"
+esc='&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;&amp;amp;'
+n=$(grep -o "$esc" "$h" | wc -l)
+[ "$n" -ge 9 ] || fail "hostile strings: $n escaped copies shown, want one per field (>= 9)"
+grep -q "<figcaption>The server[^ ]*s waiting requests[^<]*Knee evidence: $esc\.</figcaption>" "$h" ||
+  fail "hostile strings: the server plot's caption does not show the knee's evidence escaped"
+# ... and the note of a run whose stages have none of the plotted gauges
+# shows the last scrape error escaped.
+mkdir -p "$WORK/nogauge"
+jq --arg re 'waiting|cache_usage|queue_reqs|token_usage' \
+  '.stages[].server_metrics.metrics |= with_entries(select(.key | test($re) | not))' "$WORK/hostile/r.json" >"$WORK/nogauge/r.json"
+bash "$REPORT_HTML" "$WORK/nogauge/r.json" "$WORK/hostile/plots" >"$WORK/nogauge.out" 2>&1 ||
+  fail "report_html on a run without the gauges: $(cat "$WORK/nogauge.out")"
+h="$WORK/nogauge/report.html"
+grep -q "<p class=\"note\" id=\"server-metrics-note\">The server's metrics were scraped ([0-9]* scrapes, [0-9]* failed; last error: $esc), but no plotted stage" "$h" ||
+  fail "no gauges: the note does not say so with the last error escaped: $(grep -o '<p class="note" id="server-metrics-note">[^/]*' "$h")"
+! grep -q '<svg[^>]*class="server-metrics"' "$h" || fail "no gauges: a server plot is drawn"
+inj=$(grep -oiE '<script|<img' "$h" | head -n 3 || true)
+[ -z "$inj" ] || fail "hostile strings injected markup in the note: $inj"
 ! grep -q "alert" "$WORK/hostile/plots/run_plots.gp" || fail "a hostile string reached the gnuplot script"
 
 # Bad input.
@@ -110,4 +168,20 @@ rc=0; bash "$REPORT_HTML" "$WORK/cert.json" "$p" >"$WORK/bad.out" 2>&1 || rc=$?
 [ "$rc" -eq 2 ] && grep -q 'not a loadgen result' "$WORK/bad.out" || fail "report_html on a non-result: exit $rc, $(cat "$WORK/bad.out")"
 rc=0; bash "$PLOT" --certificate "$s" "$s" "$WORK/bad" >"$WORK/bad.out" 2>&1 || rc=$?
 [ "$rc" -eq 2 ] && grep -q 'not a certificate' "$WORK/bad.out" || fail "plot_run --certificate RESULT: exit $rc, $(cat "$WORK/bad.out")"
-pass "report: plots on the offered-rate axis with the knee ($k req/s) and the certified range; report.html self-contained, escaped; one stage, foreign, hostile, bad input"
+# Server metrics of the wrong type: refused naming the key, nothing written.
+while IFS='|' read -r edit key; do
+  d=$(mktemp -d "$WORK/badtype.XXXXXX")
+  jq "$edit" "$s" >"$d/r.json"
+  rc=0; bash "$REPORT_HTML" "$d/r.json" "$p" >"$d/out" 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] && grep -qF "not a loadgen result the report can read: $key" "$d/out" ||
+    fail "report_html with $edit: exit $rc, $(cat "$d/out"); want 2 naming $key"
+  left=$(find "$d" -mindepth 1 ! -name r.json ! -name out)
+  [ -z "$left" ] || fail "report_html with $edit left: $left"
+done <<'EOF'
+.stages[1].server_metrics.metrics["vllm:num_requests_waiting"].max = "41"|stages[1].server_metrics.metrics["vllm:num_requests_waiting"].max: expected a number, got string
+.stages[2].server_metrics.metrics["vllm:kv_cache_usage_perc"] = [0.5]|stages[2].server_metrics.metrics["vllm:kv_cache_usage_perc"]: expected an object, got array
+.stages[0].server_metrics.metrics = "none"|stages[0].server_metrics.metrics: expected an object, got string
+.stages[0].server_metrics = 7|stages[0].server_metrics: expected an object, got number
+.server_metrics.last_error = {}|server_metrics.last_error: expected a string, got object
+EOF
+pass "report: plots on the offered-rate axis with the knee ($k req/s) and the certified range; the server's waiting requests and KV-cache usage, $marks marks as the JSON's; report.html self-contained, escaped; one stage, closed loop, foreign, hostile, bad input and types"
