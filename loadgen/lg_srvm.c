@@ -376,7 +376,9 @@ void lg_srvm_evidence(const lg_srvm *m, int w, int cause, char *buf, size_t cap)
     if (cause == 2 && grew)
         snprintf(buf, cap, "by the server (waiting requests %.0f -> %.0f)", start, max);
     else if (cause == 2)
-        snprintf(buf, cap, "by the server (its waiting requests flat, %.0f -> %.0f)", start, max);
+        snprintf(buf, cap,
+                 "by the server (its waiting requests %.0f -> %.0f, within a stable queue's noise)",
+                 start, max);
     else if (grew)
         snprintf(buf, cap, "by the client (the server's waiting requests also grew, %.0f -> %.0f)",
                  start, max);
