@@ -422,6 +422,10 @@ m capture-psh-only loadgen/lg_capture.c '(ip and ip[2:2] - ((ip[0] & "
                      "!= 0)'
 m capture-ipv4-only loadgen/lg_capture.c ' or (ip6 and ip6[6] == 6 and "
                      "ip6[4:2] - ((ip6[52] & 0xf0) >> 2) > 0))",' ')",'
+# scripts/report_html.sh: the server plot draws the waiting max at the
+# mean's height (its value and tooltip right).
+me report-server-plot-mean scripts/report_html.sh 'y: (if $k == "kv_max" then .[$k] * 100 else .[$k] end)' \
+  'y: (if $k == "kv_max" then .[$k] * 100 else .waiting_mean end)' "loadgen simserver" "e2e_report_html"
 # calibrate/cal_step.c: the host's readings in ns divided by the clock tick
 # again, which made every busy host's whole share "other processes".
 m host-other-ticks calibrate/cal_step.c '    double o = (busy_ns * 1e-9 - own_s) / (total_ns * 1e-9);' \
