@@ -59,6 +59,8 @@ tests_for() {
     simserver/sim_model.c) echo "test_sim_model" ;;
     simserver/sim_metrics.c) echo "test_sim_metrics" ;;
     simserver/sim_api.c) echo "test_sim_api" ;;
+    simserver/sim_engine.c) echo "test_sim_engine" ;;
+    simserver/sim_render.c) echo "test_sim_render" ;;
     common/rb_timer.c) echo "test_rb_timer" ;;
     loadgen/lg_merge.c) echo "test_lg_merge" ;;
     calibrate/cal_level.c) echo "test_cal_level" ;;
@@ -457,8 +459,19 @@ me ramp-exponential-as-linear loadgen/lg_cli.c '    o->stages[0].ramp = (lg_ramp
 m ignored-params-not-summed simserver/sim_metrics.c 'out->ignored[p] += LOAD(m->ignored[p]);' \
   'out->ignored[p] = LOAD(m->ignored[p]);'
 # simserver/sim_api.c: the parameters it does not honour
-m ignored-one-not-noop simserver/sim_api.c '((p == SIM_IGN_N || p == SIM_IGN_BEST_OF) && j->valuedouble == 1);' \
-  '(p == SIM_IGN_N && j->valuedouble == 1);'
+m ignored-one-not-noop simserver/sim_api.c 'return j->valuedouble == 0 || (p == SIM_IGN_BEST_OF && j->valuedouble == 1);' \
+  'return j->valuedouble == 0;'
+# simserver's n, stop strings and logprobs, as vLLM answers them
+m n-cap-boundary simserver/sim_api.c '    if (j->valuedouble > SIM_N_MAX)' '    if (j->valuedouble >= SIM_N_MAX)'
+m stop-no-holdback simserver/sim_engine.c '    cs->hold = s->spec.include_stop_str ? 0 : cs->context;' '    cs->hold = 0;'
+m stop-search-new-text-only simserver/sim_engine.c '        uint32_t from = before + 1 > len ? before + 1 - len : 0;' \
+  '        uint32_t from = before;'
+m n-holds-one-slot simserver/sim_engine.c '    e->n_running += n;' '    e->n_running++;'
+m chat-final-stop-reason-dropped simserver/sim_render.c '    if (full || !r->chat || c->finish) {' '    if (full || !r->chat) {'
+m logprob-chosen-not-first simserver/sim_model.c '    double p0 = 0.5 + 0.5 * unit(h);' '    double p0 = 0.5 * unit(h);'
+me usage-one-choice simserver/sim_server.c \
+  'sim_render_usage(o, &s->rc, es->spec.prompt_tokens, sim_stream_completion_tokens(es),' \
+  'sim_render_usage(o, &s->rc, es->spec.prompt_tokens, es->emitted,' "simserver" "e2e_sim_sampling"
 m ignored-empty-not-noop simserver/sim_api.c 'if (cJSON_IsArray(j) || cJSON_IsObject(j)) return j->child == NULL;' \
   'if (cJSON_IsArray(j)) return j->child == NULL;'
 me ignored-not-counted simserver/sim_server.c 'if (es->spec.ignored & (1u << p)) SIM_METRIC_ADD(w->m->ignored[p], 1);' \

@@ -239,21 +239,9 @@ static int parse_messages(const cJSON *m, toks *t, sim_api_error *err)
 }
 
 static const char *const IGNORED_NAMES[SIM_IGN_COUNT] = {
-    "n",
-    "best_of",
-    "stop",
-    "stop_token_ids",
-    "min_tokens",
-    "logprobs",
-    "top_logprobs",
-    "prompt_logprobs",
-    "logit_bias",
-    "response_format",
-    "guided_json",
-    "guided_regex",
-    "guided_choice",
-    "tools",
-    "use_beam_search",
+    "best_of",       "stop_token_ids",  "min_tokens",      "prompt_logprobs",
+    "logit_bias",    "response_format", "guided_json",     "guided_regex",
+    "guided_choice", "tools",           "use_beam_search",
 };
 
 const char *sim_ignored_param_name(int p)
@@ -261,14 +249,13 @@ const char *sim_ignored_param_name(int p)
     return p >= 0 && p < SIM_IGN_COUNT ? IGNORED_NAMES[p] : "?";
 }
 
-/* A value that asks for nothing: null, false, 0, "", [] or {}; and 1 for n
- * and best_of (one sequence, the default). */
+/* A value that asks for nothing: null, false, 0, "", [] or {}; and 1 for
+ * best_of (one sequence, the default). */
 static int is_noop(const cJSON *j, int p)
 {
     if (is_absent(j) || cJSON_IsFalse(j)) return 1;
     if (cJSON_IsNumber(j))
-        return j->valuedouble == 0 ||
-               ((p == SIM_IGN_N || p == SIM_IGN_BEST_OF) && j->valuedouble == 1);
+        return j->valuedouble == 0 || (p == SIM_IGN_BEST_OF && j->valuedouble == 1);
     if (cJSON_IsString(j)) return j->valuestring[0] == 0;
     if (cJSON_IsArray(j) || cJSON_IsObject(j)) return j->child == NULL;
     return 0;
@@ -280,6 +267,116 @@ static uint32_t ignored_params(const cJSON *root)
     for (int p = 0; p < SIM_IGN_COUNT; p++)
         if (!is_noop(cJSON_GetObjectItemCaseSensitive(root, IGNORED_NAMES[p]), p)) mask |= 1u << p;
     return mask;
+}
+
+/* n: an integer in [1, SIM_N_MAX]; more than one needs sampling (vLLM
+ * refuses n > 1 with temperature 0, greedy decoding). */
+static int parse_n(const cJSON *root, sim_req_spec *out, sim_api_error *err)
+{
+    out->n = 1;
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, "n");
+    if (is_absent(j)) return 0;
+    if (!is_integer(j)) return fail(err, 400, "n", "'n' must be an integer");
+    if (j->valuedouble < 1)
+        return fail(err, 400, "n", "'n' must be at least 1, got %.0f", j->valuedouble);
+    if (j->valuedouble > SIM_N_MAX)
+        return fail(err, 400, "n", "'n' must be at most %d, got %.0f", SIM_N_MAX, j->valuedouble);
+    out->n = (int)j->valuedouble;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "temperature");
+    if (out->n > 1 && cJSON_IsNumber(t) && t->valuedouble < 1e-5)
+        return fail(err, 400, "n",
+                    "'n' must be 1 when using greedy sampling (temperature 0), got %d", out->n);
+    return 0;
+}
+
+/* stop: a string or a list of at most SIM_STOP_MAX strings, none empty (an
+ * empty one would match everywhere: vLLM refuses it too). They are copied
+ * into one buffer the spec owns. */
+static int parse_stop(const cJSON *root, sim_req_spec *out, sim_api_error *err)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, "stop");
+    if (is_absent(j)) return 0;
+    const cJSON *items[SIM_STOP_MAX];
+    int n = 0;
+    if (cJSON_IsString(j)) {
+        items[n++] = j;
+    } else if (cJSON_IsArray(j)) {
+        int size = cJSON_GetArraySize(j);
+        if (size > SIM_STOP_MAX)
+            return fail(err, 400, "stop", "'stop' takes at most %d strings, got %d", SIM_STOP_MAX,
+                        size);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, j)
+        {
+            if (!cJSON_IsString(e))
+                return fail(err, 400, "stop", "'stop' must be a string or a list of strings");
+            items[n++] = e;
+        }
+    } else {
+        return fail(err, 400, "stop", "'stop' must be a string or a list of strings");
+    }
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(items[i]->valuestring);
+        if (len == 0) return fail(err, 400, "stop", "'stop' cannot contain an empty string");
+        if (len > SIM_STOP_BYTES_MAX)
+            return fail(err, 400, "stop", "'stop' strings must be at most %d bytes, got %zu",
+                        SIM_STOP_BYTES_MAX, len);
+        total += len + 1;
+    }
+    if (n == 0) return 0;
+    out->stop_buf = malloc(total);
+    if (!out->stop_buf) abort(); /* no memory: simserver's policy */
+    char *p = out->stop_buf;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(items[i]->valuestring);
+        memcpy(p, items[i]->valuestring, len + 1);
+        out->stop[i] = p;
+        out->stop_len[i] = (uint32_t)len;
+        p += len + 1;
+    }
+    out->n_stop = n;
+    return get_bool(root, "include_stop_str_in_output", &out->include_stop_str, err);
+}
+
+/* An optional count of alternatives in [0, SIM_LOGPROBS_MAX]. */
+static int get_top(const cJSON *j, const char *name, int *out, sim_api_error *err)
+{
+    if (!is_integer(j)) return fail(err, 400, name, "'%s' must be an integer", name);
+    if (j->valuedouble < 0)
+        return fail(err, 400, name, "'%s' must be a non-negative integer, got %.0f", name,
+                    j->valuedouble);
+    if (j->valuedouble > SIM_LOGPROBS_MAX)
+        return fail(err, 400, name,
+                    "'%s' is %.0f: requested sample logprobs above the maximum allowed, %d", name,
+                    j->valuedouble, SIM_LOGPROBS_MAX);
+    *out = (int)j->valuedouble;
+    return 0;
+}
+
+/* Completions: "logprobs" is the number of alternatives (0 still returns
+ * the chosen token's; true and false count as 1 and 0, as in vLLM). Chat: "logprobs" is a boolean
+ * and "top_logprobs" the number of alternatives, which needs logprobs true. */
+static int parse_logprobs(const cJSON *root, int chat, sim_req_spec *out, sim_api_error *err)
+{
+    const cJSON *lp = cJSON_GetObjectItemCaseSensitive(root, "logprobs");
+    if (!chat) {
+        if (is_absent(lp)) return 0;
+        out->logprobs = 1;
+        if (cJSON_IsBool(lp)) { /* vLLM reads a boolean as 0 or 1 (pydantic's int) */
+            out->top_logprobs = cJSON_IsTrue(lp);
+            return 0;
+        }
+        return get_top(lp, "logprobs", &out->top_logprobs, err);
+    }
+    if (get_bool(root, "logprobs", &out->logprobs, err)) return -1;
+    const cJSON *top = cJSON_GetObjectItemCaseSensitive(root, "top_logprobs");
+    if (is_absent(top)) return 0;
+    if (get_top(top, "top_logprobs", &out->top_logprobs, err)) return -1;
+    if (out->top_logprobs > 0 && !out->logprobs)
+        return fail(err, 400, "top_logprobs",
+                    "when using 'top_logprobs', 'logprobs' must be set to true");
+    return 0;
 }
 
 static int parse_body(const cJSON *root, int chat, const sim_api_limits *lim, sim_req_spec *out,
@@ -314,6 +411,17 @@ static int parse_body(const cJSON *root, int chat, const sim_api_limits *lim, si
         if (!cJSON_IsObject(so))
             return fail(err, 400, "stream_options", "'stream_options' must be an object");
         if (get_bool(so, "include_usage", &out->include_usage, err)) return -1;
+        int continuous = 0;
+        if (get_bool(so, "continuous_usage_stats", &continuous, err)) return -1;
+        out->continuous_usage = out->include_usage && continuous; /* as vLLM: only with usage */
+    }
+    if (parse_n(root, out, err) || parse_stop(root, out, err) ||
+        parse_logprobs(root, chat, out, err))
+        return -1;
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(root, "seed");
+    if (is_integer(seed) && fabs(seed->valuedouble) < 9.2e18) {
+        out->has_seed = 1;
+        out->seed = (uint64_t)(int64_t)seed->valuedouble;
     }
 
     const char *mt_name = "max_tokens";
@@ -385,6 +493,7 @@ void sim_req_spec_free(sim_req_spec *s)
     free(s->tok_hash);
     free(s->words);
     free(s->word_off);
+    free(s->stop_buf);
     memset(s, 0, sizeof *s);
 }
 

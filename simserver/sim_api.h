@@ -1,6 +1,7 @@
 /* sim_api: the OpenAI request side. Routes a method and path, and turns a
  * JSON body into a request spec (the prompt's tokens, max_tokens, stream
- * flags) or an OpenAI-style error. Pure: no sockets, no clocks, no globals.
+ * flags, the sampling parameters it honours: n, stop, logprobs) or an
+ * OpenAI-style error. Pure: no sockets, no clocks, no globals.
  * The fuzz entry point is sim_api_parse. A spec owns its arrays; free it with
  * sim_req_spec_free. */
 #ifndef SIM_API_H
@@ -39,19 +40,17 @@ typedef struct sim_api_limits {
 } sim_api_limits;
 
 /* The request parameters a real server honours and the simulator does not:
- * each changes what vLLM would do in time or bytes (several sequences, an
- * early stop, log-probabilities in every chunk, constrained decoding). A
- * request that sets one to anything but its no-op value is still served,
- * as if it were absent, and counted (sim_ignored_params_total), so that a
- * benchmark of the simulator cannot silently measure another workload. */
+ * each changes what vLLM would do in time or bytes (several sequences
+ * scored by best_of, constrained decoding, a minimum length, stop tokens,
+ * prompt log-probabilities). A request that sets one to anything but its
+ * no-op value is still served, as if it were absent, and counted
+ * (sim_ignored_params_total), so that a benchmark of the simulator cannot
+ * silently measure another workload. n, stop, logprobs and top_logprobs are
+ * honoured (sim_req_spec below), so they are not in this list. */
 typedef enum {
-    SIM_IGN_N,
     SIM_IGN_BEST_OF,
-    SIM_IGN_STOP,
     SIM_IGN_STOP_TOKEN_IDS,
     SIM_IGN_MIN_TOKENS,
-    SIM_IGN_LOGPROBS,
-    SIM_IGN_TOP_LOGPROBS,
     SIM_IGN_PROMPT_LOGPROBS,
     SIM_IGN_LOGIT_BIAS,
     SIM_IGN_RESPONSE_FORMAT,
@@ -62,14 +61,25 @@ typedef enum {
     SIM_IGN_USE_BEAM_SEARCH,
     SIM_IGN_COUNT
 } sim_ignored_param;
-/* The parameter's name in the request body ("n", "stop", ...). */
+/* The parameter's name in the request body ("best_of", "tools", ...). */
 const char *sim_ignored_param_name(int p);
+
+/* Limits of the honoured sampling parameters. n: vLLM allows up to
+ * VLLM_MAX_N_SEQUENCES (16384); the simulator decodes the choices in
+ * lockstep in one stream and caps them lower. stop: OpenAI's 4 strings; the
+ * byte cap bounds the text held back while a stop string may be starting.
+ * logprobs: vLLM's default --max-logprobs. */
+#define SIM_N_MAX 128
+#define SIM_STOP_MAX 4
+#define SIM_STOP_BYTES_MAX 256
+#define SIM_LOGPROBS_MAX 20
 
 typedef struct sim_req_spec {
     int chat;
     uint32_t ignored; /* bit p set: parameter p (sim_ignored_param) was set, and ignored */
     int stream;
     int include_usage;
+    int continuous_usage; /* stream_options.continuous_usage_stats (with include_usage) */
     int ignore_eos;
     int64_t max_tokens;
     char model[SIM_MODEL_NAME_MAX];
@@ -80,7 +90,26 @@ typedef struct sim_req_spec {
     char *words;          /* the tokens' text, concatenated (echo mode) */
     uint32_t *word_off;   /* prompt_tokens + 1 offsets into words */
     uint64_t prompt_hash; /* of the whole token sequence */
+    /* Sampling parameters (their defaults: n 1, no stop, no logprobs). */
+    int n;                          /* choices, 1..SIM_N_MAX */
+    int n_stop;                     /* stop strings, 0..SIM_STOP_MAX, each non-empty */
+    const char *stop[SIM_STOP_MAX]; /* into stop_buf, NUL-terminated */
+    uint32_t stop_len[SIM_STOP_MAX];
+    char *stop_buf;       /* owned; NULL without stop strings */
+    int include_stop_str; /* include_stop_str_in_output */
+    int logprobs;         /* 1: log-probabilities asked for */
+    int top_logprobs;     /* completions: its "logprobs" value; chat: "top_logprobs" */
+    int has_seed;         /* "seed" given: the log-probabilities derive from it */
+    uint64_t seed;
 } sim_req_spec;
+
+/* 1 when the request asks for more than one plain choice: n > 1, stop
+ * strings, logprobs or continuous usage. Only such requests pay for the
+ * per-choice state (sim_engine) and its rendering. */
+static inline int sim_req_spec_has_choices(const sim_req_spec *s)
+{
+    return s->n > 1 || s->n_stop > 0 || s->logprobs || s->continuous_usage;
+}
 
 typedef struct sim_api_error {
     int status; /* 400, 404 */

@@ -4,7 +4,9 @@
  *  - a request's start: the prefix cache, then the time to first token;
  *  - the decode state machine: one token per step, each due at the previous
  *    one's write + the inter-token latency (with the load factor of that
- *    moment), the midstream_drop and stall faults at their token;
+ *    moment), the midstream_drop and stall faults at their token; a request
+ *    with n choices, stop strings or logprobs steps its choices in lockstep
+ *    (sim_choices) and matches its stop strings there;
  *  - the deadline heap that paces every running stream;
  *  - the metrics these move (gauges, tokens, TTFT, ITL, queue time, e2e,
  *    send lateness, prefix-cache queries and hits, the KV blocks the running
@@ -34,6 +36,49 @@ typedef enum sim_stream_state {
     SIM_ST_STALLED, /* stall fault: slot released, nothing more is sent */
 } sim_stream_state;
 
+/* How a choice ended. */
+typedef enum sim_finish {
+    SIM_FINISH_NONE,     /* still generating */
+    SIM_FINISH_LENGTH,   /* "length": max_tokens */
+    SIM_FINISH_EOS,      /* "stop": echo mode ran out of prompt */
+    SIM_FINISH_STOP_STR, /* "stop", with stop_reason: a stop string */
+} sim_finish;
+
+/* One choice of a request with choices (sim_req_spec_has_choices: n > 1,
+ * stop strings, logprobs or continuous usage). Its text is the tokens' text
+ * (" " + word each); with stop strings what is delivered lags behind it by
+ * the longest stop string's length less one byte (vLLM's hold-back, so that
+ * no part of a stop string is ever sent), and ends where a stop string
+ * starts (or, with include_stop_str_in_output, where it ends). */
+typedef struct sim_choice {
+    int64_t tokens;    /* generated, the one that completed a stop string included */
+    int64_t out_bytes; /* text delivered so far (sent, or kept for the body) */
+    int64_t out_chars; /* the same in characters (UTF-8) */
+    int finish;        /* enum sim_finish */
+    int stop_idx;      /* the stop string that ended it (spec.stop[]), or -1 */
+    /* The token of the last step that named this choice (sim_event.choice): */
+    sim_token tok;    /* its text is " " + tok.word */
+    int64_t pos;      /* its position in the choice, from 0 */
+    const char *emit; /* the text delivered with it: " " + emit[0..emit_len) */
+    size_t emit_len;  /* when emit_space, else emit[0..emit_len) */
+    int emit_space;
+    int64_t text_offset; /* characters delivered before it */
+    /* With stop strings: the tail of the text, buf[0..sent) delivered. */
+    char *buf;
+    uint32_t held, sent;
+} sim_choice;
+
+/* The choices of one request, one allocation (with their buffers), made by
+ * sim_engine_prepare and freed by sim_engine_remove; NULL for a plain
+ * request, which pays nothing for them. */
+typedef struct sim_choices {
+    int n, live;      /* choices, and those still generating */
+    int64_t tokens;   /* generated over all choices (usage completion_tokens) */
+    uint32_t hold;    /* bytes held back (longest stop - 1; 0 with include_stop_str) */
+    uint32_t context; /* bytes kept to match a stop string across tokens */
+    sim_choice ch[];
+} sim_choices;
+
 typedef struct sim_stream {
     int state;
     sim_heap_node hn;                 /* the next token's due time, while running */
@@ -48,7 +93,15 @@ typedef struct sim_stream {
     int64_t max_late_ns; /* the largest (write - due time) of its tokens */
     int64_t cached;      /* prompt tokens found in the prefix cache */
     int64_t kv_blocks;   /* KV blocks held while running (prompt + output) */
+    int64_t slots;       /* running slots held (n, less the choices already ended) */
+    sim_choices *ch;     /* NULL unless the request has choices */
 } sim_stream;
+
+/* completion_tokens of the usage: over all choices. */
+static inline int64_t sim_stream_completion_tokens(const sim_stream *s)
+{
+    return s->ch ? s->ch->tokens : s->emitted;
+}
 
 typedef struct sim_engine_cfg {
     sim_latency_cfg lat;
@@ -106,10 +159,13 @@ typedef enum sim_ev_kind {
 typedef struct sim_event {
     sim_ev_kind kind;
     sim_token tok; /* SIM_EV_TOKEN */
-    int last;      /* SIM_EV_TOKEN: the response's last token */
+    int last;      /* SIM_EV_TOKEN: the response's (with choices: the choice's) last token */
+    int choice;    /* ROLE, TOKEN: its choice (s->ch->ch[choice] holds the rest) */
 } sim_event;
 
-#define SIM_STEP_EVENTS_MAX 3
+/* A step writes at most: a role event and a token event per choice, and a
+ * malformed line. */
+#define SIM_STEP_EVENTS_MAX (2 * SIM_N_MAX + 1)
 
 typedef enum sim_step {
     SIM_STEP_NOT_DUE, /* nothing due at now (no events) */
@@ -121,10 +177,15 @@ typedef enum sim_step {
 
 /* One token step of a running stream, written at now if it is due: fills
  * ev[0..*n_ev) with what to write (all stamped now) and records TTFT, ITL,
- * send lateness and generation tokens. */
+ * send lateness and generation tokens. With choices, the n choices step in
+ * lockstep (one sequence each, as vLLM runs n child requests in the same
+ * batch): each unfinished one generates a token, in choice order; one that
+ * completes a stop string ends there, gives back its running slot and its
+ * KV blocks, and the response ends with its last choice. */
 sim_step sim_engine_step(sim_engine *e, sim_stream *s, int64_t now,
                          sim_event ev[SIM_STEP_EVENTS_MAX], int *n_ev);
-/* After SIM_STEP_ENDED was written: counts the success and the e2e time. */
+/* After SIM_STEP_ENDED was written: counts the success and the e2e time
+ * (with choices, one of each per choice, by its finish reason). */
 void sim_engine_complete(sim_engine *e, const sim_stream *s, int64_t now);
 /* After SIM_STEP_STALL: the slot is released (the next waiting request
  * starts at now), the stream stays SIM_ST_STALLED until removed. */
@@ -137,5 +198,17 @@ void sim_engine_remove(sim_engine *e, sim_stream *s, int64_t now);
 void sim_engine_drain(sim_engine *e);
 /* The oldest waiting stream, or NULL. */
 sim_stream *sim_engine_first_waiting(const sim_engine *e);
+
+/* With choices: appends choice c's text as delivered (the body of a
+ * response that is not streamed), the tokens' text regenerated and cut where
+ * its delivery stopped, so no per-token text is kept. */
+void sim_engine_choice_text(const sim_engine *e, const sim_stream *s, int c, rb_buf *out);
+/* With logprobs: token pos of choice c and its log-probabilities. */
+void sim_engine_choice_logprobs(const sim_engine *e, const sim_stream *s, int c, int64_t pos,
+                                sim_token *tok, sim_logprobs *lp);
+/* The number of alternatives a request's logprobs name per token besides the
+ * chosen one: completions list max(logprobs, 1) entries with the chosen
+ * first, chat top_logprobs entries. */
+int sim_engine_lp_alternatives(const sim_req_spec *spec);
 
 #endif

@@ -25,6 +25,18 @@ void sim_hist_add(sim_hist *h, int64_t ns)
     SIM_METRIC_ADD(h->sum_ns, (uint64_t)ns);
 }
 
+void sim_hist_add_n(sim_hist *h, int64_t ns, uint64_t k)
+{
+    if (ns < 0) ns = 0;
+    double s = (double)ns * 1e-9;
+    int i = 0;
+    while (i < SIM_HIST_BUCKETS && s > bucket_s[i])
+        i++;
+    SIM_METRIC_ADD(h->counts[i], k);
+    SIM_METRIC_ADD(h->count, k);
+    SIM_METRIC_ADD(h->sum_ns, (uint64_t)ns * k);
+}
+
 static const double bucket_tok[SIM_THIST_BUCKETS] = {1,   2,   5,    10,   20,   50,    100,
                                                      200, 500, 1000, 2000, 5000, 10000, 20000};
 

@@ -12,7 +12,7 @@
 #include "sim_model.h"
 
 #define SIM_HIST_BUCKETS 26
-#define SIM_IGNORED_PARAMS 15 /* SIM_IGN_COUNT (sim_api.h; checked there) */
+#define SIM_IGNORED_PARAMS 11 /* SIM_IGN_COUNT (sim_api.h; checked there) */
 
 typedef struct sim_hist {
     uint64_t counts[SIM_HIST_BUCKETS + 1]; /* per bucket, last is +Inf */
@@ -59,6 +59,8 @@ typedef struct sim_metrics {
     __atomic_store_n(&(field), __atomic_load_n(&(field), __ATOMIC_RELAXED) + (v), __ATOMIC_RELAXED)
 
 void sim_hist_add(sim_hist *h, int64_t ns);
+/* k observations of the same value (the n choices of one request). */
+void sim_hist_add_n(sim_hist *h, int64_t ns, uint64_t k);
 void sim_thist_add(sim_thist *h, int64_t tokens);
 /* out = the sum of n slots (read with relaxed atomic loads). */
 void sim_metrics_sum(const sim_metrics *slots, int n, sim_metrics *out);

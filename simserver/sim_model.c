@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <gsl/gsl_randist.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +225,47 @@ sim_token sim_model_token(const sim_req_spec *s, int mode, uint64_t seed, int64_
     t.word = w;
     t.len = strlen(w);
     return t;
+}
+
+sim_token sim_model_choice_token(const sim_req_spec *s, int mode, uint64_t seed, int c, int64_t i)
+{
+    if (c == 0 || (mode == SIM_MODE_ECHO && s->prompt_tokens > 0))
+        return sim_model_token(s, mode, seed, i);
+    uint64_t h = mix(mix(s->prompt_hash ^ (uint64_t)i) ^ (0x63686f6963650000ULL + (uint64_t)c));
+    const char *w = vocab[mix(seed ^ h) % VOCAB_N];
+    return (sim_token){w, strlen(w)};
+}
+
+/* A uniform double in [0, 1) from a hash. */
+static double unit(uint64_t h)
+{
+    return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+}
+
+void sim_model_logprobs(const sim_req_spec *s, uint64_t server_seed, int c, int64_t i,
+                        sim_token chosen, int n_alt, sim_logprobs *out)
+{
+    uint64_t h = mix((s->has_seed ? s->seed : server_seed) ^ mix(s->prompt_hash ^ (uint64_t)i) ^
+                     mix(0x6c6f6770726f6273ULL + (uint64_t)c));
+    double p0 = 0.5 + 0.5 * unit(h);
+    double rest = 1.0 - p0;
+    out->lp = log(p0);
+    if (n_alt > SIM_LOGPROBS_MAX) n_alt = SIM_LOGPROBS_MAX;
+    if (n_alt < 0) n_alt = 0;
+    out->n_alt = n_alt;
+    /* Alternatives: distinct vocabulary words, never the chosen token's text. */
+    size_t start = (size_t)(mix(h ^ 0x616c74ULL) % VOCAB_N), k = 0;
+    for (int a = 0; a < n_alt; a++) {
+        const char *w;
+        do
+            w = vocab[(start + k++) % VOCAB_N];
+        while (strlen(w) == chosen.len && memcmp(w, chosen.word, chosen.len) == 0);
+        out->alt[a] = (sim_token){w, strlen(w)};
+        /* Its share of the rest in [2^-(a+2), 2^-(a+1)): non-increasing,
+         * summing below 1. */
+        double w_a = ldexp(0.5 + 0.5 * unit(mix(h + (uint64_t)a + 1)), -(a + 1));
+        out->alt_lp[a] = log(rest * w_a);
+    }
 }
 
 int64_t sim_model_output_tokens(const sim_req_spec *s, int mode, int *finish_stop)

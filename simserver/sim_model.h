@@ -84,6 +84,27 @@ typedef struct sim_token {
     size_t len;
 } sim_token;
 sim_token sim_model_token(const sim_req_spec *s, int mode, uint64_t seed, int64_t i);
+/* Token i of choice c (n > 1): choice 0 is sim_model_token's; the others
+ * draw their random words with c mixed in (echo mode: the same words, as
+ * greedy decoding would give every choice). */
+sim_token sim_model_choice_token(const sim_req_spec *s, int mode, uint64_t seed, int c, int64_t i);
+
+/* Synthetic log-probabilities of one output token: the chosen token is the
+ * most likely (p in [0.5, 1)), the alternatives share what is left in
+ * non-increasing shares, so every value is < 0, none above the chosen
+ * token's, and their probabilities sum below 1. Alternatives are vocabulary
+ * words other than the chosen one. The values depend only on (the request's
+ * "seed" if it gave one, else the server's, the prompt, c, i), so the same
+ * request gets the same numbers. */
+typedef struct sim_logprobs {
+    double lp; /* the chosen token's */
+    int n_alt; /* alternatives, most likely first */
+    sim_token alt[SIM_LOGPROBS_MAX];
+    double alt_lp[SIM_LOGPROBS_MAX];
+} sim_logprobs;
+void sim_model_logprobs(const sim_req_spec *s, uint64_t server_seed, int c, int64_t i,
+                        sim_token chosen, int n_alt, sim_logprobs *out);
+
 /* Tokens a response will have, and whether it ends by "stop" (echo mode
  * running out of prompt without ignore_eos) rather than "length". */
 int64_t sim_model_output_tokens(const sim_req_spec *s, int mode, int *finish_stop);

@@ -204,6 +204,204 @@ void sim_render_full(rb_buf *o, const sim_render_ctx *r, const char *text, size_
     put(o, "}");
 }
 
+/* ---- requests with choices ---- */
+
+static void dbl(rb_buf *o, double v)
+{
+    rb_buf_printf(o, "%.9g", v);
+}
+
+static void quoted_token(rb_buf *o, const sim_token *t)
+{
+    put(o, "\" ");
+    rb_buf_json_str(o, t->word, t->len);
+    put(o, "\"");
+}
+
+static int64_t token_chars(const sim_token *t)
+{
+    int64_t k = 1; /* the leading space */
+    for (size_t i = 0; i < t->len; i++)
+        k += ((unsigned char)t->word[i] & 0xC0) != 0x80;
+    return k;
+}
+
+static void token_bytes(rb_buf *o, const sim_token *t)
+{
+    put(o, "[32");
+    for (size_t i = 0; i < t->len; i++) {
+        put(o, ",");
+        rb_buf_i64(o, (unsigned char)t->word[i]);
+    }
+    put(o, "]");
+}
+
+/* Chat: {"content":[{"token","logprob","bytes","top_logprobs":[..]}, ..]}. */
+static void chat_logprobs(rb_buf *o, const sim_render_lp *l)
+{
+    sim_token t;
+    sim_logprobs lp;
+    put(o, "{\"content\":[");
+    for (int64_t i = 0; i < l->count; i++) {
+        l->get(l->ud, l->first + i, &t, &lp);
+        put(o, i ? ",{\"token\":" : "{\"token\":");
+        quoted_token(o, &t);
+        put(o, ",\"logprob\":");
+        dbl(o, lp.lp);
+        put(o, ",\"bytes\":");
+        token_bytes(o, &t);
+        put(o, ",\"top_logprobs\":[");
+        if (l->top > 0) {
+            for (int a = -1; a < lp.n_alt; a++) {
+                const sim_token *at = a < 0 ? &t : &lp.alt[a];
+                put(o, a < 0 ? "{\"token\":" : ",{\"token\":");
+                quoted_token(o, at);
+                put(o, ",\"logprob\":");
+                dbl(o, a < 0 ? lp.lp : lp.alt_lp[a]);
+                put(o, ",\"bytes\":");
+                token_bytes(o, at);
+                put(o, "}");
+            }
+        }
+        put(o, "]}");
+    }
+    put(o, "]}");
+}
+
+/* Completions: four parallel arrays, the chosen token first in each
+ * top_logprobs entry (vLLM lists it with the requested alternatives). */
+static void completion_logprobs(rb_buf *o, const sim_render_lp *l)
+{
+    sim_token t;
+    sim_logprobs lp;
+    put(o, "{\"text_offset\":[");
+    int64_t off = l->text_offset;
+    for (int64_t i = 0; i < l->count; i++) {
+        l->get(l->ud, l->first + i, &t, &lp);
+        if (i) put(o, ",");
+        rb_buf_i64(o, off);
+        off += token_chars(&t);
+    }
+    put(o, "],\"token_logprobs\":[");
+    for (int64_t i = 0; i < l->count; i++) {
+        l->get(l->ud, l->first + i, &t, &lp);
+        if (i) put(o, ",");
+        dbl(o, lp.lp);
+    }
+    put(o, "],\"tokens\":[");
+    for (int64_t i = 0; i < l->count; i++) {
+        l->get(l->ud, l->first + i, &t, &lp);
+        if (i) put(o, ",");
+        quoted_token(o, &t);
+    }
+    put(o, "],\"top_logprobs\":[");
+    for (int64_t i = 0; i < l->count; i++) {
+        l->get(l->ud, l->first + i, &t, &lp);
+        put(o, i ? ",{" : "{");
+        for (int a = -1; a < lp.n_alt; a++) {
+            if (a >= 0) put(o, ",");
+            quoted_token(o, a < 0 ? &t : &lp.alt[a]);
+            put(o, ":");
+            dbl(o, a < 0 ? lp.lp : lp.alt_lp[a]);
+        }
+        put(o, "}");
+    }
+    put(o, "]}");
+}
+
+static void usage_now(rb_buf *o, int64_t prompt, int64_t completion)
+{
+    put(o, ",\"usage\":{\"prompt_tokens\":");
+    rb_buf_i64(o, prompt);
+    put(o, ",\"completion_tokens\":");
+    rb_buf_i64(o, completion);
+    put(o, ",\"total_tokens\":");
+    rb_buf_i64(o, prompt + completion);
+    put(o, "}");
+}
+
+void sim_render_choice_role(rb_buf *o, const sim_render_ctx *r, int index, int usage,
+                            int64_t prompt)
+{
+    rb_buf_add(o, r->pre.data, r->pre.len);
+    put(o, "\"choices\":[{\"index\":");
+    rb_buf_i64(o, index);
+    put(o, ",\"delta\":{\"role\":\"assistant\"},\"logprobs\":null,\"finish_reason\":null}]");
+    if (usage) usage_now(o, prompt, 0);
+    put(o, "}\n\n");
+}
+
+/* From "index" to the end of the choice object (its closing brace). */
+static void choice_body(rb_buf *o, const sim_render_ctx *r, const sim_render_choice *c, int full)
+{
+    put(o, "{\"index\":");
+    rb_buf_i64(o, c->index);
+    if (!r->chat)
+        put(o, ",\"text\":\"");
+    else if (full)
+        put(o, ",\"message\":{\"role\":\"assistant\",\"content\":\"");
+    else
+        put(o, ",\"delta\":{\"content\":\"");
+    if (c->space) put(o, " ");
+    rb_buf_json_str(o, c->text, c->len);
+    put(o, r->chat ? "\"},\"logprobs\":" : "\",\"logprobs\":");
+    if (!c->lp)
+        put(o, "null");
+    else if (r->chat)
+        chat_logprobs(o, c->lp);
+    else
+        completion_logprobs(o, c->lp);
+    put(o, ",\"finish_reason\":");
+    if (c->finish) {
+        put(o, "\"");
+        put(o, c->finish);
+        put(o, "\"");
+    } else {
+        put(o, "null");
+    }
+    /* vLLM's chat chunks leave stop_reason out until the choice finishes. */
+    if (full || !r->chat || c->finish) {
+        put(o, ",\"stop_reason\":");
+        if (c->stop_reason) {
+            put(o, "\"");
+            rb_buf_json_str(o, c->stop_reason, c->stop_len);
+            put(o, "\"");
+        } else {
+            put(o, "null");
+        }
+    }
+    put(o, "}");
+}
+
+void sim_render_choice_chunk(rb_buf *o, const sim_render_ctx *r, const sim_render_choice *c)
+{
+    rb_buf_add(o, r->pre.data, r->pre.len);
+    put(o, "\"choices\":[");
+    choice_body(o, r, c, 0);
+    put(o, "]");
+    if (c->usage) usage_now(o, c->prompt, c->completion);
+    put(o, "}\n\n");
+}
+
+void sim_render_full_begin(rb_buf *o, const sim_render_ctx *r)
+{
+    rb_buf_add(o, r->body.data, r->body.len);
+    put(o, "\"choices\":[");
+}
+
+void sim_render_full_choice(rb_buf *o, const sim_render_ctx *r, const sim_render_choice *c)
+{
+    if (c->index) put(o, ",");
+    choice_body(o, r, c, 1);
+}
+
+void sim_render_full_end(rb_buf *o, int64_t prompt, int64_t completion, int64_t cached)
+{
+    put(o, "],");
+    usage_obj(o, prompt, completion, cached);
+    put(o, "}");
+}
+
 static void str_or_null(rb_buf *o, const char *s)
 {
     if (!s || !*s) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "rb_buf.h"
+#include "sim_model.h"
 
 typedef struct sim_render_ctx {
     int chat;
@@ -49,6 +50,45 @@ void sim_render_truth(rb_buf *o, int64_t queue_ns, int64_t prefill_ns, int64_t d
 /* A whole non-streamed body; text is the raw output (escaped here). */
 void sim_render_full(rb_buf *o, const sim_render_ctx *r, const char *text, size_t len,
                      const char *finish, int64_t prompt, int64_t completion, int64_t cached);
+/* Requests with choices (n > 1, stop strings, logprobs, continuous usage
+ * stats): each chunk carries one choice with its index, as vLLM's; the
+ * finishing chunk of a choice names its stop_reason (the stop string, or
+ * null), and a completion chunk names it in every chunk (null until then). */
+
+/* Where log-probabilities come from: token pos of the choice (its text is
+ * " " + tok.word, the alternatives' too). */
+typedef void (*sim_render_lp_fn)(const void *ud, int64_t pos, sim_token *tok, sim_logprobs *lp);
+
+typedef struct sim_render_lp {
+    sim_render_lp_fn get;
+    const void *ud;
+    int64_t first, count; /* tokens first .. first + count - 1 */
+    int64_t text_offset;  /* characters of the choice's text before the first */
+    int top;              /* chat's top_logprobs: 0 lists no alternatives */
+} sim_render_lp;
+
+typedef struct sim_render_choice {
+    int index;
+    const char *text; /* (space ? " " : "") + text[0..len) */
+    size_t len;
+    int space;
+    const char *finish;      /* NULL while the choice goes on, "length", "stop" */
+    const char *stop_reason; /* the stop string that ended it, or NULL */
+    size_t stop_len;
+    const sim_render_lp *lp; /* NULL: "logprobs":null */
+    int usage;               /* continuous_usage_stats: usage so far in this chunk */
+    int64_t prompt, completion;
+} sim_render_choice;
+
+/* Chat: the role chunk of choice index (with usage 0 so far if asked). */
+void sim_render_choice_role(rb_buf *o, const sim_render_ctx *r, int index, int usage,
+                            int64_t prompt);
+void sim_render_choice_chunk(rb_buf *o, const sim_render_ctx *r, const sim_render_choice *c);
+/* A non-streamed body with choices: begin, each choice (index order), end. */
+void sim_render_full_begin(rb_buf *o, const sim_render_ctx *r);
+void sim_render_full_choice(rb_buf *o, const sim_render_ctx *r, const sim_render_choice *c);
+void sim_render_full_end(rb_buf *o, int64_t prompt, int64_t completion, int64_t cached);
+
 /* {"error":{"message":..,"type":..,"param":..,"code":..}}; param "" or
  * NULL and code NULL render as null. */
 void sim_render_error(rb_buf *o, const char *message, const char *type, const char *param,

@@ -410,6 +410,97 @@ static void stream_finish(conn *c, int64_t now)
     }
 }
 
+/* ---- requests with choices (n > 1, stop strings, logprobs, continuous usage) */
+
+static const char *choice_finish(const sim_choice *ch)
+{
+    switch (ch->finish) {
+    case SIM_FINISH_LENGTH:
+        return "length";
+    case SIM_FINISH_NONE:
+        return NULL;
+    default:
+        return "stop";
+    }
+}
+
+typedef struct lp_source {
+    const sim_engine *e;
+    const sim_stream *s;
+    int choice;
+} lp_source;
+
+static void lp_get(const void *ud, int64_t pos, sim_token *tok, sim_logprobs *lp)
+{
+    const lp_source *src = ud;
+    sim_engine_choice_logprobs(src->e, src->s, src->choice, pos, tok, lp);
+}
+
+/* The rendering of choice c: its last step's chunk, or (full) its whole text. */
+static sim_render_choice choice_render(const sim_stream *es, int c, int full)
+{
+    const sim_choice *ch = &es->ch->ch[c];
+    int stopped = ch->finish == SIM_FINISH_STOP_STR;
+    return (sim_render_choice){
+        .index = c,
+        .text = full ? NULL : ch->emit,
+        .len = full ? 0 : ch->emit_len,
+        .space = full ? 0 : ch->emit_space,
+        .finish = choice_finish(ch),
+        .stop_reason = stopped ? es->spec.stop[ch->stop_idx] : NULL,
+        .stop_len = stopped ? es->spec.stop_len[ch->stop_idx] : 0,
+    };
+}
+
+static void render_choice_event(worker *w, rb_buf *o, stream *s, const sim_event *e)
+{
+    const sim_stream *es = &s->es;
+    if (e->kind == SIM_EV_ROLE) {
+        sim_render_choice_role(o, &s->rc, e->choice, es->spec.continuous_usage,
+                               es->spec.prompt_tokens);
+        return;
+    }
+    const sim_choice *ch = &es->ch->ch[e->choice];
+    sim_render_choice rc = choice_render(es, e->choice, 0);
+    lp_source src = {&w->eng, es, e->choice};
+    sim_render_lp lp = {.get = lp_get,
+                        .ud = &src,
+                        .first = ch->pos,
+                        .count = es->n_out > 0,
+                        .text_offset = ch->text_offset,
+                        .top = es->spec.top_logprobs};
+    if (es->spec.logprobs) rc.lp = &lp;
+    rc.usage = es->spec.continuous_usage;
+    rc.prompt = es->spec.prompt_tokens;
+    rc.completion = ch->tokens;
+    sim_render_choice_chunk(o, &s->rc, &rc);
+}
+
+static void render_full_choices(worker *w, rb_buf *body, stream *s)
+{
+    const sim_stream *es = &s->es;
+    rb_buf text = {0};
+    sim_render_full_begin(body, &s->rc);
+    for (int c = 0; c < es->ch->n; c++) {
+        rb_buf_reset(&text);
+        sim_engine_choice_text(&w->eng, es, c, &text);
+        need_memory(&text);
+        sim_render_choice rc = choice_render(es, c, 1);
+        rc.text = text.data ? text.data : "";
+        rc.len = text.len;
+        lp_source src = {&w->eng, es, c};
+        sim_render_lp lp = {.get = lp_get,
+                            .ud = &src,
+                            .first = 0,
+                            .count = es->ch->ch[c].tokens,
+                            .top = es->spec.top_logprobs};
+        if (es->spec.logprobs) rc.lp = &lp;
+        sim_render_full_choice(body, &s->rc, &rc);
+    }
+    sim_render_full_end(body, es->spec.prompt_tokens, sim_stream_completion_tokens(es), es->cached);
+    rb_buf_free(&text);
+}
+
 /* Non-streamed responses: the whole body at the end. */
 static void write_full(conn *c, int fault_cut)
 {
@@ -417,9 +508,13 @@ static void write_full(conn *c, int fault_cut)
     stream *s = &c->st;
     rb_buf body = {0};
     const sim_stream *es = &s->es;
-    need_memory(&s->text);
-    sim_render_full(&body, &s->rc, s->text.data ? s->text.data : "", s->text.len, finish_of(s),
-                    es->spec.prompt_tokens, es->emitted, es->cached);
+    if (es->ch) {
+        render_full_choices(w, &body, s);
+    } else {
+        need_memory(&s->text);
+        sim_render_full(&body, &s->rc, s->text.data ? s->text.data : "", s->text.len, finish_of(s),
+                        es->spec.prompt_tokens, es->emitted, es->cached);
+    }
     need_memory(&body);
     size_t send_len = body.len;
     int64_t declared = (int64_t)body.len;
@@ -478,15 +573,18 @@ static void stream_pump(conn *c)
         for (int k = 0; k < n_ev; k++) {
             const sim_event *e = &ev[k];
             if (!s->stream) {
-                /* (a response of no tokens has one empty token event) */
-                if (e->kind == SIM_EV_TOKEN && es->n_out > 0) {
+                /* (a response of no tokens has one empty token event; with
+                 * choices the body is rebuilt at the end) */
+                if (e->kind == SIM_EV_TOKEN && es->n_out > 0 && !es->ch) {
                     rb_buf_add(&s->text, " ", 1);
                     rb_buf_add(&s->text, e->tok.word, e->tok.len);
                 }
                 continue;
             }
             append_stamp(o, s, now);
-            if (e->kind == SIM_EV_ROLE)
+            if (es->ch && e->kind != SIM_EV_MALFORMED)
+                render_choice_event(w, o, s, e);
+            else if (e->kind == SIM_EV_ROLE)
                 sim_render_role(o, &s->rc);
             else if (e->kind == SIM_EV_MALFORMED)
                 sim_render_malformed(o);
@@ -501,7 +599,8 @@ static void stream_pump(conn *c)
     if (s->stream && ended) {
         if (es->spec.include_usage) {
             append_stamp(o, s, now);
-            sim_render_usage(o, &s->rc, es->spec.prompt_tokens, es->emitted, es->cached);
+            sim_render_usage(o, &s->rc, es->spec.prompt_tokens, sim_stream_completion_tokens(es),
+                             es->cached);
         }
         append_stamp(o, s, now);
         sim_render_done(o);

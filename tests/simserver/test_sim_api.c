@@ -172,44 +172,196 @@ static void an_unknown_model_is_404_model_not_found(void **state)
  * (a word's id is its hash: the same word, the same id), and as many words
  * back as ids. */
 /* A parameter the simulator does not honour is served as if absent, and
- * marked; its no-op values (null, false, 0, "", [], {}; 1 for n and best_of)
- * are not. */
+ * marked; its no-op values (null, false, 0, "", [], {}; 1 for best_of) are
+ * not. n, stop and logprobs are honoured, so never marked. */
 static void unhonoured_parameters_are_marked_unless_no_ops(void **state)
 {
     sim_req_spec s;
     sim_api_error e;
     assert_int_equal(
         parse("{\"prompt\":\"a b\",\"max_tokens\":3,\"n\":2,\"stop\":[\"x\"],"
-              "\"logprobs\":true,\"top_logprobs\":0,\"best_of\":1,\"min_tokens\":0,"
+              "\"logprobs\":1,\"top_logprobs\":3,\"best_of\":1,\"min_tokens\":0,"
               "\"response_format\":{\"type\":\"json_object\"},\"tools\":[],"
               "\"guided_regex\":\"\",\"logit_bias\":{},\"use_beam_search\":false,"
               "\"stop_token_ids\":null,\"prompt_logprobs\":1,\"guided_choice\":[\"y\"]}",
               0, &s, &e),
         0);
-    uint32_t want = 1u << SIM_IGN_N | 1u << SIM_IGN_STOP | 1u << SIM_IGN_LOGPROBS |
-                    1u << SIM_IGN_RESPONSE_FORMAT | 1u << SIM_IGN_PROMPT_LOGPROBS |
-                    1u << SIM_IGN_GUIDED_CHOICE;
+    uint32_t want =
+        1u << SIM_IGN_RESPONSE_FORMAT | 1u << SIM_IGN_PROMPT_LOGPROBS | 1u << SIM_IGN_GUIDED_CHOICE;
     assert_int_equal(s.ignored, want);
-    assert_int_equal(s.max_tokens, 3); /* served as asked, one sequence */
+    assert_int_equal(s.max_tokens, 3);
+    assert_int_equal(s.n, 2); /* honoured */
     sim_req_spec_free(&s);
     assert_int_equal(parse("{\"prompt\":\"a\",\"n\":1,\"best_of\":3,\"stop\":\"\\n\","
                            "\"min_tokens\":4,\"guided_json\":{\"a\":1},\"tools\":[{}],"
-                           "\"use_beam_search\":true,\"stop_token_ids\":[2],\"top_logprobs\":5,"
+                           "\"use_beam_search\":true,\"stop_token_ids\":[2],"
                            "\"logit_bias\":{\"1\":2},\"guided_regex\":\"a+\"}",
                            0, &s, &e),
                      0);
-    assert_int_equal(s.ignored, 1u << SIM_IGN_BEST_OF | 1u << SIM_IGN_STOP |
-                                    1u << SIM_IGN_MIN_TOKENS | 1u << SIM_IGN_GUIDED_JSON |
-                                    1u << SIM_IGN_TOOLS | 1u << SIM_IGN_USE_BEAM_SEARCH |
-                                    1u << SIM_IGN_STOP_TOKEN_IDS | 1u << SIM_IGN_TOP_LOGPROBS |
+    assert_int_equal(s.ignored, 1u << SIM_IGN_BEST_OF | 1u << SIM_IGN_MIN_TOKENS |
+                                    1u << SIM_IGN_GUIDED_JSON | 1u << SIM_IGN_TOOLS |
+                                    1u << SIM_IGN_USE_BEAM_SEARCH | 1u << SIM_IGN_STOP_TOKEN_IDS |
                                     1u << SIM_IGN_LOGIT_BIAS | 1u << SIM_IGN_GUIDED_REGEX);
     sim_req_spec_free(&s);
     assert_int_equal(parse("{\"prompt\":\"a\"}", 0, &s, &e), 0);
     assert_int_equal(s.ignored, 0);
     sim_req_spec_free(&s);
-    assert_string_equal(sim_ignored_param_name(SIM_IGN_N), "n");
+    assert_string_equal(sim_ignored_param_name(SIM_IGN_BEST_OF), "best_of");
     assert_string_equal(sim_ignored_param_name(SIM_IGN_USE_BEAM_SEARCH), "use_beam_search");
     assert_string_equal(sim_ignored_param_name(SIM_IGN_COUNT), "?");
+    for (int p = 0; p < SIM_IGN_COUNT; p++) {
+        assert_string_not_equal(sim_ignored_param_name(p), "n");
+        assert_string_not_equal(sim_ignored_param_name(p), "stop");
+        assert_string_not_equal(sim_ignored_param_name(p), "logprobs");
+        assert_string_not_equal(sim_ignored_param_name(p), "top_logprobs");
+    }
+}
+
+/* The sampling parameters the simulator honours, with their defaults. */
+static void n_stop_and_logprobs_are_parsed(void **state)
+{
+    sim_req_spec s;
+    sim_api_error e;
+    assert_int_equal(parse("{\"prompt\":\"a\"}", 0, &s, &e), 0);
+    assert_int_equal(s.n, 1);
+    assert_int_equal(s.n_stop, 0);
+    assert_null(s.stop_buf);
+    assert_false(s.logprobs);
+    assert_false(s.continuous_usage);
+    assert_false(sim_req_spec_has_choices(&s));
+    sim_req_spec_free(&s);
+
+    assert_int_equal(
+        parse("{\"prompt\":\"a\",\"n\":128,\"stop\":[\"ab\",\"\\u00e9 x\",\"c\",\"d\"],"
+              "\"include_stop_str_in_output\":true,\"logprobs\":0,\"seed\":-5,"
+              "\"temperature\":0.7}",
+              0, &s, &e),
+        0);
+    assert_int_equal(s.n, 128);
+    assert_int_equal(s.n_stop, 4);
+    assert_string_equal(s.stop[0], "ab");
+    assert_string_equal(s.stop[1], "\xc3\xa9 x"); /* decoded, in bytes */
+    assert_int_equal(s.stop_len[1], 4);
+    assert_string_equal(s.stop[3], "d");
+    assert_true(s.include_stop_str);
+    assert_true(s.logprobs); /* logprobs 0: the chosen token's only */
+    assert_int_equal(s.top_logprobs, 0);
+    assert_true(s.has_seed);
+    assert_int_equal((int64_t)s.seed, -5);
+    assert_true(sim_req_spec_has_choices(&s));
+    sim_req_spec_free(&s);
+    assert_null(s.stop_buf);
+
+    /* A bare string; completions' logprobs as vLLM reads a boolean. */
+    assert_int_equal(
+        parse("{\"prompt\":\"a\",\"stop\":\"END\",\"logprobs\":true,\"n\":null}", 0, &s, &e), 0);
+    assert_int_equal(s.n_stop, 1);
+    assert_string_equal(s.stop[0], "END");
+    assert_false(s.include_stop_str);
+    assert_int_equal(s.top_logprobs, 1);
+    assert_int_equal(s.n, 1);
+    sim_req_spec_free(&s);
+
+    /* Chat: a boolean and a count; top_logprobs 0 with logprobs false is fine. */
+    assert_int_equal(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],"
+                           "\"logprobs\":true,\"top_logprobs\":20}",
+                           1, &s, &e),
+                     0);
+    assert_true(s.logprobs);
+    assert_int_equal(s.top_logprobs, 20);
+    sim_req_spec_free(&s);
+    assert_int_equal(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],"
+                           "\"logprobs\":false,\"top_logprobs\":0}",
+                           1, &s, &e),
+                     0);
+    assert_false(s.logprobs);
+    assert_false(sim_req_spec_has_choices(&s));
+    sim_req_spec_free(&s);
+
+    /* continuous_usage_stats counts only with include_usage, as in vLLM. */
+    assert_int_equal(parse("{\"prompt\":\"a\",\"stream\":true,\"stream_options\":"
+                           "{\"continuous_usage_stats\":true}}",
+                           0, &s, &e),
+                     0);
+    assert_false(s.continuous_usage);
+    sim_req_spec_free(&s);
+    assert_int_equal(parse("{\"prompt\":\"a\",\"stream\":true,\"stream_options\":"
+                           "{\"include_usage\":true,\"continuous_usage_stats\":true}}",
+                           0, &s, &e),
+                     0);
+    assert_true(s.continuous_usage);
+    assert_true(sim_req_spec_has_choices(&s));
+    sim_req_spec_free(&s);
+}
+
+/* expect_error, and the message must hold want. */
+static void expect_message(const char *body, int chat, const char *param, const char *want)
+{
+    sim_req_spec s;
+    sim_api_error e;
+    assert_int_equal(parse(body, chat, &s, &e), -1);
+    assert_int_equal(e.status, 400);
+    assert_string_equal(e.param, param);
+    if (!strstr(e.message, want)) fail_msg("message '%s' lacks '%s'", e.message, want);
+    assert_null(s.stop_buf);
+}
+
+/* Out-of-range values are refused with 400 naming the parameter, as vLLM
+ * refuses them. */
+static void bad_sampling_values_are_400_naming_the_parameter(void **state)
+{
+    expect_message("{\"prompt\":\"a\",\"n\":0}", 0, "n", "'n' must be at least 1, got 0");
+    expect_message("{\"prompt\":\"a\",\"n\":-2}", 0, "n", "at least 1, got -2");
+    expect_message("{\"prompt\":\"a\",\"n\":129}", 0, "n", "'n' must be at most 128, got 129");
+    expect_message("{\"prompt\":\"a\",\"n\":2.5}", 0, "n", "'n' must be an integer");
+    expect_message("{\"prompt\":\"a\",\"n\":\"2\"}", 0, "n", "'n' must be an integer");
+    expect_message("{\"prompt\":\"a\",\"n\":2,\"temperature\":0}", 0, "n", "greedy sampling");
+    expect_message("{\"prompt\":\"a\",\"stop\":5}", 0, "stop",
+                   "'stop' must be a string or a list of strings");
+    expect_message("{\"prompt\":\"a\",\"stop\":[\"x\",null]}", 0, "stop",
+                   "a string or a list of strings");
+    expect_message("{\"prompt\":\"a\",\"stop\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}", 0, "stop",
+                   "'stop' takes at most 4 strings, got 5");
+    expect_message("{\"prompt\":\"a\",\"stop\":\"\"}", 0, "stop", "cannot contain an empty string");
+    expect_message("{\"prompt\":\"a\",\"stop\":[\"x\",\"\"]}", 0, "stop", "empty string");
+    char body[600];
+    char longstop[SIM_STOP_BYTES_MAX + 2];
+    memset(longstop, 'x', sizeof longstop - 1);
+    longstop[sizeof longstop - 1] = 0;
+    snprintf(body, sizeof body, "{\"prompt\":\"a\",\"stop\":\"%s\"}", longstop);
+    expect_message(body, 0, "stop", "at most 256 bytes, got 257");
+    expect_message("{\"prompt\":\"a\",\"stop\":\"x\",\"include_stop_str_in_output\":1}", 0,
+                   "include_stop_str_in_output", "must be a boolean");
+    expect_message("{\"prompt\":\"a\",\"logprobs\":-1}", 0, "logprobs",
+                   "'logprobs' must be a non-negative integer, got -1");
+    expect_message("{\"prompt\":\"a\",\"logprobs\":21}", 0, "logprobs",
+                   "above the maximum allowed, 20");
+    expect_message("{\"prompt\":\"a\",\"logprobs\":\"5\"}", 0, "logprobs",
+                   "'logprobs' must be an integer");
+    expect_message("{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"logprobs\":1}", 1,
+                   "logprobs", "'logprobs' must be a boolean");
+    expect_message("{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"top_logprobs\":2}", 1,
+                   "top_logprobs", "when using 'top_logprobs', 'logprobs' must be set to true");
+    expect_message("{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"logprobs\":true,"
+                   "\"top_logprobs\":21}",
+                   1, "top_logprobs", "above the maximum allowed, 20");
+    expect_message("{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"logprobs\":true,"
+                   "\"top_logprobs\":-1}",
+                   1, "top_logprobs", "non-negative");
+    expect_message("{\"prompt\":\"a\",\"stream\":true,\"stream_options\":"
+                   "{\"include_usage\":true,\"continuous_usage_stats\":\"yes\"}}",
+                   0, "continuous_usage_stats", "must be a boolean");
+    /* At the edges: accepted. */
+    sim_req_spec s;
+    sim_api_error e;
+    snprintf(body, sizeof body,
+             "{\"prompt\":\"a\",\"stop\":\"%.*s\",\"logprobs\":20,\"n\":1,"
+             "\"temperature\":0}",
+             SIM_STOP_BYTES_MAX, longstop);
+    assert_int_equal(parse(body, 0, &s, &e), 0);
+    assert_int_equal(s.stop_len[0], SIM_STOP_BYTES_MAX);
+    assert_int_equal(s.top_logprobs, 20);
+    sim_req_spec_free(&s);
 }
 
 static void tokenize_by_words(void **state)
@@ -260,6 +412,8 @@ int main(void)
         cmocka_unit_test(prompt_plus_max_tokens_must_fit),
         cmocka_unit_test(an_unknown_model_is_404_model_not_found),
         cmocka_unit_test(unhonoured_parameters_are_marked_unless_no_ops),
+        cmocka_unit_test(n_stop_and_logprobs_are_parsed),
+        cmocka_unit_test(bad_sampling_values_are_400_naming_the_parameter),
         cmocka_unit_test(tokenize_by_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

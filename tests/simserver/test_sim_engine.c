@@ -282,6 +282,312 @@ static void chat_roles_first_and_an_empty_response_ends_at_once(void **state)
     teardown(&f);
 }
 
+/* Appends what a step delivered for each choice to text[choice]. */
+static void collect(const sim_stream *s, const sim_event *ev, int n_ev, char text[][256])
+{
+    for (int k = 0; k < n_ev; k++) {
+        if (ev[k].kind != SIM_EV_TOKEN) continue;
+        const sim_choice *ch = &s->ch->ch[ev[k].choice];
+        size_t at = strlen(text[ev[k].choice]);
+        assert_true(at + ch->emit_len + 2 < 256);
+        if (ch->emit_space) text[ev[k].choice][at++] = ' ';
+        memcpy(text[ev[k].choice] + at, ch->emit, ch->emit_len);
+        text[ev[k].choice][at + ch->emit_len] = 0;
+    }
+}
+
+/* n = 3: the choices step in lockstep, one token each per step, choice 0
+ * the plain request's text; as 3 sequences they hold 3 slots, 3 times the
+ * KV blocks, and count 3 times in the metrics; the body's text is rebuilt
+ * from the tokens. */
+static void n_choices_step_in_lockstep_as_n_sequences(void **state)
+{
+    fixture f;
+    setup(&f, (sim_latency_cfg){.ttft_ns = 2 * MS, .itl_ns = 5 * MS, .max_num_seqs = 4}, 0,
+          SIM_MODE_RANDOM);
+    sim_stream s, plain, b, c;
+    request(&f, &plain, "{\"messages\":[{\"role\":\"user\",\"content\":\"a b\"}],\"max_tokens\":4}",
+            1, SIM_FAULT_NONE, T0);
+    assert_null(plain.ch);
+    request(&f, &s,
+            "{\"messages\":[{\"role\":\"user\",\"content\":\"a b\"}],\"max_tokens\":4,\"n\":3}", 1,
+            SIM_FAULT_NONE, T0);
+    assert_non_null(s.ch);
+    assert_int_equal(sim_engine_admit(&f.e, &s, T0), SIM_ADMIT_RUNNING);
+    assert_int_equal(f.m.running, 3);
+    assert_int_equal(f.m.kv_blocks_used, 3); /* 2 prompt tokens: 1 block each */
+    assert_int_equal(f.m.prompt_tokens, 6);
+    /* 2 more sequences do not fit in 4 slots: b waits, and c (1) waits
+     * behind it although it would fit. */
+    request(&f, &b, "{\"prompt\":\"x\",\"max_tokens\":1,\"n\":2}", 0, SIM_FAULT_NONE, T0);
+    assert_int_equal(sim_engine_admit(&f.e, &b, T0), SIM_ADMIT_WAITING);
+    request(&f, &c, "{\"prompt\":\"y\",\"max_tokens\":1}", 0, SIM_FAULT_NONE, T0);
+    assert_int_equal(sim_engine_admit(&f.e, &c, T0), SIM_ADMIT_WAITING);
+    assert_int_equal(f.m.waiting, 2);
+
+    char text[3][256] = {{0}};
+    sim_event ev[SIM_STEP_EVENTS_MAX];
+    int n_ev;
+    int64_t t = T0 + 2 * MS;
+    assert_int_equal(step(&f, &s, t, &n_ev, ev), SIM_STEP_MORE);
+    assert_int_equal(n_ev, 6); /* 3 roles first, then a token per choice */
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(ev[k].kind, SIM_EV_ROLE);
+        assert_int_equal(ev[k].choice, k);
+        assert_int_equal(ev[3 + k].kind, SIM_EV_TOKEN);
+        assert_int_equal(ev[3 + k].choice, k);
+        assert_false(ev[3 + k].last);
+    }
+    collect(&s, ev, n_ev, text);
+    assert_int_equal(s.hn.deadline_ns, t + 5 * MS);
+    assert_int_equal(f.m.ttft.count, 3);
+    for (int i = 1; i < 4; i++) {
+        t += 5 * MS;
+        sim_step r = step(&f, &s, t, &n_ev, ev);
+        assert_int_equal(r, i < 3 ? SIM_STEP_MORE : SIM_STEP_ENDED);
+        assert_int_equal(n_ev, 3);
+        for (int k = 0; k < 3; k++)
+            assert_int_equal(ev[k].last, i == 3);
+        collect(&s, ev, n_ev, text);
+    }
+    assert_int_equal(s.ch->tokens, 12);
+    assert_int_equal(sim_stream_completion_tokens(&s), 12);
+    assert_int_equal(f.m.generation_tokens, 12);
+    assert_int_equal(f.m.itl.count, 9);
+    /* Choice 0 is what the same request with n = 1 says; another differs. */
+    char want[256] = "";
+    for (int64_t i = 0; i < 4; i++) {
+        sim_token tk = sim_model_token(&plain.spec, SIM_MODE_RANDOM, 7, i);
+        strcat(want, " ");
+        strncat(want, tk.word, tk.len);
+    }
+    assert_string_equal(text[0], want);
+    assert_string_not_equal(text[1], text[0]);
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(s.ch->ch[k].finish, SIM_FINISH_LENGTH);
+        rb_buf body = {0};
+        sim_engine_choice_text(&f.e, &s, k, &body);
+        assert_string_equal(body.data, text[k]);
+        rb_buf_free(&body);
+    }
+    sim_engine_complete(&f.e, &s, t);
+    assert_int_equal(f.m.success_length, 3);
+    assert_int_equal(f.m.e2e.count, 3);
+    assert_int_equal(f.m.output_len.sum, 12);
+    /* Its 3 slots free: b (2) and then c (1) start, in order. */
+    sim_engine_remove(&f.e, &s, t);
+    assert_null(s.ch);
+    assert_int_equal(b.state, SIM_ST_RUNNING);
+    assert_int_equal(c.state, SIM_ST_RUNNING);
+    assert_int_equal(f.m.running, 3);
+    sim_engine_remove(&f.e, &b, t);
+    sim_engine_remove(&f.e, &c, t);
+    sim_engine_remove(&f.e, &plain, t);
+    assert_int_equal(f.m.running, 0);
+    assert_int_equal(f.m.kv_blocks_used, 0);
+    /* More choices than slots: alone, when nothing else runs. */
+    request(&f, &s, "{\"prompt\":\"x\",\"max_tokens\":1,\"n\":6}", 0, SIM_FAULT_NONE, T0);
+    assert_int_equal(sim_engine_admit(&f.e, &s, T0), SIM_ADMIT_RUNNING);
+    assert_int_equal(f.m.running, 6);
+    sim_engine_remove(&f.e, &s, T0);
+    teardown(&f);
+}
+
+/* Runs an echo-mode request to its end; text[c] gets what was delivered,
+ * and nothing delivered is ever part of a stop string. Returns the steps. */
+static int run_stops(fixture *f, sim_stream *s, const char *body, char text[][256])
+{
+    request(f, s, body, 0, SIM_FAULT_NONE, T0);
+    sim_engine_admit(&f->e, s, T0);
+    sim_event ev[SIM_STEP_EVENTS_MAX];
+    int n_ev, steps = 0;
+    sim_step r;
+    do {
+        r = step(f, s, T0 + steps * MS, &n_ev, ev);
+        collect(s, ev, n_ev, text);
+        steps++;
+    } while (r == SIM_STEP_MORE && steps < 100);
+    assert_int_equal(r, SIM_STEP_ENDED);
+    return steps;
+}
+
+/* Stop strings, as vLLM's detokenizer applies them: the choice ends at the
+ * token that completes one, with finish stop and the string named; the text
+ * ends where it starts (include_stop_str_in_output: where it ends); the
+ * first string of the list found wins; a string may span tokens; while one
+ * may be starting, its bytes are held back, so none is ever sent. */
+static void a_stop_string_ends_the_choice_and_is_never_sent(void **state)
+{
+    fixture f;
+    setup(&f, (sim_latency_cfg){.itl_ns = MS}, 0, SIM_MODE_ECHO);
+    sim_stream s;
+    const char *p = "\"prompt\":\"alpha beta STOP gamma delta\",\"max_tokens\":5";
+    char body[512];
+    char text[2][256] = {{0}};
+
+    snprintf(body, sizeof body, "{%s,\"stop\":\"STOP\"}", p);
+    assert_int_equal(run_stops(&f, &s, body, text), 3);
+    assert_string_equal(text[0], " alpha beta ");
+    assert_int_equal(s.ch->ch[0].finish, SIM_FINISH_STOP_STR);
+    assert_int_equal(s.ch->ch[0].stop_idx, 0);
+    assert_int_equal(s.ch->ch[0].tokens, 3); /* the token that completed it counts */
+    assert_int_equal(sim_stream_completion_tokens(&s), 3);
+    assert_int_equal(f.m.generation_tokens, 3);
+    rb_buf b = {0};
+    sim_engine_choice_text(&f.e, &s, 0, &b);
+    assert_string_equal(b.data, " alpha beta ");
+    sim_engine_complete(&f.e, &s, T0);
+    assert_int_equal(f.m.success_stop, 1);
+    sim_engine_remove(&f.e, &s, T0);
+
+    /* Held back: the first token delivers all but 3 bytes ("STOP" - 1). */
+    request(&f, &s, body, 0, SIM_FAULT_NONE, T0);
+    sim_engine_admit(&f.e, &s, T0);
+    sim_event ev[SIM_STEP_EVENTS_MAX];
+    int n_ev;
+    assert_int_equal(step(&f, &s, T0, &n_ev, ev), SIM_STEP_MORE);
+    assert_int_equal(s.ch->ch[0].emit_len, 3);
+    assert_memory_equal(s.ch->ch[0].emit, " al", 3);
+    assert_int_equal(s.ch->ch[0].text_offset, 0);
+    assert_int_equal(step(&f, &s, T0 + MS, &n_ev, ev), SIM_STEP_MORE);
+    assert_int_equal(s.ch->ch[0].text_offset, 3);
+    assert_int_equal(s.ch->ch[0].pos, 1);
+    sim_engine_remove(&f.e, &s, T0);
+
+    /* Across tokens, and list order: "a S" (in "beta STOP") before "delta". */
+    memset(text, 0, sizeof text);
+    snprintf(body, sizeof body, "{%s,\"stop\":[\"delta\",\"a S\"]}", p);
+    assert_int_equal(run_stops(&f, &s, body, text), 3);
+    assert_string_equal(text[0], " alpha bet");
+    assert_int_equal(s.ch->ch[0].stop_idx, 1);
+    sim_engine_remove(&f.e, &s, T0);
+
+    /* include_stop_str_in_output: nothing held back, the string kept. */
+    memset(text, 0, sizeof text);
+    snprintf(body, sizeof body, "{%s,\"stop\":\"TO\",\"include_stop_str_in_output\":true}", p);
+    request(&f, &s, body, 0, SIM_FAULT_NONE, T0);
+    sim_engine_admit(&f.e, &s, T0);
+    assert_int_equal(step(&f, &s, T0, &n_ev, ev), SIM_STEP_MORE);
+    assert_int_equal(s.ch->ch[0].emit_len, 6); /* " alpha", whole */
+    sim_engine_remove(&f.e, &s, T0);
+    assert_int_equal(run_stops(&f, &s, body, text), 3);
+    assert_string_equal(text[0], " alpha beta STO");
+    rb_buf_reset(&b);
+    sim_engine_choice_text(&f.e, &s, 0, &b);
+    assert_string_equal(b.data, " alpha beta STO");
+    sim_engine_remove(&f.e, &s, T0);
+
+    /* No match: everything, the held-back tail on the last token; echo's
+     * end of prompt is "stop" without a stop string. n = 2: both alike. */
+    memset(text, 0, sizeof text);
+    snprintf(body, sizeof body,
+             "{\"prompt\":\"alpha beta STOP gamma delta\",\"max_tokens\":9,\"stop\":[\"zeta\"],"
+             "\"n\":2}");
+    assert_int_equal(run_stops(&f, &s, body, text), 5);
+    assert_string_equal(text[0], " alpha beta STOP gamma delta");
+    assert_string_equal(text[1], text[0]);
+    assert_int_equal(s.ch->ch[1].finish, SIM_FINISH_EOS);
+    assert_int_equal(s.ch->ch[1].stop_idx, -1);
+    sim_engine_remove(&f.e, &s, T0);
+
+    /* An echoed prompt of invalid UTF-8 (long runs of continuation bytes):
+     * the held-back tail stays bounded, and all of it is delivered. */
+    char word[201];
+    memset(word, 0x80, 200);
+    word[200] = 0;
+    snprintf(body, sizeof body,
+             "{\"prompt\":\"%s\",\"max_tokens\":40,\"ignore_eos\":true,"
+             "\"stop\":\"zzzz\"}",
+             word);
+    request(&f, &s, body, 0, SIM_FAULT_NONE, T0);
+    sim_engine_admit(&f.e, &s, T0);
+    int64_t delivered = 0;
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(step(&f, &s, T0 + i * MS, &n_ev, ev),
+                         i < 39 ? SIM_STEP_MORE : SIM_STEP_ENDED);
+        delivered += (int64_t)s.ch->ch[0].emit_len;
+        assert_true(s.ch->ch[0].held - s.ch->ch[0].sent <= 3 + 3);
+    }
+    assert_int_equal(delivered, 40 * 201);
+    sim_engine_remove(&f.e, &s, T0);
+    rb_buf_free(&b);
+    teardown(&f);
+}
+
+/* In random mode a choice that meets its stop string ends alone: it gives
+ * back its slot (a waiting request starts) and its blocks; the others go
+ * on to max_tokens. */
+static void a_choice_that_stops_early_frees_its_slot(void **state)
+{
+    fixture f;
+    setup(&f, (sim_latency_cfg){.itl_ns = MS, .max_num_seqs = 2}, 0, SIM_MODE_RANDOM);
+    sim_stream s, w;
+    const char *p = "\"prompt\":\"one two\",\"max_tokens\":6,\"n\":2";
+    char body[256];
+    snprintf(body, sizeof body, "{%s}", p);
+    request(&f, &s, body, 0, SIM_FAULT_NONE, T0);
+    /* The texts, and a token k of choice 0 whose text (" word") appears
+     * neither in choice 1's text nor in choice 0's before token k. */
+    char t0[256] = "", t1[256] = "", stop[64] = "";
+    size_t start[6];
+    for (int64_t i = 0; i < 6; i++) {
+        sim_token a = sim_model_choice_token(&s.spec, SIM_MODE_RANDOM, 7, 0, i);
+        sim_token c = sim_model_choice_token(&s.spec, SIM_MODE_RANDOM, 7, 1, i);
+        start[i] = strlen(t0);
+        strcat(t0, " ");
+        strncat(t0, a.word, a.len);
+        strcat(t1, " ");
+        strncat(t1, c.word, c.len);
+    }
+    int k = -1;
+    for (int i = 1; i < 5 && k < 0; i++) {
+        sim_token a = sim_model_choice_token(&s.spec, SIM_MODE_RANDOM, 7, 0, i);
+        snprintf(stop, sizeof stop, " %.*s", (int)a.len, a.word);
+        if (!strstr(t1, stop) && (size_t)(strstr(t0, stop) - t0) == start[i]) k = i;
+    }
+    sim_engine_remove(&f.e, &s, T0);
+    assert_true(k > 0); /* a property of seed 7 and this prompt */
+    const char *at = t0 + start[k];
+    snprintf(body, sizeof body, "{%s,\"stop\":\"%s\"}", p, stop);
+    request(&f, &s, body, 0, SIM_FAULT_NONE, T0);
+    assert_int_equal(sim_engine_admit(&f.e, &s, T0), SIM_ADMIT_RUNNING);
+    request(&f, &w, "{\"prompt\":\"z\",\"max_tokens\":1}", 0, SIM_FAULT_NONE, T0);
+    assert_int_equal(sim_engine_admit(&f.e, &w, T0), SIM_ADMIT_WAITING);
+    char text[2][256] = {{0}};
+    sim_event ev[SIM_STEP_EVENTS_MAX];
+    int n_ev, steps = 0;
+    sim_step r;
+    do {
+        r = step(&f, &s, T0 + steps * MS, &n_ev, ev);
+        collect(&s, ev, n_ev, text);
+        steps++;
+        if (s.ch->ch[0].finish && r == SIM_STEP_MORE) {
+            if (w.state != SIM_ST_RUNNING) fail_msg("the slot was kept");
+            assert_int_equal(s.kv_blocks, 1); /* choice 1's only */
+        }
+    } while (r == SIM_STEP_MORE && steps < 20);
+    assert_int_equal(r, SIM_STEP_ENDED);
+    assert_int_equal(s.ch->ch[0].finish, SIM_FINISH_STOP_STR);
+    assert_int_equal(s.ch->ch[0].tokens, k + 1);
+    assert_int_equal(s.ch->ch[1].finish, SIM_FINISH_LENGTH);
+    assert_int_equal(s.ch->ch[1].tokens, 6);
+    assert_int_equal(sim_stream_completion_tokens(&s), k + 1 + 6);
+    assert_int_equal((int64_t)strlen(text[0]), at - t0);
+    assert_memory_equal(text[0], t0, (size_t)(at - t0));
+    assert_string_equal(text[1], t1);
+    assert_int_equal(w.state, SIM_ST_RUNNING);
+    assert_int_equal(f.m.running, 2); /* choice 1, and w */
+    assert_int_equal(s.slots, 1);
+    sim_engine_complete(&f.e, &s, T0);
+    assert_int_equal(f.m.success_stop, 1);
+    assert_int_equal(f.m.success_length, 1);
+    sim_engine_remove(&f.e, &s, T0);
+    sim_engine_remove(&f.e, &w, T0);
+    assert_int_equal(f.m.running, 0);
+    assert_int_equal(f.m.kv_blocks_used, 0);
+    teardown(&f);
+}
+
 static void the_prefix_cache_shortens_the_prefill(void **state)
 {
     fixture f;
@@ -350,6 +656,9 @@ int main(void)
         cmocka_unit_test(slots_queue_in_fifo_order_and_refuse_past_the_queue),
         cmocka_unit_test(drop_stall_and_malformed_act_at_their_token),
         cmocka_unit_test(chat_roles_first_and_an_empty_response_ends_at_once),
+        cmocka_unit_test(n_choices_step_in_lockstep_as_n_sequences),
+        cmocka_unit_test(a_stop_string_ends_the_choice_and_is_never_sent),
+        cmocka_unit_test(a_choice_that_stops_early_frees_its_slot),
         cmocka_unit_test(the_prefix_cache_shortens_the_prefill),
         cmocka_unit_test(drain_stops_starts_and_the_heap_pops_in_due_order),
     };

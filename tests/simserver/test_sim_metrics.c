@@ -265,14 +265,15 @@ static void ignored_parameters_sum_per_parameter(void **state)
     (void)state;
     sim_metrics slots[2], m;
     memset(slots, 0, sizeof slots);
-    slots[0].ignored[SIM_IGN_N] = 2;
-    slots[1].ignored[SIM_IGN_N] = 3;
+    slots[0].ignored[SIM_IGN_BEST_OF] = 2;
+    slots[1].ignored[SIM_IGN_BEST_OF] = 3;
     slots[1].ignored[SIM_IGN_USE_BEAM_SEARCH] = 7;
     sim_metrics_sum(slots, 2, &m);
     char *t = render(&m);
-    assert_true(value_of(t, "\nsim_ignored_params_total{param=\"n\"} ") == 5);
+    assert_true(value_of(t, "\nsim_ignored_params_total{param=\"best_of\"} ") == 5);
     assert_true(value_of(t, "\nsim_ignored_params_total{param=\"use_beam_search\"} ") == 7);
-    assert_true(value_of(t, "\nsim_ignored_params_total{param=\"stop\"} ") == 0);
+    assert_true(value_of(t, "\nsim_ignored_params_total{param=\"min_tokens\"} ") == 0);
+    assert_null(strstr(t, "param=\"n\""));
     assert_non_null(strstr(t, "\n# TYPE sim_ignored_params_total counter\n"));
     free(t);
 }

@@ -196,6 +196,92 @@ static void echo_mode_stops_when_the_prompt_runs_out(void **state)
     assert_true(r1.len > 0 && strchr(r1.word, ' ') == NULL);
 }
 
+/* Choice 0 is the plain request's text; other choices draw other words in
+ * random mode, the same ones in echo mode. */
+static void choices_draw_their_own_words(void **state)
+{
+    char words[] = "abc";
+    uint32_t off[] = {0, 1, 2, 3};
+    uint64_t h[3] = {1, 2, 3};
+    sim_req_spec s = {.max_tokens = 8,
+                      .prompt_tokens = 3,
+                      .words = words,
+                      .word_off = off,
+                      .tok_hash = h,
+                      .prompt_hash = 42};
+    int differ = 0;
+    for (int64_t i = 0; i < 8; i++) {
+        sim_token p = sim_model_token(&s, SIM_MODE_RANDOM, 9, i);
+        sim_token c0 = sim_model_choice_token(&s, SIM_MODE_RANDOM, 9, 0, i);
+        sim_token c1 = sim_model_choice_token(&s, SIM_MODE_RANDOM, 9, 1, i);
+        sim_token c1b = sim_model_choice_token(&s, SIM_MODE_RANDOM, 9, 1, i);
+        assert_ptr_equal(p.word, c0.word);
+        assert_ptr_equal(c1.word, c1b.word); /* deterministic */
+        differ += c1.word != c0.word;
+        sim_token e0 = sim_model_choice_token(&s, SIM_MODE_ECHO, 9, 0, i);
+        sim_token e3 = sim_model_choice_token(&s, SIM_MODE_ECHO, 9, 3, i);
+        assert_ptr_equal(e0.word, e3.word);
+    }
+    assert_true(differ >= 4); /* 8 draws of 64 words: a few may coincide */
+}
+
+/* The synthetic log-probabilities: every value < 0, the chosen token the
+ * most likely, alternatives non-increasing, distinct and not the chosen
+ * word, probabilities summing below 1; the same for the same request, other
+ * values for another "seed". */
+static void logprobs_are_a_distribution_led_by_the_chosen_token(void **state)
+{
+    sim_req_spec s = {.max_tokens = 8, .prompt_hash = 77};
+    int seen_low = 0, seen_high = 0;
+    for (int64_t i = 0; i < 200; i++) {
+        sim_token t = sim_model_choice_token(&s, SIM_MODE_RANDOM, 5, (int)(i % 3), i);
+        sim_logprobs lp, again;
+        sim_model_logprobs(&s, 5, (int)(i % 3), i, t, SIM_LOGPROBS_MAX, &lp);
+        sim_model_logprobs(&s, 5, (int)(i % 3), i, t, SIM_LOGPROBS_MAX, &again);
+        assert_int_equal(lp.n_alt, SIM_LOGPROBS_MAX);
+        assert_true(lp.lp < 0 && lp.lp >= log(0.5) - 1e-12);
+        seen_low += lp.lp < -0.5;
+        seen_high += lp.lp > -0.2;
+        double sum = exp(lp.lp);
+        for (int a = 0; a < lp.n_alt; a++) {
+            assert_true(lp.alt_lp[a] < 0);
+            assert_true(lp.alt_lp[a] <= lp.lp);
+            if (a) assert_true(lp.alt_lp[a] <= lp.alt_lp[a - 1]);
+            assert_false(lp.alt[a].len == t.len && memcmp(lp.alt[a].word, t.word, t.len) == 0);
+            for (int b = 0; b < a; b++)
+                assert_ptr_not_equal(lp.alt[a].word, lp.alt[b].word);
+            sum += exp(lp.alt_lp[a]);
+            assert_true(lp.alt_lp[a] == again.alt_lp[a]);
+            assert_ptr_equal(lp.alt[a].word, again.alt[a].word);
+        }
+        assert_true(sum < 1.0);
+        assert_true(lp.lp == again.lp);
+    }
+    assert_true(seen_low > 10 && seen_high > 10); /* spread over [log 0.5, 0) */
+    /* Fewer alternatives: a prefix of the same list. */
+    sim_token t = sim_model_token(&s, SIM_MODE_RANDOM, 5, 3);
+    sim_logprobs full, two;
+    sim_model_logprobs(&s, 5, 0, 3, t, SIM_LOGPROBS_MAX, &full);
+    sim_model_logprobs(&s, 5, 0, 3, t, 2, &two);
+    assert_int_equal(two.n_alt, 2);
+    assert_true(two.alt_lp[1] == full.alt_lp[1] && two.lp == full.lp);
+    /* The request's seed, when given, decides the values (not the server's). */
+    sim_req_spec r1 = s, r2 = s;
+    r1.has_seed = r2.has_seed = 1;
+    r1.seed = 1;
+    r2.seed = 2;
+    sim_logprobs a1, a1b, a2;
+    sim_model_logprobs(&r1, 5, 0, 3, t, 3, &a1);
+    sim_model_logprobs(&r1, 6, 0, 3, t, 3, &a1b);
+    sim_model_logprobs(&r2, 5, 0, 3, t, 3, &a2);
+    assert_true(a1.lp == a1b.lp);
+    assert_true(a1.lp != a2.lp);
+    sim_logprobs s5, s6;
+    sim_model_logprobs(&s, 5, 0, 3, t, 3, &s5);
+    sim_model_logprobs(&s, 6, 0, 3, t, 3, &s6);
+    assert_true(s5.lp != s6.lp);
+}
+
 static void echoed_tokens_are_bounded_and_cut_on_utf8(void **state)
 {
     char words[400];
@@ -265,6 +351,8 @@ int main(void)
         cmocka_unit_test(cache_survives_heavy_churn),
         cmocka_unit_test(echo_mode_stops_when_the_prompt_runs_out),
         cmocka_unit_test(echoed_tokens_are_bounded_and_cut_on_utf8),
+        cmocka_unit_test(choices_draw_their_own_words),
+        cmocka_unit_test(logprobs_are_a_distribution_led_by_the_chosen_token),
         cmocka_unit_test(fault_names_round_trip_and_lists_parse),
         cmocka_unit_test(fault_draws_follow_the_rate_and_the_mask),
     };

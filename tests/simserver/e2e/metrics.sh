@@ -45,14 +45,16 @@ check "time_per_output_token_seconds counts what inter_token_latency_seconds cou
 check "and they count 2 + 2 + 99 gaps" [ "$(m vllm:inter_token_latency_seconds_count)" = 103 ]
 check "no preemptions" [ "$(m vllm:num_preemptions_total)" = 0 ]
 
-# --- parameters the simulator does not honour: served, and counted
+# --- parameters the simulator does not honour: served, and counted; the
+# ones it honours (n, stop, logprobs) are not counted (e2e/sampling.sh)
 ign() { metric "sim_ignored_params_total{param=\"$1\"}"; }
-check "no ignored parameter yet" [ "$(ign n)" = 0 ]
+check "no ignored parameter yet" [ "$(ign best_of)" = 0 ]
 curl -sS -o "$TMP/n2.json" "$URL/v1/completions" \
-  -d '{"prompt":"a b","max_tokens":2,"n":2,"stop":["x"],"logprobs":null,"best_of":1}'
-check "a request with n=2 and a stop list is served, one choice" [ "$(jq '.choices | length' "$TMP/n2.json")" = 1 ]
-checkx "n and stop are counted once each" '[ "$(ign n)" = 1 ] && [ "$(ign stop)" = 1 ]'
-checkx "their no-op values are not (logprobs null, best_of 1)" '[ "$(ign logprobs)" = 0 ] && [ "$(ign best_of)" = 0 ]' 
+  -d '{"prompt":"a b","max_tokens":2,"best_of":3,"min_tokens":1,"prompt_logprobs":null,"use_beam_search":false,"n":2,"stop":["x"],"logprobs":1}'
+check "a request with best_of and min_tokens is served (n=2 honoured: two choices)" [ "$(jq '.choices | length' "$TMP/n2.json")" = 2 ]
+checkx "best_of and min_tokens are counted once each" '[ "$(ign best_of)" = 1 ] && [ "$(ign min_tokens)" = 1 ]'
+checkx "their no-op values are not (prompt_logprobs null, use_beam_search false)" '[ "$(ign prompt_logprobs)" = 0 ] && [ "$(ign use_beam_search)" = 0 ]'
+checkx "honoured parameters have no sample" '! curl -sS "$URL/metrics" | grep -q "sim_ignored_params_total{param=\"\(n\|stop\|logprobs\|top_logprobs\)\"}"'
 
 if command -v promtool >/dev/null; then
   curl -sS "$URL/metrics" >"$TMP/metrics.txt"
