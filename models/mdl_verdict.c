@@ -219,8 +219,8 @@ void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out)
         int which = over_budget(in, 1.0, bm, bp);
         const char *cause = budget_cause(in, which);
         out->cause = cause;
-        append(out, "; the wire clock keeps the client's own delay out of the figures: user-timed "
-                    "ones would have been biased, ");
+        append(out, "; its receive times leave the client's own delay out of the figures: "
+                    "user-timed ones would have been biased, ");
         if (which == 1)
             append(out, "its delay per token (mean %.0f us) being over their budget of %.0f us",
                    in->delay_mean_us, bm);

@@ -127,7 +127,7 @@ static void test_judge_picks_the_delay(void **state)
     assert_int_equal(b.verdict.level, MDL_VERDICT_OK);
     assert_int_equal(b.verdict.wire_timed, 1);
     assert_int_equal(b.verdict.user_timed_biased, 1);
-    assert_non_null(strstr(b.verdict.reason, "mean 300 us > budget 100 us"));
+    assert_non_null(strstr(b.verdict.reason, "(mean 300 us) being over their budget of 100 us"));
     assert_null(strstr(b.verdict.reason, "wire clock"));
     /* Timed on the wire (every token from a captured segment): the reason
      * says the receive delay enters no latency, and what still can bias. */
