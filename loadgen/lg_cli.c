@@ -7,6 +7,7 @@
 #include "lg_cli.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,6 +349,14 @@ static int set_save_detailed(void *base, const char *val, char *why, size_t n)
     return 0;
 }
 
+static int set_save_token_times(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    if (val) return WHY("takes no value");
+    o->save_token_times = o->save_detailed = o->save_result = 1;
+    return 0;
+}
+
 /* ---- the table: one entry per flag, alphabetical ---------------------- */
 
 #define XSTR(x) #x
@@ -629,6 +638,13 @@ static const rb_opt OPTS[] = {
      .fn = set_save_detailed,
      .help = "also one JSON line per request (<result>.jsonl); implies --save-result"},
     FLAG("save-result", save_result, 1, "write the result JSON"),
+    {.name = "save-token-times",
+     .type = RB_OPT_CUSTOM,
+     .fn = set_save_token_times,
+     .help = "each per-request record also lists its tokens' arrival times in us from its "
+             "dispatch (token_times_us, the times the ITL figures come from), at most "
+             "--token-times-cap of them, the rest counted (token_times_dropped); implies "
+             "--save-detailed"},
     {.name = "seed",
      .type = RB_OPT_INT,
      .arg = "S",
@@ -691,6 +707,10 @@ static const rb_opt OPTS[] = {
          "random and shared-prefix on /v1/completions: send each prompt as \"prompt\": [token "
          "ids], ids drawn from the seed in [0, --vocab-size): its lengths are then exact in the "
          "server's tokens"),
+    INT("token-times-cap", token_times_cap, 1, 1048576, "4096",
+        "with --save-token-times: the token times a record lists at most (a worker holds up to "
+        "8 bytes per token listed per request in flight)",
+        RB_OPT_GIVEN(lg_opts, token_times_cap_given)),
     STRING("tokenizer", "NAME", tokenizer, NULL,
            "a tokenizer.json (file or folder), or a model id in the local Hugging Face cache "
            "(nothing is downloaded): lengths in its tokens, text prompts built to exact token "
@@ -926,6 +946,17 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         flag = "--mpi";
         val = "on";
         return BAD("this build has no MPI (configure with -DRHOBENCH_MPI=ON)");
+    }
+    if (o->token_times_cap_given && !o->save_token_times) {
+        snprintf(num, sizeof num, "%" PRId64, o->token_times_cap);
+        flag = "--token-times-cap";
+        val = num;
+        return BAD("is the cap of --save-token-times: give that too");
+    }
+    if (o->save_token_times && !o->stream) {
+        flag = "--save-token-times";
+        val = "with --no-stream";
+        return BAD("needs streamed responses (a whole response has no token times)");
     }
     o->chat = strstr(o->endpoint, "chat") != NULL;
     if (o->sweep != LG_SWEEP_NONE || o->sweep_until_saturation) {

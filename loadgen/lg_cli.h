@@ -144,6 +144,11 @@ typedef struct lg_opts {
     char result_dir[1024];
     char result_filename[512];
     int save_detailed;
+    /* --save-token-times: each record lists its content tokens' arrival
+     * times (lg_record.h), the first token_times_cap of them per request */
+    int save_token_times;
+    int64_t token_times_cap;
+    int token_times_cap_given;
     char certificate[1024];
     int force;
     int quiet;

@@ -36,6 +36,29 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 
 /* ---- the records ------------------------------------------------------ */
 
+/* A block of token times: filled from the front, never moved. */
+struct lg_xtimes {
+    lg_xtimes *next;
+    size_t n, cap;
+    int64_t v[];
+};
+
+/* Room for n more token times in x's newest block (a new block when it has
+ * less: at least 1 Mi times, so blocks are few); NULL: no memory. */
+static int64_t *times_room(lg_xrecs *x, size_t n)
+{
+    lg_xtimes *b = x->times;
+    if (b && b->cap - b->n >= n) return b->v + b->n;
+    size_t cap = n > ((size_t)1 << 20) ? n : (size_t)1 << 20;
+    b = malloc(sizeof *b + cap * sizeof b->v[0]);
+    if (!b) return NULL;
+    b->next = x->times;
+    b->n = 0;
+    b->cap = cap;
+    x->times = b;
+    return b->v;
+}
+
 int lg_xrecs_add_line(lg_xrecs *x, const char *line, size_t len, long lineno, char *err,
                       size_t errlen)
 {
@@ -43,6 +66,14 @@ int lg_xrecs_add_line(lg_xrecs *x, const char *line, size_t len, long lineno, ch
     char why[200];
     if (lg_record_parse(line, len, &rec, why, sizeof why))
         return fail(err, errlen, "line %ld: %s", lineno, why);
+    if (rec.n_token_times > 0) {
+        /* counted by the first reading, kept by a second into their room */
+        int64_t *tt = times_room(x, (size_t)rec.n_token_times);
+        if (!tt) return -ENOMEM;
+        if (lg_record_parse_times(line, len, &rec, tt, (size_t)rec.n_token_times, why, sizeof why))
+            return fail(err, errlen, "line %ld: %s", lineno, why);
+        x->times->n += (size_t)rec.n_token_times;
+    }
     if (x->n == x->cap) {
         size_t cap = x->cap ? x->cap * 2 : 1024;
         lg_record *p = realloc(x->r, cap * sizeof *p);
@@ -91,6 +122,10 @@ int lg_xrecs_read(lg_xrecs *x, const char *path, char *err, size_t errlen)
 
 void lg_xrecs_free(lg_xrecs *x)
 {
+    for (lg_xtimes *b = x->times, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
     free(x->r);
     memset(x, 0, sizeof *x);
 }

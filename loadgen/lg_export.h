@@ -24,8 +24,9 @@
  * verdict, the NTPOT split, the figures from dispatch) sit under the key
  * "rhobench" in both. What the files cannot tell is null, never made up:
  * without records there are no min/max (Inference Perf) and no per-request
- * arrays; the records hold no token times or texts, so vLLM's itls are empty
- * lists and generated_texts empty strings (said under "rhobench"). */
+ * arrays; vLLM's itls come from the records' token times (--save-token-times;
+ * without them empty lists), and the records hold no texts, so
+ * generated_texts are empty strings (both said under "rhobench"). */
 #ifndef LG_EXPORT_H
 #define LG_EXPORT_H
 
@@ -43,10 +44,15 @@ enum { LG_EXPORT_VLLM = 1u, LG_EXPORT_IP = 2u };
 /* "rhobench", "vllm", "inference-perf" or "both" -> bits; -1 if none of them. */
 int lg_export_parse_format(const char *s);
 
-/* The per-request records of a JSONL, as lg_record_parse reads them. */
+/* The per-request records of a JSONL, as lg_record_parse_times reads them.
+ * Their token times live in blocks that never move (a record's
+ * token_times_us points into one), 8 bytes a time; the records may be
+ * sorted. */
+typedef struct lg_xtimes lg_xtimes;
 typedef struct lg_xrecs {
     lg_record *r;
     size_t n, cap;
+    lg_xtimes *times; /* the blocks, newest first */
 } lg_xrecs;
 
 /* Which value of a record (seconds; tokens for IN and OUT) the layouts take. */

@@ -79,6 +79,18 @@ static int in_head(const char *k)
     return strcmp(k, "backend") == 0 || vllm_metric_key(k);
 }
 
+/* A request's itls as vLLM's bench lists them (serve.py's output.itl: the
+ * gap before each token after the first, s), from its token times; [] for
+ * a record without them. */
+static void itls_out(FILE *f, const lg_record *r)
+{
+    fputc('[', f);
+    for (int64_t j = 1; j < r->n_token_times; j++)
+        fprintf(f, j > 1 ? ",%.12g" : "%.12g",
+                (double)(r->token_times_us[j] - r->token_times_us[j - 1]) / 1e6);
+    fputc(']', f);
+}
+
 /* One of vLLM's per-request arrays, written straight to f (a long run has
  * millions of entries: no tree). */
 static void array_out(FILE *f, const char *k, const lg_xrecs *x, int what)
@@ -99,8 +111,8 @@ static void array_out(FILE *f, const char *k, const lg_xrecs *x, int what)
             v = lg_xrec_ok(r) ? lg_xrec_value(r, LG_X_TTFT) : NAN;
             fprintf(f, "%.12g", isnan(v) ? 0.0 : v);
             break;
-        case 3: /* itls: no token times in the records */
-            fputs("[]", f);
+        case 3: /* itls: from the token times, a failure's too (vLLM keeps those) */
+            itls_out(f, r);
             break;
         case 4: /* start_times, s from the run's start: the intended send */
             fprintf(f, "%.12g", (double)r->intended_ns / 1e9);
@@ -155,12 +167,28 @@ int lg_export_vllm(FILE *f, const cJSON *result, const lg_xrecs *recs, const cha
     cJSON *rb = cJSON_AddObjectToObject(v, "rhobench");
     cJSON_AddStringToObject(rb, "source", source);
     cJSON_AddStringToObject(rb, "latency_from", "the intended send time");
-    if (recs) cJSON_AddNumberToObject(rb, "per_request_records", (double)recs->n);
-    if (recs)
-        cJSON_AddStringToObject(rb, "per_request",
-                                "itls are empty and generated_texts empty strings: the per-request "
-                                "records keep no token times and no text; ttfts, start_times in "
-                                "seconds from the intended send time and the run's start");
+    if (recs) {
+        size_t timed = 0, truncated = 0;
+        for (size_t i = 0; i < recs->n; i++) {
+            timed += recs->r[i].has_token_times != 0;
+            truncated += recs->r[i].token_times_dropped > 0;
+        }
+        cJSON_AddNumberToObject(rb, "per_request_records", (double)recs->n);
+        cJSON_AddStringToObject(
+            rb, "per_request",
+            timed ? "itls from the records' token times (--save-token-times: the arrival times "
+                    "the result's ITL is measured from, to 1 us), a request's list ending at "
+                    "--token-times-cap (itls_truncated_requests); generated_texts empty "
+                    "strings: the records keep no text; ttfts, start_times in seconds from the "
+                    "intended send time and the run's start"
+                  : "itls are empty and generated_texts empty strings: the per-request "
+                    "records keep no token times (see --save-token-times) and no text; ttfts, "
+                    "start_times in seconds from the intended send time and the run's start");
+        if (timed)
+            cJSON_AddNumberToObject(rb, "itls_truncated_requests", (double)truncated);
+        else
+            cJSON_AddNullToObject(rb, "itls_truncated_requests");
+    }
     cJSON_ArrayForEach(it, result)
     {
         if (it->string && !in_head(it->string) && !is_meta(metadata, it->string))

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lg_record.h"
 #include "rb_file.h"
 
 void lg_outputs_default_name(const lg_opts *o, char *buf, size_t cap)
@@ -139,6 +140,10 @@ int lg_outputs_open(const lg_opts *o, int k, const char *dir, const char *name, 
     }
     remove_stale_parts(dir, name);
     if (!o->save_detailed) return 0;
+    /* 2048: the bound before records had token times, above any record
+     * without them */
+    out->line_max = lg_record_line_max(o->save_token_times ? o->token_times_cap : 0);
+    if (out->line_max < 2048) out->line_max = 2048;
     out->k = k;
     out->part = calloc((size_t)k, sizeof *out->part);
     out->part_fd = malloc((size_t)k * sizeof *out->part_fd);
@@ -165,11 +170,11 @@ int lg_outputs_open(const lg_opts *o, int k, const char *dir, const char *name, 
 }
 
 /* Copies the whole records of one part into the JSONL (or, for a lost
- * worker, only counts them). */
-static void copy_part(int fd, int lost, rb_recfile *dst, lg_record_count *c)
+ * worker, only counts them). line: room for a record of cap bytes, the
+ * longest the run writes (NULL with cap SIZE_MAX: only counted). */
+static void copy_part(int fd, int lost, rb_recfile *dst, lg_record_count *c, char *line, size_t cap)
 {
     static char buf[1 << 16];
-    char line[2048];
     size_t ll = 0;
     int64_t off = 0;
     for (;;) {
@@ -178,10 +183,10 @@ static void copy_part(int fd, int lost, rb_recfile *dst, lg_record_count *c)
         if (n <= 0) break;
         off += n;
         for (ssize_t i = 0; i < n; i++) {
-            if (ll < sizeof line) line[ll] = buf[i];
+            if (line && ll < cap) line[ll] = buf[i];
             ll++;
             if (buf[i] != '\n') continue;
-            if (ll > sizeof line)
+            if (ll > cap)
                 c->lost++; /* no record is this long: a torn write */
             else if (lost)
                 c->left_out++;
@@ -207,16 +212,18 @@ void lg_outputs_commit(lg_outputs *out, int k, const lg_slot *const *slots, cons
     rb_afile f;
     int rc = rb_afile_open(&f, out->jsonl);
     rb_recfile r;
-    int have = rc == 0 && rb_rec_init(&r, fileno(f.fp), 1 << 20) == 0;
+    char *line = malloc(out->line_max);
+    int have = rc == 0 && line && rb_rec_init(&r, fileno(f.fp), 1 << 20) == 0;
     if (!have && rc == 0) rb_afile_abort(&f);
     if (!have && !c->err) c->err = rc ? rc : -ENOMEM;
     for (int w = 0; w < out->k; w++) {
-        if (have) copy_part(out->part_fd[w], lost[w], &r, c);
+        if (have) copy_part(out->part_fd[w], lost[w], &r, c, line, out->line_max);
         close(out->part_fd[w]);
         out->part_fd[w] = -1;
         unlink(out->part[w]); /* frees its space before the next is copied */
         out->part[w][0] = '\0';
     }
+    free(line);
     if (!have) return;
     rb_rec_flush(&r);
     c->written = r.written;
@@ -264,7 +271,7 @@ uint64_t lg_outputs_drop_lost_part(const char *dir, const char *name, long pid)
     int fd = open(part, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return 0;
     lg_record_count c = {0};
-    copy_part(fd, 1, NULL, &c);
+    copy_part(fd, 1, NULL, &c, NULL, SIZE_MAX);
     close(fd);
     unlink(part);
     return c.left_out;

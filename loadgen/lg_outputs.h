@@ -27,6 +27,7 @@ typedef struct lg_outputs {
     char (*part)[2200];
     int *part_fd;
     int k;
+    size_t line_max; /* the longest record the parts can hold (lg_record_line_max) */
 } lg_outputs;
 
 /* How the per-request records fared. */

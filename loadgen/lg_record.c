@@ -36,6 +36,44 @@ static void esc(const char *s, char *out)
     *out = '\0';
 }
 
+/* v in decimal at out (room for 20 bytes); returns the bytes written. A
+ * hand loop: a record may carry thousands of token times, and snprintf's
+ * cost per call would be most of the record's. */
+static size_t put_i64(char *out, int64_t v)
+{
+    char tmp[20];
+    size_t n = 0, k = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) out[k++] = '-';
+    while (n)
+        out[k++] = tmp[--n];
+    return k;
+}
+
+/* Appends the token times' keys at buf[n]; the new length, or -1 if they
+ * do not fit. The count first, so that a reader of the line sees it before
+ * the long list. */
+static int token_times(const lg_record *r, char *buf, size_t cap, size_t n)
+{
+    int k = snprintf(buf + n, cap - n, ",\"token_times_dropped\":%" PRId64 ",\"token_times_us\":[",
+                     r->token_times_dropped);
+    if (k < 0 || (size_t)k >= cap - n) return -1;
+    n += (size_t)k;
+    for (int64_t i = 0; i < r->n_token_times; i++) {
+        if (cap - n < LG_RECORD_TT_ENTRY_MAX + 1) return -1;
+        if (i) buf[n++] = ',';
+        n += put_i64(buf + n, r->token_times_us[i]);
+    }
+    if (cap - n < 2) return -1;
+    buf[n++] = ']';
+    buf[n] = '\0';
+    return n > INT32_MAX ? -1 : (int)n;
+}
+
 int lg_record_format(const lg_record *r, char *buf, size_t cap)
 {
     char cls[sizeof r->cls * 6];
@@ -59,6 +97,7 @@ int lg_record_format(const lg_record *r, char *buf, size_t cap)
         n += snprintf(buf + n, cap - (size_t)n,
                       ",\"sent_wire_ns\":%" PRId64 ",\"sent_wire_last_ns\":%" PRId64,
                       r->sent_wire_ns, r->sent_wire_last_ns);
+    if (n > 0 && (size_t)n < cap && r->has_token_times) n = token_times(r, buf, cap, (size_t)n);
     if (n <= 0 || (size_t)n + 2 >= cap) return -1;
     buf[n++] = '}';
     buf[n++] = '\n';
@@ -68,7 +107,7 @@ int lg_record_format(const lg_record *r, char *buf, size_t cap)
 
 /* ---- the parser --------------------------------------------------------- */
 
-enum { K_I64, K_I32, K_STR };
+enum { K_I64, K_I32, K_STR, K_TIMES };
 static const struct {
     const char *name;
     size_t off;
@@ -92,11 +131,17 @@ static const struct {
     {"decode_ns", offsetof(lg_record, decode_ns), K_I64, 0},
     {"sent_wire_ns", offsetof(lg_record, sent_wire_ns), K_I64, 0},
     {"sent_wire_last_ns", offsetof(lg_record, sent_wire_last_ns), K_I64, 0},
+    {"token_times_us", offsetof(lg_record, n_token_times), K_TIMES, 0},
+    {"token_times_dropped", offsetof(lg_record, token_times_dropped), K_I64, 0},
 };
-enum { N_KEYS = sizeof keys / sizeof keys[0], FIRST_TRUTH = 12, FIRST_SENT = 15 };
+enum { N_KEYS = sizeof keys / sizeof keys[0], FIRST_TRUTH = 12, FIRST_SENT = 15, FIRST_TIMES = 17 };
 
+/* The text being read, and where the token times go (tt NULL: counted
+ * only). */
 typedef struct cur {
     const char *p, *e;
+    int64_t *tt;
+    size_t tt_cap;
 } cur;
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -246,7 +291,46 @@ static int missing(int i, char *err, size_t errlen)
 {
     if (keys[i].kind == K_STR)
         return fail(err, errlen, "'%s' missing or not a short string", keys[i].name);
+    if (keys[i].kind == K_TIMES)
+        return fail(err, errlen, "'%s' missing or not a list of integers", keys[i].name);
     return fail(err, errlen, "'%s' missing or not a number", keys[i].name);
+}
+
+/* The token times' list at c->p (its '['), into c->tt when it is given. */
+static int times(cur *c, lg_record *out, char *err, size_t errlen)
+{
+    int64_t n = 0;
+    c->p++;
+    ws(c);
+    if (c->p < c->e && *c->p == ']') {
+        c->p++;
+    } else {
+        for (;;) {
+            int64_t v;
+            if (num(c, &v) != 0) return missing(FIRST_TIMES, err, errlen);
+            if (c->tt) {
+                if ((size_t)n >= c->tt_cap)
+                    return fail(err, errlen, "'%s': more than %zu entries", keys[FIRST_TIMES].name,
+                                c->tt_cap);
+                c->tt[n] = v;
+            }
+            n++;
+            ws(c);
+            if (c->p < c->e && *c->p == ',') {
+                c->p++;
+                ws(c);
+                continue;
+            }
+            if (c->p < c->e && *c->p == ']') {
+                c->p++;
+                break;
+            }
+            return missing(FIRST_TIMES, err, errlen);
+        }
+    }
+    out->n_token_times = n;
+    out->token_times_us = c->tt;
+    return 0;
 }
 
 /* One "key": value; the key's name into name. */
@@ -264,6 +348,10 @@ static int member(cur *c, lg_record *out, unsigned *seen, char *name, size_t nam
     if (k >= 0 && (*seen >> k & 1)) return fail(err, errlen, "'%s' given twice", name);
     if (k >= 0) *seen |= 1u << k;
     char *dst = k >= 0 ? (char *)out + keys[k].off : NULL;
+    if (c->p < c->e && *c->p == '[') { /* the one list a record holds */
+        if (k < 0 || keys[k].kind != K_TIMES) return fail(err, errlen, "'%s': bad value", name);
+        return times(c, out, err, errlen);
+    }
     if (c->p < c->e && *c->p == '"') {
         char s[sizeof out->cls];
         if (str(c, s, sizeof s, &long_)) return fail(err, errlen, "'%s': bad string", name);
@@ -276,7 +364,7 @@ static int member(cur *c, lg_record *out, unsigned *seen, char *name, size_t nam
     int rc = num(c, &v);
     if (rc < 0 && lit(c) < 0) return fail(err, errlen, "'%s': bad value", name);
     if (k < 0) return 0;
-    if (rc != 0 || keys[k].kind == K_STR) return missing(k, err, errlen);
+    if (rc != 0 || keys[k].kind == K_STR || keys[k].kind == K_TIMES) return missing(k, err, errlen);
     if (keys[k].kind == K_I64) {
         memcpy(dst, &v, sizeof v);
         return 0;
@@ -289,7 +377,13 @@ static int member(cur *c, lg_record *out, unsigned *seen, char *name, size_t nam
 
 int lg_record_parse(const char *line, size_t len, lg_record *out, char *err, size_t errlen)
 {
-    cur c = {line, line + len};
+    return lg_record_parse_times(line, len, out, NULL, 0, err, errlen);
+}
+
+int lg_record_parse_times(const char *line, size_t len, lg_record *out, int64_t *tt, size_t tt_cap,
+                          char *err, size_t errlen)
+{
+    cur c = {line, line + len, tt, tt_cap};
     memset(out, 0, sizeof *out);
     unsigned seen = 0;
     char name[32] = "";
@@ -332,5 +426,11 @@ int lg_record_parse(const char *line, size_t len, lg_record *out, char *err, siz
                             keys[i].name);
     }
     out->has_truth = truth == 7;
+    unsigned tt_seen = seen >> FIRST_TIMES & 3;
+    if (tt_seen == 1 || tt_seen == 2)
+        return fail(err, errlen, "'%s' missing (the token times come with their dropped count)",
+                    keys[tt_seen == 1 ? FIRST_TIMES + 1 : FIRST_TIMES].name);
+    if (out->token_times_dropped < 0) return fail(err, errlen, "bad 'token_times_dropped'");
+    out->has_token_times = tt_seen == 3;
     return 0;
 }

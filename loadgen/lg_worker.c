@@ -86,6 +86,12 @@ typedef struct lg_req {
     struct lg_req *next_free;
     rb_buf text;       /* multi-turn: the response's text (lg_chunk_decode_text) */
     int64_t sess_user; /* multi-turn: its user (-1: none) */
+    /* --save-token-times: its first tt_n content tokens' arrival times, us
+     * from its dispatch, and the tokens after them (the cap reached, or no
+     * memory to grow); tt_us grows by doubling up to the cap and is kept
+     * across the object's reuse (NULL while the flag is off) */
+    int64_t *tt_us;
+    int64_t tt_n, tt_alloc, tt_dropped;
 } lg_req;
 
 /* One poll handle per descriptor, kept for the socket's life (until curl's
@@ -150,6 +156,11 @@ struct lg_worker {
     rb_recfile rec;
     int have_rec;
     int rec_warned; /* the first lost record has been told on stderr */
+    /* --save-token-times: each request's cap (0: off, nothing per token),
+     * and the line a record with token times is formatted in
+     * (lg_record_line_max(tt_cap) bytes; NULL: the stack's LG_RECORD_MAX) */
+    int64_t tt_cap;
+    char *tt_line;
     int64_t last_flush_ns;
     int64_t last_lag_ns;
     int pending_kick;
@@ -280,6 +291,32 @@ static int wire_time(lg_worker *w, const lg_req *r, const char *p, int64_t tu, i
     return 1;
 }
 
+/* --save-token-times: one content token's arrival t_ns, the time the ITL
+ * histogram took (lg_meter_token), kept as us from the dispatch while the
+ * request is under the cap; past it, or when the list cannot grow, the
+ * token is counted instead, and so is every later one: the list stays the
+ * first tokens, in order. */
+static void token_time(const lg_worker *w, lg_req *r, int64_t t_ns)
+{
+    if (r->tt_dropped || r->tt_n == w->tt_cap) {
+        r->tt_dropped++;
+        return;
+    }
+    if (r->tt_n == r->tt_alloc) {
+        int64_t n = r->tt_alloc ? 2 * r->tt_alloc : 64;
+        if (n > w->tt_cap) n = w->tt_cap;
+        int64_t *a = realloc(r->tt_us, (size_t)n * sizeof *a);
+        if (!a) {
+            r->tt_dropped++;
+            return;
+        }
+        r->tt_us = a;
+        r->tt_alloc = n;
+    }
+    int64_t d = t_ns - r->dispatch_ns;
+    r->tt_us[r->tt_n++] = d >= 0 ? d / 1000 : -((999 - d) / 1000); /* floor */
+}
+
 static void on_sse_event(void *user, const char *data, size_t len)
 {
     lg_req *r = user;
@@ -311,6 +348,7 @@ static void on_sse_event(void *user, const char *data, size_t len)
                 st->wire_fallbacks++;
         }
         lg_meter_token(st, &r->tok, &tok);
+        if (w->tt_cap) token_time(w, r, tok.t_ns);
         if (tok.kind == LG_RX_KERNEL) {
             /* a token of the read's batch (lg_rx_read_exact judges it) */
             if (!w->rd.tokens && r->dispatch_ns > w->rd.lower_ns)
@@ -663,6 +701,7 @@ static lg_req *req_get(lg_worker *w)
     r->done_seen = r->malformed = r->error_event = r->too_large = r->fd_limit = 0;
     r->attempts = 0;
     r->sent_wire_ns = r->sent_wire_last_ns = 0;
+    r->tt_n = r->tt_dropped = 0;
     if (r->resp.err) rb_buf_free(&r->resp); /* the last one's error is not this one's */
     r->resp = (rb_buf){.data = r->resp.data, .cap = r->resp.cap, .max = LG_BODY_MAX};
     return r;
@@ -757,9 +796,10 @@ static void rec_account(lg_worker *w)
 }
 
 /* One JSON line per finished request (lg_record); index -1 with no request
- * object (a dispatch that failed before it had one). */
+ * object (a dispatch that failed before it had one). r: the request's token
+ * times under --save-token-times (NULL: none, with no request object). */
 static void write_record(lg_worker *w, int64_t index, int stage, int64_t first_byte_ns,
-                         const lg_req_result *res)
+                         const lg_req_result *res, const lg_req *r)
 {
     if (!w->have_rec) return;
     int64_t t0 = w->t0_ns;
@@ -781,15 +821,21 @@ static void write_record(lg_worker *w, int64_t index, int stage, int64_t first_b
                      .decode_ns = res->truth_decode_ns,
                      .has_sent = res->sent_wire_ns != 0,
                      .sent_wire_ns = REL(res->sent_wire_ns),
-                     .sent_wire_last_ns = REL(res->sent_wire_last_ns)};
+                     .sent_wire_last_ns = REL(res->sent_wire_last_ns),
+                     .has_token_times = w->tt_cap > 0,
+                     .token_times_us = r ? r->tt_us : NULL,
+                     .n_token_times = r ? r->tt_n : 0,
+                     .token_times_dropped = r ? r->tt_dropped : 0};
 #undef REL
     /* the report's name for the class: http_429 */
     if (res->cls == LG_FAIL_HTTP)
         snprintf(rec.cls, sizeof rec.cls, "http_%d", res->http_status);
     else
         snprintf(rec.cls, sizeof rec.cls, "%s", lg_class_names[res->cls]);
-    char line[LG_RECORD_MAX];
-    int n = lg_record_format(&rec, line, sizeof line);
+    char stack_line[LG_RECORD_MAX];
+    char *line = w->tt_line ? w->tt_line : stack_line;
+    size_t cap = w->tt_line ? lg_record_line_max(w->tt_cap) : sizeof stack_line;
+    int n = lg_record_format(&rec, line, cap);
     if (n > 0) {
         if (rb_rec_add(&w->rec, line, (size_t)n) != 0) rec_account(w);
     } else {
@@ -800,7 +846,7 @@ static void write_record(lg_worker *w, int64_t index, int stage, int64_t first_b
 
 static void write_detailed(lg_worker *w, const lg_req *r, const lg_req_result *res)
 {
-    write_record(w, r->index, r->stage, r->first_byte_ns, res);
+    write_record(w, r->index, r->stage, r->first_byte_ns, res, r);
 }
 
 static void maybe_finish(lg_worker *w);
@@ -1137,7 +1183,7 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
         lg_req_result rr = {
             .intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now, .cls = LG_FAIL_OTHER};
         lg_stats_record_request(st, &rr, &w->o->goodput);
-        write_record(w, a->index, a->stage, 0, &rr);
+        write_record(w, a->index, a->stage, 0, &rr, NULL);
         return -1;
     }
     r->index = a->index;
@@ -1584,6 +1630,15 @@ int lg_worker_run(const lg_plan *p, int id)
             goto out_handles;
         }
         w->have_rec = 1;
+        if (w->o->save_token_times) {
+            w->tt_line = malloc(lg_record_line_max(w->o->token_times_cap));
+            if (!w->tt_line) {
+                snprintf(w->slot->error, sizeof w->slot->error,
+                         "no memory for a record with token times");
+                goto out_handles;
+            }
+            w->tt_cap = w->o->token_times_cap;
+        }
     }
     w->t0_ns = w->sh->t0_ns;
     __atomic_store_n(&w->slot->state, LG_W_RUNNING, __ATOMIC_RELAXED);
@@ -1633,6 +1688,7 @@ out_loop:
         rb_buf_free(&r->resp);
         free(r->own_body);
         rb_buf_free(&r->text);
+        free(r->tt_us);
         free(r);
     }
     free(w->all);
@@ -1645,6 +1701,7 @@ out_sched:
         flush_detailed(w); /* (a no-op after the run's own flush) */
         rb_rec_free(&w->rec);
     }
+    free(w->tt_line);
     if (w->rx_keeper >= 0) close(w->rx_keeper);
     lg_rx_set_hook(NULL, NULL);
     lg_tx_set_hook(NULL, NULL);

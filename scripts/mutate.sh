@@ -46,6 +46,9 @@ tests_for() {
     loadgen/lg_judge.c) echo "test_lg_judge" ;;
     loadgen/lg_sched.c) echo "test_lg_sched" ;;
     loadgen/lg_worker.c) echo "test_lg_worker" ;;
+    loadgen/lg_record.c) echo "test_lg_record" ;;
+    loadgen/lg_export.c | loadgen/lg_export_vllm.c) echo "test_lg_export" ;;
+    loadgen/lg_outputs.c) echo "test_lg_outputs" ;;
     loadgen/lg_sse.c) echo "test_lg_sse" ;;
     loadgen/lg_chunk.c) echo "test_lg_chunk" ;;
     loadgen/lg_stats.c) echo "test_lg_stats" ;;
@@ -424,6 +427,23 @@ m capture-psh-only loadgen/lg_capture.c '(ip and ip[2:2] - ((ip[0] & "
                      "!= 0)'
 m capture-ipv4-only loadgen/lg_capture.c ' or (ip6 and ip6[6] == 6 and "
                      "ip6[4:2] - ((ip6[52] & 0xf0) >> 2) > 0))",' ')",'
+# --save-token-times: the delivery clock's time kept instead of the token's,
+# the list not reset between requests, rounded rather than floored, the
+# first entry's comma, the export's gaps from the first token, the join's
+# line bound, the cap alone accepted, the times not kept by the export.
+me tt-delivery-clock loadgen/lg_worker.c 'if (w->tt_cap) token_time(w, r, tok.t_ns);' \
+  'if (w->tt_cap) token_time(w, r, tok.tu_ns);' "loadgen simserver" "lg_e2e_token_times"
+m tt-not-reset loadgen/lg_worker.c '    r->tt_n = r->tt_dropped = 0;' '    r->tt_dropped = 0;'
+m tt-rounded loadgen/lg_worker.c 'r->tt_us[r->tt_n++] = d >= 0 ? d / 1000 : -((999 - d) / 1000); /* floor */' \
+  'r->tt_us[r->tt_n++] = d >= 0 ? (d + 500) / 1000 : -((999 - d) / 1000); /* floor */'
+m tt-leading-comma loadgen/lg_record.c '        if (i) buf[n++] = '"','"';' '        buf[n++] = '"','"';'
+m tt-itls-from-first loadgen/lg_export_vllm.c '(double)(r->token_times_us[j] - r->token_times_us[j - 1]) / 1e6);' \
+  '(double)(r->token_times_us[j] - r->token_times_us[0]) / 1e6);'
+m tt-join-short-lines loadgen/lg_outputs.c 'out->line_max = lg_record_line_max(o->save_token_times ? o->token_times_cap : 0);' \
+  'out->line_max = lg_record_line_max(0);'
+me tt-cap-alone loadgen/lg_cli.c '    if (o->token_times_cap_given && !o->save_token_times) {' \
+  '    if (0 && o->token_times_cap_given && !o->save_token_times) {' "test_lg_cli" "test_lg_cli"
+m tt-export-drops-times loadgen/lg_export.c '        x->times->n += (size_t)rec.n_token_times;' ''
 # scripts/report_html.sh: the server plot draws the waiting max at the
 # mean's height (its value and tooltip right).
 me report-server-plot-mean scripts/report_html.sh 'y: (if $k == "kv_max" then .[$k] * 100 else .[$k] end)' \

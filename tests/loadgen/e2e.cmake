@@ -19,6 +19,8 @@ rb_e2e_test(lg_e2e_ramp COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/ramp.sh TIM
 # tls: an https target through nginx as a TLS terminator (scripts/lib/nginx_tls.sh)
 rb_e2e_test(lg_e2e_tls COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tls.sh TIMEOUT 300)
 rb_e2e_test(lg_e2e_tokens COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/tokens.sh TIMEOUT 400)
+# token_times: --save-token-times, the records' token times against the ITL figures and the vLLM export
+rb_e2e_test(lg_e2e_token_times COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/token_times.sh TIMEOUT 300)
 set_tests_properties(lg_e2e_tokens PROPERTIES SKIP_RETURN_CODE 77)
 # The verdict is about the client's own delay: a test running beside it on a
 # 2-core host would be measured as the client's.

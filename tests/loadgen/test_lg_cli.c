@@ -99,6 +99,47 @@ static void test_token_ids(void **state)
         parse(&o, err, sizeof err, "--token-ids", "--dataset-name", "shared-prefix", NULL), 0);
 }
 
+/* --save-token-times and its cap: the default, the cap's bounds, what each
+ * implies and the combinations refused. */
+static void test_token_times(void **state)
+{
+    (void)state;
+    lg_opts o;
+    char err[512];
+    assert_int_equal(parse(&o, err, sizeof err, NULL), 0);
+    assert_int_equal(o.save_token_times, 0);
+    assert_int_equal(o.token_times_cap, 4096); /* the default, unused while off */
+    assert_int_equal(parse(&o, err, sizeof err, "--save-token-times", NULL), 0);
+    assert_true(o.save_token_times && o.save_detailed && o.save_result);
+    assert_int_equal(o.token_times_cap, 4096);
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--save-token-times", "--token-times-cap", "1", NULL), 0);
+    assert_int_equal(o.token_times_cap, 1);
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--save-token-times", "--token-times-cap", "1048576", NULL), 0);
+    assert_int_equal(o.token_times_cap, 1048576);
+    static const char *const bad[] = {"0", "-1", "abc", "1048577", "4.5", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char want[128];
+        snprintf(want, sizeof want,
+                 "--token-times-cap: must be a whole number in [1, 1048576], got '%s'", bad[i]);
+        assert_int_equal(
+            parse(&o, err, sizeof err, "--save-token-times", "--token-times-cap", bad[i], NULL),
+            -EINVAL);
+        assert_string_equal(err, want);
+    }
+    /* the cap alone is a mistake, and so is a run with no token times */
+    assert_int_equal(parse(&o, err, sizeof err, "--token-times-cap", "8", NULL), -EINVAL);
+    assert_string_equal(err, "--token-times-cap: is the cap of --save-token-times: give that "
+                             "too, got '8'");
+    assert_int_equal(parse(&o, err, sizeof err, "--save-token-times", "--no-stream", NULL),
+                     -EINVAL);
+    assert_string_equal(err, "--save-token-times: needs streamed responses (a whole response has "
+                             "no token times), got 'with --no-stream'");
+    assert_int_equal(parse(&o, err, sizeof err, "--save-token-times=1", NULL), -EINVAL);
+    assert_non_null(strstr(err, "--save-token-times"));
+}
+
 static void test_unknown_flag_and_missing_value(void **state)
 {
     (void)state;
@@ -357,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_table_and_usage),
         cmocka_unit_test(test_bad_values_name_flag_and_value),
         cmocka_unit_test(test_token_ids),
+        cmocka_unit_test(test_token_times),
         cmocka_unit_test(test_unknown_flag_and_missing_value),
         cmocka_unit_test(test_plain_durations_are_seconds),
         cmocka_unit_test(test_prompt_pool_covers_the_plan),

@@ -3,7 +3,9 @@
  * lifecycle reports: the tools' key paths, units (ms -> s), the metadata at
  * vLLM's top level, rhobench's additions under "rhobench", per-request
  * arrays in index order, nulls where the files cannot tell, bad records
- * refused with their line. */
+ * refused with their line; vLLM's itls from the records' token times
+ * (--save-token-times), which stay each record's own across blocks and the
+ * sort. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -211,6 +213,117 @@ static void vllm_arrays_in_index_order(void **state)
     cJSON_Delete(r);
 }
 
+/* The fixture's records with token times (us from the dispatch): request 2
+ * had 2 tokens past the cap, the 429 none. */
+static const char *const timed_txt[] = {
+    "{\"index\":2,\"worker\":0,\"stage\":0,\"intended_ns\":1000000000,\"dispatch_ns\":1002000000,"
+    "\"first_byte_ns\":1050000000,\"first_token_ns\":1100000000,\"end_ns\":1400000000,"
+    "\"input_tokens\":5,\"output_tokens\":4,\"status\":200,\"class\":\"ok\","
+    "\"token_times_dropped\":2,\"token_times_us\":[98000,98500]}",
+    "{\"index\":0,\"worker\":0,\"stage\":0,\"intended_ns\":0,\"dispatch_ns\":1000000,"
+    "\"first_byte_ns\":50000000,\"first_token_ns\":100000000,\"end_ns\":300000000,"
+    "\"input_tokens\":10,\"output_tokens\":4,\"status\":200,\"class\":\"ok\","
+    "\"token_times_dropped\":0,\"token_times_us\":[99000,150000,220000,299000]}",
+    "{\"index\":3,\"worker\":0,\"stage\":0,\"intended_ns\":1500000000,\"dispatch_ns\":1500000000,"
+    "\"first_byte_ns\":1520000000,\"first_token_ns\":-1,\"end_ns\":1550000000,"
+    "\"input_tokens\":5,\"output_tokens\":0,\"status\":429,\"class\":\"http_429\","
+    "\"token_times_dropped\":0,\"token_times_us\":[]}",
+    "{\"index\":1,\"worker\":0,\"stage\":0,\"intended_ns\":500000000,\"dispatch_ns\":501000000,"
+    "\"first_byte_ns\":550000000,\"first_token_ns\":580000000,\"end_ns\":800000000,"
+    "\"input_tokens\":10,\"output_tokens\":4,\"status\":200,\"class\":\"ok\","
+    "\"token_times_dropped\":0,\"token_times_us\":[79000,79001,80001,219000]}",
+};
+
+static void vllm_itls_from_token_times(void **state)
+{
+    (void)state;
+    cJSON *r = result();
+    lg_xrecs x;
+    char err[256];
+    memset(&x, 0, sizeof x);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(
+            lg_xrecs_add_line(&x, timed_txt[i], strlen(timed_txt[i]), i + 1, err, sizeof err), 0);
+    lg_xrecs_sort(&x);
+    cJSON *v = vllm(r, &x);
+    /* index order; the gaps in s; the 429's none, the capped one's to its cap */
+    static const double want[4][3] = {
+        {0.051, 0.07, 0.079}, {0.000001, 0.001, 0.138999}, {0.0005}, {0}};
+    static const int len[] = {3, 3, 1, 0};
+    char k[64];
+    for (int i = 0; i < 4; i++) {
+        snprintf(k, sizeof k, "itls.[%d]", i);
+        const cJSON *l = at(v, k);
+        assert_true(cJSON_IsArray(l));
+        assert_int_equal(cJSON_GetArraySize(l), len[i]);
+        for (int j = 0; j < len[i]; j++) {
+            double g = cJSON_GetArrayItem(l, j)->valuedouble;
+            if (fabs(g - want[i][j]) > 1e-12)
+                fail_msg("itls[%d][%d] = %.12g, want %g", i, j, g, want[i][j]);
+        }
+    }
+    /* the other arrays as without token times */
+    assert_true(n_at(v, "output_lens.[3]") == 0 && n_at(v, "input_lens.[0]") == 10);
+    assert_true(fabs(n_at(v, "ttfts.[1]") - 0.08) < 1e-12);
+    assert_string_equal(s_at(v, "errors.[3]"), "http_429");
+    assert_int_equal(cJSON_GetArraySize(at(v, "itls")), 4);
+    assert_non_null(strstr(s_at(v, "rhobench.per_request"), "itls from the records' token times"));
+    assert_true(n_at(v, "rhobench.itls_truncated_requests") == 1);
+    cJSON_Delete(v);
+    lg_xrecs_free(&x);
+    /* without token times: empty lists, and no truncation count */
+    records(&x);
+    v = vllm(r, &x);
+    is_null(v, "rhobench.itls_truncated_requests");
+    cJSON_Delete(v);
+    lg_xrecs_free(&x);
+    cJSON_Delete(r);
+}
+
+/* A record's token times stay its own: across the blocks they are kept in
+ * (one of 2^20 + 1 times takes a block of its own, and the next a new one)
+ * and after the sort moves the records. */
+static void token_times_kept_across_blocks(void **state)
+{
+    (void)state;
+    const size_t big = ((size_t)1 << 20) + 1;
+    const char *head =
+        "{\"index\":%d,\"worker\":0,\"stage\":0,\"intended_ns\":0,\"dispatch_ns\":0,"
+        "\"first_byte_ns\":0,\"first_token_ns\":0,\"end_ns\":0,\"input_tokens\":1,"
+        "\"output_tokens\":1,\"status\":200,\"class\":\"ok\",\"token_times_dropped\":0,"
+        "\"token_times_us\":[";
+    size_t cap = 512 + big * 2;
+    char *line = malloc(cap);
+    assert_non_null(line);
+    lg_xrecs x = {0};
+    char err[256];
+    static const int index[] = {5, 1, 3};
+    const size_t count[] = {3, big, 2};
+    for (int i = 0; i < 3; i++) {
+        size_t n = (size_t)snprintf(line, cap, head, index[i]);
+        for (size_t j = 0; j < count[i]; j++) {
+            if (j) line[n++] = ',';
+            line[n++] = (char)('0' + index[i]); /* the record's own digit */
+        }
+        n += (size_t)snprintf(line + n, cap - n, "]}");
+        assert_int_equal(lg_xrecs_add_line(&x, line, n, i + 1, err, sizeof err), 0);
+    }
+    lg_xrecs_sort(&x);
+    static const int sorted[] = {1, 3, 5};
+    const size_t sorted_n[] = {big, 2, 3};
+    for (int i = 0; i < 3; i++) {
+        const lg_record *rec = &x.r[i];
+        assert_int_equal(rec->index, sorted[i]);
+        assert_int_equal(rec->n_token_times, (int64_t)sorted_n[i]);
+        for (size_t j = 0; j < sorted_n[i]; j++)
+            if (rec->token_times_us[j] != sorted[i])
+                fail_msg("record %d's time %zu: %lld", sorted[i], j,
+                         (long long)rec->token_times_us[j]);
+    }
+    lg_xrecs_free(&x);
+    free(line);
+}
+
 static void ip_summary_from_the_result(void **state)
 {
     (void)state;
@@ -291,6 +404,8 @@ int main(void)
         cmocka_unit_test(bad_records_name_their_line),
         cmocka_unit_test(vllm_layout_without_records),
         cmocka_unit_test(vllm_arrays_in_index_order),
+        cmocka_unit_test(vllm_itls_from_token_times),
+        cmocka_unit_test(token_times_kept_across_blocks),
         cmocka_unit_test(ip_summary_from_the_result),
         cmocka_unit_test(ip_from_records_and_per_stage),
     };

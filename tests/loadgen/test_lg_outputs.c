@@ -2,7 +2,8 @@
  * the refusals before a run, the lock, the removal of a killed run's parts,
  * and the join of the workers' parts into the JSONL: complete under its own
  * name, a torn record sending what survived to the ".partial" name, a lost
- * worker's records left out and counted. Runs in a fresh temporary folder. */
+ * worker's records left out and counted, records with token times as long
+ * as their cap allows. Runs in a fresh temporary folder. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -166,13 +167,16 @@ static void a_killed_runs_parts_are_removed(void **state)
     unlink(other);
 }
 
-/* Opens k parts for "name", writes text[w] into part w, commits with lost. */
-static void join(const char *name, int k, const char *const *text, const int *lost,
-                 lg_record_count *c, lg_outputs *out)
+/* Opens k parts for "name", writes text[w] into part w, commits with lost;
+ * tt_cap: --save-token-times's cap (0: off). */
+static void join_tt(const char *name, int k, const char *const *text, const int *lost,
+                    lg_record_count *c, lg_outputs *out, int64_t tt_cap)
 {
     lg_opts o;
     lg_opts_defaults(&o, 1);
     o.save_detailed = 1;
+    o.save_token_times = tt_cap > 0;
+    if (tt_cap) o.token_times_cap = tt_cap;
     char path[512];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
     lg_outputs_init(out, path);
@@ -191,6 +195,61 @@ static void join(const char *name, int k, const char *const *text, const int *lo
     lg_outputs_commit(out, k, slots, lost, c);
     for (int w = 0; w < k; w++)
         assert_false(exists(parts[w])); /* removed as read */
+}
+
+static void join(const char *name, int k, const char *const *text, const int *lost,
+                 lg_record_count *c, lg_outputs *out)
+{
+    join_tt(name, k, text, lost, c, out, 0);
+}
+
+/* A line of n bytes, newline included: {"x":"aaa..."} */
+static char *long_line(size_t n)
+{
+    char *s = malloc(n + 1);
+    assert_non_null(s);
+    memset(s, 'a', n);
+    memcpy(s, "{\"x\":\"", 6);
+    memcpy(s + n - 3, "\"}\n", 3);
+    s[n] = '\0';
+    return s;
+}
+
+/* With token times a record may be as long as lg_record_line_max(cap) (one
+ * of 200 times: 1024 + 200 x 21 = 5224 bytes), and longer is torn; without,
+ * the bound stays 2048. */
+static void records_with_token_times_join_up_to_their_cap(void **state)
+{
+    char *fits = long_line(5224), *over = long_line(5225), *plain = long_line(2049);
+    size_t cat_len = strlen(fits) + strlen(over) + 9;
+    char *cat = malloc(cat_len);
+    assert_non_null(cat);
+    snprintf(cat, cat_len, "%s%s{\"a\":1}\n", fits, over);
+    const char *text[] = {cat};
+    const int lost[] = {0};
+    lg_record_count c;
+    lg_outputs out;
+    join_tt("tt.json", 1, text, lost, &c, &out, 200);
+    assert_int_equal(c.written, 2);
+    assert_int_equal(c.lost, 1); /* the one past the bound */
+    char *got = NULL;
+    size_t len = 0;
+    assert_int_equal(rb_read_file(out.partial, 1 << 20, &got, &len), 0);
+    assert_int_equal(len, 5224 + 8);
+    assert_memory_equal(got, fits, 5224);
+    assert_string_equal(got + 5224, "{\"a\":1}\n");
+    free(got);
+    lg_outputs_free(&out);
+    /* off: 2049 bytes are more than any record */
+    const char *text2[] = {plain};
+    join("pl.json", 1, text2, lost, &c, &out);
+    assert_int_equal(c.written, 0);
+    assert_int_equal(c.lost, 1);
+    lg_outputs_free(&out);
+    free(cat);
+    free(fits);
+    free(over);
+    free(plain);
 }
 
 static void whole_parts_join_into_the_jsonl(void **state)
@@ -277,6 +336,7 @@ int main(void)
         cmocka_unit_test(a_torn_record_sends_the_rest_to_the_partial_name),
         cmocka_unit_test(a_lost_workers_records_are_left_out_and_counted),
         cmocka_unit_test(a_lost_ranks_part_is_counted_and_removed),
+        cmocka_unit_test(records_with_token_times_join_up_to_their_cap),
     };
     return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }

@@ -1,12 +1,15 @@
 /* lg_record: what the formatter writes the parser reads back unchanged, for
  * every failure class, with and without the server's timings, at the extreme
  * values; the exact bytes of a known record; malformed lines are refused
- * with a message naming the key. */
+ * with a message naming the key. The token times: their exact bytes, a
+ * record of the cap's worst case within lg_record_line_max, the parser's
+ * two modes (counted, kept), and their malformed forms. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -292,6 +295,196 @@ static void malformed_lines_name_the_key(void **state)
     assert_int_equal(r.status, 200);
 }
 
+/* The token times: after everything else, the count before the list;
+ * read back counted only, or kept in the caller's buffer. */
+static void token_times_exact_bytes(void **state)
+{
+    (void)state;
+    static const int64_t tt[] = {0, 1, 999, 1000, -2, INT64_MAX, INT64_MIN};
+    lg_record r = sample();
+    r.has_sent = 1;
+    r.sent_wire_ns = 1250;
+    r.sent_wire_last_ns = 1260;
+    r.has_token_times = 1;
+    r.token_times_us = tt;
+    r.n_token_times = 7;
+    r.token_times_dropped = 3;
+    char buf[LG_RECORD_MAX], err[256] = "";
+    int n = lg_record_format(&r, buf, sizeof buf);
+    assert_true(n > 0);
+    const char *tail = ",\"sent_wire_last_ns\":1260,\"token_times_dropped\":3,\"token_times_us\":"
+                       "[0,1,999,1000,-2,9223372036854775807,-9223372036854775808]}\n";
+    assert_true((size_t)n > strlen(tail));
+    assert_string_equal(buf + n - strlen(tail), tail);
+    /* counted, not kept */
+    lg_record back;
+    assert_int_equal(lg_record_parse(buf, (size_t)n, &back, err, sizeof err), 0);
+    assert_int_equal(back.has_token_times, 1);
+    assert_int_equal(back.n_token_times, 7);
+    assert_int_equal(back.token_times_dropped, 3);
+    assert_null(back.token_times_us);
+    assert_int_equal(back.has_sent, 1);
+    /* kept, and formatted back to the same bytes */
+    int64_t got[8] = {0};
+    assert_int_equal(lg_record_parse_times(buf, (size_t)n, &back, got, 8, err, sizeof err), 0);
+    assert_ptr_equal(back.token_times_us, got);
+    assert_int_equal(back.n_token_times, 7);
+    assert_memory_equal(got, tt, sizeof tt);
+    char again[LG_RECORD_MAX];
+    assert_int_equal(lg_record_format(&back, again, sizeof again), n);
+    assert_memory_equal(again, buf, (size_t)n);
+    /* none yet (a request that failed before its first token): an empty list */
+    r.n_token_times = 0;
+    r.token_times_dropped = 0;
+    r.token_times_us = NULL;
+    n = lg_record_format(&r, buf, sizeof buf);
+    assert_non_null(strstr(buf, ",\"token_times_dropped\":0,\"token_times_us\":[]}\n"));
+    assert_int_equal(lg_record_parse_times(buf, (size_t)n, &back, got, 8, err, sizeof err), 0);
+    assert_int_equal(back.has_token_times, 1);
+    assert_int_equal(back.n_token_times, 0);
+    /* off: neither key */
+    r.has_token_times = 0;
+    n = lg_record_format(&r, buf, sizeof buf);
+    assert_null(strstr(buf, "token_times"));
+    assert_int_equal(lg_record_parse(buf, (size_t)n, &back, err, sizeof err), 0);
+    assert_int_equal(back.has_token_times, 0);
+    assert_int_equal(back.n_token_times, 0);
+    /* spaces inside the list, as another writer may put them */
+    const char *spaced =
+        "{\"index\":0,\"worker\":0,\"stage\":0,\"intended_ns\":0,\"dispatch_ns\":0,"
+        "\"first_byte_ns\":0,\"first_token_ns\":0,\"end_ns\":0,\"input_tokens\":0,"
+        "\"output_tokens\":2,\"status\":200,\"class\":\"ok\","
+        "\"token_times_us\": [ 5 , 6 ] ,\"token_times_dropped\":0}";
+    assert_int_equal(lg_record_parse_times(spaced, strlen(spaced), &back, got, 8, err, sizeof err),
+                     0);
+    assert_int_equal(back.n_token_times, 2);
+    assert_true(got[0] == 5 && got[1] == 6);
+}
+
+/* The longest record with token times fits lg_record_line_max(cap): every
+ * field at its widest, the class all escapes, and cap times of 20 digits. */
+static void token_times_within_the_line_max(void **state)
+{
+    (void)state;
+    static const int64_t caps[] = {1, 7, 4096};
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        int64_t cap = caps[c];
+        int64_t *tt = malloc((size_t)cap * sizeof *tt);
+        assert_non_null(tt);
+        for (int64_t i = 0; i < cap; i++)
+            tt[i] = INT64_MIN;
+        lg_record r = {.index = INT64_MIN,
+                       .worker = INT32_MIN,
+                       .stage = INT32_MAX, /* (a negative one is refused) */
+                       .intended_ns = INT64_MIN,
+                       .dispatch_ns = INT64_MIN,
+                       .first_byte_ns = INT64_MIN,
+                       .first_token_ns = INT64_MIN,
+                       .end_ns = INT64_MIN,
+                       .input_tokens = INT64_MIN,
+                       .output_tokens = INT64_MIN,
+                       .status = INT32_MIN,
+                       .has_truth = 1,
+                       .queue_ns = INT64_MIN,
+                       .prefill_ns = INT64_MIN,
+                       .decode_ns = INT64_MIN,
+                       .has_sent = 1,
+                       .sent_wire_ns = INT64_MIN,
+                       .sent_wire_last_ns = INT64_MIN,
+                       .has_token_times = 1,
+                       .token_times_us = tt,
+                       .n_token_times = cap,
+                       .token_times_dropped = INT64_MAX};
+        memset(r.cls, 1, sizeof r.cls - 1); /* each written as \u0001 */
+        size_t max = lg_record_line_max(cap);
+        char *buf = malloc(max);
+        assert_non_null(buf);
+        int n = lg_record_format(&r, buf, max);
+        assert_true(n > 0);
+        assert_true((size_t)n < max);
+        /* the list is all there; a buffer one byte short of the line is refused */
+        assert_true((size_t)n > (size_t)cap * LG_RECORD_TT_ENTRY_MAX);
+        assert_int_equal(lg_record_format(&r, buf, (size_t)n), -1);
+        assert_int_equal(lg_record_format(&r, buf, (size_t)n + 1), n);
+        /* the parser's bound on the entries: len / 2 + 1 */
+        lg_record back;
+        char err[256] = "";
+        int64_t *got = malloc(((size_t)n / 2 + 1) * sizeof *got);
+        assert_non_null(got);
+        assert_int_equal(
+            lg_record_parse_times(buf, (size_t)n, &back, got, (size_t)n / 2 + 1, err, sizeof err),
+            0);
+        assert_int_equal(back.n_token_times, cap);
+        assert_true(got[cap - 1] == INT64_MIN);
+        free(got);
+        free(buf);
+        free(tt);
+    }
+    /* one-digit times, the densest list: len / 2 + 1 still holds them */
+    char line[4096];
+    int n =
+        snprintf(line, sizeof line,
+                 "{\"index\":0,\"worker\":0,\"stage\":0,\"intended_ns\":0,\"dispatch_ns\":0,"
+                 "\"first_byte_ns\":0,\"first_token_ns\":0,\"end_ns\":0,\"input_tokens\":0,"
+                 "\"output_tokens\":2,\"status\":200,\"class\":\"ok\",\"token_times_dropped\":0,"
+                 "\"token_times_us\":[");
+    for (int i = 0; i < 1000; i++)
+        n += snprintf(line + n, sizeof line - (size_t)n, i ? ",%d" : "%d", i % 10);
+    n += snprintf(line + n, sizeof line - (size_t)n, "]}");
+    int64_t got[4096 / 2 + 1];
+    lg_record back;
+    char err[256] = "";
+    assert_int_equal(
+        lg_record_parse_times(line, (size_t)n, &back, got, (size_t)n / 2 + 1, err, sizeof err), 0);
+    assert_int_equal(back.n_token_times, 1000);
+    assert_int_equal(got[999], 9);
+    /* and a buffer too small is an error, not a cut */
+    assert_int_equal(lg_record_parse_times(line, (size_t)n, &back, got, 999, err, sizeof err), -1);
+    assert_string_equal(err, "'token_times_us': more than 999 entries");
+}
+
+static void token_times_malformed(void **state)
+{
+    (void)state;
+    char line[LG_RECORD_MAX];
+    static const struct {
+        const char *repl, *want;
+    } cases[] = {
+        {"\"status\":200,\"token_times_dropped\":0",
+         "'token_times_us' missing (the token times come with their dropped count)"},
+        {"\"status\":200,\"token_times_us\":[1]",
+         "'token_times_dropped' missing (the token times come with their dropped count)"},
+        {"\"status\":200,\"token_times_us\":[1],\"token_times_dropped\":-1",
+         "bad 'token_times_dropped'"},
+        {"\"status\":200,\"token_times_us\":[1,2.5],\"token_times_dropped\":0",
+         "'token_times_us' missing or not a list of integers"},
+        {"\"status\":200,\"token_times_us\":[1,,2],\"token_times_dropped\":0",
+         "'token_times_us' missing or not a list of integers"},
+        {"\"status\":200,\"token_times_us\":[1 2],\"token_times_dropped\":0",
+         "'token_times_us' missing or not a list of integers"},
+        {"\"status\":200,\"token_times_us\":[1,],\"token_times_dropped\":0",
+         "'token_times_us' missing or not a list of integers"},
+        {"\"status\":200,\"token_times_us\":[\"1\"],\"token_times_dropped\":0",
+         "'token_times_us' missing or not a list of integers"},
+        {"\"status\":200,\"token_times_us\":[9223372036854775808],\"token_times_dropped\":0",
+         "'token_times_us' missing or not a list of integers"},
+        {"\"status\":200,\"token_times_us\":5,\"token_times_dropped\":0",
+         "'token_times_us' missing or not a list of integers"},
+        {"\"status\":200,\"token_times_us\":\"5\",\"token_times_dropped\":0",
+         "'token_times_us' missing or not a list of integers"},
+        {"\"status\":200,\"token_times_us\":[1],\"token_times_dropped\":[0]",
+         "'token_times_dropped': bad value"},
+        {"\"status\":200,\"token_times_us\":[1],\"token_times_us\":[1],\"token_times_dropped\":0",
+         "'token_times_us' given twice"},
+        {"\"status\":200,\"other\":[1]", "'other': bad value"},
+        {"\"status\":200,\"token_times_us\":[1", "'token_times_us' missing or not a list"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        line_with(line, sizeof line, "status", cases[i].repl);
+        refuse(line, cases[i].want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +494,9 @@ int main(void)
         cmocka_unit_test(extreme_values),
         cmocka_unit_test(escapes),
         cmocka_unit_test(malformed_lines_name_the_key),
+        cmocka_unit_test(token_times_exact_bytes),
+        cmocka_unit_test(token_times_within_the_line_max),
+        cmocka_unit_test(token_times_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,8 +3,10 @@
  * dispatch is at or after its intended time and the intended times are the
  * schedule's own; each stage counts its own requests; a stop counts every
  * arrival of the worker's share that was not sent; and k workers take the
- * arrivals by index mod k, each once. No bound on lateness: the host may be
- * slow. Every wait is bounded (the server's poll, the worker's deadline). */
+ * arrivals by index mod k, each once; --save-token-times lists each
+ * token's time as the ITL histogram took it, up to its cap, the rest
+ * counted. No bound on lateness: the host may be slow. Every wait is
+ * bounded (the server's poll, the worker's deadline). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -714,6 +717,66 @@ static void two_workers_take_the_arrivals_by_index_mod_k(void **state)
     assert_int_equal(__atomic_load_n(&f->s->bad_requests, __ATOMIC_RELAXED), 0);
 }
 
+/* --save-token-times with cap: each record lists min(cap, OUT_TOKENS)
+ * times and counts the rest; the first is its first token's, they never
+ * decrease, and with every token listed their gaps are the ITL histogram's
+ * (its count exactly, its sum of ns within the times' 1 us each). */
+static void token_times_with_cap(void **state, int64_t cap)
+{
+    fixture *f = *state;
+    int64_t count = 30;
+    srv_start(f);
+    run_new(f, 1, 1, &count, 1, 0);
+    run *r = f->r;
+    r->o.save_token_times = 1; /* the plan reads the options it was built from */
+    r->o.token_times_cap = cap;
+    run_start_instant(r);
+    run_worker(r, 0);
+    char *buf = malloc(1 << 20);
+    assert_non_null(buf);
+    ssize_t len = pread(r->fds[0], buf, (1 << 20) - 1, 0);
+    assert_true(len > 0);
+    int64_t n = 0, gaps = 0, gap_us = 0, listed = cap < OUT_TOKENS ? cap : OUT_TOKENS;
+    for (char *p = buf, *end = buf + len, *nl; p < end; p = nl + 1, n++) {
+        nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) fail_msg("a partial line");
+        lg_record x;
+        int64_t tt[OUT_TOKENS + 1];
+        char err[256] = "";
+        if (lg_record_parse_times(p, (size_t)(nl + 1 - p), &x, tt, OUT_TOKENS + 1, err, sizeof err))
+            fail_msg("record %lld: %s", (long long)n, err);
+        assert_string_equal(x.cls, "ok");
+        assert_int_equal(x.has_token_times, 1);
+        assert_int_equal(x.n_token_times, listed);
+        assert_int_equal(x.token_times_dropped, OUT_TOKENS - listed);
+        int64_t d = x.first_token_ns - x.dispatch_ns;
+        assert_true(d >= 0);
+        assert_int_equal(tt[0], d / 1000);
+        for (int64_t j = 1; j < x.n_token_times; j++) {
+            assert_true(tt[j] >= tt[j - 1]);
+            gap_us += tt[j] - tt[j - 1];
+            gaps++;
+        }
+    }
+    free(buf);
+    assert_int_equal(n, count);
+    if (listed == OUT_TOKENS) {
+        const mdl_hist *itl = lg_stats_hist_c(stats(r, 0, 0), LG_H_ITL);
+        assert_int_equal(itl->total, (uint64_t)gaps);
+        assert_true(fabs(itl->sum - (double)gap_us * 1000.0) < 1000.0 * (double)gaps);
+    }
+}
+
+static void token_times_list_every_token(void **state)
+{
+    token_times_with_cap(state, 4096);
+}
+
+static void token_times_past_the_cap_are_counted(void **state)
+{
+    token_times_with_cap(state, 1);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -739,6 +802,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(two_workers_take_the_arrivals_by_index_mod_k, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(token_times_list_every_token, setup, teardown),
+        cmocka_unit_test_setup_teardown(token_times_past_the_cap_are_counted, setup, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
