@@ -453,7 +453,8 @@ static const rb_opt OPTS[] = {
         "dropped, counted, and its tokens take the kernel's stamp)"),
     STRING("cert", "FILE", client_cert, NULL,
            "https: present this client certificate (PEM) to the server: mutual TLS (with --key "
-           "when the key is in its own file)"),
+           "when the key is in its own file)",
+           .key = "server.cert_path"),
     STRING("certificate", "FILE", certificate, NULL, "refuse a plan beyond this host certificate"),
     CUSTOM("client-cost", "fixed:US|exp:US", parse_cost,
            "busy CPU work per received event (emulates a slow client)"),
@@ -501,7 +502,8 @@ static const rb_opt OPTS[] = {
            "uniform or fixed; clipped to [min, max]); its data.input_distribution"),
     FLAG("insecure", insecure, 1,
          "https: do not verify the server's certificate (curl's -k; the report says so)"),
-    STRING("key", "FILE", client_key, NULL, "the private key (PEM) of --cert"),
+    STRING("key", "FILE", client_key, NULL, "the private key (PEM) of --cert",
+           .key = "server.key_path"),
     INT("max-concurrency", max_concurrency, 1, 10000000, NULL,
         "alone: closed loop with C in flight; with a rate: a cap (waiting for a slot counts in "
         "latency from intended time)",

@@ -202,6 +202,9 @@ static void load_server_and_report_keys(void **state)
                 "http://127.0.0.1:8000");
     expect_note("server.type");
     expect_args("server: {ignore_eos: false}", "--no-ignore-eos");
+    /* Inference Perf's client certificate and key (mutual TLS) */
+    expect_args("server: {cert_path: /tmp/c.pem, key_path: /tmp/k.pem}",
+                "--cert /tmp/c.pem --key /tmp/k.pem");
     expect_args("tokenizer: {pretrained_model_name_or_path: m}\nmetrics: {type: prometheus}\n"
                 "storage: {local_storage: {path: x}}\n"
                 "report:\n  request_lifecycle: {summary: true, per_stage: true, per_request: "

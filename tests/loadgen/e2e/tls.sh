@@ -14,7 +14,8 @@
 #  - --insecure: every request completes, `tls.verify` "off";
 #  - mutual TLS (nginx then asks for a client certificate that the test's
 #    own CA signed): without --cert every request is refused (HTTP 400),
-#    with --cert and --key (and --cacert, curl's spelling) all complete, and
+#    with --cert and --key (and --cacert, curl's spelling) all complete, as
+#    they do from an Inference Perf config's server.cert_path and key_path, and
 #    the report names the client certificate;
 #  - exit 2, naming the flag: --receive-clock wire with TLS, --insecure or
 #    --ca-cert on plain http, --ca-cert with a file that is not there,
@@ -78,6 +79,16 @@ jq -e '.completed == 0 and .failed == 20 and .failures_by_class.http_400 == 20' 
 jq -e --arg c "$WORK/client.pem" '.completed == 20 and .failed == 0 and .total_output_tokens == 20 * 16
        and .tls.verify == "ca_cert" and .tls.client_cert == $c' "$WORK/mtls.json" >/dev/null ||
   fail "mutual TLS: $(jq -c '{completed, failed, failures_by_class, tls}' "$WORK/mtls.json")"
+# The same through an Inference Perf config: server.cert_path and key_path
+printf 'server:\n  base_url: %s\n  cert_path: %s\n  key_path: %s\n' "$URL" "$WORK/client.pem" \
+  "$WORK/client.key" >"$WORK/mtls.yml"
+"$LOADGEN" --config "$WORK/mtls.yml" --cacert "$CERT" --request-rate 40 --num-prompts 20 --seed 3 \
+  --random-input-len 8 --random-output-len 16 --num-workers 1 --no-progress --quiet --save-result \
+  --result-dir "$WORK" --result-filename mtls-cfg.json 2>"$WORK/mtls-cfg.err" ||
+  fail "mutual TLS from a config: exit $?: $(cat "$WORK/mtls-cfg.err")"
+jq -e --arg c "$WORK/client.pem" '.completed == 20 and .failed == 0 and .tls.client_cert == $c' \
+  "$WORK/mtls-cfg.json" >/dev/null ||
+  fail "mutual TLS from a config: $(jq -c '{completed, failed, failures_by_class, tls}' "$WORK/mtls-cfg.json")"
 
 # bad input: exit 2, the flag named
 refuse() {
