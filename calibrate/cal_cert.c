@@ -51,12 +51,9 @@ static void put_step(cJSON *rows, const cal_step *s)
     if (s->verdict[0]) cJSON_AddStringToObject(r, "verdict", s->verdict);
 }
 
-char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
-                       const cal_step *steps, int nsteps)
+/* The keys loadgen reads, by rb_cert (their one writer); the per_k array, or NULL. */
+static cJSON *put_core(cJSON *root, const cal_cert_info *info, const cal_per_k *pk, int npk)
 {
-    cJSON *root = cJSON_CreateObject();
-    if (!root) return NULL;
-    /* The keys loadgen reads come first, from rb_cert: the one writer of them. */
     rb_cert core = {.version = RB_CERT_VERSION,
                     .cores_online = info->host.cores_online,
                     .budget_us = info->budget_us,
@@ -67,19 +64,18 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
                     .n = npk > 0 ? (size_t)npk : 0};
     snprintf(core.cpu_model, sizeof core.cpu_model, "%s", info->host.cpu_model);
     core.per_k = core.n ? calloc(core.n, sizeof *core.per_k) : NULL;
-    if (core.n && !core.per_k) {
-        cJSON_Delete(root);
-        return NULL;
-    }
+    if (core.n && !core.per_k) return NULL;
     for (size_t i = 0; i < core.n; i++)
         core.per_k[i] = (rb_cert_entry){pk[i].workers, pk[i].safe_rho, pk[i].safe_rate_per_worker,
                                         pk[i].safe_total_rate, pk[i].transport_us};
     cJSON *arr = rb_cert_put(root, &core);
     free(core.per_k);
-    if (!arr) {
-        cJSON_Delete(root);
-        return NULL;
-    }
+    return arr;
+}
+
+/* When and where it was measured: the host, the versions, the model. */
+static void put_provenance(cJSON *root, const cal_cert_info *info)
+{
     cJSON_AddStringToObject(root, "created", info->created);
     cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
     cJSON_AddStringToObject(host, "kernel", info->host.kernel);
@@ -98,6 +94,11 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
     cJSON_AddStringToObject(root, "mode", info->mode);
     cJSON_AddBoolToObject(root, "self_test", info->self_test);
     if (info->client_cost[0]) cJSON_AddStringToObject(root, "client_cost", info->client_cost);
+}
+
+/* The load it was measured under, and the cost model's form and intervals. */
+static void put_workload(cJSON *root, const cal_cert_info *info)
+{
     cJSON *srv = cJSON_AddObjectToObject(root, "calibration_load");
     rb_json_put_num(srv, "server_inter_token_latency_us", info->server_itl_us);
     cJSON_AddNumberToObject(srv, "random_input_len", info->input_len);
@@ -117,60 +118,77 @@ char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
     rb_json_put_pair(cm, "per_event_us_ci", info->cost.per_event_us_ci);
     cJSON_AddNumberToObject(cm, "n_batches", info->cost.n);
     cJSON_AddBoolToObject(cm, "identified", info->cost.identified);
+}
 
-    for (int i = 0; i < npk; i++) {
-        const cal_per_k *p = &pk[i];
-        cJSON *o = cJSON_GetArrayItem(arr, i);
-        cJSON_AddStringToObject(o, "limited_by", p->limited_by);
-        cJSON_AddStringToObject(o, "certified_note", p->cert_note);
-        cJSON_AddBoolToObject(o, "host_limited", p->host_limited);
-        if (p->host_limited) cJSON_AddStringToObject(o, "host_note", p->host_note);
-        rb_json_put_num(o, "measured_rho", p->measured_rho);
-        rb_json_put_num(o, "model_rho", p->model_rho);
-        rb_json_put_num(o, "conservative_safe_total_rate", p->conservative_safe_total_rate);
-        rb_json_put_num(o, "model_safe_total_rate", p->model_safe_total_rate);
-        cJSON_AddStringToObject(o, "method", p->method);
-        cJSON_AddNumberToObject(o, "n_steps", p->n_steps);
-        cJSON_AddNumberToObject(o, "n_levels", p->n_levels);
-        cJSON_AddNumberToObject(o, "n_fit", p->n_fit);
-        rb_json_put_pair(o, "transport_us_ci", p->transport_us_ci);
-        rb_json_put_num(o, "r_us", p->r_us);
-        rb_json_put_pair(o, "r_us_ci", p->r_us_ci);
-        rb_json_put_num(o, "gof_f", p->f_gof);
-        rb_json_put_num(o, "gof_p", p->gof_p);
-        cJSON_AddBoolToObject(o, "fit_ok", p->fit_ok);
-        rb_json_put_num(o, "r2", p->r2);
-        rb_json_put_num(o, "mean_service_us", p->mean_service_us);
-        rb_json_put_pair(o, "mean_service_us_ci", p->mean_service_us_ci);
-        rb_json_put_num(o, "second_moment_us2", p->second_moment_us2);
-        rb_json_put_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
-        rb_json_put_num(o, "busy_per_request_us", p->busy_per_request_us);
-        rb_json_put_pair(o, "busy_per_request_us_ci", p->busy_per_request_us_ci);
-        rb_json_put_num(o, "events_per_request", p->events_per_request);
-        rb_json_put_num(o, "safe_event_rate_per_worker", p->safe_event_rate_per_worker);
-        rb_json_put_num(o, "max_measured_rate", p->max_measured_rate);
-        cJSON *lv = cJSON_AddArrayToObject(o, "levels");
-        for (int j = 0; j < p->n_levels; j++) {
-            const cal_level *l = &p->levels[j];
-            cJSON *e = cJSON_CreateObject();
-            cJSON_AddItemToArray(lv, e);
-            cJSON_AddNumberToObject(e, "level", l->level);
-            rb_json_put_num(e, "request_rate", l->request_rate);
-            cJSON_AddNumberToObject(e, "batches", l->n);
-            rb_json_put_num(e, "rho", l->rho);
-            rb_json_put_num(e, "rho_sd", l->rho_sd);
-            rb_json_put_num(e, "delay_us", l->delay_us);
-            rb_json_put_num(e, "delay_err_us", l->delay_err_us);
-            rb_json_put_num(e, "fit_us", p->level_pred_us[j]);
-            rb_json_put_num(e, "host_busy", l->host_busy);
-            rb_json_put_num(e, "host_other", l->host_other);
-            rb_json_put_num(e, "run_delay_share", l->run_delay_share);
-            cJSON_AddNumberToObject(e, "batches_retried", l->retried);
-            cJSON_AddBoolToObject(e, "saturated", l->saturated);
-            cJSON_AddBoolToObject(e, "outlier", l->outlier);
-            cJSON_AddBoolToObject(e, "confirmed", l->confirmed);
-        }
+/* calibrate's own keys of per_k entry o: the rule, the fit, the moments, the levels. */
+static void put_per_k(cJSON *o, const cal_per_k *p)
+{
+    cJSON_AddStringToObject(o, "limited_by", p->limited_by);
+    cJSON_AddStringToObject(o, "certified_note", p->cert_note);
+    cJSON_AddBoolToObject(o, "host_limited", p->host_limited);
+    if (p->host_limited) cJSON_AddStringToObject(o, "host_note", p->host_note);
+    rb_json_put_num(o, "measured_rho", p->measured_rho);
+    rb_json_put_num(o, "model_rho", p->model_rho);
+    rb_json_put_num(o, "conservative_safe_total_rate", p->conservative_safe_total_rate);
+    rb_json_put_num(o, "model_safe_total_rate", p->model_safe_total_rate);
+    cJSON_AddStringToObject(o, "method", p->method);
+    cJSON_AddNumberToObject(o, "n_steps", p->n_steps);
+    cJSON_AddNumberToObject(o, "n_levels", p->n_levels);
+    cJSON_AddNumberToObject(o, "n_fit", p->n_fit);
+    rb_json_put_pair(o, "transport_us_ci", p->transport_us_ci);
+    rb_json_put_num(o, "r_us", p->r_us);
+    rb_json_put_pair(o, "r_us_ci", p->r_us_ci);
+    rb_json_put_num(o, "gof_f", p->f_gof);
+    rb_json_put_num(o, "gof_p", p->gof_p);
+    cJSON_AddBoolToObject(o, "fit_ok", p->fit_ok);
+    rb_json_put_num(o, "r2", p->r2);
+    rb_json_put_num(o, "mean_service_us", p->mean_service_us);
+    rb_json_put_pair(o, "mean_service_us_ci", p->mean_service_us_ci);
+    rb_json_put_num(o, "second_moment_us2", p->second_moment_us2);
+    rb_json_put_pair(o, "second_moment_us2_ci", p->second_moment_us2_ci);
+    rb_json_put_num(o, "busy_per_request_us", p->busy_per_request_us);
+    rb_json_put_pair(o, "busy_per_request_us_ci", p->busy_per_request_us_ci);
+    rb_json_put_num(o, "events_per_request", p->events_per_request);
+    rb_json_put_num(o, "safe_event_rate_per_worker", p->safe_event_rate_per_worker);
+    rb_json_put_num(o, "max_measured_rate", p->max_measured_rate);
+    cJSON *lv = cJSON_AddArrayToObject(o, "levels");
+    for (int j = 0; j < p->n_levels; j++) {
+        const cal_level *l = &p->levels[j];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToArray(lv, e);
+        cJSON_AddNumberToObject(e, "level", l->level);
+        rb_json_put_num(e, "request_rate", l->request_rate);
+        cJSON_AddNumberToObject(e, "batches", l->n);
+        rb_json_put_num(e, "rho", l->rho);
+        rb_json_put_num(e, "rho_sd", l->rho_sd);
+        rb_json_put_num(e, "delay_us", l->delay_us);
+        rb_json_put_num(e, "delay_err_us", l->delay_err_us);
+        rb_json_put_num(e, "fit_us", p->level_pred_us[j]);
+        rb_json_put_num(e, "host_busy", l->host_busy);
+        rb_json_put_num(e, "host_other", l->host_other);
+        rb_json_put_num(e, "run_delay_share", l->run_delay_share);
+        cJSON_AddNumberToObject(e, "batches_retried", l->retried);
+        cJSON_AddBoolToObject(e, "saturated", l->saturated);
+        cJSON_AddBoolToObject(e, "outlier", l->outlier);
+        cJSON_AddBoolToObject(e, "confirmed", l->confirmed);
     }
+}
+
+char *cal_cert_to_json(const cal_cert_info *info, const cal_per_k *pk, int npk,
+                       const cal_step *steps, int nsteps)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root) return NULL;
+    /* The keys loadgen reads come first. */
+    cJSON *arr = put_core(root, info, pk, npk);
+    if (!arr) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    put_provenance(root, info);
+    put_workload(root, info);
+    for (int i = 0; i < npk; i++)
+        put_per_k(cJSON_GetArrayItem(arr, i), &pk[i]);
     cJSON *rows = cJSON_AddArrayToObject(root, "table");
     for (int i = 0; steps && i < nsteps; i++)
         put_step(rows, &steps[i]);

@@ -244,11 +244,9 @@ static void fit_levels(const cal_step *steps, int n, int k, const int *idx, int 
     }
 }
 
-int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *out)
+/* The steps of k: counted, fit marks cleared, the usable ones' events per request and top rate. */
+static void tally_steps(cal_step *steps, int n, int k, cal_per_k *out)
 {
-    clear_out(out, k);
-    for (int g = 0; g < CAL_BAND_N; g++)
-        out->band_rho[g] = out->band_lo_us[g] = out->band_hi_us[g] = NAN;
     double epr_sum = 0;
     int epr_n = 0;
     for (int i = 0; i < n; i++) {
@@ -265,10 +263,11 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
             out->max_measured_rate = steps[i].request_rate;
     }
     out->events_per_request = epr_n ? epr_sum / epr_n : NAN;
-    out->n_levels = cal_levels_build(steps, n, k, out->levels, CAL_MAX_LEVELS);
-    for (int j = 0; j < out->n_levels; j++)
-        out->level_pred_us[j] = NAN;
+}
 
+/* E[S] per event and the busy time per request, each the slope of rho. */
+static void fit_slopes(const cal_step *steps, int n, int k, cal_per_k *out)
+{
     mdl_fit_param es, bpr;
     if (slope(steps, n, k, 0, &es) == 0) {
         out->mean_service_us = es.value * 1e6;
@@ -280,35 +279,45 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
         out->busy_per_request_us_ci[0] = bpr.lo * 1e6;
         out->busy_per_request_us_ci[1] = bpr.hi * 1e6;
     }
+}
 
-    /* the levels that count: not outliers, not saturated, a finite delay */
-    int idx[CAL_MAX_LEVELS], L = 0;
+/* The levels that count, into idx; returns how many. */
+static int counted_levels(const cal_per_k *out, int *idx)
+{
+    /* not outliers, not saturated, a finite delay */
+    int L = 0;
     for (int j = 0; j < out->n_levels; j++) {
         const cal_level *l = &out->levels[j];
         if (!l->outlier && !l->saturated && isfinite(l->delay_us) && isfinite(l->rho) &&
             l->rho > 0 && l->rho < 1)
             idx[L++] = j;
     }
-    if (L == 0) return -ENODATA;
-    /* Each level's error bar from the pooled spread: a level's own two or
-     * three batches say little about their spread (with 2 degrees of freedom
-     * the t factor alone is 4.3), the pool of all levels' batches far more.
-     * A level of one batch gets one too. (cal_level_pooled_err_us: the
-     * sweep applies the same bar while it runs.) */
+    return L;
+}
+
+/* Each level's error bar from the pooled spread of all levels' batches. */
+static void pool_errors(cal_per_k *out)
+{
+    /* A level's own two or three batches say little about their spread (with
+     * 2 degrees of freedom the t factor alone is 4.3), the pool of all
+     * levels' batches far more. A level of one batch gets one too.
+     * (cal_level_pooled_err_us: the sweep applies the same bar while it runs.) */
     double errs[CAL_MAX_LEVELS];
     for (int j = 0; j < out->n_levels; j++)
         errs[j] = cal_level_pooled_err_us(out->levels, out->n_levels, j);
     for (int j = 0; j < out->n_levels; j++)
         if (isfinite(errs[j])) out->levels[j].delay_err_us = errs[j];
-    snprintf(out->method, sizeof out->method, "measured");
-    if (L >= 2) fit_levels(steps, n, k, idx, L, out);
+}
+
+/* Whether the delay fit holds: 1, or 0 when there is none or it failed (its R in *failed_r). */
+static int fit_holds(cal_per_k *out, double *failed_r)
+{
     int fitted = !strcmp(out->method, "wls-bootstrap");
-    double failed_r = NAN; /* the R of a fit reported failed */
     if (fitted && !(out->r_us > 0 && isfinite(out->transport_us))) {
         /* R <= 0 is no queue (a delay that falls as the loop gets busier):
          * the fit failed, and its moments are not written (a certificate
          * with a negative R or E[S^2] is one loadgen refuses) */
-        failed_r = out->r_us;
+        *failed_r = out->r_us;
         snprintf(out->method, sizeof out->method, "failed-fit");
         out->transport_us = out->r_us = out->f_gof = out->gof_p = out->r2 = NAN;
         set_nan2(out->transport_us_ci);
@@ -316,22 +325,31 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
         out->fit_ok = 0;
         fitted = 0;
     }
-    if (fitted) {
-        for (int j = 0; j < out->n_levels; j++)
-            out->level_pred_us[j] = cal_fit_predict_us(out, out->levels[j].rho);
-        for (int i = 0; i < n; i++)
-            if (steps[i].workers == k && steps[i].level >= 0) {
-                steps[i].fit_pred_us = cal_fit_predict_us(out, steps[i].rho_mean);
-                steps[i].used_in_fit = usable(&steps[i], k);
-            }
-        out->second_moment_us2 = 2.0 * out->r_us * out->mean_service_us;
-        out->second_moment_us2_ci[0] = 2.0 * out->r_us_ci[0] * out->mean_service_us_ci[0];
-        out->second_moment_us2_ci[1] = 2.0 * out->r_us_ci[1] * out->mean_service_us_ci[1];
-        if (out->r_us_ci[1] > 0) out->model_rho = budget_us / (budget_us + out->r_us_ci[1]);
-    }
+    return fitted;
+}
 
-    /* the rule over the levels: queueing delay = mean delay - transport,
-     * the transport at least 0 and at most the lowest level's delay */
+/* A fit that holds: the levels' and steps' predicted delays, E[S^2], the model's rho. */
+static void apply_fit(cal_step *steps, int n, int k, double budget_us, cal_per_k *out)
+{
+    for (int j = 0; j < out->n_levels; j++)
+        out->level_pred_us[j] = cal_fit_predict_us(out, out->levels[j].rho);
+    for (int i = 0; i < n; i++)
+        if (steps[i].workers == k && steps[i].level >= 0) {
+            steps[i].fit_pred_us = cal_fit_predict_us(out, steps[i].rho_mean);
+            steps[i].used_in_fit = usable(&steps[i], k);
+        }
+    out->second_moment_us2 = 2.0 * out->r_us * out->mean_service_us;
+    out->second_moment_us2_ci[0] = 2.0 * out->r_us_ci[0] * out->mean_service_us_ci[0];
+    out->second_moment_us2_ci[1] = 2.0 * out->r_us_ci[1] * out->mean_service_us_ci[1];
+    if (out->r_us_ci[1] > 0) out->model_rho = budget_us / (budget_us + out->r_us_ci[1]);
+}
+
+/* The certification rule over the levels, and its note. */
+static void certify_levels(cal_per_k *out, const int *idx, int L, double budget_us, double failed_r,
+                           cal_rule_result *rule)
+{
+    /* queueing delay = mean delay - transport, the transport at least 0 and
+     * at most the lowest level's delay */
     double c_us = out->transport_us, lowest = INFINITY;
     for (int j = 0; j < L; j++)
         lowest = fmin(lowest, out->levels[idx[j]].delay_us);
@@ -349,21 +367,20 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
                                 .saturated = l->saturated,
                                 .confirmed = l->confirmed};
     }
-    cal_rule_result rule;
-    cal_rule_certify(pts, np, budget_us, out->model_rho, out->fit_ok, &rule);
-    out->measured_rho = rule.measured_rho;
-    snprintf(out->limited_by, sizeof out->limited_by, "%s", cal_limit_name(rule.limit));
-    snprintf(out->cert_note, sizeof out->cert_note, "%s", rule.note);
+    cal_rule_certify(pts, np, budget_us, out->model_rho, out->fit_ok, rule);
+    out->measured_rho = rule->measured_rho;
+    snprintf(out->limited_by, sizeof out->limited_by, "%s", cal_limit_name(rule->limit));
+    snprintf(out->cert_note, sizeof out->cert_note, "%s", rule->note);
     if (!strcmp(out->method, "failed-fit")) {
         size_t used = strlen(out->cert_note);
         snprintf(out->cert_note + used, sizeof out->cert_note - used,
                  "; the fit failed: R = %.3g us is not a queue's", failed_r);
     }
+}
 
-    /* Did the host give out first? The level that limited the certificate
-     * (the slowest confirmed bad one), else the fastest tried, that did not
-     * keep up or reach rho 0.7, on a host whose CPUs were all but fully busy
-     * or whose worker waited in the run queue for a tenth of its time. */
+/* The level that limited the certificate, else the fastest tried; -1 when none. */
+static int limiting_level(const cal_per_k *out, const cal_rule_result *rule)
+{
     int top = -1; /* of a level's repeats, the one on the busiest host */
     for (int j = 0; j < out->n_levels; j++) {
         const cal_level *l = &out->levels[j];
@@ -373,7 +390,7 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
              l->host_busy > out->levels[top].host_busy))
             top = j;
     }
-    if (rule.limit == CAL_LIMIT_OVER)
+    if (rule->limit == CAL_LIMIT_OVER)
         for (int j = 0; j < out->n_levels; j++) {
             const cal_level *l = &out->levels[j];
             if (!l->outlier && l->confirmed &&
@@ -381,36 +398,47 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
                  l->request_rate < out->levels[top].request_rate))
                 top = j;
         }
-    if (top >= 0 && rule.limit != CAL_LIMIT_MODEL) {
-        const cal_level *t = &out->levels[top];
-        int short_of_knee = t->saturated || t->confirmed || t->rho < 0.7;
-        if (short_of_knee && t->host_other > CAL_HOST_OTHER_MAX) {
-            out->host_limited = 1;
-            snprintf(out->host_note, sizeof out->host_note,
-                     "the host was busy with other work: other processes took %.0f%% of its CPU "
-                     "time at %.0f requests/s (rho %.2f per worker)",
-                     100.0 * t->host_other, t->request_rate, t->rho);
-        } else if (short_of_knee && t->host_busy >= CAL_HOST_BUSY_LIMIT) {
-            out->host_limited = 1;
-            snprintf(out->host_note, sizeof out->host_note,
-                     "the host ran out first: its CPUs were %.0f%% busy at %.0f requests/s "
-                     "(rho %.2f per worker; %d loadgen workers and simserver share them)",
-                     100.0 * t->host_busy, t->request_rate, t->rho, k);
-        } else if (short_of_knee && t->run_delay_share >= CAL_RUN_DELAY_LIMIT) {
-            out->host_limited = 1;
-            snprintf(out->host_note, sizeof out->host_note,
-                     "the host ran out first: at %.0f requests/s (rho %.2f per worker) a worker "
-                     "waited for a CPU %.0f%% of its time; %d loadgen workers and simserver want "
-                     "more CPU than the host's %.0f%% idle",
-                     t->request_rate, t->rho, 100.0 * t->run_delay_share, k,
-                     100.0 * (1.0 - t->host_busy));
-        }
+    return top;
+}
+
+/* Whether the host gave out first, and why (out->host_note). */
+static void note_host_limit(cal_per_k *out, int k, const cal_rule_result *rule)
+{
+    /* Did the host give out first? The level that limited the certificate
+     * (the slowest confirmed bad one), else the fastest tried, that did not
+     * keep up or reach rho 0.7, on a host whose CPUs were all but fully busy
+     * or whose worker waited in the run queue for a tenth of its time. */
+    int top = limiting_level(out, rule);
+    if (top < 0 || rule->limit == CAL_LIMIT_MODEL) return;
+    const cal_level *t = &out->levels[top];
+    int short_of_knee = t->saturated || t->confirmed || t->rho < 0.7;
+    if (short_of_knee && t->host_other > CAL_HOST_OTHER_MAX) {
+        out->host_limited = 1;
+        snprintf(out->host_note, sizeof out->host_note,
+                 "the host was busy with other work: other processes took %.0f%% of its CPU "
+                 "time at %.0f requests/s (rho %.2f per worker)",
+                 100.0 * t->host_other, t->request_rate, t->rho);
+    } else if (short_of_knee && t->host_busy >= CAL_HOST_BUSY_LIMIT) {
+        out->host_limited = 1;
+        snprintf(out->host_note, sizeof out->host_note,
+                 "the host ran out first: its CPUs were %.0f%% busy at %.0f requests/s "
+                 "(rho %.2f per worker; %d loadgen workers and simserver share them)",
+                 100.0 * t->host_busy, t->request_rate, t->rho, k);
+    } else if (short_of_knee && t->run_delay_share >= CAL_RUN_DELAY_LIMIT) {
+        out->host_limited = 1;
+        snprintf(out->host_note, sizeof out->host_note,
+                 "the host ran out first: at %.0f requests/s (rho %.2f per worker) a worker "
+                 "waited for a CPU %.0f%% of its time; %d loadgen workers and simserver want "
+                 "more CPU than the host's %.0f%% idle",
+                 t->request_rate, t->rho, 100.0 * t->run_delay_share, k,
+                 100.0 * (1.0 - t->host_busy));
     }
-    if (fitted && out->r_us > 0)
-        out->model_safe_total_rate =
-            k * (budget_us / (budget_us + out->r_us)) / (out->busy_per_request_us * 1e-6);
-    if (!isfinite(rule.safe_rho)) return 0;
-    out->safe_rho = rule.safe_rho;
+}
+
+/* The certified rho as rates, at the busy time per request's upper bound. */
+static void safe_rates(cal_per_k *out, int k, double safe_rho)
+{
+    out->safe_rho = safe_rho;
     double bpr_hi = out->busy_per_request_us_ci[1] > 0 ? out->busy_per_request_us_ci[1]
                                                        : out->busy_per_request_us;
     if (bpr_hi > 0) {
@@ -419,6 +447,37 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
         out->conservative_safe_total_rate = out->safe_total_rate;
         out->safe_event_rate_per_worker = out->safe_rate_per_worker * out->events_per_request;
     }
+}
+
+int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *out)
+{
+    clear_out(out, k);
+    for (int g = 0; g < CAL_BAND_N; g++)
+        out->band_rho[g] = out->band_lo_us[g] = out->band_hi_us[g] = NAN;
+    tally_steps(steps, n, k, out);
+    out->n_levels = cal_levels_build(steps, n, k, out->levels, CAL_MAX_LEVELS);
+    for (int j = 0; j < out->n_levels; j++)
+        out->level_pred_us[j] = NAN;
+    fit_slopes(steps, n, k, out);
+
+    int idx[CAL_MAX_LEVELS];
+    int L = counted_levels(out, idx);
+    if (L == 0) return -ENODATA;
+    pool_errors(out);
+    snprintf(out->method, sizeof out->method, "measured");
+    if (L >= 2) fit_levels(steps, n, k, idx, L, out);
+    double failed_r = NAN; /* the R of a fit reported failed */
+    int fitted = fit_holds(out, &failed_r);
+    if (fitted) apply_fit(steps, n, k, budget_us, out);
+
+    cal_rule_result rule;
+    certify_levels(out, idx, L, budget_us, failed_r, &rule);
+    note_host_limit(out, k, &rule);
+    if (fitted && out->r_us > 0)
+        out->model_safe_total_rate =
+            k * (budget_us / (budget_us + out->r_us)) / (out->busy_per_request_us * 1e-6);
+    if (!isfinite(rule.safe_rho)) return 0;
+    safe_rates(out, k, rule.safe_rho);
     return 0;
 }
 

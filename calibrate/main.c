@@ -929,11 +929,9 @@ static int self_test(const cal_run *r)
     return fails ? 1 : 0;
 }
 
-int main(int argc, char **argv)
+/* The options: -1 to go on, else the exit code (0: --help, --version; 2: bad usage). */
+static int read_opts(cal_run *r, int argc, char **argv, long cpus)
 {
-    static cal_run run; /* large: steps */
-    cal_run *r = &run;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     cal_opts_defaults(&r->o, (int)cpus);
     char err[512];
     int rc = cal_opts_parse(&r->o, argc - 1, argv + 1, err, sizeof err);
@@ -949,19 +947,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "calibrate: %s\n", err);
         return 2;
     }
-    if ((rc = resolve_binary(r->o.simserver, "../simserver/simserver", "--simserver", r->simserver,
-                             sizeof r->simserver)) ||
-        (rc = resolve_binary(r->o.loadgen, "../loadgen/loadgen", "--loadgen", r->loadgen,
-                             sizeof r->loadgen)))
-        return rc;
+    return -1;
+}
+
+/* The run's folder: writable, and this run's alone. 0, or 2 (said why). */
+static int lock_out_dir(cal_run *r)
+{
     snprintf(r->steps_dir, sizeof r->steps_dir, "%.1000s/steps", r->o.out_dir);
-    if ((rc = rb_dir_check_writable(r->steps_dir)) != 0) {
+    int rc = rb_dir_check_writable(r->steps_dir);
+    if (rc != 0) {
         fprintf(stderr, "calibrate: --out-dir: cannot write in '%s': %s\n", r->o.out_dir,
                 strerror(-rc));
         return 2;
     }
     /* Two calibrates in one folder would share their batch files: the second
-     * is refused while the first holds the folder's lock (released at exit). */
+     * is refused while the first holds the folder's lock (released at exit:
+     * the descriptor is left open on purpose). */
     char lock_path[1100];
     snprintf(lock_path, sizeof lock_path, "%.1000s/.calibrate.lock", r->o.out_dir);
     int lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -972,23 +973,35 @@ int main(int argc, char **argv)
                 r->o.out_dir, lock_fd < 0 ? strerror(errno) : "its lock is held");
         return 2;
     }
+    return 0;
+}
+
+/* Where the certificate goes (--out, else in the run's folder). 0, or 2: not writable. */
+static int set_cert_path(cal_run *r)
+{
     if (r->o.out[0])
         snprintf(r->cert_path, sizeof r->cert_path, "%.1090s", r->o.out);
     else
         snprintf(r->cert_path, sizeof r->cert_path, "%.1000s/%s", r->o.out_dir,
                  r->o.self_test ? "selftest-certificate.json" : "certificate.json");
-    if (r->o.out[0]) {
-        /* refuse now rather than lose the run at the end */
-        char dir[1100];
-        snprintf(dir, sizeof dir, "%.1090s", r->cert_path);
-        char *slash = strrchr(dir, '/');
-        if (slash) *slash = '\0';
-        if ((rc = rb_dir_check_writable(slash ? dir : ".")) != 0) {
-            fprintf(stderr, "calibrate: --out: cannot write in '%s': %s\n", slash ? dir : ".",
-                    strerror(-rc));
-            return 2;
-        }
+    if (!r->o.out[0]) return 0;
+    /* refuse now rather than lose the run at the end */
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%.1090s", r->cert_path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    int rc = rb_dir_check_writable(slash ? dir : ".");
+    if (rc != 0) {
+        fprintf(stderr, "calibrate: --out: cannot write in '%s': %s\n", slash ? dir : ".",
+                strerror(-rc));
+        return 2;
     }
+    return 0;
+}
+
+/* The sweep's settings from the options, and the self-test's CPUs. */
+static void configure_sweep(cal_run *r)
+{
     cal_sweep_defaults(&r->sweep, (int)r->o.mode);
     r->sweep.lag_bound_ms = r->o.lag_bound_ms;
     r->sweep.max_rate = r->o.max_rate;
@@ -1006,23 +1019,12 @@ int main(int argc, char **argv)
                  r->client_cpu, r->sim_cpu,
                  r->o.rt_priority > 0 ? ", both at real-time priority" : "");
     }
-    cal_proc_install();
-    int64_t t0 = rb_now_ns();
-    double load_start = loadavg_1min();
-    if (load_start > 0.5 * (double)cpus)
-        fprintf(stderr,
-                "calibrate: warning: load average %.2f on %ld CPUs: other processes compete "
-                "for the CPUs, and their time is measured as the client's\n",
-                load_start, cpus);
-    if (start_simserver(r) != 0) return 1;
-    /* Each k gets its share of the time budget (cal_opts_budget_share); what
-     * one leaves over goes to the next. */
-    int64_t budget_ns = cal_opts_budget_ns(&r->o);
-    for (int i = 0; i < CAL_MAX_K; i++)
-        r->base_us[i] = r->base_us_ci[i][0] = r->base_us_ci[i][1] = r->base_m1[i] = r->base_m2[i] =
-            NAN;
-    /* the self-test's costs: the one asked for, or a fixed and an exponential
-     * one of the same mean, each its own sweep with its share of the time */
+}
+
+/* The injected costs, each its own sweep with its share of the time. */
+static void plan_costs(cal_run *r)
+{
+    /* the one asked for, or a fixed and an exponential one of the same mean */
     r->n_costs = 1;
     snprintf(r->cost_kind[0], sizeof r->cost_kind[0], "%.7s", r->o.cost_kind);
     r->cost_us[0] = r->o.cost_us;
@@ -1032,6 +1034,18 @@ int main(int argc, char **argv)
         r->cost_us[1] = r->o.cost_us;
         r->n_costs = 2;
     }
+}
+
+/* The measurements: each cost's sweep over every k, then the baselines or the cost probe. */
+static void run_sweeps(cal_run *r)
+{
+    /* Each k gets its share of the time budget (cal_opts_budget_share); what
+     * one leaves over goes to the next. */
+    int64_t budget_ns = cal_opts_budget_ns(&r->o);
+    for (int i = 0; i < CAL_MAX_K; i++)
+        r->base_us[i] = r->base_us_ci[i][0] = r->base_us_ci[i][1] = r->base_m1[i] = r->base_m2[i] =
+            NAN;
+    plan_costs(r);
     for (int c = 0; c < r->n_costs; c++) {
         /* each cost its share of the time from its own start: one that ran
          * over (a repeat) does not cut the next one short */
@@ -1054,6 +1068,11 @@ int main(int argc, char **argv)
     if (!r->o.self_test && !r->dead) probe_cost(r);
     if (r->sim_pid > 0) cal_proc_stop(r->sim_pid, 3000000000LL);
     r->sim_pid = 0;
+}
+
+/* A run that measured nothing: -1 when it did, else main's exit code. */
+static int voided(const cal_run *r)
+{
     /* A signal first: it reaches the simulators too, so their deaths are
      * its doing, not the run's failure. */
     if (cal_proc_interrupted()) {
@@ -1066,7 +1085,12 @@ int main(int argc, char **argv)
                         "written\n");
         return 1;
     }
+    return -1;
+}
 
+/* The fits per cost and k, and the cost model; returns how many k have nothing certified. */
+static int fit_all(cal_run *r)
+{
     int missing = 0;
     for (int c = 1; r->o.self_test && c < r->n_costs; c++)
         for (int i = 0; i < r->o.n_workers; i++)
@@ -1085,42 +1109,50 @@ int main(int argc, char **argv)
             missing++;
         }
     }
-
-    cal_cert_info info;
-    memset(&info, 0, sizeof info);
-    iso_now(info.created, sizeof info.created);
-    rb_host_read(&info.host);
-    snprintf(info.version_rhobench, sizeof info.version_rhobench, "%s", RHOBENCH_VERSION);
-    snprintf(info.version_libcurl, sizeof info.version_libcurl, "%s",
-             curl_version_info(CURLVERSION_NOW)->version);
-    snprintf(info.version_libuv, sizeof info.version_libuv, "%s", uv_version_string());
-    info.budget_us = r->o.budget_us;
-    snprintf(info.model, sizeof info.model, "%s",
-             r->o.kingman ? "G/G/1 Kingman ca2=0: d = c + R rho/(1-rho)"
-                          : "M/G/1 Pollaczek-Khinchine: d = c + R rho/(1-rho)");
     cal_cost_fit(r->steps, r->n_steps, &r->cost);
     memcpy(r->pkc[0], r->pk, sizeof r->pk);
-    info.cost = r->cost;
-    info.ref_events_per_request = r->npk ? r->pk[0].events_per_request : NAN;
-    snprintf(info.mode, sizeof info.mode, "%s", cal_mode_name(r->o.mode));
-    info.self_test = r->o.self_test;
-    for (int c = 0; r->o.self_test && c < r->n_costs; c++) {
-        size_t used = strlen(info.client_cost);
-        snprintf(info.client_cost + used, sizeof info.client_cost - used, "%s%.7s:%g", c ? "," : "",
-                 r->cost_kind[c], r->cost_us[c]);
-    }
-    info.server_itl_us = (double)r->o.itl_ns / 1000.0;
-    info.input_len = r->o.input_len;
-    info.output_len = r->o.output_len;
-    info.step_duration_s = (double)cal_opts_step_ns(&r->o) / 1e9;
-    info.loadavg_start = load_start;
-    info.loadavg_end = loadavg_1min();
-    info.batches_retried = r->n_retried;
-    info.other_max = CAL_HOST_OTHER_MAX;
-    for (int i = 0; i < r->n_steps; i++)
-        info.batches_disturbed += r->steps[i].host_other > CAL_HOST_OTHER_MAX;
+    return missing;
+}
 
-    char *text = cal_cert_to_json(&info, r->pk, r->npk, r->steps, r->n_steps);
+/* The certificate's account of the run: when, on what, under which load. */
+static void describe_run(const cal_run *r, double load_start, cal_cert_info *info)
+{
+    memset(info, 0, sizeof *info);
+    iso_now(info->created, sizeof info->created);
+    rb_host_read(&info->host);
+    snprintf(info->version_rhobench, sizeof info->version_rhobench, "%s", RHOBENCH_VERSION);
+    snprintf(info->version_libcurl, sizeof info->version_libcurl, "%s",
+             curl_version_info(CURLVERSION_NOW)->version);
+    snprintf(info->version_libuv, sizeof info->version_libuv, "%s", uv_version_string());
+    info->budget_us = r->o.budget_us;
+    snprintf(info->model, sizeof info->model, "%s",
+             r->o.kingman ? "G/G/1 Kingman ca2=0: d = c + R rho/(1-rho)"
+                          : "M/G/1 Pollaczek-Khinchine: d = c + R rho/(1-rho)");
+    info->cost = r->cost;
+    info->ref_events_per_request = r->npk ? r->pk[0].events_per_request : NAN;
+    snprintf(info->mode, sizeof info->mode, "%s", cal_mode_name(r->o.mode));
+    info->self_test = r->o.self_test;
+    for (int c = 0; r->o.self_test && c < r->n_costs; c++) {
+        size_t used = strlen(info->client_cost);
+        snprintf(info->client_cost + used, sizeof info->client_cost - used, "%s%.7s:%g",
+                 c ? "," : "", r->cost_kind[c], r->cost_us[c]);
+    }
+    info->server_itl_us = (double)r->o.itl_ns / 1000.0;
+    info->input_len = r->o.input_len;
+    info->output_len = r->o.output_len;
+    info->step_duration_s = (double)cal_opts_step_ns(&r->o) / 1e9;
+    info->loadavg_start = load_start;
+    info->loadavg_end = loadavg_1min();
+    info->batches_retried = r->n_retried;
+    info->other_max = CAL_HOST_OTHER_MAX;
+    for (int i = 0; i < r->n_steps; i++)
+        info->batches_disturbed += r->steps[i].host_other > CAL_HOST_OTHER_MAX;
+}
+
+/* The certificate, written unless loadgen would refuse it: 1 when not written, else 0. */
+static int write_certificate(const cal_run *r, const cal_cert_info *info)
+{
+    char *text = cal_cert_to_json(info, r->pk, r->npk, r->steps, r->n_steps);
     if (text && r->o.self_test) text = with_checks(r, text);
     rb_cert chk;
     char why[512];
@@ -1135,20 +1167,59 @@ int main(int argc, char **argv)
     }
     int failed = !text || write_text(r->cert_path, text) != 0;
     free(text);
-    write_plot(r);
-    print_summary(r, &info);
-    if (!r->o.self_test && (info.batches_retried || info.batches_disturbed))
+    return failed;
+}
+
+/* The summary's last lines: a host that was not quiet, the files, the time. */
+static void print_outcome(const cal_run *r, const cal_cert_info *info, int failed, int64_t t0)
+{
+    if (!r->o.self_test && (info->batches_retried || info->batches_disturbed))
         printf("\nthe host was not quiet: %d batches were measured again because other processes "
                "took more than %.0f%% of its CPU time, and %d kept such a share (retries used "
                "up); their work counts as the client's delay here: certify again on a quiet "
                "host\n",
-               info.batches_retried, 100.0 * CAL_HOST_OTHER_MAX, info.batches_disturbed);
+               info->batches_retried, 100.0 * CAL_HOST_OTHER_MAX, info->batches_disturbed);
     printf("\ncertificate: %s\n", failed ? "(not written)" : r->cert_path);
     if (r->o.plot)
         printf("plot: %s/calibration.png (data %s/calibration.dat)\n", r->o.out_dir, r->o.out_dir);
     else
         printf("plot: none (--no-plot)\n");
     printf("elapsed: %.1f s\n", (double)(rb_now_ns() - t0) / 1e9);
+}
+
+int main(int argc, char **argv)
+{
+    static cal_run run; /* large: steps */
+    cal_run *r = &run;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int rc = read_opts(r, argc, argv, cpus);
+    if (rc >= 0) return rc;
+    if ((rc = resolve_binary(r->o.simserver, "../simserver/simserver", "--simserver", r->simserver,
+                             sizeof r->simserver)) ||
+        (rc = resolve_binary(r->o.loadgen, "../loadgen/loadgen", "--loadgen", r->loadgen,
+                             sizeof r->loadgen)) ||
+        (rc = lock_out_dir(r)) || (rc = set_cert_path(r)))
+        return rc;
+    configure_sweep(r);
+    cal_proc_install();
+    int64_t t0 = rb_now_ns();
+    double load_start = loadavg_1min();
+    if (load_start > 0.5 * (double)cpus)
+        fprintf(stderr,
+                "calibrate: warning: load average %.2f on %ld CPUs: other processes compete "
+                "for the CPUs, and their time is measured as the client's\n",
+                load_start, cpus);
+    if (start_simserver(r) != 0) return 1;
+    run_sweeps(r);
+    if ((rc = voided(r)) >= 0) return rc;
+
+    int missing = fit_all(r);
+    cal_cert_info info;
+    describe_run(r, load_start, &info);
+    int failed = write_certificate(r, &info);
+    write_plot(r);
+    print_summary(r, &info);
+    print_outcome(r, &info, failed, t0);
     int st = 0;
     if (r->o.self_test) st = self_test(r);
     fflush(stdout);

@@ -85,6 +85,142 @@ static int optional_num(const cJSON *o, const char *path, const char *key, doubl
     return -EINVAL;
 }
 
+/* The format version: absent is the first format, which had no version key. */
+static int read_version(const cJSON *j, rb_cert *out, char *err, size_t errlen)
+{
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "rhobench_certificate");
+    out->version = 1;
+    if (!ver) return 0;
+    if (!cJSON_IsNumber(ver) || (ver->valuedouble != 1 && ver->valuedouble != 2)) {
+        char v[32] = "?";
+        if (cJSON_IsNumber(ver)) snprintf(v, sizeof v, "%g", ver->valuedouble);
+        snprintf(err, errlen,
+                 "certificate: rhobench_certificate: format version %s is not one this "
+                 "loadgen reads (1 or 2); run this build's calibrate again",
+                 v);
+        return -EINVAL;
+    }
+    out->version = (int)ver->valuedouble;
+    return 0;
+}
+
+/* host.cpu_model and host.cores_online, both required. */
+static int read_host(const cJSON *j, rb_cert *out, char *err, size_t errlen)
+{
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive(j, "host");
+    const cJSON *cpu = host ? cJSON_GetObjectItemCaseSensitive(host, "cpu_model") : NULL;
+    double cores;
+    if (!cJSON_IsString(cpu)) {
+        snprintf(err, errlen, "certificate: host.cpu_model: missing or not a string");
+        return -EINVAL;
+    }
+    if (rb_json_get_num(host, "cores_online", &cores) || !(cores >= 0 && cores <= INT_MAX)) {
+        snprintf(err, errlen, "certificate: host.cores_online: missing or not a number in [0, %d]",
+                 INT_MAX);
+        return -EINVAL;
+    }
+    snprintf(out->cpu_model, sizeof out->cpu_model, "%s", cpu->valuestring);
+    out->cores_online = (int)cores;
+    return 0;
+}
+
+/* Format 2's cost model and the reference workload it was measured with. */
+static int read_cost_model(const cJSON *j, rb_cert *out, char *err, size_t errlen)
+{
+    const cJSON *cm = cJSON_GetObjectItemCaseSensitive(j, "cost_model");
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(j, "reference_workload");
+    if (optional_num(cm, "cost_model", "per_delivery_us", 0, 0, INFINITY, &out->per_delivery_us,
+                     err, errlen) ||
+        optional_num(cm, "cost_model", "per_event_us", 0, 0, INFINITY, &out->per_event_us, err,
+                     errlen) ||
+        optional_num(ref, "reference_workload", "events_per_request", 0, 1, INFINITY,
+                     &out->ref_events_per_request, err, errlen) ||
+        optional_num(ref, "reference_workload", "random_output_len", 0, 1, INFINITY,
+                     &out->ref_output_len, err, errlen))
+        return -EINVAL;
+    /* A client that costs nothing predicts rho 0 for any plan. */
+    if (out->per_delivery_us == 0 && out->per_event_us == 0) {
+        snprintf(err, errlen,
+                 "certificate: cost_model: per_delivery_us and per_event_us are both 0: a "
+                 "client that costs nothing");
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* out->per_k for the list pk of 1 to RB_CERT_MAX_ENTRIES entries: 0, -EINVAL or -ENOMEM. */
+static int alloc_per_k(const cJSON *pk, rb_cert *out, char *err, size_t errlen)
+{
+    size_t n = 0;
+    const cJSON *e;
+    if (cJSON_IsArray(pk)) {
+        cJSON_ArrayForEach(e, pk)
+        {
+            if (++n > RB_CERT_MAX_ENTRIES) break;
+        }
+    }
+    if (n == 0) {
+        snprintf(err, errlen, "certificate: per_k: missing or empty");
+        return -EINVAL;
+    }
+    if (n > RB_CERT_MAX_ENTRIES) {
+        snprintf(err, errlen, "certificate: per_k: more than %d entries", RB_CERT_MAX_ENTRIES);
+        return -EINVAL;
+    }
+    out->per_k = calloc(n, sizeof *out->per_k);
+    if (!out->per_k) {
+        snprintf(err, errlen, "certificate: out of memory");
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Entry i of per_k (e) into c: 0, or -EINVAL with err naming the key. */
+static int read_entry(const cJSON *e, size_t i, int version, rb_cert_entry *c, char *err,
+                      size_t errlen)
+{
+    int rc = -EINVAL;
+    char path[48];
+    snprintf(path, sizeof path, "per_k[%zu]", i);
+    double k, ignored;
+    if (rb_json_get_num(e, "workers", &k) || !(k >= 1 && k <= INT_MAX)) {
+        snprintf(err, errlen, "certificate: %s.workers: missing or not in [1, %d]", path, INT_MAX);
+        goto out;
+    }
+    c->workers = (int)k;
+    if (version == 2) {
+        /* safe_rho is the figure; null means nothing was certified */
+        const cJSON *sr = cJSON_GetObjectItemCaseSensitive(e, "safe_rho");
+        if (!cJSON_IsNumber(sr) && !cJSON_IsNull(sr)) {
+            snprintf(err, errlen, "certificate: %s.safe_rho: missing", path);
+            goto out;
+        }
+    }
+    /* a utilisation: (0, 1] */
+    if (optional_num(e, path, "safe_rho", 0, 1, 1, &c->safe_rho, err, errlen) ||
+        optional_num(e, path, "safe_rate_per_worker", 0, 0, INFINITY, &c->safe_rate_per_worker, err,
+                     errlen))
+        goto out;
+    if (version == 1 && isnan(c->safe_rate_per_worker)) {
+        snprintf(err, errlen, "certificate: %s.safe_rate_per_worker: missing or < 0", path);
+        goto out;
+    }
+    /* the fit's constant (an intercept: any finite value; loadgen uses
+     * at least 0) and calibrate's moments, which loadgen does not use
+     * but which no real client can have negative */
+    if (optional_num(e, path, "transport_us", -INFINITY, 0, INFINITY, &c->transport_us, err,
+                     errlen) ||
+        optional_num(e, path, "safe_total_rate", 0, 0, INFINITY, &c->safe_total_rate, err, errlen))
+        goto out;
+    static const char *const moments[] = {"mean_service_us", "second_moment_us2", "r_us"};
+    for (size_t m = 0; m < sizeof moments / sizeof moments[0]; m++)
+        if (optional_num(e, path, moments[m], 0, 0, INFINITY, &ignored, err, errlen)) goto out;
+    if (isnan(c->safe_total_rate)) c->safe_total_rate = c->safe_rate_per_worker * c->workers;
+    rc = 0;
+out:
+    return rc;
+}
+
 int rb_cert_read(const cJSON *j, rb_cert *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -96,128 +232,23 @@ int rb_cert_read(const cJSON *j, rb_cert *out, char *err, size_t errlen)
     int rc = -EINVAL;
     out->per_delivery_us = out->per_event_us = out->ref_events_per_request = NAN;
     out->ref_output_len = NAN;
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(j, "rhobench_certificate");
-    out->version = 1; /* absent: the first format, which had no version key */
-    if (ver) {
-        if (!cJSON_IsNumber(ver) || (ver->valuedouble != 1 && ver->valuedouble != 2)) {
-            char v[32] = "?";
-            if (cJSON_IsNumber(ver)) snprintf(v, sizeof v, "%g", ver->valuedouble);
-            snprintf(err, errlen,
-                     "certificate: rhobench_certificate: format version %s is not one this "
-                     "loadgen reads (1 or 2); run this build's calibrate again",
-                     v);
-            goto out;
-        }
-        out->version = (int)ver->valuedouble;
-    }
-    const cJSON *host = cJSON_GetObjectItemCaseSensitive(j, "host");
-    const cJSON *cpu = host ? cJSON_GetObjectItemCaseSensitive(host, "cpu_model") : NULL;
-    double cores;
-    if (!cJSON_IsString(cpu)) {
-        snprintf(err, errlen, "certificate: host.cpu_model: missing or not a string");
-        goto out;
-    }
-    if (rb_json_get_num(host, "cores_online", &cores) || !(cores >= 0 && cores <= INT_MAX)) {
-        snprintf(err, errlen, "certificate: host.cores_online: missing or not a number in [0, %d]",
-                 INT_MAX);
-        goto out;
-    }
-    snprintf(out->cpu_model, sizeof out->cpu_model, "%s", cpu->valuestring);
-    out->cores_online = (int)cores;
+    if (read_version(j, out, err, errlen) || read_host(j, out, err, errlen)) goto out;
     /* The budget as calibrate's --budget-us takes it: a budget of 1e300 us
      * would judge any client OK. */
     if (optional_num(j, "", "budget_us", 0, 1, RB_CERT_MAX_BUDGET_US, &out->budget_us, err, errlen))
         goto out;
-    if (out->version == 2) {
-        const cJSON *cm = cJSON_GetObjectItemCaseSensitive(j, "cost_model");
-        const cJSON *ref = cJSON_GetObjectItemCaseSensitive(j, "reference_workload");
-        if (optional_num(cm, "cost_model", "per_delivery_us", 0, 0, INFINITY, &out->per_delivery_us,
-                         err, errlen) ||
-            optional_num(cm, "cost_model", "per_event_us", 0, 0, INFINITY, &out->per_event_us, err,
-                         errlen) ||
-            optional_num(ref, "reference_workload", "events_per_request", 0, 1, INFINITY,
-                         &out->ref_events_per_request, err, errlen) ||
-            optional_num(ref, "reference_workload", "random_output_len", 0, 1, INFINITY,
-                         &out->ref_output_len, err, errlen))
-            goto out;
-        /* A client that costs nothing predicts rho 0 for any plan. */
-        if (out->per_delivery_us == 0 && out->per_event_us == 0) {
-            snprintf(err, errlen,
-                     "certificate: cost_model: per_delivery_us and per_event_us are both 0: a "
-                     "client that costs nothing");
-            goto out;
-        }
-    }
+    if (out->version == 2 && read_cost_model(j, out, err, errlen)) goto out;
     const cJSON *pk = cJSON_GetObjectItemCaseSensitive(j, "per_k");
-    size_t n = 0;
-    const cJSON *e;
-    if (cJSON_IsArray(pk)) {
-        cJSON_ArrayForEach(e, pk)
-        {
-            if (++n > RB_CERT_MAX_ENTRIES) break;
-        }
-    }
-    if (n == 0) {
-        snprintf(err, errlen, "certificate: per_k: missing or empty");
-        goto out;
-    }
-    if (n > RB_CERT_MAX_ENTRIES) {
-        snprintf(err, errlen, "certificate: per_k: more than %d entries", RB_CERT_MAX_ENTRIES);
-        goto out;
-    }
-    out->per_k = calloc(n, sizeof *out->per_k);
-    if (!out->per_k) {
-        rc = -ENOMEM;
-        snprintf(err, errlen, "certificate: out of memory");
-        goto out;
-    }
+    if ((rc = alloc_per_k(pk, out, err, errlen)) != 0) goto out;
     /* One walk of the list (an index per entry would walk it again each
      * time: a 125,000-entry file took 90 s). */
     size_t i = 0;
+    const cJSON *e;
     cJSON_ArrayForEach(e, pk)
     {
-        rb_cert_entry *c = &out->per_k[i];
-        char path[48];
-        snprintf(path, sizeof path, "per_k[%zu]", i);
-        double k, ignored;
-        if (rb_json_get_num(e, "workers", &k) || !(k >= 1 && k <= INT_MAX)) {
-            snprintf(err, errlen, "certificate: %s.workers: missing or not in [1, %d]", path,
-                     INT_MAX);
-            goto out;
-        }
-        c->workers = (int)k;
-        if (out->version == 2) {
-            /* safe_rho is the figure; null means nothing was certified */
-            const cJSON *sr = cJSON_GetObjectItemCaseSensitive(e, "safe_rho");
-            if (!cJSON_IsNumber(sr) && !cJSON_IsNull(sr)) {
-                snprintf(err, errlen, "certificate: %s.safe_rho: missing", path);
-                goto out;
-            }
-        }
-        /* a utilisation: (0, 1] */
-        if (optional_num(e, path, "safe_rho", 0, 1, 1, &c->safe_rho, err, errlen) ||
-            optional_num(e, path, "safe_rate_per_worker", 0, 0, INFINITY, &c->safe_rate_per_worker,
-                         err, errlen))
-            goto out;
-        if (out->version == 1 && isnan(c->safe_rate_per_worker)) {
-            snprintf(err, errlen, "certificate: %s.safe_rate_per_worker: missing or < 0", path);
-            goto out;
-        }
-        /* the fit's constant (an intercept: any finite value; loadgen uses
-         * at least 0) and calibrate's moments, which loadgen does not use
-         * but which no real client can have negative */
-        if (optional_num(e, path, "transport_us", -INFINITY, 0, INFINITY, &c->transport_us, err,
-                         errlen) ||
-            optional_num(e, path, "safe_total_rate", 0, 0, INFINITY, &c->safe_total_rate, err,
-                         errlen))
-            goto out;
-        static const char *const moments[] = {"mean_service_us", "second_moment_us2", "r_us"};
-        for (size_t m = 0; m < sizeof moments / sizeof moments[0]; m++)
-            if (optional_num(e, path, moments[m], 0, 0, INFINITY, &ignored, err, errlen)) goto out;
-        if (isnan(c->safe_total_rate)) c->safe_total_rate = c->safe_rate_per_worker * c->workers;
+        if ((rc = read_entry(e, i, out->version, &out->per_k[i], err, errlen)) != 0) goto out;
         out->n = ++i;
     }
-    rc = 0;
 out:
     if (rc) rb_cert_free(out);
     return rc;

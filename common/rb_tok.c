@@ -566,12 +566,10 @@ static int set_id(rb_tok *t, int32_t id, const char *s, size_t n, int kind)
     return 0;
 }
 
-static int load_model(rb_tok *t, const cJSON *model, const cJSON *added, char *err, size_t errlen)
+/* The model's options: a BPE without dropout or word affixes, and its flags. */
+static int check_model(rb_tok *t, const cJSON *model, const char *ty, const cJSON *vocab,
+                       const cJSON *merges, char *err, size_t errlen)
 {
-    const char *ty = type_of(model);
-    const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
-    const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
-    if (!ty && cJSON_IsObject(vocab) && cJSON_IsArray(merges)) ty = "BPE"; /* older files */
     if (!ty) return ERR("model: no 'type'");
     if (strcmp(ty, "BPE") != 0)
         return ERR(
@@ -588,8 +586,12 @@ static int load_model(rb_tok *t, const cJSON *model, const cJSON *added, char *e
     t->ignore_merges = get_flag(model, "ignore_merges", 0);
     t->byte_fallback = get_flag(model, "byte_fallback", 0);
     t->fuse_unk = get_flag(model, "fuse_unk", 0);
+    return 0;
+}
 
-    /* ids */
+/* The id tables, sized by the largest id, with the vocabulary's strings. */
+static int load_ids(rb_tok *t, const cJSON *vocab, const cJSON *added, char *err, size_t errlen)
+{
     int64_t max_id = -1;
     size_t n_vocab = 0;
     const cJSON *e;
@@ -628,8 +630,38 @@ static int load_model(rb_tok *t, const cJSON *model, const cJSON *added, char *e
         int32_t id = (int32_t)e->valuedouble;
         if (vocab_put(t, e->string, n, id) || set_id(t, id, e->string, n, K_NORMAL)) return -ENOMEM;
     }
+    return 0;
+}
 
-    /* merges */
+/* The two tokens of merge e, "a b" or ["a", "b"]. 0, or -EINVAL. */
+static int merge_pair(const cJSON *e, int32_t rank, const char **a, size_t *alen, const char **b,
+                      size_t *blen, char *err, size_t errlen)
+{
+    if (cJSON_IsString(e)) {
+        *a = e->valuestring;
+        const char *sp = strchr(*a + ((*a)[0] ? 1 : 0), ' ');
+        if (!sp)
+            return ERR("model: merges[%d]: '%.60s' is not two tokens separated by a space",
+                       (int)rank, *a);
+        *alen = (size_t)(sp - *a);
+        *b = sp + 1;
+        *blen = strlen(*b);
+        return 0;
+    }
+    if (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 2 &&
+        cJSON_IsString(cJSON_GetArrayItem(e, 0)) && cJSON_IsString(cJSON_GetArrayItem(e, 1))) {
+        *a = cJSON_GetArrayItem(e, 0)->valuestring;
+        *b = cJSON_GetArrayItem(e, 1)->valuestring;
+        *alen = strlen(*a);
+        *blen = strlen(*b);
+        return 0;
+    }
+    return ERR("model: merges[%d] must be \"a b\" or [\"a\", \"b\"]", (int)rank);
+}
+
+/* The merges, each by its rank, between tokens of the vocabulary. */
+static int load_merges(rb_tok *t, const cJSON *merges, char *err, size_t errlen)
+{
     size_t n_merges = (size_t)cJSON_GetArraySize(merges);
     t->merges_mask = table_size(n_merges) - 1;
     t->merges = malloc((t->merges_mask + 1) * sizeof *t->merges);
@@ -638,31 +670,15 @@ static int load_model(rb_tok *t, const cJSON *model, const cJSON *added, char *e
         t->merges[i].key = UINT64_MAX;
     rb_buf both = {0};
     int32_t rank = 0;
+    const cJSON *e;
     cJSON_ArrayForEach(e, merges)
     {
         const char *a, *b;
         size_t alen, blen;
-        if (cJSON_IsString(e)) {
-            a = e->valuestring;
-            const char *sp = strchr(a + (a[0] ? 1 : 0), ' ');
-            if (!sp) {
-                rb_buf_free(&both);
-                return ERR("model: merges[%d]: '%.60s' is not two tokens separated by a space",
-                           (int)rank, a);
-            }
-            alen = (size_t)(sp - a);
-            b = sp + 1;
-            blen = strlen(b);
-        } else if (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 2 &&
-                   cJSON_IsString(cJSON_GetArrayItem(e, 0)) &&
-                   cJSON_IsString(cJSON_GetArrayItem(e, 1))) {
-            a = cJSON_GetArrayItem(e, 0)->valuestring;
-            b = cJSON_GetArrayItem(e, 1)->valuestring;
-            alen = strlen(a);
-            blen = strlen(b);
-        } else {
+        int rc = merge_pair(e, rank, &a, &alen, &b, &blen, err, errlen);
+        if (rc) {
             rb_buf_free(&both);
-            return ERR("model: merges[%d] must be \"a b\" or [\"a\", \"b\"]", (int)rank);
+            return rc;
         }
         int32_t ia = vocab_get(t, a, alen), ib = vocab_get(t, b, blen);
         rb_buf_reset(&both);
@@ -680,8 +696,12 @@ static int load_model(rb_tok *t, const cJSON *model, const cJSON *added, char *e
         rank++;
     }
     rb_buf_free(&both);
+    return 0;
+}
 
-    /* unknown and fallback tokens */
+/* The unknown token and the byte fallback tokens <0x00>..<0xFF>, -1 when absent. */
+static void load_fallbacks(rb_tok *t, const cJSON *model)
+{
     t->unk_id = -1;
     const cJSON *unk = cJSON_GetObjectItemCaseSensitive(model, "unk_token");
     if (cJSON_IsString(unk)) t->unk_id = vocab_get(t, unk->valuestring, strlen(unk->valuestring));
@@ -690,7 +710,19 @@ static int load_model(rb_tok *t, const cJSON *model, const cJSON *added, char *e
         snprintf(name, sizeof name, "<0x%02X>", b);
         t->byte_tok[b] = vocab_get(t, name, strlen(name));
     }
-    return 0;
+}
+
+static int load_model(rb_tok *t, const cJSON *model, const cJSON *added, char *err, size_t errlen)
+{
+    const char *ty = type_of(model);
+    const cJSON *vocab = cJSON_GetObjectItemCaseSensitive(model, "vocab");
+    const cJSON *merges = cJSON_GetObjectItemCaseSensitive(model, "merges");
+    if (!ty && cJSON_IsObject(vocab) && cJSON_IsArray(merges)) ty = "BPE"; /* older files */
+    int rc = check_model(t, model, ty, vocab, merges, err, errlen);
+    if (!rc) rc = load_ids(t, vocab, added, err, errlen);
+    if (!rc) rc = load_merges(t, merges, err, errlen);
+    if (!rc) load_fallbacks(t, model);
+    return rc;
 }
 
 static int load_added(rb_tok *t, const cJSON *added, char *err, size_t errlen)

@@ -142,19 +142,14 @@ static int print_certificate(const lg_opts *o, int k, int closed, size_t n_trace
     return 0;
 }
 
-int lg_dryrun(const lg_opts *o, FILE *out)
+/* What the run would read before its first request (a trace, a ShareGPT file): 0, or 2. */
+static int read_inputs(const lg_opts *o, lg_trace_row **trace, size_t *n_trace)
 {
-    char err[512] = "", b1[32], b2[32];
-    int k = o->num_workers > 0 ? o->num_workers : 1;
-    int closed = lg_closed_loop(o);
-    const char *mode = lg_load_mode(o);
-    /* What the run would read before its first request. */
-    lg_trace_row *trace = NULL;
-    size_t n_trace = 0;
+    char err[512] = "";
     int rc = 0;
     if (o->dataset == LG_DS_TRACE) {
-        rc = lg_trace_load(o->dataset_path, &trace, &n_trace, err, sizeof err);
-        if (rc == 0 && n_trace == 0) {
+        rc = lg_trace_load(o->dataset_path, trace, n_trace, err, sizeof err);
+        if (rc == 0 && *n_trace == 0) {
             snprintf(err, sizeof err, "--dataset-path: the trace has no rows");
             rc = -EINVAL;
         }
@@ -169,12 +164,17 @@ int lg_dryrun(const lg_opts *o, FILE *out)
     }
     if (rc) {
         fprintf(stderr, "loadgen: %s\n", err[0] ? err : "cannot read the dataset");
-        free(trace);
         return 2;
     }
+    return 0;
+}
+
+/* The plan's first lines: the target, the load mode, the workers. */
+static void print_target(const lg_opts *o, int k, int closed, FILE *out)
+{
     fprintf(out, "loadgen --dry-run: the plan; nothing is sent\n");
     fprintf(out, "target: %s%s, model %s\n", o->base_url, o->endpoint, o->model);
-    fprintf(out, "load mode: %s", mode);
+    fprintf(out, "load mode: %s", lg_load_mode(o));
     if (!closed)
         fprintf(out, ", arrivals gamma(shape %g), seed %llu", o->burstiness,
                 (unsigned long long)o->seed);
@@ -189,102 +189,120 @@ int lg_dryrun(const lg_opts *o, FILE *out)
         fputc(')', out);
     }
     fputc('\n', out);
-    print_dataset(o, n_trace, out);
+}
 
-    int64_t *per_worker = calloc((size_t)k, sizeof *per_worker);
-    if (!per_worker) {
-        free(trace);
-        return 1;
-    }
-    if (closed && o->n_closed_stages) {
-        /* Closed stages in turn: stage s's requests j go to worker j % k. */
-        int64_t base = 0;
-        for (int s = 0; s < o->n_stages; s++) {
-            int64_t n = o->stages[s].max_requests;
-            int c = o->stage_conc[s];
-            fprintf(out, "stage %d: closed loop, %lld requests, %d in flight (", s, (long long)n,
-                    c);
-            for (int w = 0; w < k; w++)
-                fprintf(out, "%sworker %d: %lld requests, %d in flight", w ? "; " : "", w,
-                        (long long)((n - w + k - 1) / k), c / k + (w < c % k ? 1 : 0));
-            fprintf(out, "), indices %lld to %lld\n", (long long)base, (long long)(base + n - 1));
-            base += n;
-        }
-        fprintf(out, "total: %lld requests, stages in turn%s%s%s, within %s at most\n",
-                (long long)base, o->stage_pause_ns ? " (pauses of " : "",
-                o->stage_pause_ns ? dur(o->stage_pause_ns, b1, sizeof b1) : "",
-                o->stage_pause_ns ? ")" : "", dur(lg_closed_stages_bound_ns(o, k), b2, sizeof b2));
-    } else if (closed) {
-        /* No schedule: C requests in flight, request i goes to worker i % k. */
-        const lg_stage *st = &o->stages[0];
-        if (st->max_requests > 0) {
-            fprintf(out, "stage 0: closed loop, %lld requests (", (long long)st->max_requests);
-            for (int w = 0; w < k; w++)
-                fprintf(out, "%sworker %d: %lld", w ? ", " : "", w,
-                        (long long)((st->max_requests - w + k - 1) / k));
-            fprintf(out, ")\n");
-        }
-        if (st->duration_ns > 0)
-            fprintf(out, "stage 0: closed loop for %s, requests as fast as answered\n",
-                    dur(st->duration_ns, b1, sizeof b1));
-        fprintf(out, "total: %s\n",
-                st->max_requests > 0 ? "bounded by the request count" : "bounded by time");
-    } else {
-        lg_sched_spec spec = {.seed = o->seed,
-                              .burstiness = o->burstiness,
-                              .stages = o->stages,
-                              .n_stages = (size_t)o->n_stages,
-                              .pause_ns = o->stage_pause_ns,
-                              .trace = trace,
-                              .n_trace = n_trace,
-                              .trace_speedup = o->trace_speedup,
-                              .max_requests = n_trace && o->num_prompts_given ? o->num_prompts : 0,
-                              .session_users = lg_plan_session_users(o)};
-        lg_dryrun_counts c;
-        if (lg_dryrun_count(&spec, k, per_worker, &c, err, sizeof err)) {
-            fprintf(stderr, "loadgen: schedule: %s\n", err);
-            free(per_worker);
-            free(trace);
-            return 2;
-        }
-        int n_st = n_trace ? 1 : o->n_stages;
-        int64_t total_ns = 0, last_ns = 0;
-        int timed = !n_trace;
-        for (int i = 0; i < n_st; i++) {
-            const lg_stage *st = &o->stages[i];
-            if (n_trace)
-                fprintf(out, "stage 0: the trace's times");
-            else
-                fprintf(out, "stage %d: rate %s req/s", i, rate_s(st->rate_per_s, b1, sizeof b1));
-            if (!n_trace && st->ramp != LG_RAMP_NONE)
-                fprintf(out, " ramping %s to %s req/s",
-                        st->ramp == LG_RAMP_LINEAR ? "linearly" : "geometrically",
-                        rate_s(st->ramp_end_per_s, b2, sizeof b2));
-            if (!n_trace && st->duration_ns > 0)
-                fprintf(out, " for %s", dur(st->duration_ns, b2, sizeof b2));
-            if (!n_trace && st->max_requests > 0)
-                fprintf(out, ", at most %lld requests", (long long)st->max_requests);
-            fprintf(out, ", expected %s%lld requests", c.truncated ? "more than " : "",
-                    (long long)c.per_stage[i]);
-            if (c.first_ns[i] >= 0)
-                fprintf(out, ", intended from %.3fs to %.3fs", (double)c.first_ns[i] / 1e9,
-                        (double)c.last_ns[i] / 1e9);
-            fputc('\n', out);
-            if (n_trace || st->duration_ns == 0) timed = 0;
-            total_ns += (n_trace ? 0 : st->duration_ns) + (i ? o->stage_pause_ns : 0);
-            if (c.last_ns[i] > last_ns) last_ns = c.last_ns[i];
-        }
-        if (!timed) total_ns = last_ns; /* bounded by count: the last intended send */
-        fprintf(out, "total: expected %s%lld requests (", c.truncated ? "more than " : "",
-                (long long)c.total);
+/* Closed stages in turn: stage s's requests j go to worker j % k. */
+static void print_closed_stages(const lg_opts *o, int k, FILE *out)
+{
+    char b1[32], b2[32];
+    int64_t base = 0;
+    for (int s = 0; s < o->n_stages; s++) {
+        int64_t n = o->stages[s].max_requests;
+        int c = o->stage_conc[s];
+        fprintf(out, "stage %d: closed loop, %lld requests, %d in flight (", s, (long long)n, c);
         for (int w = 0; w < k; w++)
-            fprintf(out, "%sworker %d: %lld", w ? ", " : "", w, (long long)per_worker[w]);
-        fprintf(out, "), scheduled over %.3fs", (double)total_ns / 1e9);
-        if (n_st > 1 && o->stage_pause_ns)
-            fprintf(out, " (pauses of %s)", dur(o->stage_pause_ns, b1, sizeof b1));
-        fputc('\n', out);
+            fprintf(out, "%sworker %d: %lld requests, %d in flight", w ? "; " : "", w,
+                    (long long)((n - w + k - 1) / k), c / k + (w < c % k ? 1 : 0));
+        fprintf(out, "), indices %lld to %lld\n", (long long)base, (long long)(base + n - 1));
+        base += n;
     }
-    free(per_worker);
+    fprintf(out, "total: %lld requests, stages in turn%s%s%s, within %s at most\n", (long long)base,
+            o->stage_pause_ns ? " (pauses of " : "",
+            o->stage_pause_ns ? dur(o->stage_pause_ns, b1, sizeof b1) : "",
+            o->stage_pause_ns ? ")" : "", dur(lg_closed_stages_bound_ns(o, k), b2, sizeof b2));
+}
+
+/* No schedule: C requests in flight, request i goes to worker i % k. */
+static void print_closed(const lg_opts *o, int k, FILE *out)
+{
+    char b1[32];
+    const lg_stage *st = &o->stages[0];
+    if (st->max_requests > 0) {
+        fprintf(out, "stage 0: closed loop, %lld requests (", (long long)st->max_requests);
+        for (int w = 0; w < k; w++)
+            fprintf(out, "%sworker %d: %lld", w ? ", " : "", w,
+                    (long long)((st->max_requests - w + k - 1) / k));
+        fprintf(out, ")\n");
+    }
+    if (st->duration_ns > 0)
+        fprintf(out, "stage 0: closed loop for %s, requests as fast as answered\n",
+                dur(st->duration_ns, b1, sizeof b1));
+    fprintf(out, "total: %s\n",
+            st->max_requests > 0 ? "bounded by the request count" : "bounded by time");
+}
+
+/* Open stage i's line (the trace's one stage when n_trace), with the schedule's count. */
+static void print_open_stage(const lg_opts *o, int i, size_t n_trace, const lg_dryrun_counts *c,
+                             FILE *out)
+{
+    char b1[32], b2[32];
+    const lg_stage *st = &o->stages[i];
+    if (n_trace)
+        fprintf(out, "stage 0: the trace's times");
+    else
+        fprintf(out, "stage %d: rate %s req/s", i, rate_s(st->rate_per_s, b1, sizeof b1));
+    if (!n_trace && st->ramp != LG_RAMP_NONE)
+        fprintf(out, " ramping %s to %s req/s",
+                st->ramp == LG_RAMP_LINEAR ? "linearly" : "geometrically",
+                rate_s(st->ramp_end_per_s, b2, sizeof b2));
+    if (!n_trace && st->duration_ns > 0)
+        fprintf(out, " for %s", dur(st->duration_ns, b2, sizeof b2));
+    if (!n_trace && st->max_requests > 0)
+        fprintf(out, ", at most %lld requests", (long long)st->max_requests);
+    fprintf(out, ", expected %s%lld requests", c->truncated ? "more than " : "",
+            (long long)c->per_stage[i]);
+    if (c->first_ns[i] >= 0)
+        fprintf(out, ", intended from %.3fs to %.3fs", (double)c->first_ns[i] / 1e9,
+                (double)c->last_ns[i] / 1e9);
+    fputc('\n', out);
+}
+
+/* The open loop's schedule walked as the run would: 0, or 2 when it is refused. */
+static int print_open(const lg_opts *o, int k, const lg_trace_row *trace, size_t n_trace,
+                      int64_t *per_worker, FILE *out)
+{
+    char err[512] = "", b1[32];
+    lg_sched_spec spec = {.seed = o->seed,
+                          .burstiness = o->burstiness,
+                          .stages = o->stages,
+                          .n_stages = (size_t)o->n_stages,
+                          .pause_ns = o->stage_pause_ns,
+                          .trace = trace,
+                          .n_trace = n_trace,
+                          .trace_speedup = o->trace_speedup,
+                          .max_requests = n_trace && o->num_prompts_given ? o->num_prompts : 0,
+                          .session_users = lg_plan_session_users(o)};
+    lg_dryrun_counts c;
+    if (lg_dryrun_count(&spec, k, per_worker, &c, err, sizeof err)) {
+        fprintf(stderr, "loadgen: schedule: %s\n", err);
+        return 2;
+    }
+    int n_st = n_trace ? 1 : o->n_stages;
+    int64_t total_ns = 0, last_ns = 0;
+    int timed = !n_trace;
+    for (int i = 0; i < n_st; i++) {
+        const lg_stage *st = &o->stages[i];
+        print_open_stage(o, i, n_trace, &c, out);
+        if (n_trace || st->duration_ns == 0) timed = 0;
+        total_ns += (n_trace ? 0 : st->duration_ns) + (i ? o->stage_pause_ns : 0);
+        if (c.last_ns[i] > last_ns) last_ns = c.last_ns[i];
+    }
+    if (!timed) total_ns = last_ns; /* bounded by count: the last intended send */
+    fprintf(out, "total: expected %s%lld requests (", c.truncated ? "more than " : "",
+            (long long)c.total);
+    for (int w = 0; w < k; w++)
+        fprintf(out, "%sworker %d: %lld", w ? ", " : "", w, (long long)per_worker[w]);
+    fprintf(out, "), scheduled over %.3fs", (double)total_ns / 1e9);
+    if (n_st > 1 && o->stage_pause_ns)
+        fprintf(out, " (pauses of %s)", dur(o->stage_pause_ns, b1, sizeof b1));
+    fputc('\n', out);
+    return 0;
+}
+
+/* The run's time limits and where its result would go. */
+static void print_limits(const lg_opts *o, FILE *out)
+{
+    char b1[32], b2[32];
     fprintf(out, "limits: request timeout %s, drain %s\n",
             dur(o->request_timeout_ns, b1, sizeof b1), dur(o->drain_timeout_ns, b2, sizeof b2));
     if (o->save_result)
@@ -292,6 +310,39 @@ int lg_dryrun(const lg_opts *o, FILE *out)
                 o->save_detailed ? ", with records" : "",
                 o->report_formats & LG_EXPORT_VLLM ? ", vLLM's layout" : "",
                 o->report_formats & LG_EXPORT_IP ? ", Inference Perf's layout" : "");
+}
+
+int lg_dryrun(const lg_opts *o, FILE *out)
+{
+    int k = o->num_workers > 0 ? o->num_workers : 1;
+    int closed = lg_closed_loop(o);
+    lg_trace_row *trace = NULL;
+    size_t n_trace = 0;
+    if (read_inputs(o, &trace, &n_trace)) {
+        free(trace);
+        return 2;
+    }
+    print_target(o, k, closed, out);
+    print_dataset(o, n_trace, out);
+
+    int64_t *per_worker = calloc((size_t)k, sizeof *per_worker);
+    if (!per_worker) {
+        free(trace);
+        return 1;
+    }
+    int rc = 0;
+    if (closed && o->n_closed_stages)
+        print_closed_stages(o, k, out);
+    else if (closed)
+        print_closed(o, k, out);
+    else
+        rc = print_open(o, k, trace, n_trace, per_worker, out);
+    free(per_worker);
+    if (rc) {
+        free(trace);
+        return rc;
+    }
+    print_limits(o, out);
     rc = o->certificate[0] ? print_certificate(o, k, closed, n_trace, out) : 0;
     free(trace);
     if (rc == 0) fprintf(out, "dry run: the plan is valid; nothing was sent\n");

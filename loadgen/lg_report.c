@@ -454,10 +454,10 @@ static int64_t planned_window_ns(const lg_report *r)
     return r->total_duration_ns;
 }
 
-cJSON *lg_report_json(const lg_report *r)
+/* How the load was offered: the mode, the workers, the arrivals, the ramp. */
+static void load_json(cJSON *j, const lg_report *r)
 {
     const lg_opts *o = r->o;
-    cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "backend", "openai");
     cJSON_AddStringToObject(j, "model_id", o->model);
     lg_vllm_report_keys(j, o, r->total->dispatched, time(NULL));
@@ -485,20 +485,31 @@ cJSON *lg_report_json(const lg_report *r)
     rb_json_put_num_inf(j, "nice", o->nice);
     rb_json_put_num_inf(j, "realtime_priority", o->rt_priority);
     cJSON_AddBoolToObject(j, "interrupted", r->interrupted);
-    rb_json_put_num(j, "num_warmups", o->num_warmups);
-    if (r->warmup) {
-        cJSON *w = cJSON_AddObjectToObject(j, "warmup");
-        rb_json_put_num(w, "completed", r->warmup->completed);
-        rb_json_put_num(w, "failed", r->warmup->failed);
-        cJSON_AddBoolToObject(w, "stopped", r->warmup->stopped);
-        rb_json_put_num(w, "seconds", r->warmup->seconds);
-        if (r->warmup->first_error[0])
-            cJSON_AddStringToObject(w, "first_error", r->warmup->first_error);
-        else
-            cJSON_AddNullToObject(w, "first_error");
-    } else {
+}
+
+/* The warm-up requests before the run (null without). */
+static void warmup_json(cJSON *j, const lg_report *r)
+{
+    rb_json_put_num(j, "num_warmups", r->o->num_warmups);
+    if (!r->warmup) {
         cJSON_AddNullToObject(j, "warmup");
+        return;
     }
+    cJSON *w = cJSON_AddObjectToObject(j, "warmup");
+    rb_json_put_num(w, "completed", r->warmup->completed);
+    rb_json_put_num(w, "failed", r->warmup->failed);
+    cJSON_AddBoolToObject(w, "stopped", r->warmup->stopped);
+    rb_json_put_num(w, "seconds", r->warmup->seconds);
+    if (r->warmup->first_error[0])
+        cJSON_AddStringToObject(w, "first_error", r->warmup->first_error);
+    else
+        cJSON_AddNullToObject(w, "first_error");
+}
+
+/* Where the prompts came from, and the multi-turn sessions' figures. */
+static void prompts_json(cJSON *j, const lg_report *r)
+{
+    const lg_opts *o = r->o;
     if (r->prompt_pool_size) {
         rb_json_put_num_inf(j, "prompt_pool_size", (double)r->prompt_pool_size);
         rb_json_put_num_inf(j, "prompts_repeated", (double)lg_report_repeats(r));
@@ -523,56 +534,109 @@ cJSON *lg_report_json(const lg_report *r)
         cJSON_AddStringToObject(mt, "schedule_lag",
                                 "includes each round's wait for its user's previous round");
     }
-    lg_report_metrics(j, r->total, o, r->t0_ns, planned_window_ns(r), r->request_rate);
+}
+
+/* Which clock timed the tokens received, its shares, the capture and the server stamps. */
+static void receive_clock_json(cJSON *j, const lg_report *r)
+{
+    const lg_opts *o = r->o;
+    const lg_stage_stats *t = r->total;
     cJSON_AddStringToObject(j, "receive_clock", receive_clock_name(r));
-    {
-        const lg_stage_stats *t = r->total;
-        uint64_t all = t->rx_kernel_tokens + t->rx_user_tokens;
-        rb_json_put_num_inf(j, "receive_clock_kernel_share",
-                            all ? (double)t->rx_kernel_tokens / (double)all : NAN);
-        rb_json_put_num_inf(j, "receive_clock_exact_share",
-                            all ? (double)t->rx_exact_tokens / (double)all : NAN);
-        rb_json_put_num_inf(j, "receive_clock_wire_share",
-                            all ? (double)t->rx_wire_tokens / (double)all : NAN);
-        if (o->receive_clock_fallback[0])
-            cJSON_AddStringToObject(j, "receive_clock_fallback_reason", o->receive_clock_fallback);
-        else
-            cJSON_AddNullToObject(j, "receive_clock_fallback_reason");
-        capture_json(j, t, o);
-        server_stamped_json(j, t);
+    uint64_t all = t->rx_kernel_tokens + t->rx_user_tokens;
+    rb_json_put_num_inf(j, "receive_clock_kernel_share",
+                        all ? (double)t->rx_kernel_tokens / (double)all : NAN);
+    rb_json_put_num_inf(j, "receive_clock_exact_share",
+                        all ? (double)t->rx_exact_tokens / (double)all : NAN);
+    rb_json_put_num_inf(j, "receive_clock_wire_share",
+                        all ? (double)t->rx_wire_tokens / (double)all : NAN);
+    if (o->receive_clock_fallback[0])
+        cJSON_AddStringToObject(j, "receive_clock_fallback_reason", o->receive_clock_fallback);
+    else
+        cJSON_AddNullToObject(j, "receive_clock_fallback_reason");
+    capture_json(j, t, o);
+    server_stamped_json(j, t);
+}
+
+/* Stage i's object of the "stages" array. */
+static cJSON *stage_json(const lg_report *r, int i)
+{
+    const lg_opts *o = r->o;
+    const lg_stage_view *v = &r->stages[i];
+    cJSON *so = cJSON_CreateObject();
+    rb_json_put_num_inf(so, "stage", i);
+    if (o->n_closed_stages)
+        rb_json_put_num_inf(so, "concurrency", o->stage_conc[i]); /* --closed-stage */
+    lg_report_metrics(so, v->stats, o, v->start_ns, v->duration_ns, v->rate_per_s);
+    if (r->sat)
+        lg_knee_stage_json(so, &r->sat[i]);
+    else
+        cJSON_AddBoolToObject(so, "saturated", r->saturated_stage == i);
+    user_timed_json(so, v->stats, o);
+    capture_json(so, v->stats, o);
+    failed_json(so, v->stats);
+    rb_json_put_num_inf(so, "not_dispatched", (double)v->stats->not_dispatched);
+    cJSON_AddBoolToObject(so, "not_dispatched_is_lower_bound",
+                          v->stats->not_dispatched_partial > 0);
+    int cut = i >= r->n_stages - r->n_cut;
+    cJSON_AddBoolToObject(so, "cut_short", cut);
+    if (r->stage_bias) {
+        cJSON *b = cJSON_AddObjectToObject(so, "client_bias");
+        bias_figures_json(b, &r->stage_bias[i]);
+        if (cut) cJSON_ReplaceItemInObject(b, "verdict", cJSON_CreateNull());
     }
+    return so;
+}
+
+/* The plan against the certificate, and each stage's predicted rho beside its measured one. */
+static void cert_check_json(cJSON *j, const lg_report *r)
+{
+    cJSON *c = cJSON_AddObjectToObject(j, "certificate_check");
+    cJSON_AddBoolToObject(c, "ok", r->cert.ok);
+    cJSON_AddBoolToObject(c, "forced", r->cert.forced);
+    rb_json_put_num_inf(c, "workers", r->cert.workers);
+    rb_json_put_num_inf(c, "certified_workers", r->cert.certified_workers);
+    rb_json_put_num_inf(c, "planned_rate", r->cert.planned_rate);
+    rb_json_put_num_inf(c, "output_tokens", r->cert.output_tokens);
+    rb_json_put_num_inf(c, "predicted_rho", r->cert.predicted_rho);
+    rb_json_put_num_inf(c, "safe_rho", r->cert.safe_rho);
+    rb_json_put_num_inf(c, "certified_max_rate", r->cert.certified_max_rate);
+    /* Each stage's predicted rho (linear in the rate) beside the busiest
+     * worker's measured one: how well the cost model carried over. */
+    cJSON *sa = cJSON_AddArrayToObject(c, "stages");
+    for (int i = 0; sa && i < r->n_stages; i++) {
+        cJSON *so = cJSON_CreateObject();
+        if (!so || !cJSON_AddItemToArray(sa, so)) {
+            cJSON_Delete(so);
+            break;
+        }
+        double pr = r->cert.planned_rate > 0 && isfinite(r->cert.planned_rate)
+                        ? r->cert.predicted_rho * r->stages[i].rate_per_s / r->cert.planned_rate
+                        : NAN;
+        double mr = r->stage_bias ? r->stage_bias[i].max_rho : NAN;
+        rb_json_put_num_inf(so, "stage", i);
+        rb_json_put_num_inf(so, "predicted_rho", pr);
+        rb_json_put_num_inf(so, "measured_rho", mr);
+        rb_json_put_num_inf(so, "measured_over_predicted", pr > 0 ? mr / pr : NAN);
+    }
+}
+
+cJSON *lg_report_json(const lg_report *r)
+{
+    const lg_opts *o = r->o;
+    cJSON *j = cJSON_CreateObject();
+    load_json(j, r);
+    warmup_json(j, r);
+    prompts_json(j, r);
+    lg_report_metrics(j, r->total, o, r->t0_ns, planned_window_ns(r), r->request_rate);
+    receive_clock_json(j, r);
     tls_json(j, o);
     user_timed_json(j, r->total, o);
     failed_json(j, r->total);
     rb_json_put_num_inf(j, "not_dispatched", (double)r->total->not_dispatched);
     cJSON_AddBoolToObject(j, "not_dispatched_is_lower_bound", r->total->not_dispatched_partial > 0);
     cJSON *st = cJSON_AddArrayToObject(j, "stages");
-    for (int i = 0; i < r->n_stages; i++) {
-        const lg_stage_view *v = &r->stages[i];
-        cJSON *so = cJSON_CreateObject();
-        rb_json_put_num_inf(so, "stage", i);
-        if (o->n_closed_stages)
-            rb_json_put_num_inf(so, "concurrency", o->stage_conc[i]); /* --closed-stage */
-        lg_report_metrics(so, v->stats, o, v->start_ns, v->duration_ns, v->rate_per_s);
-        if (r->sat)
-            lg_knee_stage_json(so, &r->sat[i]);
-        else
-            cJSON_AddBoolToObject(so, "saturated", r->saturated_stage == i);
-        user_timed_json(so, v->stats, o);
-        capture_json(so, v->stats, o);
-        failed_json(so, v->stats);
-        rb_json_put_num_inf(so, "not_dispatched", (double)v->stats->not_dispatched);
-        cJSON_AddBoolToObject(so, "not_dispatched_is_lower_bound",
-                              v->stats->not_dispatched_partial > 0);
-        int cut = i >= r->n_stages - r->n_cut;
-        cJSON_AddBoolToObject(so, "cut_short", cut);
-        if (r->stage_bias) {
-            cJSON *b = cJSON_AddObjectToObject(so, "client_bias");
-            bias_figures_json(b, &r->stage_bias[i]);
-            if (cut) cJSON_ReplaceItemInObject(b, "verdict", cJSON_CreateNull());
-        }
-        cJSON_AddItemToArray(st, so);
-    }
+    for (int i = 0; i < r->n_stages; i++)
+        cJSON_AddItemToArray(st, stage_json(r, i));
     if (r->saturated_stage >= 0)
         rb_json_put_num_inf(j, "saturated_stage", r->saturated_stage);
     else
@@ -587,36 +651,7 @@ cJSON *lg_report_json(const lg_report *r)
     cJSON_AddStringToObject(h, "kernel", r->host.kernel);
     cJSON_AddStringToObject(h, "hostname", r->host.hostname);
     if (r->certificate_note[0]) cJSON_AddStringToObject(j, "certificate", r->certificate_note);
-    if (r->cert.checked) {
-        cJSON *c = cJSON_AddObjectToObject(j, "certificate_check");
-        cJSON_AddBoolToObject(c, "ok", r->cert.ok);
-        cJSON_AddBoolToObject(c, "forced", r->cert.forced);
-        rb_json_put_num_inf(c, "workers", r->cert.workers);
-        rb_json_put_num_inf(c, "certified_workers", r->cert.certified_workers);
-        rb_json_put_num_inf(c, "planned_rate", r->cert.planned_rate);
-        rb_json_put_num_inf(c, "output_tokens", r->cert.output_tokens);
-        rb_json_put_num_inf(c, "predicted_rho", r->cert.predicted_rho);
-        rb_json_put_num_inf(c, "safe_rho", r->cert.safe_rho);
-        rb_json_put_num_inf(c, "certified_max_rate", r->cert.certified_max_rate);
-        /* Each stage's predicted rho (linear in the rate) beside the busiest
-         * worker's measured one: how well the cost model carried over. */
-        cJSON *sa = cJSON_AddArrayToObject(c, "stages");
-        for (int i = 0; sa && i < r->n_stages; i++) {
-            cJSON *so = cJSON_CreateObject();
-            if (!so || !cJSON_AddItemToArray(sa, so)) {
-                cJSON_Delete(so);
-                break;
-            }
-            double pr = r->cert.planned_rate > 0 && isfinite(r->cert.planned_rate)
-                            ? r->cert.predicted_rho * r->stages[i].rate_per_s / r->cert.planned_rate
-                            : NAN;
-            double mr = r->stage_bias ? r->stage_bias[i].max_rho : NAN;
-            rb_json_put_num_inf(so, "stage", i);
-            rb_json_put_num_inf(so, "predicted_rho", pr);
-            rb_json_put_num_inf(so, "measured_rho", mr);
-            rb_json_put_num_inf(so, "measured_over_predicted", pr > 0 ? mr / pr : NAN);
-        }
-    }
+    if (r->cert.checked) cert_check_json(j, r);
     if (r->lost_note) cJSON_AddStringToObject(j, "lost_workers", r->lost_note);
     cJSON_AddStringToObject(j, "loadgen_version", RHOBENCH_VERSION);
     lg_vllm_report_metadata(j, o);
@@ -647,7 +682,8 @@ static void rule(FILE *f, const char *title)
             "--------------------------------------------------");
 }
 
-void lg_report_summary(const lg_report *r, FILE *f)
+/* The run's counts, the offered and achieved rates and the throughputs. */
+static void summary_totals(const lg_report *r, FILE *f)
 {
     const lg_opts *o = r->o;
     const lg_stage_stats *s = r->total;
@@ -656,7 +692,6 @@ void lg_report_summary(const lg_report *r, FILE *f)
     int64_t win = s->last_dispatch_ns - r->t0_ns;
     if (win < planned_window_ns(r)) win = planned_window_ns(r);
     char k[96];
-    fprintf(f, "============ Serving Benchmark Result ============\n");
     line_s(f, "Load mode:", r->load_mode);
     line_f(f, "Workers:", r->num_workers, 0);
     line_f(f, "Successful requests:", (double)s->completed, 0);
@@ -691,6 +726,14 @@ void lg_report_summary(const lg_report *r, FILE *f)
     line_f(f, "Output token throughput (tok/s):", (double)s->output_tokens / dur, 2);
     line_f(f, "Total Token throughput (tok/s):", (double)(s->input_tokens + s->output_tokens) / dur,
            2);
+}
+
+/* One section per latency metric asked for: mean, median, percentiles. */
+static void summary_metrics(const lg_report *r, FILE *f)
+{
+    const lg_opts *o = r->o;
+    const lg_stage_stats *s = r->total;
+    char k[96];
     for (int m = 0; m < LG_N_METRICS; m++) {
         if (!((o->percentile_metrics >> m) & 1u)) continue;
         const mdl_hist *h = token_timed(o, m) ? lg_stats_hist_c(s, hist_i[m]) : NULL;
@@ -712,63 +755,83 @@ void lg_report_summary(const lg_report *r, FILE *f)
             line_f(f, k, d ? ms(mdl_hist_mean(d)) : NAN, 2);
         }
     }
-    const mdl_hist *lag = lg_stats_hist_c(s, LG_H_LAG);
-    rule(f, "Schedule lag");
-    line_f(f, "Median lag (ms):", ms((double)mdl_hist_percentile(lag, 50)), 3);
-    line_f(f, "P99 lag (ms):", ms((double)mdl_hist_percentile(lag, 99)), 3);
-    if (s->failed) {
-        rule(f, "Failures");
-        for (int c = 1; c < LG_N_CLASSES; c++) {
-            if (c == LG_FAIL_HTTP || !s->fail_class[c]) continue;
-            snprintf(k, sizeof k, "%s:", lg_class_names[c]);
-            line_f(f, k, (double)s->fail_class[c], 0);
-            if (c == LG_FAIL_TLS && !o->insecure)
-                fprintf(f, "  (the handshake or the server's certificate: --ca-cert FILE trusts a "
-                           "self-signed one, --insecure skips the check)\n");
-        }
-        for (int code = 0; code < LG_HTTP_CODES; code++) {
-            if (!s->fail_http[code]) continue;
-            snprintf(k, sizeof k, "http_%d:", code);
-            line_f(f, k, (double)s->fail_http[code], 0);
-        }
+}
+
+/* The failures by class and by HTTP status (no section without one). */
+static void summary_failures(const lg_report *r, FILE *f)
+{
+    const lg_stage_stats *s = r->total;
+    char k[96];
+    if (!s->failed) return;
+    rule(f, "Failures");
+    for (int c = 1; c < LG_N_CLASSES; c++) {
+        if (c == LG_FAIL_HTTP || !s->fail_class[c]) continue;
+        snprintf(k, sizeof k, "%s:", lg_class_names[c]);
+        line_f(f, k, (double)s->fail_class[c], 0);
+        if (c == LG_FAIL_TLS && !r->o->insecure)
+            fprintf(f, "  (the handshake or the server's certificate: --ca-cert FILE trusts a "
+                       "self-signed one, --insecure skips the check)\n");
     }
-    if (r->n_stages > 1) {
-        rule(f, "Stages");
-        for (int i = 0; i < r->n_stages; i++) {
-            const lg_stage_view *v = &r->stages[i];
-            const lg_stage_stats *ss = v->stats;
-            int64_t w = ss->last_dispatch_ns - v->start_ns;
-            if (w < v->duration_ns) w = v->duration_ns;
-            snprintf(k, sizeof k, "Stage %d rate -> achieved (req/s):", i);
-            char val[96];
-            if (r->saturated_stage >= 0 && i > r->saturated_stage) {
-                snprintf(val, sizeof val, "%.1f -> (cut short: the sweep stopped)", v->rate_per_s);
-                line_s(f, k, val);
-                continue;
-            }
-            snprintf(val, sizeof val, "%.1f -> %.1f%s%s%s", v->rate_per_s,
-                     w > 0 ? (double)ss->dispatched / ((double)w / 1e9) : 0.0,
-                     r->sat && r->sat[i].saturated ? " (saturated by the " : "",
-                     r->sat && r->sat[i].saturated ? lg_sat_name(r->sat[i].by) : "",
-                     r->sat && r->sat[i].saturated ? ")" : "");
+    for (int code = 0; code < LG_HTTP_CODES; code++) {
+        if (!s->fail_http[code]) continue;
+        snprintf(k, sizeof k, "http_%d:", code);
+        line_f(f, k, (double)s->fail_http[code], 0);
+    }
+}
+
+/* Each stage's offered rate against its dispatched one (with two or more). */
+static void summary_stages(const lg_report *r, FILE *f)
+{
+    char k[96];
+    if (r->n_stages <= 1) return;
+    rule(f, "Stages");
+    for (int i = 0; i < r->n_stages; i++) {
+        const lg_stage_view *v = &r->stages[i];
+        const lg_stage_stats *ss = v->stats;
+        int64_t w = ss->last_dispatch_ns - v->start_ns;
+        if (w < v->duration_ns) w = v->duration_ns;
+        snprintf(k, sizeof k, "Stage %d rate -> achieved (req/s):", i);
+        char val[96];
+        if (r->saturated_stage >= 0 && i > r->saturated_stage) {
+            snprintf(val, sizeof val, "%.1f -> (cut short: the sweep stopped)", v->rate_per_s);
             line_s(f, k, val);
+            continue;
         }
+        snprintf(val, sizeof val, "%.1f -> %.1f%s%s%s", v->rate_per_s,
+                 w > 0 ? (double)ss->dispatched / ((double)w / 1e9) : 0.0,
+                 r->sat && r->sat[i].saturated ? " (saturated by the " : "",
+                 r->sat && r->sat[i].saturated ? lg_sat_name(r->sat[i].by) : "",
+                 r->sat && r->sat[i].saturated ? ")" : "");
+        line_s(f, k, val);
     }
-    if (s->truth_n) {
-        double n = (double)s->truth_n;
-        rule(f, "NTPOT breakdown (simulator truth)");
-        line_f(f, "Server queue (ms/token):", ms(s->truth_queue_ns / n), 3);
-        line_f(f, "Server prefill (ms/token):", ms(s->truth_prefill_ns / n), 3);
-        line_f(f, "Server decode (ms/token):", ms(s->truth_decode_ns / n), 3);
-        line_f(f, "Client and network (ms/token):", ms(s->truth_client_ns / n), 3);
-        if (o->stream) {
-            line_f(f, "Server's true TTFT, mean (ms):", ms(s->truth_ttft_ns / n), 3);
-            line_f(f, "TTFT inflation, mean (ms):",
-                   ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n), 3);
-            line_f(f, "TTFT inflation user-timed, mean (ms):",
-                   ms((s->truth_measured_ttft_u_ns - s->truth_ttft_ns) / n), 3);
-        }
+}
+
+/* Where each token's time went, by the simulator's own account (its stamps). */
+static void summary_truth(const lg_report *r, FILE *f)
+{
+    const lg_stage_stats *s = r->total;
+    if (!s->truth_n) return;
+    double n = (double)s->truth_n;
+    rule(f, "NTPOT breakdown (simulator truth)");
+    line_f(f, "Server queue (ms/token):", ms(s->truth_queue_ns / n), 3);
+    line_f(f, "Server prefill (ms/token):", ms(s->truth_prefill_ns / n), 3);
+    line_f(f, "Server decode (ms/token):", ms(s->truth_decode_ns / n), 3);
+    line_f(f, "Client and network (ms/token):", ms(s->truth_client_ns / n), 3);
+    if (r->o->stream) {
+        line_f(f, "Server's true TTFT, mean (ms):", ms(s->truth_ttft_ns / n), 3);
+        line_f(f,
+               "TTFT inflation, mean (ms):", ms((s->truth_measured_ttft_ns - s->truth_ttft_ns) / n),
+               3);
+        line_f(f, "TTFT inflation user-timed, mean (ms):",
+               ms((s->truth_measured_ttft_u_ns - s->truth_ttft_ns) / n), 3);
     }
+}
+
+/* The client's own bias: workers' rho, receive clock, delay per token, arrival test. */
+static void summary_bias(const lg_report *r, FILE *f)
+{
+    const lg_stage_stats *s = r->total;
+    char k[96];
     rule(f, "Client bias");
     for (int i = 0; i < r->n_workers; i++) {
         snprintf(k, sizeof k, "Worker %d rho:", r->workers[i].worker);
@@ -805,6 +868,21 @@ void lg_report_summary(const lg_report *r, FILE *f)
                  rb->arrival.resolution_ms, rb->arrival.statistic, rb->arrival.p_value);
         line_s(f, "Arrival test:", val);
     }
+}
+
+void lg_report_summary(const lg_report *r, FILE *f)
+{
+    fprintf(f, "============ Serving Benchmark Result ============\n");
+    summary_totals(r, f);
+    summary_metrics(r, f);
+    const mdl_hist *lag = lg_stats_hist_c(r->total, LG_H_LAG);
+    rule(f, "Schedule lag");
+    line_f(f, "Median lag (ms):", ms((double)mdl_hist_percentile(lag, 50)), 3);
+    line_f(f, "P99 lag (ms):", ms((double)mdl_hist_percentile(lag, 99)), 3);
+    summary_failures(r, f);
+    summary_stages(r, f);
+    summary_truth(r, f);
+    summary_bias(r, f);
     if (lg_report_repeats(r))
         fprintf(f,
                 "warning: %llu requests repeated a prompt (pool of %zu): a server's prefix "
