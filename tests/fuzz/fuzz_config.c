@@ -26,6 +26,8 @@ typedef struct flag_rule {
 static const flag_rule RULES[] = {
     {"--base-url", 0, 1, 0},
     {"--model", 0, 1, 0},
+    {"--cert", 0, 1, 0},
+    {"--key", 0, 1, 0},
     {"--endpoint", 1, 1, 0},
     {"--stream", 1, 0, 0},
     {"--no-stream", 1, 0, 0},
