@@ -51,6 +51,7 @@ done
   echo "**The reliability suite, $runs runs** (raw: [raw/](raw/), one file per run)"
   echo
   echo "- command: \`results/reliability/record.sh${args:+ $args}\` (each run: \`ctest -R '$regex' -V\`, one test at a time)"
+  echo "- measures: tests/reliability tests/loadgen/e2e/rel_*.sh tests/loadgen/e2e/rel_server.py loadgen simserver common"
   echo "- commit $commit; $(lscpu | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) CPUs online, $(uname -sr), $(. /etc/os-release && echo "$PRETTY_NAME"); shared with other work"
   echo "- load average (1, 5, 15 min) before each run: $(for f in "$work"/raw/run-*.txt; do sed -n '1s/.*load average before \([0-9.]* [0-9.]* [0-9.]*\).*/\1/p' "$f"; done | paste -sd ';' | sed 's/;/; /g')"
   echo
