@@ -270,10 +270,12 @@ static int sim_died(cal_run *r)
 }
 
 /* One loadgen run, with the injected client cost when inject is set; tag
- * names its files ("s": a sweep step, "b": a self-test baseline step).
+ * and index name its files ("s": a sweep step, "b": a self-test baseline
+ * step), seed_index its arrivals (the seed's offset: a batch measured
+ * again keeps its batch's arrivals, so what changed is the host alone).
  * Returns 0 with *s filled, or -1 (the reason printed). */
-static int run_step_on(cal_run *r, int port, int k, int index, double rate, int inject,
-                       const char *tag, int64_t step_ns, cal_step *s)
+static int run_step_on(cal_run *r, int port, int k, int index, int seed_index, double rate,
+                       int inject, const char *tag, int64_t step_ns, cal_step *s)
 {
     char url[64], kbuf[16], rbuf[32], dbuf[32], seed[32], in_len[16], out_len[16], cost[48];
     char fname[64], json_path[1200], log_path[1200];
@@ -281,7 +283,7 @@ static int run_step_on(cal_run *r, int port, int k, int index, double rate, int 
     snprintf(kbuf, sizeof kbuf, "%d", k);
     snprintf(rbuf, sizeof rbuf, "%.3f", rate);
     snprintf(dbuf, sizeof dbuf, "%lldms", (long long)(step_ns / 1000000));
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)(r->o.seed + (uint64_t)index));
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)(r->o.seed + (uint64_t)seed_index));
     snprintf(in_len, sizeof in_len, "%d", r->o.input_len);
     snprintf(out_len, sizeof out_len, "%d", r->o.output_len);
     snprintf(cost, sizeof cost, "%s:%g", r->cost_kind[r->cur_cost], r->cost_us[r->cur_cost]);
@@ -384,7 +386,7 @@ static int run_step_on(cal_run *r, int port, int k, int index, double rate, int 
 static int run_step(cal_run *r, int k, int index, double rate, int inject, const char *tag,
                     int64_t step_ns, cal_step *s)
 {
-    return run_step_on(r, r->port, k, index, rate, inject, tag, step_ns, s);
+    return run_step_on(r, r->port, k, index, index, rate, inject, tag, step_ns, s);
 }
 
 /* One level: cal_opts_batches() batches at the same offered rate, each its
@@ -402,8 +404,10 @@ static int run_level(cal_run *r, int k, int lv, double rate, int nb, cal_level *
             /* file k<k>_s<level><batch>: at most 20 batches, and their
              * retries from 20 on, so no two share a name; a self-test's
              * second injected cost from 5000 on */
-            int idx = r->cur_cost * 5000 + lv * 100 + (tries ? 20 + retries : b);
-            if (run_step(r, k, idx, rate, r->o.self_test, "s", cal_opts_step_ns(&r->o), s))
+            int batch = r->cur_cost * 5000 + lv * 100 + b;
+            int idx = tries ? batch - b + 20 + retries : batch;
+            if (run_step_on(r, r->port, k, idx, batch, rate, r->o.self_test, "s",
+                            cal_opts_step_ns(&r->o), s))
                 return -1;
             /* Other processes took the CPUs during the batch: what it
              * measured is their work as much as the client's. Measured again,
@@ -592,7 +596,7 @@ static void probe_cost(cal_run *r)
     for (int b = 0; b < 2 && r->n_steps < MAX_STEPS && !cal_proc_interrupted(); b++) {
         cal_step *s = &r->steps[r->n_steps];
         cal_step_clear(s);
-        if (run_step_on(r, r->probe_port, 1, 90 + b, rate, 0, "p", step_ns, s) != 0) break;
+        if (run_step_on(r, r->probe_port, 1, 90 + b, 90 + b, rate, 0, "p", step_ns, s) != 0) break;
         s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
         s->probe = 1;
         r->n_steps++;
@@ -809,9 +813,12 @@ static int selftest_checks(const cal_run *r, cal_check *checks, int max, int *n)
                                         SELFTEST_RULE_TOL, checks, max, n);
         }
         for (int i = from; i < *n; i++) {
-            char name[sizeof checks[i].name];
+            /* room for the prefix, then cut to the field (a Debug build's
+             * -Wformat-truncation refuses a buffer of the field's size) */
+            char name[sizeof checks[i].name + 64];
             snprintf(name, sizeof name, "%s:%g %s", r->cost_kind[c], r->cost_us[c], checks[i].name);
-            memcpy(checks[i].name, name, sizeof name);
+            name[sizeof checks[i].name - 1] = '\0';
+            memcpy(checks[i].name, name, sizeof checks[i].name);
         }
     }
     return fails;
