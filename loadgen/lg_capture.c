@@ -285,7 +285,10 @@ int lg_capture_resolve(lg_opts *o, int k)
                 why == -EPERM ? ": " : "", why == -EPERM ? err : "");
         return 2;
     }
-    snprintf(o->receive_clock_fallback, sizeof o->receive_clock_fallback, "%s",
+    /* (at most the field's room: err is longer, and a Debug build's
+     * -Wformat-truncation refuses an unbounded %s here) */
+    snprintf(o->receive_clock_fallback, sizeof o->receive_clock_fallback, "%.*s",
+             (int)sizeof o->receive_clock_fallback - 1,
              why == -EPERM ? "no CAP_NET_RAW: packets cannot be captured" : err);
     fprintf(stderr, "loadgen: receive clock: kernel, not wire (%s)\n", how);
     o->receive_clock = LG_RXC_KERNEL;
