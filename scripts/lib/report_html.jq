@@ -76,7 +76,8 @@ $r[0] as $r | $f[0] as $f | (if $c then $c[0] else null end) as $c | $svgsf[0] a
    throughput: "Completed and achieved requests/s against \($x); output tokens/s on the right axis.",
    ntpot_breakdown: $f.breakdown_title,
    schedule_lag: "Schedule lag: how late each request was sent against its intended time."} as $captions
-| (if ($drawn | length) == 0 or ($svgs | length) == 0 then "<p class=\"note\">No plots: gnuplot is not installed, or the run had no data to plot.</p>"
+| (if ($drawn | length) == 0 then "<p class=\"note\">No plots of the run: it had no data to plot.</p>"
+   elif ($svgs | length) == 0 then "<p class=\"note\">No plots of the run: gnuplot is not installed (apt-get install gnuplot-nox); scripts/plot_run.sh wrote their data and script only. The server's plot below needs no gnuplot.</p>"
    else "<div class=\"plots\">" + ([$drawn[] | select($svgs[.] != null and $svgs[.] != "") | "<figure id=\"plot-\(. | cls)\">\($svgs[.])<figcaption>\($captions[.] | e)</figcaption></figure>"] | join("")) + "</div>" end
    + (if ($f.stages_cut_short // 0) > 0 then "<p class=\"note\">\($f.stages_cut_short) stage(s) after the sweep's stop are left out of the plots.</p>" else "" end)
    + ([$f.has | to_entries[] | select(.value == false and .key != "breakdown_missing") | .key] as $no

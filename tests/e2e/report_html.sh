@@ -10,6 +10,8 @@
 #   no external reference);
 # - the same without --certificate: the range from the report's note, to its
 #   rounding;
+# - the run's plots missing (gnuplot not installed): said so, and not blamed
+#   on the data, the server's plot still drawn;
 # - one stage, no stream, no knee, no certificate, no server metrics: drawn,
 #   and said so (no server plot); closed loops: one stage's metrics drawn at
 #   its achieved rate, two stages (no metrics of their own) said so;
@@ -69,6 +71,18 @@ grep -q 'id="cert-range"><strong>Certified client range:</strong> up to 131.9 re
 ext=$(grep -oiE '<(script|iframe|link|object|embed)|(src|href)="[^#"][^"]*"|url\([^#)]|https?://[^" ]*' "$html" |
   grep -vE '^http://www\.w3\.org/(2000/svg|1999/xlink)$' | sort -u | head -n 5 || true)
 [ -z "$ext" ] || fail "report.html refers outside itself: $ext"
+
+# The run's plots not drawn (gnuplot missing: their data and script only),
+# the server's plot still drawn: the page says which is missing and why.
+cp -r "$p" "$WORK/sweep/nognuplot"
+rm -f "$WORK/sweep/nognuplot"/*.svg "$WORK/sweep/nognuplot"/*.png
+cp "$s" "$WORK/sweep/nognuplot/r.json"
+bash "$REPORT_HTML" "$WORK/sweep/nognuplot/r.json" "$WORK/sweep/nognuplot" >"$WORK/nognuplot.out" 2>&1 ||
+  fail "report_html without the run's SVGs: $(cat "$WORK/nognuplot.out")"
+ng="$WORK/sweep/nognuplot/report.html"
+grep -q 'No plots of the run: gnuplot is not installed' "$ng" || fail "no gnuplot: the page does not say so: $(grep -o '<p class="note">[^<]*' "$ng")"
+! grep -q 'no data to plot' "$ng" || fail "no gnuplot: the page blames the run's data"
+[ "$(grep -o '<svg' "$ng" | wc -l)" -eq 1 ] || fail "no gnuplot: $(grep -o '<svg' "$ng" | wc -l) SVGs, want the server's alone"
 
 # Without --certificate: the range from the report's certificate_check
 # (loadgen's own prediction, exact), and from a report without that key
