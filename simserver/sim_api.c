@@ -414,6 +414,11 @@ static int parse_body(const cJSON *root, int chat, const sim_api_limits *lim, si
         int continuous = 0;
         if (get_bool(so, "continuous_usage_stats", &continuous, err)) return -1;
         out->continuous_usage = out->include_usage && continuous; /* as vLLM: only with usage */
+        /* vLLM refuses options that are set (a non-empty object) on a
+         * request that does not stream. */
+        if (so->child && !out->stream)
+            return fail(err, 400, "stream_options",
+                        "Stream options can only be defined when `stream=True`.");
     }
     if (parse_n(root, out, err) || parse_stop(root, out, err) ||
         parse_logprobs(root, chat, out, err))

@@ -133,6 +133,17 @@ static void bad_bodies_are_400_naming_the_field(void **state)
     expect_error("{\"prompt\":\"a\",\"max_tokens\":101}", 0, 400, "max_tokens");
     expect_error("{\"prompt\":\"a\",\"stream\":\"yes\"}", 0, 400, "stream");
     expect_error("{\"prompt\":\"a\",\"stream_options\":[]}", 0, 400, "stream_options");
+    /* set options without streaming: refused as vLLM does; empty ones pass */
+    expect_error("{\"prompt\":\"a\",\"stream_options\":{\"include_usage\":true}}", 0, 400,
+                 "stream_options");
+    expect_error("{\"prompt\":\"a\",\"stream\":false,\"stream_options\":{\"include_usage\":false}}",
+                 0, 400, "stream_options");
+    {
+        sim_req_spec s;
+        sim_api_error e;
+        assert_int_equal(parse("{\"prompt\":\"a\",\"stream_options\":{}}", 0, &s, &e), 0);
+        sim_req_spec_free(&s);
+    }
     expect_error("{\"prompt\":\"a\",\"model\":5}", 0, 400, "model");
     expect_error("{\"messages\":\"hi\"}", 1, 400, "messages");
     expect_error("{\"messages\":[]}", 1, 400, "messages");
