@@ -448,6 +448,11 @@ m tt-export-drops-times loadgen/lg_export.c '        x->times->n += (size_t)rec.
 # mean's height (its value and tooltip right).
 me report-server-plot-mean scripts/report_html.sh 'y: (if $k == "kv_max" then .[$k] * 100 else .[$k] end)' \
   'y: (if $k == "kv_max" then .[$k] * 100 else .waiting_mean end)' "loadgen simserver" "e2e_report_html"
+# scripts/lib/report_html.jq: gnuplot missing blamed on the run's data again.
+me report-nognuplot-blames-data scripts/lib/report_html.jq '| (if ($drawn | length) == 0 then' \
+  '| (if ($drawn | length) == 0 or ($svgs | length) == 0 then' "loadgen simserver" "e2e_report_html"
+# simserver/sim_api.c: stream_options taken on a request that does not stream.
+m sim-stream-options-no-stream simserver/sim_api.c 'if (so->child && !out->stream)' 'if (so->child && 0)'
 # calibrate/cal_step.c: the host's readings in ns divided by the clock tick
 # again, which made every busy host's whole share "other processes".
 m host-other-ticks calibrate/cal_step.c '    double o = (busy_ns * 1e-9 - own_s) / (total_ns * 1e-9);' \
