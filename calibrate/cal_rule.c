@@ -120,7 +120,11 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
         out->interpolated = cross > best;
     }
     int have_model = fit_ok && isfinite(model_rho) && model_rho > 0;
-    if (have_model && model_rho < cross) {
+    /* The fit's bound caps only above the levels measured within budget:
+     * a level whose own upper bound is within budget is direct evidence,
+     * where a fit of a few levels may have a wide bound on R (k=2's 0.052
+     * with levels within budget up to 0.086, R's interval [115, 1809] us). */
+    if (have_model && model_rho < cross && model_rho > best) {
         out->safe_rho = model_rho;
         out->limit = CAL_LIMIT_MODEL;
         snprintf(out->note, sizeof out->note,

@@ -22,10 +22,13 @@
  *     (what it measured is what the host let it do; on a host that ran out of
  *     CPU it can read lower than a faster level below it that kept up and was
  *     within budget, which would then be wrongly excluded);
- *   - with a fit that passed its goodness-of-fit test, safe_rho is the lower
- *     of measured_rho and model_rho, the largest rho at which the upper 95%
- *     bound of the predicted queueing delay is within budget (the
- *     conservative figure, which the certificate enforces);
+ *   - with a fit that passed its goodness-of-fit test, model_rho (the
+ *     largest rho at which the upper 95% bound of the predicted queueing
+ *     delay is within budget) caps the certificate between measured_rho
+ *     and the crossing below, never below measured_rho: a level measured
+ *     with its own error bar within budget is direct evidence there, where
+ *     a fit of few levels can have a wide bound (model_rho under the
+ *     levels it was fitted to);
  *   - without one (no fit, or one that failed the test), safe_rho is
  *     measured_rho, and the certificate says it is limited to the measured
  *     range.

@@ -523,6 +523,7 @@ m cross-means-not-bounds calibrate/cal_rule.c \
   'cross = cal_rule_cross(a->rho, a->delay_us + ea, b->rho, b->delay_us + eb, budget_us);' \
   'cross = cal_rule_cross(a->rho, a->delay_us, b->rho, b->delay_us, budget_us);'
 m cross-not-applied calibrate/cal_rule.c '    out->safe_rho = cross;' '    out->safe_rho = best;'
+m rule-model-below-measured calibrate/cal_rule.c 'model_rho < cross && model_rho > best' 'model_rho < cross'
 # calibrate/cal_sweep.c
 m within-no-transport calibrate/cal_rule.c 'double c = isfinite(transport_us) ? transport_us : 0;' 'double c = 0;'
 m within-no-bar calibrate/cal_rule.c 'double err = isfinite(err_us) && err_us > 0 ? err_us : 0;' 'double err = 0;'

@@ -34,13 +34,22 @@ static int good(cal_point *p)
     return 4;
 }
 
-static void test_model_bound_below_measured(void **state)
+static void test_model_bound_above_measured(void **state)
 {
     (void)state;
     cal_point p[8];
     int n = good(p);
+    /* the fit's bound below a level measured within budget (0.7: 80 + 15
+     * <= 100) does not take the certificate below that level */
     cal_rule_result r = certify(p, n, 0.6, 1, 0);
-    assert_true(r.safe_rho == 0.6);
+    assert_true(r.safe_rho == 0.7);
+    assert_int_equal(r.limit, CAL_LIMIT_MEASURED);
+    assert_true(r.measured_rho == 0.7);
+    /* above the highest level within budget, below the crossing, it caps */
+    p[n] = pt(0.8, 300, 20);
+    p[n].confirmed = 1;
+    r = certify(p, n + 1, 0.701, 1, 0); /* the crossing is at 0.7033 */
+    assert_true(r.safe_rho == 0.701);
     assert_int_equal(r.limit, CAL_LIMIT_MODEL);
     assert_true(r.measured_rho == 0.7);
 }
@@ -246,7 +255,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cross),
-        cmocka_unit_test(test_model_bound_below_measured),
+        cmocka_unit_test(test_model_bound_above_measured),
         cmocka_unit_test(test_never_beyond_highest_measured),
         cmocka_unit_test(test_no_certification_beyond_over_budget),
         cmocka_unit_test(test_outlier_does_not_move),
