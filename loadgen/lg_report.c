@@ -757,6 +757,27 @@ static void summary_metrics(const lg_report *r, FILE *f)
     }
 }
 
+/* The stages whose requests ran into --request-timeout, each by name: a
+ * count among the failures is easy to miss, and a long generation cut at
+ * the timeout is a client setting, not the server's failure. */
+static void summary_timeouts(const lg_report *r, FILE *f)
+{
+    if (!r->total->fail_class[LG_FAIL_TIMEOUT]) return;
+    fprintf(f, "Timed out after --request-timeout %g s:", (double)r->o->request_timeout_ns / 1e9);
+    const char *sep = " ";
+    for (int i = 0; i < r->n_stages; i++) {
+        uint64_t n = r->stages[i].stats->fail_class[LG_FAIL_TIMEOUT];
+        if (!n) continue;
+        fprintf(f, "%sstage %d: %llu of %llu", sep, i, (unsigned long long)n,
+                (unsigned long long)r->stages[i].stats->dispatched);
+        sep = ", ";
+    }
+    if (r->n_stages < 1)
+        fprintf(f, "%s%llu of %llu", sep, (unsigned long long)r->total->fail_class[LG_FAIL_TIMEOUT],
+                (unsigned long long)r->total->dispatched);
+    fprintf(f, " (vLLM bench waits up to 6 h: raise it for long generations)\n");
+}
+
 /* The failures by class and by HTTP status (no section without one). */
 static void summary_failures(const lg_report *r, FILE *f)
 {
@@ -777,6 +798,7 @@ static void summary_failures(const lg_report *r, FILE *f)
         snprintf(k, sizeof k, "http_%d:", code);
         line_f(f, k, (double)s->fail_http[code], 0);
     }
+    summary_timeouts(r, f);
 }
 
 /* Each stage's offered rate against its dispatched one (with two or more). */

@@ -453,6 +453,12 @@ me report-nognuplot-blames-data scripts/lib/report_html.jq '| (if ($drawn | leng
   '| (if ($drawn | length) == 0 or ($svgs | length) == 0 then' "loadgen simserver" "e2e_report_html"
 # simserver/sim_api.c: stream_options taken on a request that does not stream.
 m sim-stream-options-no-stream simserver/sim_api.c 'if (so->child && !out->stream)' 'if (so->child && 0)'
+# loadgen/lg_report.c: the stages' timeouts not named in the summary, or
+# counted from another class.
+me report-timeouts-unnamed loadgen/lg_report.c '    if (!r->total->fail_class[LG_FAIL_TIMEOUT]) return;' \
+  '    return;' "loadgen simserver" "lg_e2e_faults"
+me report-timeouts-other-class loadgen/lg_report.c 'uint64_t n = r->stages[i].stats->fail_class[LG_FAIL_TIMEOUT];' \
+  'uint64_t n = r->stages[i].stats->fail_class[LG_FAIL_RESET];' "loadgen simserver" "lg_e2e_faults"
 # calibrate/cal_step.c: the host's readings in ns divided by the clock tick
 # again, which made every busy host's whole share "other processes".
 m host-other-ticks calibrate/cal_step.c '    double o = (busy_ns * 1e-9 - own_s) / (total_ns * 1e-9);' \
