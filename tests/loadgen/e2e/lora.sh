@@ -4,7 +4,9 @@
 # 404), so no failure says it saw only them; the report's per-model counts
 # equal the JSONL's and lie within 4 sigma of the split. Then the server
 # drops one name: its requests, and only they, fail with 404, so the server
-# read each request's model. Bad lists are refused, exit 2, naming the flag.
+# read each request's model. Bad lists are refused, exit 2, naming the flag;
+# Inference Perf's load.lora_traffic_split from a YAML config the same, its
+# refusals naming the key.
 source "$(dirname "$0")/lib.sh"
 start_sim sim --time-to-first-token 1ms --inter-token-latency 1ms --served-model-name ad-a,ad-b,ad-c
 run() { # NAME [flags...]
@@ -48,6 +50,37 @@ for bad in 'a=0.5,b=0.4' 'a=-0.5,b=1.5' 'a,,b' '=1' 'a=1,b' 'a,a'; do
   [ "$rc" -eq 2 ] || fail "--lora-modules $bad: exit $rc"
   grep -q -- '--lora-modules' "$WORK/err" || fail "--lora-modules $bad: $(cat "$WORK/err")"
 done
+# Inference Perf's load.lora_traffic_split, from a YAML config: the same
+# choice as the flag; its refusals exit 2 naming the key.
+cat >"$WORK/ip.yaml" <<YAML
+load:
+  lora_traffic_split:
+    - name: ad-a
+      split: 0.5
+    - name: ad-b
+      split: 0.3
+    - name: ad-c
+      split: 0.2
+YAML
+"$LOADGEN" --config "$WORK/ip.yaml" --base-url "$SIM_URL" --num-prompts 40 --seed 5 --dry-run >"$WORK/ipdry" 2>&1 ||
+  fail "config dry run exited $?: $(cat "$WORK/ipdry")"
+grep -q 'ad-a 0.5, ad-b 0.3, ad-c 0.2' "$WORK/ipdry" || fail "config split: $(cat "$WORK/ipdry")"
+split_yaml() { # NAME=SPLIT ...: a config of these
+  echo "load:"
+  echo "  lora_traffic_split:"
+  for p in "$@"; do printf '    - name: "%s"\n      split: %s\n' "${p%%=*}" "${p#*=}"; done
+}
+bad_config() { # KEY-IN-MESSAGE NAME=SPLIT ...
+  local key=$1 rc=0
+  shift
+  split_yaml "$@" >"$WORK/b.yaml"
+  "$LOADGEN" --config "$WORK/b.yaml" --base-url "$SIM_URL" --num-prompts 1 --quiet 2>"$WORK/err" || rc=$?
+  [ "$rc" -eq 2 ] || fail "config ($*): exit $rc"
+  grep -qF "config: $key" "$WORK/err" || fail "config ($*): $(cat "$WORK/err")"
+}
+bad_config 'load.lora_traffic_split: the splits sum to 0.9' ad-a=0.5 ad-b=0.3 ad-c=0.1
+bad_config 'load.lora_traffic_split[2].split: must be a number >= 0' ad-a=0.5 ad-b=0.7 ad-c=-0.2
+bad_config 'load.lora_traffic_split[1].name: must be a non-empty string' ad-a=0.5 =0.5
 # The dry run shows the split.
 "$LOADGEN" --base-url "$SIM_URL" --num-prompts 4 --dry-run --lora-modules x,y >"$WORK/dry" 2>&1 || fail "dry run exited $?"
 grep -q 'models (--lora-modules.*x 0.5, y 0.5' "$WORK/dry" || fail "dry run: $(cat "$WORK/dry")"
