@@ -682,7 +682,7 @@ me lora-config-sum-unchecked loadgen/lg_config.c '    if (fabs(sum - 1.0) > 1e-6
 me lora-config-negative loadgen/lg_config.c '!(v->valuedouble >= 0) || isinf(v->valuedouble))' '!(v->valuedouble >= -1) || isinf(v->valuedouble))' "test_lg_config" "test_lg_config"
 me lora-body-model-kept loadgen/lg_body.c '    put_json_str(&b, model);' '    put_json_str(&b, "x");' "test_lg_lora" "test_lg_lora"
 me lora-body-escape-unskipped loadgen/lg_body.c "end += body[end] == '\\\\' ? 2 : 1;" 'end += 1;' "test_lg_lora" "test_lg_lora"
-me lora-body-not-sent loadgen/lg_worker.c '    body = lora_body(w, a->index, r, body, &len);' '' "loadgen simserver" "lg_e2e_lora"
+me lora-body-not-sent loadgen/lg_worker.c '    body = lora_body(w, a->index, r, body, &len);' '    (void)lora_body;' "loadgen simserver" "lg_e2e_lora"
 me lora-count-first-name loadgen/lg_worker.c 'st->lora_requests[lg_lora_pick(w->o, w->o->seed, a->index)]++;' 'st->lora_requests[0]++;' "loadgen simserver" "lg_e2e_lora"
 me lora-record-no-model loadgen/lg_record.c 'if (n > 0 && (size_t)n < cap && r->model && strlen(r->model) < 128) {' 'if (0) {' "loadgen simserver" "lg_e2e_lora"
 
