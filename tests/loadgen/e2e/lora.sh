@@ -81,6 +81,10 @@ bad_config() { # KEY-IN-MESSAGE NAME=SPLIT ...
 bad_config 'load.lora_traffic_split: the splits sum to 0.9' ad-a=0.5 ad-b=0.3 ad-c=0.1
 bad_config 'load.lora_traffic_split[2].split: must be a number >= 0' ad-a=0.5 ad-b=0.7 ad-c=-0.2
 bad_config 'load.lora_traffic_split[1].name: must be a non-empty string' ad-a=0.5 =0.5
+# Without a list: no model in the records, no lora in the report.
+run plain
+[ "$(jq -s 'map(select(has("model"))) | length' "$WORK/plain.jsonl")" -eq 0 ] || fail "a record with a model without --lora-modules"
+jq -e 'has("lora") | not' "$WORK/plain.json" >/dev/null || fail "a lora key without --lora-modules"
 # The dry run shows the split.
 "$LOADGEN" --base-url "$SIM_URL" --num-prompts 4 --dry-run --lora-modules x,y >"$WORK/dry" 2>&1 || fail "dry run exited $?"
 grep -q 'models (--lora-modules.*x 0.5, y 0.5' "$WORK/dry" || fail "dry run: $(cat "$WORK/dry")"
