@@ -15,6 +15,7 @@
 
 #include "lg_body.h"
 #include "lg_lora.h"
+#include "lg_record.h"
 
 static lg_opts parsed(const char *val)
 {
@@ -110,6 +111,46 @@ static void body_model_replaced(void **state)
     free(out);
 }
 
+/* The longest record (every field at its widest, the server's timings, the
+ * wire clock, a 127-byte model of control bytes: 6 bytes each escaped) fits
+ * LG_RECORD_MAX; a record with a model still parses (the key skipped). */
+static void record_with_the_longest_model_fits(void **state)
+{
+    (void)state;
+    char model[LG_LORA_NAME];
+    memset(model, 1, LG_LORA_NAME - 1);
+    model[LG_LORA_NAME - 1] = '\0';
+    lg_record r = {.index = INT64_MIN,
+                   .worker = INT32_MIN,
+                   .stage = INT32_MIN,
+                   .intended_ns = INT64_MIN,
+                   .dispatch_ns = INT64_MIN,
+                   .first_byte_ns = INT64_MIN,
+                   .first_token_ns = INT64_MIN,
+                   .end_ns = INT64_MIN,
+                   .input_tokens = INT64_MIN,
+                   .output_tokens = INT64_MIN,
+                   .status = INT32_MIN,
+                   .has_truth = 1,
+                   .queue_ns = INT64_MIN,
+                   .prefill_ns = INT64_MIN,
+                   .decode_ns = INT64_MIN,
+                   .has_sent = 1,
+                   .sent_wire_ns = INT64_MIN,
+                   .sent_wire_last_ns = INT64_MIN,
+                   .model = model};
+    memset(r.cls, 1, sizeof r.cls - 1);
+    char buf[LG_RECORD_MAX], err[256] = "";
+    int n = lg_record_format(&r, buf, sizeof buf);
+    assert_true(n > 0);
+    assert_non_null(strstr(buf, ",\"model\":\"\\u0001"));
+    lg_record small = {.index = 7, .cls = "ok", .model = model}, back;
+    n = lg_record_format(&small, buf, sizeof buf);
+    assert_true(n > 0);
+    if (lg_record_parse(buf, (size_t)n, &back, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(back.index, 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -118,6 +159,7 @@ int main(void)
         cmocka_unit_test(seed_decides),
         cmocka_unit_test(refusals),
         cmocka_unit_test(body_model_replaced),
+        cmocka_unit_test(record_with_the_longest_model_fits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
