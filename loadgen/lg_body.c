@@ -95,6 +95,21 @@ int lg_body_render_pieces(const lg_opts *o, const lg_body_piece *pieces, int n_p
     return rb_buf_take(&b, out, len) ? -ENOMEM : 0;
 }
 
+int lg_body_with_model(const char *body, size_t len, const char *model, char **out, size_t *out_len)
+{
+    static const char head[] = "{\"model\":\"";
+    size_t h = sizeof head - 1, end = h;
+    if (len < h || memcmp(body, head, h)) return -EINVAL;
+    while (end < len && body[end] != '"')
+        end += body[end] == '\\' ? 2 : 1;
+    if (end >= len) return -EINVAL;
+    rb_buf b = {0};
+    rb_buf_puts(&b, "{\"model\":");
+    put_json_str(&b, model);
+    rb_buf_add(&b, body + end + 1, len - end - 1);
+    return rb_buf_take(&b, out, out_len) ? -ENOMEM : 0;
+}
+
 /* "NAME: VALUE" appended; ok cleared when there is no memory. */
 static struct curl_slist *add_header(struct curl_slist *h, const char *name, size_t name_len,
                                      const char *value, int *ok)

@@ -29,4 +29,9 @@ typedef struct lg_body_piece {
 int lg_body_render_pieces(const lg_opts *o, const lg_body_piece *pieces, int n_pieces,
                           int32_t max_tokens, char **out, size_t *len);
 
+/* body (rendered here) with its "model" replaced by model, into *out
+ * (malloc'd): a --lora-modules request's. -EINVAL: not one of ours. */
+int lg_body_with_model(const char *body, size_t len, const char *model, char **out,
+                       size_t *out_len);
+
 #endif

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "lg_export.h"
+#include "lg_lora.h"
 #include "lg_mpi.h"
 #include "lg_plan.h"
 #include "rb_opts.h"
@@ -341,6 +342,11 @@ static int parse_request_timeout(void *base, const char *val, char *why, size_t 
     return 0;
 }
 
+static int parse_lora(void *base, const char *val, char *why, size_t n)
+{
+    return lg_lora_parse(base, val, why, n);
+}
+
 static int set_save_detailed(void *base, const char *val, char *why, size_t n)
 {
     lg_opts *o = base;
@@ -504,6 +510,12 @@ static const rb_opt OPTS[] = {
          "https: do not verify the server's certificate (curl's -k; the report says so)"),
     STRING("key", "FILE", client_key, NULL, "the private key (PEM) of --cert",
            .key = "server.key_path"),
+    CUSTOM("lora-modules", "NAME[=SHARE],...", parse_lora,
+           "models (LoRA adapters) the requests carry instead of --model: request i's drawn from "
+           "a hash of (--seed, i), evenly (vLLM's --lora-modules, its names comma-separated) or "
+           "by each name's share, the shares >= 0 summing to 1 (Inference Perf's "
+           "load.lora_traffic_split); at most 16",
+           .key = "load.lora_traffic_split"),
     INT("max-concurrency", max_concurrency, 1, 10000000, NULL,
         "alone: closed loop with C in flight; with a rate: a cap (waiting for a slot counts in "
         "latency from intended time)",

@@ -17,6 +17,8 @@
 #define LG_MAX_HEADERS 32
 #define LG_MAX_STAGES 64
 #define LG_MAX_PERCENTILES 16
+#define LG_MAX_LORA 16           /* --lora-modules names (lg_lora.h) */
+#define LG_LORA_NAME 128         /* a name's bytes, with its NUL */
 #define LG_MAX_SERVER_METRICS 16 /* --server-metric NAME (lg_srvm.h's LG_SRVM_MAX_EXTRA) */
 
 typedef enum { LG_DS_RANDOM, LG_DS_PREFIX, LG_DS_SHAREGPT, LG_DS_TRACE, LG_DS_CUSTOM } lg_ds_kind;
@@ -162,6 +164,11 @@ typedef struct lg_opts {
     /* --closed-stage C:N: closed-loop stages in turn (stages[i].max_requests = N) */
     int stage_conc[LG_MAX_STAGES]; /* C of closed stage i */
     int n_closed_stages;           /* all the stages are closed (0: none) */
+    /* --lora-modules: request i's model drawn from these by its share
+     * (lg_lora.h); n_lora 0: every request carries the one model */
+    char lora_names[LG_MAX_LORA][LG_LORA_NAME];
+    double lora_split[LG_MAX_LORA];
+    int n_lora;
 } lg_opts;
 
 void lg_opts_defaults(lg_opts *o, int online_cpus);

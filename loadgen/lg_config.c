@@ -288,6 +288,8 @@ static int conv_value(conv *c, const cJSON *v, const char *path, const rb_opt *e
 
 /* ---- the keys that are not one flag's --------------------------------- */
 
+static int lora_keys(conv *c, const cJSON *split);
+
 static int load_keys(conv *c, const cJSON *load)
 {
     char p[256], buf[160];
@@ -330,7 +332,46 @@ static int load_keys(conv *c, const cJSON *load)
             TRY(emit_key(c, "load.stages", buf));
         }
     }
-    return 0;
+    const cJSON *lora = member(load, "load", "lora_traffic_split", p, sizeof p);
+    return lora ? lora_keys(c, lora) : 0;
+}
+
+/* load.lora_traffic_split: [{"name", "split"}, ...], the splits >= 0 summing
+ * to 1 (Inference Perf's MultiLoRAConfig), as --lora-modules NAME=SPLIT,... */
+static int lora_keys(conv *c, const cJSON *split)
+{
+    static const char *const lkeys[] = {"name", "split", NULL};
+    const char *path = "load.lora_traffic_split";
+    if (!cJSON_IsArray(split) || !split->child)
+        return bad(c, path, split, "must be a non-empty array of {\"name\", \"split\"}");
+    char buf[LG_MAX_LORA * (LG_LORA_NAME + 32)] = "", sp[64], q[96], num[64];
+    double sum = 0;
+    int i = 0;
+    for (const cJSON *it = split->child; it; it = it->next, i++) {
+        snprintf(sp, sizeof sp, "%s[%d]", path, i);
+        if (i == LG_MAX_LORA) return bad(c, path, NULL, "at most 16 adapters");
+        TRY(check_object(c, it, sp, lkeys));
+        const cJSON *v = member(it, sp, "name", q, sizeof q);
+        if (!v) return bad(c, q, NULL, "is required");
+        if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) >= LG_LORA_NAME ||
+            strpbrk(v->valuestring, ",="))
+            return bad(c, q, v,
+                       "must be a non-empty string of at most 127 bytes without ',' or '='");
+        const char *name = v->valuestring;
+        v = member(it, sp, "split", q, sizeof q);
+        if (!v) return bad(c, q, NULL, "is required");
+        if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || isinf(v->valuedouble))
+            return bad(c, q, v, "must be a number >= 0");
+        sum += v->valuedouble;
+        fmt_num(v->valuedouble, num, sizeof num);
+        size_t l = strlen(buf);
+        snprintf(buf + l, sizeof buf - l, "%s%s=%s", i ? "," : "", name, num);
+    }
+    if (fabs(sum - 1.0) > 1e-6) {
+        snprintf(num, sizeof num, "the splits sum to %.9g, not 1", sum);
+        return bad(c, path, NULL, num);
+    }
+    return emit_key(c, path, buf);
 }
 
 static int sweep_keys(conv *c, const cJSON *sweep)
@@ -458,9 +499,11 @@ typedef struct section {
     int (*conv)(conv *c, const cJSON *obj);
 } section;
 
-static const char *const LOAD_ORDER[] = {"type",        "stages", "interval",    "sweep",
-                                         "num_workers", "seed",   "concurrency", NULL};
-static const char *const LOAD_SPECIAL[] = {"type", "concurrency", "stages", NULL};
+static const char *const LOAD_ORDER[] = {
+    "type", "stages",      "interval",           "sweep", "num_workers",
+    "seed", "concurrency", "lora_traffic_split", NULL};
+static const char *const LOAD_SPECIAL[] = {"type", "concurrency", "stages", "lora_traffic_split",
+                                           NULL};
 static const char *const SWEEP_ORDER[] = {
     "type", "num_stages", "max_rate", "stage_duration", "timeout", "saturation_percentile", NULL};
 static const char *const SWEEP_SPECIAL[] = {"timeout", "saturation_percentile", NULL};

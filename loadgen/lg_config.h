@@ -19,6 +19,9 @@
  *   load.type "poisson"               --burstiness 1
  *   load.type "concurrent"            (closed loop: needs load.concurrency)
  *   load.stages[i] {rate, duration}   --stage RATE:DURATION  (one per stage, "100:10s")
+ *   load.lora_traffic_split [{name, split}, ...]
+ *                                     --lora-modules NAME=SPLIT,...  (splits >= 0 summing to
+ *                                     1 within 1e-6, names non-empty without ',' or '=')
  *   load.sweep.timeout, load.sweep.saturation_percentile
  *                                     refused with a message: Inference Perf's saturation
  *                                     probe; here --sweep-until-saturation finds the knee

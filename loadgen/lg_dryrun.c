@@ -174,6 +174,12 @@ static void print_target(const lg_opts *o, int k, int closed, FILE *out)
 {
     fprintf(out, "loadgen --dry-run: the plan; nothing is sent\n");
     fprintf(out, "target: %s%s, model %s\n", o->base_url, o->endpoint, o->model);
+    if (o->n_lora) { /* --lora-modules */
+        fprintf(out, "models (--lora-modules, request i's from a hash of the seed and i):");
+        for (int i = 0; i < o->n_lora; i++)
+            fprintf(out, "%s %s %g", i ? "," : "", o->lora_names[i], o->lora_split[i]);
+        fprintf(out, "\n");
+    }
     fprintf(out, "load mode: %s", lg_load_mode(o));
     if (!closed)
         fprintf(out, ", arrivals gamma(shape %g), seed %llu", o->burstiness,

@@ -89,6 +89,11 @@ int lg_record_format(const lg_record *r, char *buf, size_t cap)
         ",\"status\":%d,\"class\":\"%s\"",
         r->index, (int)r->worker, (int)r->stage, r->intended_ns, r->dispatch_ns, r->first_byte_ns,
         r->first_token_ns, r->end_ns, r->input_tokens, r->output_tokens, (int)r->status, cls);
+    if (n > 0 && (size_t)n < cap && r->model && strlen(r->model) < 128) {
+        char m[128 * 6];
+        esc(r->model, m);
+        n += snprintf(buf + n, cap - (size_t)n, ",\"model\":\"%s\"", m);
+    }
     if (n > 0 && (size_t)n < cap && r->has_truth)
         n += snprintf(buf + n, cap - (size_t)n,
                       ",\"queue_ns\":%" PRId64 ",\"prefill_ns\":%" PRId64 ",\"decode_ns\":%" PRId64,

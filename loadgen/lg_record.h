@@ -21,7 +21,10 @@ typedef struct lg_record {
     int64_t input_tokens, output_tokens;
     int32_t status; /* HTTP status; 0: none */
     char cls[24];   /* "ok", "timeout", "http_429", ... (NUL-terminated) */
-    int has_truth;  /* the server reported its own timing (the next three) */
+    /* --lora-modules: the model the request carried (at most 127 bytes;
+     * NULL: no list, no key). Not owned; written only (a reader skips it). */
+    const char *model;
+    int has_truth; /* the server reported its own timing (the next three) */
     int64_t queue_ns, prefill_ns, decode_ns;
     /* the wire clock: the capture times of the request's first and last
      * bytes as they left, written when has_sent (not captured, or no wire
@@ -42,7 +45,7 @@ typedef struct lg_record {
 
 /* The longest line lg_record_format can write without token times, newline
  * included. */
-#define LG_RECORD_MAX 1024
+#define LG_RECORD_MAX 2048 /* the fields and a model name of 127 bytes escaped */
 /* What each token time may add ("-9223372036854775808" and its comma), and
  * the longest line with at most cap of them. */
 #define LG_RECORD_TT_ENTRY_MAX 21

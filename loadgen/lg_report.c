@@ -620,6 +620,22 @@ static void cert_check_json(cJSON *j, const lg_report *r)
     }
 }
 
+/* --lora-modules: "lora": {"split": {name: share}, "requests": {name: n}},
+ * the requests dispatched with each name (as many as the JSONL's records
+ * that carry it). */
+static void lora_json(cJSON *j, const lg_report *r)
+{
+    const lg_opts *o = r->o;
+    if (!o->n_lora) return;
+    cJSON *l = cJSON_AddObjectToObject(j, "lora");
+    cJSON *sp = cJSON_AddObjectToObject(l, "split");
+    cJSON *rq = cJSON_AddObjectToObject(l, "requests");
+    for (int i = 0; i < o->n_lora; i++) {
+        rb_json_put_num_inf(sp, o->lora_names[i], o->lora_split[i]);
+        rb_json_put_num_inf(rq, o->lora_names[i], (double)r->total->lora_requests[i]);
+    }
+}
+
 cJSON *lg_report_json(const lg_report *r)
 {
     const lg_opts *o = r->o;
@@ -632,6 +648,7 @@ cJSON *lg_report_json(const lg_report *r)
     tls_json(j, o);
     user_timed_json(j, r->total, o);
     failed_json(j, r->total);
+    lora_json(j, r);
     rb_json_put_num_inf(j, "not_dispatched", (double)r->total->not_dispatched);
     cJSON_AddBoolToObject(j, "not_dispatched_is_lower_bound", r->total->not_dispatched_partial > 0);
     cJSON *st = cJSON_AddArrayToObject(j, "stages");

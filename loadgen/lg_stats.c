@@ -127,6 +127,8 @@ void lg_stats_merge(lg_stage_stats *dst, const lg_stage_stats *src)
     dst->host_steal_ns += src->host_steal_ns;
     dst->host_cpu_ns += src->host_cpu_ns;
     dst->not_dispatched += src->not_dispatched;
+    for (int i = 0; i < LG_MAX_LORA; i++)
+        dst->lora_requests[i] += src->lora_requests[i];
     dst->not_dispatched_partial += src->not_dispatched_partial;
     for (int i = 0; i < LG_N_HISTS; i++)
         mdl_hist_merge(lg_stats_hist(dst, i), lg_stats_hist_c(src, i));

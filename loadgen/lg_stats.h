@@ -122,7 +122,8 @@ typedef struct lg_stage_stats {
      * steal and total CPU time (/proc/stat) */
     int64_t run_delay_ns, nivcsw;
     int64_t host_steal_ns, host_cpu_ns;
-    uint64_t not_dispatched; /* arrivals of this stage never sent (stop or deadline) */
+    uint64_t lora_requests[LG_MAX_LORA]; /* --lora-modules: requests per name (lg_lora.h) */
+    uint64_t not_dispatched;             /* arrivals of this stage never sent (stop or deadline) */
     /* workers whose not_dispatched is a lower bound (a timed stage's rest
      * past the count a worker draws at a stop: lg_sched_rest_for) */
     uint64_t not_dispatched_partial;

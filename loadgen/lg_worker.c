@@ -35,6 +35,7 @@
 
 #include "lg_capture.h"
 #include "lg_chunk.h"
+#include "lg_lora.h"
 #include "lg_meter.h"
 #include "lg_plan.h"
 #include "lg_record.h"
@@ -825,7 +826,8 @@ static void write_record(lg_worker *w, int64_t index, int stage, int64_t first_b
                      .has_token_times = w->tt_cap > 0,
                      .token_times_us = r ? r->tt_us : NULL,
                      .n_token_times = r ? r->tt_n : 0,
-                     .token_times_dropped = r ? r->tt_dropped : 0};
+                     .token_times_dropped = r ? r->tt_dropped : 0,
+                     .model = w->o->n_lora && index >= 0 ? lg_lora_model(w->o, index) : NULL};
 #undef REL
     /* the report's name for the class: http_429 */
     if (res->cls == LG_FAIL_HTTP)
@@ -1166,6 +1168,23 @@ static const char *session_body(lg_worker *w, const lg_arrival *a, lg_req *r, co
     return body;
 }
 
+/* --lora-modules: the body again with request index's model (lg_lora.h), in
+ * the request's own buffer (the pool's bodies stay shared; an earlier own
+ * one is freed). Without a list, body as it is. */
+static const char *lora_body(lg_worker *w, int64_t index, lg_req *r, const char *body, size_t *len)
+{
+    if (!w->o->n_lora || !body) return body;
+    char *out;
+    size_t n;
+    int rc = lg_body_with_model(body, *len, lg_lora_model(w->o, index), &out, &n);
+    free(r->own_body);
+    r->own_body = NULL;
+    if (rc) return NULL;
+    r->own_body = out;
+    *len = n;
+    return out;
+}
+
 /* Starts one request now. Returns 0 or -1 (no memory: counted as failed). */
 static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, int64_t now)
 {
@@ -1174,6 +1193,7 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
     lg_req *r = go > 0 ? req_get(w) : NULL;
     lg_stage_stats *st = stats_of(w, a->stage);
     lg_stats_record_dispatch(st, intended_ns, now, w->p->lag_bound_ns);
+    if (w->o->n_lora) st->lora_requests[lg_lora_pick(w->o, w->o->seed, a->index)]++;
     if (w->slot->n_sample < LG_SAMPLE_PER_WORKER) {
         w->sample[w->slot->n_sample] = (lg_dispatch_sample){
             .index = a->index, .dispatch_ns = now, .intended_ns = intended_ns, .stage = a->stage};
@@ -1205,6 +1225,7 @@ static int dispatch_one(lg_worker *w, const lg_arrival *a, int64_t intended_ns, 
         r->ds_output_tokens = w->sess ? -1 : w->p->ds.items[j].output_tokens;
         if (w->sess) body = session_body(w, a, r, body, &len);
     }
+    body = lora_body(w, a->index, r, body, &len);
     if (!body) {
         lg_req_result rr = {
             .intended_ns = intended_ns, .dispatch_ns = now, .end_ns = now, .cls = LG_FAIL_OTHER};

@@ -681,6 +681,22 @@ m tok-server-send-from-delivery loadgen/lg_meter.c 'LG_H_SERVER_SEND, t - tok->s
 # common/rb_host.c: /proc/stat's steal and idle fields
 m host-steal-field common/rb_host.c 'r->steal_ns = (int64_t)(v[7] * ns);' 'r->steal_ns = (int64_t)(v[6] * ns);'
 m host-idle-without-iowait common/rb_host.c 'r->idle_ns = (int64_t)((v[3] + v[4]) * ns);' 'r->idle_ns = (int64_t)(v[3] * ns);'
+# loadgen/lg_lora.c, lg_config.c, lg_body.c, lg_worker.c, lg_record.c: --lora-modules
+# (the chooser, the split's parse, the config's, the body's model; the e2e
+# test for what only a run shows)
+me lora-pick-shares-off loadgen/lg_lora.c 'if (u < cum) return i;' 'if (u < cum + 0.05) return i;' "test_lg_lora" "test_lg_lora"
+me lora-pick-no-seed loadgen/lg_lora.c 'uint64_t h = mix(mix(seed ^ 0x4c6f52414c6f5241ULL) ^ (uint64_t)index);' 'uint64_t h = mix(mix(0x4c6f52414c6f5241ULL) ^ (uint64_t)index);' "test_lg_lora" "test_lg_lora"
+me lora-zero-share-chosen loadgen/lg_lora.c 'if (o->lora_split[i] <= 0) continue;' 'if (o->lora_split[i] <= 0) return i;' "test_lg_lora" "test_lg_lora"
+me lora-sum-loose loadgen/lg_lora.c 'if (fabs(sum - 1.0) > 1e-6) return' 'if (fabs(sum - 1.0) > 1e-1) return' "test_lg_lora" "test_lg_lora"
+me lora-negative-accepted loadgen/lg_lora.c 'if (!isfinite(o->lora_split[i]) || o->lora_split[i] < 0)' 'if (!isfinite(o->lora_split[i]))' "test_lg_lora" "test_lg_lora"
+me lora-even-split-off loadgen/lg_lora.c 'o->lora_split[i] = 1.0 / k;' 'o->lora_split[i] = 1.0 / (k + 1);' "test_lg_lora" "test_lg_lora"
+me lora-config-sum-unchecked loadgen/lg_config.c '    if (fabs(sum - 1.0) > 1e-6) {' '    if (0) {' "test_lg_config" "test_lg_config"
+me lora-config-negative loadgen/lg_config.c '!(v->valuedouble >= 0) || isinf(v->valuedouble))' '!(v->valuedouble >= -1) || isinf(v->valuedouble))' "test_lg_config" "test_lg_config"
+me lora-body-model-kept loadgen/lg_body.c '    put_json_str(&b, model);' '    put_json_str(&b, "x");' "test_lg_lora" "test_lg_lora"
+me lora-body-escape-unskipped loadgen/lg_body.c "end += body[end] == '\\\\' ? 2 : 1;" 'end += 1;' "test_lg_lora" "test_lg_lora"
+me lora-body-not-sent loadgen/lg_worker.c '    body = lora_body(w, a->index, r, body, &len);' '    (void)lora_body;' "loadgen simserver" "lg_e2e_lora"
+me lora-count-first-name loadgen/lg_worker.c 'st->lora_requests[lg_lora_pick(w->o, w->o->seed, a->index)]++;' 'st->lora_requests[0]++;' "loadgen simserver" "lg_e2e_lora"
+me lora-record-no-model loadgen/lg_record.c 'if (n > 0 && (size_t)n < cap && r->model && strlen(r->model) < 128) {' 'if (0) {' "loadgen simserver" "lg_e2e_lora"
 
 # ---- the run ------------------------------------------------------------
 list=0 anchors_only=0

@@ -41,6 +41,7 @@ static const flag_rule RULES[] = {
     {"--stage-duration", 2, 1, 0},
     {"--num-workers", 2, 1, 0},
     {"--seed", 2, 1, 0},
+    {"--lora-modules", 2, 1, 0},
     {"--dataset-name", 3, 1, 0},
     {"--dataset-path", 3, 1, 0},
     {"--random-input-len", 3, 1, 0},
@@ -201,6 +202,28 @@ static void check_mapping(const lg_args *a, const cJSON *root)
             abort();
         st = st->next;
     }
+    /* --lora-modules NAME=SPLIT,... : one item per entry, in order, the
+     * name as it is, the split read back equal */
+    v = at(root, "load.lora_traffic_split");
+    f = find(a, "--lora-modules", &n);
+    if (!v != !f) abort();
+    st = v ? v->child : NULL;
+    for (const char *s = f; s && *s; st = st->next) {
+        const char *eq = strchr(s, '='), *comma = strchr(s, ',');
+        const cJSON *name = st ? cJSON_GetObjectItemCaseSensitive(st, "name") : NULL;
+        if (!eq || (comma && comma < eq) || !cJSON_IsString(name) ||
+            strlen(name->valuestring) != (size_t)(eq - s) ||
+            strncmp(s, name->valuestring, (size_t)(eq - s)))
+            abort();
+        char split[64];
+        size_t l = comma ? (size_t)(comma - eq - 1) : strlen(eq + 1);
+        if (l >= sizeof split) abort();
+        memcpy(split, eq + 1, l);
+        split[l] = '\0';
+        if (!same_number(split, cJSON_GetObjectItemCaseSensitive(st, "split"))) abort();
+        s = comma ? comma + 1 : eq + 1 + l;
+    }
+    if (st) abort();
     /* one entry of the list per percentile, in order, read back equal */
     v = at(root, "report.request_lifecycle.percentiles");
     f = find(a, "--metric-percentiles", &n);

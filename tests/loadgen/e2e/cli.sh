@@ -23,7 +23,7 @@ expect2 "loadgen: --stage: expected RATE:DURATION (e.g. 100:10s), got '100'" --s
 echo '{"load": {"stages": [{"rate": -5, "duration": 10}]}}' >"$WORK/bad.json"
 expect2 "loadgen: config: load.stages[0].rate: must be a number > 0, got -5" --config "$WORK/bad.json"
 echo '{"load": {"typo": 1}}' >"$WORK/typo.json"
-expect2 "loadgen: config: load.typo: unknown key (known here: type, stages, interval, sweep, num_workers, seed, concurrency), got 1" \
+expect2 "loadgen: config: load.typo: unknown key (known here: type, stages, interval, sweep, num_workers, seed, concurrency, lora_traffic_split), got 1" \
   --config "$WORK/typo.json"
 "$LOADGEN" --help >"$WORK/help" || fail "--help exit $?"
 for f in --base-url --endpoint --model --header --allow-remote --num-workers --max-connections-per-worker \
