@@ -512,10 +512,10 @@ static const rb_opt OPTS[] = {
            .key = "server.key_path"),
     CUSTOM("lora-modules", "NAME[=SHARE],...", parse_lora,
            "models (LoRA adapters) the requests carry instead of --model: request i's drawn from "
-           "a hash of (--seed, i), evenly (vLLM's --lora-modules, its names comma-separated) or "
-           "by each name's share, the shares >= 0 summing to 1 (Inference Perf's "
+           "a hash of (--seed, i), evenly (vLLM's --lora-modules a b c, or a,b,c) or by each "
+           "name's share, the shares >= 0 summing to 1 (a=0.7,b=0.3: Inference Perf's "
            "load.lora_traffic_split); at most 16",
-           .key = "load.lora_traffic_split"),
+           .greedy = 1, .key = "load.lora_traffic_split"),
     INT("max-concurrency", max_concurrency, 1, 10000000, NULL,
         "alone: closed loop with C in flight; with a rate: a cap (waiting for a slot counts in "
         "latency from intended time)",

@@ -169,6 +169,7 @@ typedef struct lg_opts {
     char lora_names[LG_MAX_LORA][LG_LORA_NAME];
     double lora_split[LG_MAX_LORA];
     int n_lora;
+    int lora_even; /* the list is bare names, split evenly (more may join it) */
 } lg_opts;
 
 void lg_opts_defaults(lg_opts *o, int online_cpus);

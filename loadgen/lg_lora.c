@@ -33,7 +33,10 @@ int lg_lora_parse(lg_opts *o, const char *val, char *why, size_t n)
     if (!val || !*val) return WHY("expected names like a,b,c or a=0.7,b=0.3");
     if (strlen(val) >= sizeof buf) return WHY("too long");
     strcpy(buf, val);
-    int k = 0, shared = 0, bare = 0;
+    /* vLLM's form, names as separate arguments (the flag takes every one
+     * that follows): a list of bare names goes on growing; anything else
+     * replaces the list. */
+    int k = o->lora_even && !strchr(val, '=') ? o->n_lora : 0, shared = 0, bare = 0;
     for (char *s = buf, *next; s; s = next) {
         next = strchr(s, ',');
         if (next) *next++ = '\0';
@@ -53,6 +56,7 @@ int lg_lora_parse(lg_opts *o, const char *val, char *why, size_t n)
     }
     if (shared && bare) return WHY("give every name a share, or none (an even split)");
     o->n_lora = k;
+    o->lora_even = bare > 0;
     if (bare)
         for (int i = 0; i < k; i++)
             o->lora_split[i] = 1.0 / k;

@@ -11,8 +11,10 @@
 #include "lg_cli.h"
 
 /* --lora-modules NAME[=SHARE],...: into o->lora_* (replacing an earlier
- * list). Bare names share evenly; with shares, every name has one, each
- * >= 0, summing to 1 within 1e-6. Returns 0, or -1 with why. */
+ * list, except that bare names after a list of bare names join it, so
+ * vLLM's `--lora-modules a b c` is one list of three). Bare names share
+ * evenly; with shares, every name has one, each >= 0, summing to 1 within
+ * 1e-6, in one value. Returns 0, or -1 with why. */
 int lg_lora_parse(lg_opts *o, const char *val, char *why, size_t n);
 
 /* Checks a split given name by name (the config reader's): a name must be

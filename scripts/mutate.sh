@@ -684,6 +684,8 @@ m host-idle-without-iowait common/rb_host.c 'r->idle_ns = (int64_t)((v[3] + v[4]
 # loadgen/lg_lora.c, lg_config.c, lg_body.c, lg_worker.c, lg_record.c: --lora-modules
 # (the chooser, the split's parse, the config's, the body's model; the e2e
 # test for what only a run shows)
+me lora-values-not-joined loadgen/lg_lora.c "int k = o->lora_even && !strchr(val, '=') ? o->n_lora : 0," \
+  'int k = 0,' "test_lg_lora" "test_lg_lora"
 me lora-pick-shares-off loadgen/lg_lora.c 'if (u < cum) return i;' 'if (u < cum + 0.05) return i;' "test_lg_lora" "test_lg_lora"
 me lora-pick-no-seed loadgen/lg_lora.c 'uint64_t h = mix(mix(seed ^ 0x4c6f52414c6f5241ULL) ^ (uint64_t)index);' 'uint64_t h = mix(mix(0x4c6f52414c6f5241ULL) ^ (uint64_t)index);' "test_lg_lora" "test_lg_lora"
 me lora-zero-share-chosen loadgen/lg_lora.c 'if (o->lora_split[i] <= 0) continue;' 'if (o->lora_split[i] <= 0) return i;' "test_lg_lora" "test_lg_lora"

@@ -89,6 +89,29 @@ static void refusals(void **state)
     assert_string_equal(o.lora_names[1], "b");
 }
 
+/* vLLM's form: names as separate values join one even list; shares, or
+ * bare names after a list with shares, replace it; a name twice is refused */
+static void separate_values(void **state)
+{
+    (void)state;
+    lg_opts o = {0};
+    char why[256] = "";
+    const char *vals[] = {"a", "b", "c,d"};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(lg_lora_parse(&o, vals[i], why, sizeof why), 0);
+    assert_int_equal(o.n_lora, 4);
+    assert_string_equal(o.lora_names[2], "c");
+    for (int i = 0; i < 4; i++)
+        assert_true(o.lora_split[i] == 0.25);
+    assert_int_equal(lg_lora_parse(&o, "x=0.5,y=0.5", why, sizeof why), 0);
+    assert_int_equal(o.n_lora, 2);
+    assert_int_equal(lg_lora_parse(&o, "z", why, sizeof why), 0);
+    assert_int_equal(o.n_lora, 1);
+    assert_true(o.lora_split[0] == 1);
+    assert_int_equal(lg_lora_parse(&o, "z", why, sizeof why), -1);
+    assert_non_null(strstr(why, "twice"));
+}
+
 static void body_model_replaced(void **state)
 {
     (void)state;
@@ -158,6 +181,7 @@ int main(void)
         cmocka_unit_test(even_split_within_noise),
         cmocka_unit_test(seed_decides),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(separate_values),
         cmocka_unit_test(body_model_replaced),
         cmocka_unit_test(record_with_the_longest_model_fits),
     };
