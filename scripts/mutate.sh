@@ -459,6 +459,13 @@ me report-timeouts-unnamed loadgen/lg_report.c '    if (!r->total->fail_class[LG
   '    return;' "loadgen simserver" "lg_e2e_faults"
 me report-timeouts-other-class loadgen/lg_report.c 'uint64_t n = r->stages[i].stats->fail_class[LG_FAIL_TIMEOUT];' \
   'uint64_t n = r->stages[i].stats->fail_class[LG_FAIL_RESET];' "loadgen simserver" "lg_e2e_faults"
+# calibrate --self-test on the real client: the injected cost paid twice
+# per event, and a self_test_result whose "failed" is not its checks'.
+me selftest-cost-twice loadgen/lg_worker.c '    spin_ns((int64_t)(us * 1000.0));' \
+  '    spin_ns((int64_t)(us * 2000.0));' "loadgen simserver calibrate" "e2e_calibrate_selftest"
+me selftest-json-failed-off calibrate/main.c '        cJSON_AddNumberToObject(st, "failed", fails);' \
+  '        cJSON_AddNumberToObject(st, "failed", fails + 1);' "loadgen simserver calibrate" \
+  "e2e_calibrate_selftest"
 # calibrate/cal_step.c: the host's readings in ns divided by the clock tick
 # again, which made every busy host's whole share "other processes".
 m host-other-ticks calibrate/cal_step.c '    double o = (busy_ns * 1e-9 - own_s) / (total_ns * 1e-9);' \
