@@ -29,75 +29,16 @@
 #include "lg_outputs.h"
 #include "lg_progress.h"
 #include "lg_report.h"
+#include "lg_run_report.h"
 #include "lg_run_state.h"
+#include "lg_signals.h"
 #include "lg_promql.h"
 #include "lg_scrape.h"
 #include "rb_clock.h"
 #include "rb_file.h"
 #include "rb_host.h"
 
-static volatile sig_atomic_t g_signals;
-static volatile sig_atomic_t g_last_signal;
-/* The signals counted when the workers had ended (-1: not yet), and
- * whether the first that came after was said. */
-static int g_signals_at_end = -1, g_late_said;
-
-static void on_signal(int sig)
-{
-    g_signals++;
-    g_last_signal = sig;
-}
-
-static const char *signal_name(int sig)
-{
-    return sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM";
-}
-
-int lg_run_late_signals(void)
-{
-    return g_signals_at_end < 0 ? 0 : g_signals - g_signals_at_end;
-}
-
-void lg_run_phase(const char *phase)
-{
-    const char *at = getenv("RB_TEST_PAUSE_AT"), *file = getenv("RB_TEST_PAUSE_FILE");
-    if (at && file && !strcmp(at, phase)) {
-        /* Test hook: says it is here, waits (at most 60 s) for the signals. */
-        const char *ns = getenv("RB_TEST_PAUSE_SIGNALS");
-        int base = g_signals, want = g_signals + (ns && atoi(ns) > 1 ? atoi(ns) : 1), seen = -1;
-        /* The file holds how many signals came here so far: a test sends
-         * the next only once the last was counted (two sent at once may
-         * reach the process as one, as pending signals merge). */
-        for (int i = 0; i < 60000 && g_signals < want; i++) {
-            if (g_signals != seen) {
-                seen = g_signals;
-                FILE *f = fopen(file, "w");
-                if (f) {
-                    fprintf(f, "%d\n", seen - base);
-                    fclose(f);
-                }
-            }
-            struct timespec ts = {0, 1000000L};
-            nanosleep(&ts, NULL);
-        }
-    }
-    if (lg_run_late_signals() > 0 && !g_late_said) {
-        g_late_said = 1;
-        fprintf(stderr,
-                "loadgen: %s after the requests ended: writing the results all the same (again "
-                "to skip the --report-format exports)\n",
-                signal_name(g_last_signal));
-    }
-}
-
 /* ---- watching the run ------------------------------------------------- */
-
-int64_t lg_coord_stage_start(const lg_coord *c, int s)
-{
-    if (!c->stage_clock) return lg_plan_shared(c->p)->t0_ns;
-    int64_t st = lg_sched_stage_start_ns(c->stage_clock, s);
-    return lg_plan_shared(c->p)->t0_ns + (st < 0 ? 0 : st);
-}
 
 static void watch_saturation(lg_coord *c, int64_t now)
 {
@@ -138,7 +79,7 @@ static void coord_tick(void *ctx)
 {
     lg_coord *c = ctx;
     lg_shared *sh = lg_plan_shared(c->p);
-    int sigs = g_signals;
+    int sigs = *lg_signals_count();
     if (sigs > c->handled_signals) {
         c->handled_signals = sigs;
         if (!sh->interrupted) {
@@ -148,7 +89,7 @@ static void coord_tick(void *ctx)
             fprintf(stderr,
                     "loadgen: %s: stopping, draining in-flight requests (up to %.1f s; "
                     "again to cancel them)\n",
-                    signal_name(g_last_signal), (double)c->o->drain_timeout_ns / 1e9);
+                    lg_signals_name(lg_signals_last()), (double)c->o->drain_timeout_ns / 1e9);
         } else {
             __atomic_store_n(&sh->stop, 2, __ATOMIC_RELAXED);
         }
@@ -469,7 +410,7 @@ int lg_run(lg_opts *o)
 {
     char err[512] = "";
     int exit_code = 0, handlers = 0;
-    struct sigaction old_int, old_term, old_hup;
+    lg_signals_saved old_handlers;
     lg_runstate *r = calloc(1, sizeof *r);
     if (!r) {
         fprintf(stderr, "loadgen: out of memory\n");
@@ -578,15 +519,10 @@ int lg_run(lg_opts *o)
      * the run before its first request (the workers count every arrival as
      * not dispatched, the partial report is written and the parts and the
      * lock removed); during the run the workers drain; after it the files
-     * are written all the same (lg_run_phase). A hang-up (the terminal or
+     * are written all the same (lg_signals_phase). A hang-up (the terminal or
      * the ssh session gone) is taken as SIGTERM. */
     if (!exit_code) {
-        struct sigaction sa = {0};
-        sa.sa_handler = on_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, &old_int);
-        sigaction(SIGTERM, &sa, &old_term);
-        sigaction(SIGHUP, &sa, &old_hup);
+        lg_signals_install(&old_handlers);
         handlers = 1;
     }
     /* Under --mpi this process holds one slot: its rank's worker. */
@@ -636,7 +572,7 @@ int lg_run(lg_opts *o)
     /* The warm-up (one process: rank 0 under --mpi, the others wait in the
      * clock sync) comes before the start instant, so it delays no arrival. */
     if (o->num_warmups && (!r->mpi || r->rank == 0) && p->ds.n && p->bodies) {
-        if (lg_warmup_run(o, p->url, p->bodies[0], p->body_len[0], p->stamps, &g_signals,
+        if (lg_warmup_run(o, p->url, p->bodies[0], p->body_len[0], p->stamps, lg_signals_count(),
                           &r->warmup))
             fprintf(stderr, "loadgen: warm-up: could not set up its requests\n");
         else if (!o->quiet)
@@ -644,8 +580,8 @@ int lg_run(lg_opts *o)
                     r->warmup.requested, r->warmup.failed, r->warmup.first_error[0] ? " (" : "",
                     r->warmup.first_error, r->warmup.first_error[0] ? ")" : "", r->warmup.seconds);
     }
-    lg_run_phase("walk");
-    int64_t end_offset = lg_plan_end_offset(p, &g_signals);
+    lg_signals_phase("walk");
+    int64_t end_offset = lg_plan_end_offset(p, lg_signals_count());
     if (r->mpi) {
         /* about 1 s ahead: the clock sync and every rank's last setup fit */
         sh->t0_ns = lg_mpi_start(r->mpi, 1000000000LL);
@@ -667,21 +603,17 @@ int lg_run(lg_opts *o)
     if (coord->progress) fputc('\n', stderr);
     /* A signal before the workers started that no watch tick saw (an
      * in-process worker ends at once on it): the run is interrupted. */
-    if (g_signals > coord->handled_signals) sh->interrupted = 1;
-    g_signals_at_end = g_signals;
+    if (*lg_signals_count() > coord->handled_signals) sh->interrupted = 1;
+    lg_signals_workers_ended();
 
     lg_scrape_final(coord->scrape);
     promql_collect(coord);
     if (r->mpi ? finish_mpi(r) : lg_run_collect(r)) exit_code = 1;
-    if ((sh->interrupted || lg_run_late_signals()) && exit_code == 0)
-        exit_code = 128 + (int)g_last_signal;
+    if ((sh->interrupted || lg_signals_late()) && exit_code == 0)
+        exit_code = 128 + lg_signals_last();
 done:
     lg_outputs_free(out);
-    if (handlers) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        sigaction(SIGHUP, &old_hup, NULL);
-    }
+    if (handlers) lg_signals_restore(&old_handlers);
     free(r->lost);
     free(r->lost_sig);
     coord_free(coord);

@@ -1,4 +1,4 @@
-/* lg_run_report: the second half of the coordinator (see lg_run_state.h):
+/* lg_run_report: the second half of the coordinator (lg_run_report.h):
  * a run's merged results judged (lg_judge.h), the summary printed, and with
  * --save-result the per-request records committed (lg_outputs.h) and the
  * result file written, with --mpi's and a salvage's sections. */
@@ -12,7 +12,9 @@
 #include "lg_bias.h"
 #include "lg_export.h"
 #include "lg_judge.h"
+#include "lg_run_report.h"
 #include "lg_run_state.h"
+#include "lg_signals.h"
 #include "lg_promql.h"
 #include "lg_scrape.h"
 #include "rb_file.h"
@@ -226,7 +228,7 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
             rc_ = *r->records; /* each rank committed its own (see lg_run_mpi) */
             exit_code |= rc_.lost > 0;
         } else if (o->save_detailed) {
-            lg_run_phase("join");
+            lg_signals_phase("join");
             lg_outputs_commit(&r->out, k, slots, r->lost, &rc_);
             if (rc_.lost) {
                 fprintf(stderr, "loadgen: %llu of %llu per-request records lost (%s); %s%s\n",
@@ -244,7 +246,7 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
         }
         /* A second signal after the workers ended cuts the writing short
          * (no exports): the result says so. */
-        if (lg_run_late_signals() > 1) rep.interrupted = 1;
+        if (lg_signals_late() > 1) rep.interrupted = 1;
         cJSON *j = lg_report_json(&rep);
         if (j) server_metrics_json(r, &rep, j);
         if (j && o->save_detailed) {
@@ -287,8 +289,8 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
         } else {
             fprintf(stderr, "loadgen: wrote %s\n", r->out.json);
             r->wrote = 1;
-            lg_run_phase("export");
-            if (o->report_formats && lg_run_late_signals() > 1) {
+            lg_signals_phase("export");
+            if (o->report_formats && lg_signals_late() > 1) {
                 fprintf(stderr, "loadgen: a second signal: the --report-format exports are "
                                 "skipped\n");
                 if (!rep.interrupted) { /* written before it came: says so now */
@@ -319,7 +321,7 @@ int lg_run_collect(lg_runstate *r)
     const lg_slot **slots = calloc((size_t)k, sizeof *slots);
     const lg_stage_stats **blocks = calloc((size_t)k * (size_t)p->n_stages, sizeof *blocks);
     int exit_code = 0;
-    lg_run_phase("merge");
+    lg_signals_phase("merge");
     if (!slots || !blocks || lg_merge_workers(p, r->lost, &m)) {
         fprintf(stderr, "loadgen: out of memory merging results\n");
         exit_code = 1;

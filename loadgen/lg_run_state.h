@@ -1,8 +1,9 @@
 /* lg_run_state: the state one run carries from its plan to its report,
  * shared by the two halves of the coordinator: lg_run.c (the plan, the
  * watch, the fleet, --mpi's exchange and salvage) and lg_run_report.c (the
- * merged results judged, reported and written). Private to them: nothing
- * else includes it. */
+ * merged results judged, reported and written; lg_run_report.h). Private
+ * to them: nothing else includes it. lg_run_state.c holds what both halves
+ * compute from it. */
 #ifndef LG_RUN_STATE_H
 #define LG_RUN_STATE_H
 
@@ -66,30 +67,5 @@ typedef struct lg_runstate {
     int wrote;               /* the result file was written */
     lg_warmup_result warmup; /* --num-warmups (requested 0: none sent) */
 } lg_runstate;
-
-/* The merged results judged and reported: the summary on stdout and, with
- * --save-result, the records (committed here unless r->records says how
- * the ranks' fared) and the result file (r->wrote set once it is). slots
- * and blocks are every worker's (k of them; blocks worker-major, n_stages
- * each). Returns 0 or 1 (a lost worker, lost records, a file not written). */
-int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
-                  const lg_stage_stats *const *blocks, lg_merged *m);
-
-/* The coordinator at a phase of its end ("merge", "join", "export") or of
- * its set-up ("walk"): says, once, that a signal came after the workers
- * ended (the files are written all the same). A test hook: with
- * RB_TEST_PAUSE_AT=PHASE and RB_TEST_PAUSE_FILE=PATH in the environment, at
- * PHASE it creates PATH and waits (at most 60 s) for a signal (or for
- * RB_TEST_PAUSE_SIGNALS of them), so that a test's signals land in that
- * phase. */
-void lg_run_phase(const char *phase);
-/* The signals that came after the workers ended (0 before they end). From
- * the second on, the writing is cut short: the exports are skipped and the
- * result says interrupted. */
-int lg_run_late_signals(void);
-
-/* The fork back-end's results (the slots of the plan's own region, and a
- * salvage's) merged and reported with lg_run_report. Returns 0 or 1. */
-int lg_run_collect(lg_runstate *r);
 
 #endif
