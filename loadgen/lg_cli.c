@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "lg_export.h"
+#include "lg_extra.h"
 #include "lg_lora.h"
 #include "lg_mpi.h"
 #include "lg_plan.h"

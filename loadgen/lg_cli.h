@@ -191,14 +191,6 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen);
  * (closed loop bounded by time, a trace). */
 int64_t lg_cli_planned_arrivals(const lg_opts *o);
 
-/* Renders o->extra_members from --extra-body and the sampling flags (called
- * by lg_cli_finish). Refuses (-EINVAL, err naming the flag and the value)
- * an --extra-body that is not a JSON object, that sets a key the client
- * owns (model, prompt, messages, stream, stream_options, max_tokens,
- * ignore_eos: their flags say), or one a sampling flag sets too, and a
- * rendering past the buffer. */
-int lg_extra_body_render(lg_opts *o, char *err, size_t errlen);
-
 /* The URL the run scrapes the server's metrics from into url[0..cap): "" when
  * --server-metrics is off (the default), the base URL's origin with /metrics
  * for "target", else its URL. */

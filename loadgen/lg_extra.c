@@ -1,7 +1,9 @@
-/* lg_extra: the request body's additions (see lg_cli.h): --extra-body and
+/* lg_extra: the request body's additions (see lg_extra.h): --extra-body and
  * vLLM's sampling flags, rendered once before the run into the members every
  * body carries (lg_body.c appends them), so they cost nothing per request.
  * Pure. */
+#include "lg_extra.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>

@@ -9,6 +9,7 @@
  * stubs below. */
 
 #include "lg_mpi.h"
+#include "lg_mpi_snap.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* lg_mpi: the mpi back-end of the fleet (lg_fleet.h), in two files:
- * lg_mpi.c (the exchange) and lg_mpi_snap.c (each rank's snapshot and the
- * lost ranks' arrivals, for salvage), which this header declares. Under mpirun (or srun)
+ * lg_mpi.c (the exchange), declared here, and lg_mpi_snap.c (each rank's
+ * snapshot and the lost ranks' arrivals, for salvage: lg_mpi_snap.h). Under mpirun (or srun)
  * each rank runs one worker of a k = N plan: rank r takes arrivals r, r+N,
  * ... of the one seeded stream, exactly as fork worker r of k = N would.
  * MPI is used only around the run, never on its hot path: before it, the
@@ -107,25 +107,6 @@ void lg_mpi_reduce_blocks(lg_mpi *m, const lg_stage_stats *const *src, lg_stage_
  * merge_ns, certificates, lost_ranks, lost_arrivals}. */
 cJSON *lg_mpi_json(const lg_mpi *m, const lg_mpi_fleet *f, const lg_plan *p);
 
-/* A lost rank r's stripe of the N-rank stream (a pure function of seed, N
- * and r) as {rank, stride, count, first_index, last_index, gone_after_s,
- * never_offered}: never_offered lists the arrivals due after died_ns (rank
- * 0's clock, when it saw the rank gone; 0: not known, then null). */
-cJSON *lg_mpi_lost_arrivals(const lg_plan *p, int r, int n, int64_t t0_root_ns, int64_t died_ns);
-
-/* Salvage (no MPI needed). Each rank writes its slot, final, once its worker
- * has ended and before the exchange, to "<dir>/.<name>.rank<r>.snap"
- * (atomically); a run whose exchange completes removes them. When the
- * exchange never happened (mpirun ended every rank, or rank 0 was lost),
- * `loadgen --mpi-salvage N` with the run's flags merges the snapshots there:
- * ranks without one are lost. Times are in rank 0's clock. */
-void lg_mpi_snap_path(const char *dir, const char *name, int rank, char *buf, size_t cap);
-int lg_mpi_snap_write(const char *path, const lg_plan *p, int rank, int ranks, int64_t t0_root_ns,
-                      int interrupted);
-/* Fills rank's slot of p (mapped for ranks slots from 0). Returns 0, -errno,
- * or -EINVAL for a snapshot of another run's shape. */
-int lg_mpi_snap_read(const char *path, const lg_plan *p, int rank, int ranks, int64_t *t0_root_ns,
-                     int *interrupted);
 /* This rank's times in rank 0's clock (once; the exchange and a snapshot
  * both need them so). */
 void lg_mpi_to_root_clock(lg_mpi *m, const lg_plan *p);

@@ -1,14 +1,15 @@
-/* lg_mpi_snap: a rank's final slot on disk, for --mpi-salvage (see lg_mpi.h).
+/* lg_mpi_snap: a rank's final slot on disk, for --mpi-salvage (see lg_mpi_snap.h).
  * Format: a header, the slot header, each stage block as its nonzero 8-byte
  * words (index, value), then the dispatch samples. No MPI here: a salvage
  * runs without mpirun. */
+
+#include "lg_mpi_snap.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lg_mpi.h"
 #include "rb_file.h"
 
 #define SNAP_MAGIC "LGSNAP1"

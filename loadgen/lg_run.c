@@ -26,6 +26,7 @@
 #include "lg_knee.h"
 #include "lg_merge.h"
 #include "lg_mpi.h"
+#include "lg_mpi_snap.h"
 #include "lg_outputs.h"
 #include "lg_progress.h"
 #include "lg_report.h"

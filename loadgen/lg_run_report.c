@@ -12,6 +12,7 @@
 #include "lg_bias.h"
 #include "lg_export.h"
 #include "lg_judge.h"
+#include "lg_mpi_snap.h"
 #include "lg_run_report.h"
 #include "lg_run_state.h"
 #include "lg_signals.h"
