@@ -870,10 +870,11 @@ static int finish_ramp(lg_opts *o, char *err, size_t errlen)
     return 0;
 }
 
-int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
+/* The URLs: the target's and the metrics', each http(s) with a host, on
+ * loopback unless --allow-remote. */
+static int finish_urls(lg_opts *o, char *err, size_t errlen)
 {
     const char *flag, *val;
-    char num[64];
     if (strncmp(o->base_url, "http://", 7) != 0 && strncmp(o->base_url, "https://", 8) != 0) {
         flag = "--base-url";
         val = o->base_url;
@@ -916,47 +917,58 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
             return BAD("is not a loopback address (127.0.0.0/8, ::1, localhost); pass "
                        "--allow-remote to query another host");
     }
-    {
-        /* TLS options with no https URL to apply them to are a mistake. */
-        char sm[600];
-        lg_server_metrics_url(o, sm, sizeof sm);
-        int https = strncmp(o->base_url, "https://", 8) == 0 || strncmp(sm, "https://", 8) == 0;
-        if (o->insecure && o->ca_cert[0]) {
-            flag = "--ca-cert";
-            val = o->ca_cert;
-            return BAD("cannot be given with --insecure (verify against the file, or not at all)");
-        }
-        if ((o->insecure || o->ca_cert[0] || o->client_cert[0] || o->client_key[0]) && !https) {
-            flag = o->insecure         ? "--insecure"
-                   : o->ca_cert[0]     ? "--ca-cert"
-                   : o->client_cert[0] ? "--cert"
-                                       : "--key";
-            val = o->base_url;
-            return BAD("applies to https:// only, and neither the base URL nor its metrics URL is "
-                       "https://");
-        }
-        if (o->client_key[0] && !o->client_cert[0]) {
-            flag = "--key";
-            val = o->client_key;
-            return BAD("is the key of a client certificate: give --cert too");
-        }
-        const char *files[3][2] = {
-            {"--ca-cert", o->ca_cert}, {"--cert", o->client_cert}, {"--key", o->client_key}};
-        for (int i = 0; i < 3; i++) {
-            if (!files[i][1][0]) continue;
-            FILE *f = fopen(files[i][1], "r");
-            if (!f) {
-                snprintf(err, errlen, "%s: cannot read '%s': %s", files[i][0], files[i][1],
-                         strerror(errno));
-                return -EINVAL;
-            }
-            fclose(f);
-        }
+    return 0;
+}
+
+/* The TLS flags: only with an https URL, --key with --cert, each file
+ * readable. */
+static int finish_tls(lg_opts *o, char *err, size_t errlen)
+{
+    const char *flag, *val;
+    /* TLS options with no https URL to apply them to are a mistake. */
+    char sm[600];
+    lg_server_metrics_url(o, sm, sizeof sm);
+    int https = strncmp(o->base_url, "https://", 8) == 0 || strncmp(sm, "https://", 8) == 0;
+    if (o->insecure && o->ca_cert[0]) {
+        flag = "--ca-cert";
+        val = o->ca_cert;
+        return BAD("cannot be given with --insecure (verify against the file, or not at all)");
     }
-    {
-        int rc = lg_extra_body_render(o, err, errlen);
-        if (rc) return rc;
+    if ((o->insecure || o->ca_cert[0] || o->client_cert[0] || o->client_key[0]) && !https) {
+        flag = o->insecure         ? "--insecure"
+               : o->ca_cert[0]     ? "--ca-cert"
+               : o->client_cert[0] ? "--cert"
+                                   : "--key";
+        val = o->base_url;
+        return BAD("applies to https:// only, and neither the base URL nor its metrics URL is "
+                   "https://");
     }
+    if (o->client_key[0] && !o->client_cert[0]) {
+        flag = "--key";
+        val = o->client_key;
+        return BAD("is the key of a client certificate: give --cert too");
+    }
+    const char *files[3][2] = {
+        {"--ca-cert", o->ca_cert}, {"--cert", o->client_cert}, {"--key", o->client_key}};
+    for (int i = 0; i < 3; i++) {
+        if (!files[i][1][0]) continue;
+        FILE *f = fopen(files[i][1], "r");
+        if (!f) {
+            snprintf(err, errlen, "%s: cannot read '%s': %s", files[i][0], files[i][1],
+                     strerror(errno));
+            return -EINVAL;
+        }
+        fclose(f);
+    }
+    return 0;
+}
+
+/* What the run needs of the build and of its responses: MPI, and token
+ * times only of streamed responses. */
+static int finish_outputs(lg_opts *o, char *err, size_t errlen)
+{
+    const char *flag, *val;
+    char num[64];
     if (o->mpi && !lg_mpi_available()) {
         flag = "--mpi";
         val = "on";
@@ -973,7 +985,14 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         val = "with --no-stream";
         return BAD("needs streamed responses (a whole response has no token times)");
     }
-    o->chat = strstr(o->endpoint, "chat") != NULL;
+    return 0;
+}
+
+/* --sweep (or --sweep-until-saturation): its stages, from its bounds. */
+static int finish_sweep(lg_opts *o, char *err, size_t errlen)
+{
+    const char *flag, *val;
+    char num[64];
     if (o->sweep != LG_SWEEP_NONE || o->sweep_until_saturation) {
         if (o->n_stages) {
             flag = "--sweep";
@@ -1012,6 +1031,15 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         }
         o->n_stages = n;
     }
+    return 0;
+}
+
+/* The stages: closed ones set the cap and bound the workers, stages and
+ * the one-stage flags exclude each other, the ramp, and no infinite rate
+ * without a bound. */
+static int finish_stages(lg_opts *o, char *err, size_t errlen)
+{
+    const char *flag, *val;
     if (o->n_closed_stages) { /* the cap is the widest stage's; each worker needs a slot */
         if (o->max_concurrency || o->sweep != LG_SWEEP_NONE || o->dataset == LG_DS_TRACE) {
             flag = "--closed-stage";
@@ -1067,6 +1095,14 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
             return BAD("an infinite rate needs --num-prompts to bound it");
         }
     }
+    return 0;
+}
+
+/* The dataset's flags and the concurrency they leave (the workers within
+ * the cap, a closed loop's stage, vLLM's ignore_eos default). */
+static int finish_dataset(lg_opts *o, char *err, size_t errlen)
+{
+    const char *flag, *val;
     if ((o->dataset == LG_DS_SHAREGPT || o->dataset == LG_DS_TRACE || o->dataset == LG_DS_CUSTOM) &&
         !o->dataset_path[0]) {
         flag = "--dataset-path";
@@ -1126,6 +1162,19 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
     /* vLLM's bench serve forces ignore_eos on its random dataset, so that
      * every output is as long as asked; the others leave it to the model. */
     if (o->ignore_eos < 0) o->ignore_eos = o->dataset == LG_DS_RANDOM;
+    return 0;
+}
+
+int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
+{
+    int rc;
+    if ((rc = finish_urls(o, err, errlen)) || (rc = finish_tls(o, err, errlen)) ||
+        (rc = lg_extra_body_render(o, err, errlen)) || (rc = finish_outputs(o, err, errlen)))
+        return rc;
+    o->chat = strstr(o->endpoint, "chat") != NULL;
+    if ((rc = finish_sweep(o, err, errlen)) || (rc = finish_stages(o, err, errlen)) ||
+        (rc = finish_dataset(o, err, errlen)))
+        return rc;
     size_pool(o);
     return 0;
 }
