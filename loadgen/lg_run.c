@@ -407,6 +407,162 @@ static int salvage(lg_runstate *r)
     return rc ? rc : 1; /* a salvaged run is never a whole one */
 }
 
+/* --mpi: the back-end started, this rank's place. Returns 0, or 2 with
+ * r->mpi NULL (nothing to undo) or set (the back-end to finish). */
+static int run_mpi_init(lg_runstate *r)
+{
+    const lg_opts *o = r->o;
+    /* Each rank is one worker (--num-workers has no say). */
+    if (o->sweep_until_saturation) {
+        fprintf(stderr, "loadgen: --mpi: --sweep-until-saturation needs every worker's live "
+                        "counters, which --mpi keeps off the network during the run\n");
+        return 2;
+    }
+    if (!(r->mpi = lg_mpi_init())) return 2;
+    r->rank = lg_mpi_rank(r->mpi);
+    r->n_ranks = lg_mpi_size(r->mpi);
+    if (o->max_concurrency && o->max_concurrency < r->n_ranks) {
+        if (r->rank == 0)
+            fprintf(stderr,
+                    "loadgen: --mpi: --max-concurrency %d is fewer than the %d ranks (each "
+                    "needs at least one)\n",
+                    o->max_concurrency, r->n_ranks);
+        return 2;
+    }
+    return 0;
+}
+
+/* The result's name and path (rank 0's, under --mpi), its directory
+ * writable and its files free to take. Returns 0 or 2. */
+static int run_result_name(lg_runstate *r, char *result_name, size_t name_cap, char *result_path,
+                           size_t path_cap)
+{
+    const lg_opts *o = r->o;
+    lg_outputs *out = &r->out;
+    int exit_code = 0;
+    if (o->save_result) {
+        int rc = rb_dir_check_writable(o->result_dir);
+        if (rc) {
+            fprintf(stderr, "loadgen: --result-dir: '%s' is not writable: %s\n", o->result_dir,
+                    strerror(-rc));
+            exit_code = 2;
+        }
+        if (o->result_filename[0])
+            snprintf(result_name, name_cap, "%s", o->result_filename);
+        else
+            lg_outputs_default_name(o, result_name, name_cap);
+        if (r->mpi) lg_mpi_bcast(r->mpi, result_name, name_cap);
+        snprintf(r->result_name, sizeof r->result_name, "%s", result_name);
+        snprintf(result_path, path_cap, "%s/%s", o->result_dir, result_name);
+    }
+    lg_outputs_init(out, result_path);
+    if (r->mpi) lg_outputs_for_rank(out, r->rank);
+    if (!exit_code && o->save_result && lg_outputs_check(o, result_name, out)) exit_code = 2;
+    return exit_code;
+}
+
+/* The plan (lg_plan.h) and the watch's view of its schedule: the stage
+ * clock, and under --sweep-until-saturation each stage's scheduled count.
+ * Returns 0 or 2. */
+static int run_plan(lg_runstate *r, int k, char *err, size_t errlen)
+{
+    lg_opts *o = r->o;
+    lg_plan *p = &r->plan;
+    lg_coord *coord = &r->coord;
+    int exit_code = 0;
+    if (lg_plan_build(p, o, k, !r->mpi && !r->salvage && o->num_workers > 0, err, errlen)) {
+        fprintf(stderr, "loadgen: %s\n", err[0] ? err : "cannot build the dataset");
+        exit_code = 2;
+    }
+    *coord = (lg_coord){.p = p, .o = o, .judged = 0, .mpi = r->mpi};
+    if (!exit_code && !p->closed) {
+        coord->stage_clock = lg_sched_new(&p->spec, err, errlen);
+        if (!coord->stage_clock) {
+            fprintf(stderr, "loadgen: schedule: %s\n", err);
+            exit_code = 2;
+        }
+    }
+    if (!exit_code && o->sweep_until_saturation && coord->stage_clock) {
+        /* The scheduled count of each stage is the target the achieved
+         * count is compared with (not rate x duration: no Poisson noise). */
+        coord->stage_expected = calloc((size_t)p->n_stages, sizeof *coord->stage_expected);
+        lg_sched *it = lg_sched_new(&p->spec, err, errlen);
+        lg_arrival a;
+        while (it && coord->stage_expected && lg_sched_next(it, &a))
+            if (a.stage >= 0 && a.stage < p->n_stages) coord->stage_expected[a.stage]++;
+        lg_sched_free(it);
+    }
+    return exit_code;
+}
+
+/* The coordinator's watch: the progress line, the knee, the server's
+ * metrics, and the lost workers' tables. Returns 0 or 1 (no memory). */
+static int run_watch(lg_runstate *r, int k)
+{
+    const lg_opts *o = r->o;
+    lg_plan *p = &r->plan;
+    lg_coord *coord = &r->coord;
+    int exit_code = 0;
+    /* Under --mpi the progress line is asked for (--progress: every rank
+     * reads the same flags, and mpirun's stderr is no terminal): each rank
+     * sends its counters once a second, rank 0 shows their combination
+     * (lg_mpi_progress). No knee watch: it would need every rank's
+     * histograms live, and MPI stays off the run's hot path. */
+    if (r->mpi) coord->mpi_progress = o->progress == 1;
+    coord->progress = r->mpi             ? coord->mpi_progress && lg_mpi_rank(r->mpi) == 0
+                      : o->progress >= 0 ? o->progress
+                                         : isatty(STDERR_FILENO);
+    coord->knee = r->mpi ? NULL : lg_knee_watch_new(p, coord->progress);
+    coord->scrape = r->mpi ? NULL : lg_scrape_for_run(o, p->forked);
+    if (!r->mpi && o->prometheus_url[0])
+        coord->promql = lg_promql_new(o->prometheus_url, o->prometheus_scrape_interval_ns);
+    r->lost = calloc((size_t)k, sizeof *r->lost);
+    r->lost_sig = calloc((size_t)k, sizeof *r->lost_sig);
+    if (!r->lost || !r->lost_sig) {
+        fprintf(stderr, "loadgen: out of memory\n");
+        exit_code = 1;
+    }
+    return exit_code;
+}
+
+/* The last steps before the start instant: the fd limit, the warm-up, the
+ * deadline's walk of the schedule, the start instant itself (--mpi: agreed
+ * by the clock sync) and the scrape windows. */
+static void run_start(lg_runstate *r, int k)
+{
+    const lg_opts *o = r->o;
+    lg_plan *p = &r->plan;
+    lg_shared *sh = lg_plan_shared(p);
+    /* The deadline's walk of the schedule (as long as the run's arrivals:
+     * seconds for 10^8) comes before the start instant is fixed, so that
+     * it does not make the first requests late; a signal cuts it short. */
+    check_fd_limit(p);
+    /* The warm-up (one process: rank 0 under --mpi, the others wait in the
+     * clock sync) comes before the start instant, so it delays no arrival. */
+    if (o->num_warmups && (!r->mpi || r->rank == 0) && p->ds.n && p->bodies) {
+        if (lg_warmup_run(o, p->url, p->bodies[0], p->body_len[0], p->stamps, lg_signals_count(),
+                          &r->warmup))
+            fprintf(stderr, "loadgen: warm-up: could not set up its requests\n");
+        else if (!o->quiet)
+            fprintf(stderr, "loadgen: warm-up: %d requests, %d failed%s%s%s, %.2f s\n",
+                    r->warmup.requested, r->warmup.failed, r->warmup.first_error[0] ? " (" : "",
+                    r->warmup.first_error, r->warmup.first_error[0] ? ")" : "", r->warmup.seconds);
+    }
+    lg_signals_phase("walk");
+    int64_t end_offset = lg_plan_end_offset(p, lg_signals_count());
+    if (r->mpi) {
+        /* about 1 s ahead: the clock sync and every rank's last setup fit */
+        sh->t0_ns = lg_mpi_start(r->mpi, 1000000000LL);
+    } else {
+        int64_t margin = p->forked ? 30000000LL + 5000000LL * k : 5000000LL;
+        sh->t0_ns = rb_now_ns() + margin;
+    }
+    p->end_deadline_ns = end_offset ? sh->t0_ns + end_offset : 0;
+    scrape_windows(&r->coord);
+    fflush(stdout);
+    fflush(stderr);
+}
+
 int lg_run(lg_opts *o)
 {
     char err[512] = "";
@@ -423,29 +579,12 @@ int lg_run(lg_opts *o)
     lg_coord *coord = &r->coord;
     lg_outputs_init(out, "");
     r->n_ranks = 1;
-    if (o->mpi) {
-        /* Each rank is one worker (--num-workers has no say). */
-        if (o->sweep_until_saturation) {
-            fprintf(stderr, "loadgen: --mpi: --sweep-until-saturation needs every worker's live "
-                            "counters, which --mpi keeps off the network during the run\n");
+    if (o->mpi && (exit_code = run_mpi_init(r))) {
+        if (!r->mpi) {
             free(r);
-            return 2;
+            return exit_code;
         }
-        if (!(r->mpi = lg_mpi_init())) {
-            free(r);
-            return 2;
-        }
-        r->rank = lg_mpi_rank(r->mpi);
-        r->n_ranks = lg_mpi_size(r->mpi);
-        if (o->max_concurrency && o->max_concurrency < r->n_ranks) {
-            if (r->rank == 0)
-                fprintf(stderr,
-                        "loadgen: --mpi: --max-concurrency %d is fewer than the %d ranks (each "
-                        "needs at least one)\n",
-                        o->max_concurrency, r->n_ranks);
-            exit_code = 2;
-            goto done;
-        }
+        goto done;
     }
     rb_host_read(&r->host);
     if (o->mpi_salvage > 0 && !o->mpi) {
@@ -474,47 +613,10 @@ int lg_run(lg_opts *o)
     if ((exit_code = agree(r, exit_code))) goto done;
     if (r->mpi) lg_mpi_set_certificate(r->mpi, r->cert_note);
     char result_name[600] = "", result_path[2048] = "";
-    if (o->save_result) {
-        int rc = rb_dir_check_writable(o->result_dir);
-        if (rc) {
-            fprintf(stderr, "loadgen: --result-dir: '%s' is not writable: %s\n", o->result_dir,
-                    strerror(-rc));
-            exit_code = 2;
-        }
-        if (o->result_filename[0])
-            snprintf(result_name, sizeof result_name, "%s", o->result_filename);
-        else
-            lg_outputs_default_name(o, result_name, sizeof result_name);
-        if (r->mpi) lg_mpi_bcast(r->mpi, result_name, sizeof result_name);
-        snprintf(r->result_name, sizeof r->result_name, "%s", result_name);
-        snprintf(result_path, sizeof result_path, "%s/%s", o->result_dir, result_name);
-    }
-    lg_outputs_init(out, result_path);
-    if (r->mpi) lg_outputs_for_rank(out, r->rank);
-    if (!exit_code && o->save_result && lg_outputs_check(o, result_name, out)) exit_code = 2;
+    exit_code =
+        run_result_name(r, result_name, sizeof result_name, result_path, sizeof result_path);
     if ((exit_code = agree(r, exit_code))) goto done;
-    if (lg_plan_build(p, o, k, !r->mpi && !r->salvage && o->num_workers > 0, err, sizeof err)) {
-        fprintf(stderr, "loadgen: %s\n", err[0] ? err : "cannot build the dataset");
-        exit_code = 2;
-    }
-    *coord = (lg_coord){.p = p, .o = o, .judged = 0, .mpi = r->mpi};
-    if (!exit_code && !p->closed) {
-        coord->stage_clock = lg_sched_new(&p->spec, err, sizeof err);
-        if (!coord->stage_clock) {
-            fprintf(stderr, "loadgen: schedule: %s\n", err);
-            exit_code = 2;
-        }
-    }
-    if (!exit_code && o->sweep_until_saturation && coord->stage_clock) {
-        /* The scheduled count of each stage is the target the achieved
-         * count is compared with (not rate x duration: no Poisson noise). */
-        coord->stage_expected = calloc((size_t)p->n_stages, sizeof *coord->stage_expected);
-        lg_sched *it = lg_sched_new(&p->spec, err, sizeof err);
-        lg_arrival a;
-        while (it && coord->stage_expected && lg_sched_next(it, &a))
-            if (a.stage >= 0 && a.stage < p->n_stages) coord->stage_expected[a.stage]++;
-        lg_sched_free(it);
-    }
+    exit_code = run_plan(r, k, err, sizeof err);
     /* From before the run's first file is created until its last is
      * written, a signal is counted, not fatal: during the set-up it stops
      * the run before its first request (the workers count every arrival as
@@ -546,54 +648,9 @@ int lg_run(lg_opts *o)
         goto done;
     }
 
-    /* Under --mpi the progress line is asked for (--progress: every rank
-     * reads the same flags, and mpirun's stderr is no terminal): each rank
-     * sends its counters once a second, rank 0 shows their combination
-     * (lg_mpi_progress). No knee watch: it would need every rank's
-     * histograms live, and MPI stays off the run's hot path. */
-    if (r->mpi) coord->mpi_progress = o->progress == 1;
-    coord->progress = r->mpi             ? coord->mpi_progress && lg_mpi_rank(r->mpi) == 0
-                      : o->progress >= 0 ? o->progress
-                                         : isatty(STDERR_FILENO);
-    coord->knee = r->mpi ? NULL : lg_knee_watch_new(p, coord->progress);
-    coord->scrape = r->mpi ? NULL : lg_scrape_for_run(o, p->forked);
-    if (!r->mpi && o->prometheus_url[0])
-        coord->promql = lg_promql_new(o->prometheus_url, o->prometheus_scrape_interval_ns);
-    r->lost = calloc((size_t)k, sizeof *r->lost);
-    r->lost_sig = calloc((size_t)k, sizeof *r->lost_sig);
-    if (!r->lost || !r->lost_sig) {
-        fprintf(stderr, "loadgen: out of memory\n");
-        exit_code = 1;
-    }
+    exit_code = run_watch(r, k);
     if ((exit_code = agree(r, exit_code))) goto done;
-    /* The deadline's walk of the schedule (as long as the run's arrivals:
-     * seconds for 10^8) comes before the start instant is fixed, so that
-     * it does not make the first requests late; a signal cuts it short. */
-    check_fd_limit(p);
-    /* The warm-up (one process: rank 0 under --mpi, the others wait in the
-     * clock sync) comes before the start instant, so it delays no arrival. */
-    if (o->num_warmups && (!r->mpi || r->rank == 0) && p->ds.n && p->bodies) {
-        if (lg_warmup_run(o, p->url, p->bodies[0], p->body_len[0], p->stamps, lg_signals_count(),
-                          &r->warmup))
-            fprintf(stderr, "loadgen: warm-up: could not set up its requests\n");
-        else if (!o->quiet)
-            fprintf(stderr, "loadgen: warm-up: %d requests, %d failed%s%s%s, %.2f s\n",
-                    r->warmup.requested, r->warmup.failed, r->warmup.first_error[0] ? " (" : "",
-                    r->warmup.first_error, r->warmup.first_error[0] ? ")" : "", r->warmup.seconds);
-    }
-    lg_signals_phase("walk");
-    int64_t end_offset = lg_plan_end_offset(p, lg_signals_count());
-    if (r->mpi) {
-        /* about 1 s ahead: the clock sync and every rank's last setup fit */
-        sh->t0_ns = lg_mpi_start(r->mpi, 1000000000LL);
-    } else {
-        int64_t margin = p->forked ? 30000000LL + 5000000LL * k : 5000000LL;
-        sh->t0_ns = rb_now_ns() + margin;
-    }
-    p->end_deadline_ns = end_offset ? sh->t0_ns + end_offset : 0;
-    scrape_windows(coord);
-    fflush(stdout);
-    fflush(stderr);
+    run_start(r, k);
     lg_fleet fleet = {.p = p,
                       .tick = run_tick,
                       .ctx = r,

@@ -10,7 +10,6 @@ src=${RB_SOURCE_DIR:?}
 awkf=$src/tests/style/fn_length.awk
 max=120
 declare -A ceiling=(
-  [loadgen/lg_run.c:lg_run]=219
   [loadgen/lg_worker.c:lg_worker_run]=216
   [loadgen/lg_run_report.c:lg_run_report]=199
 )
