@@ -720,6 +720,8 @@ me sd-itls-left-out loadgen/lg_run_report.c 'LG_XA_TTFTS | LG_XA_ITLS |' 'LG_XA_
   "loadgen simserver" "lg_e2e_token_times"
 m sd-arrays-all-written loadgen/lg_export_vllm.c 'if (which & (1u << a)) array_out' 'array_out'
 m sd-read-sorts-anyway loadgen/lg_export.c 'if (rc == 0 && sort) lg_xrecs_sort(x);' 'if (rc == 0) lg_xrecs_sort(x);'
+me sd-rewrite-drops-arrays loadgen/lg_run_report.c 'if (!txt || write_result(r->out.json, txt, arr)) exit_code = 1;' \
+  'if (!txt || write_result(r->out.json, txt, NULL)) exit_code = 1;' "loadgen simserver" "rel_late_signal"
 me sd-export-copies-arrays loadgen/lg_export_vllm.c ' || vllm_metric_key(k) || lg_export_array_key(k);' \
   ' || vllm_metric_key(k);' "loadgen simserver" "lg_e2e_token_times"
 
