@@ -96,7 +96,7 @@ void lg_xrecs_sort(lg_xrecs *x)
     if (x->n) qsort(x->r, x->n, sizeof *x->r, by_index);
 }
 
-int lg_xrecs_read(lg_xrecs *x, const char *path, char *err, size_t errlen)
+int lg_xrecs_read(lg_xrecs *x, const char *path, int sort, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f) return fail(err, errlen, "cannot read '%s': %s", path, strerror(errno));
@@ -116,7 +116,7 @@ int lg_xrecs_read(lg_xrecs *x, const char *path, char *err, size_t errlen)
     if (rc == 0 && ferror(f)) rc = fail(err, errlen, "cannot read '%s'", path);
     free(line);
     fclose(f);
-    if (rc == 0) lg_xrecs_sort(x);
+    if (rc == 0 && sort) lg_xrecs_sort(x);
     return rc;
 }
 
@@ -617,7 +617,7 @@ int lg_export_run(const lg_opts *o, const char *result_path, const char *jsonl_p
     }
     lg_xrecs x = {0};
     int bad = 0;
-    if (jsonl_path && lg_xrecs_read(&x, jsonl_path, err, sizeof err)) {
+    if (jsonl_path && lg_xrecs_read(&x, jsonl_path, 1, err, sizeof err)) {
         fprintf(stderr, "loadgen: --report-format: %s; the per-request arrays are left out\n", err);
         lg_xrecs_free(&x);
         bad = 1;

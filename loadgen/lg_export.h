@@ -3,7 +3,8 @@
  * Perf's layout) and lg_export_vllm.c (vLLM's), which share this header and
  * each other's functions. Converted from the files a run wrote: the result JSON and, with
  * --save-detailed, its per-request JSONL. Nothing here reads the run's memory, so a result saved
- * earlier converts the same way.
+ * earlier converts the same way. The run's own result takes vLLM's arrays from here too
+ * (lg_export_arrays, called by lg_run_report.c), so the two give the same values.
  *
  * - vLLM: the result JSON of `vllm bench serve` (vllm/benchmarks/serve.py,
  *   main_async: date, backend, model_id, tokenizer_id, num_prompts, the
@@ -70,8 +71,9 @@ int lg_xrecs_add_line(lg_xrecs *x, const char *line, size_t len, long lineno, ch
                       size_t errlen);
 /* Orders the records by their index (the order vLLM's arrays keep). */
 void lg_xrecs_sort(lg_xrecs *x);
-/* Reads a whole JSONL file, line by line, then sorts. Returns 0 or < 0. */
-int lg_xrecs_read(lg_xrecs *x, const char *path, char *err, size_t errlen);
+/* Reads a whole JSONL file, line by line, then sorts if sort (else the
+ * records stay in the file's order). Returns 0 or < 0. */
+int lg_xrecs_read(lg_xrecs *x, const char *path, int sort, char *err, size_t errlen);
 void lg_xrecs_free(lg_xrecs *x);
 
 /* Inference Perf's lifecycle report of the whole run (stage -1) or of one
@@ -84,6 +86,25 @@ cJSON *lg_export_ip(const cJSON *result, const lg_xrecs *recs, int stage, const 
  * are left on f (ferror). */
 int lg_export_vllm(FILE *f, const cJSON *result, const lg_xrecs *recs, const char *metadata,
                    const char *source);
+
+/* vLLM's per-request arrays (serve.py's --save-detailed keys), bits for
+ * lg_export_arrays: entry i of each is recs->r[i]. */
+enum {
+    LG_XA_INPUT_LENS = 1u,       /* input_tokens */
+    LG_XA_OUTPUT_LENS = 2u,      /* output_tokens; 0 for a failure, as vLLM */
+    LG_XA_TTFTS = 4u,            /* s from the intended send; 0.0 for a failure, as vLLM */
+    LG_XA_ITLS = 8u,             /* the gaps of the token times, s; [] without them */
+    LG_XA_START_TIMES = 16u,     /* the intended send, s from the run's start */
+    LG_XA_GENERATED_TEXTS = 32u, /* "": the records keep no text */
+    LG_XA_ERRORS = 64u,          /* "" for a success, else its class */
+    LG_XA_ALL = 127u
+};
+/* 1 if k is the name of one of those arrays. */
+int lg_export_array_key(const char *k);
+/* Writes txt (a printed JSON object) to f with the arrays of `which` added
+ * as its last keys, each straight from recs (a long run has millions of
+ * entries: no tree); recs NULL: txt alone. Write errors are left on f. */
+void lg_export_arrays(FILE *f, const char *txt, const lg_xrecs *recs, unsigned which);
 
 /* Converts the result file (and the JSONL, jsonl_path may be NULL) into the
  * formats asked, beside the result, each file under a temporary name then

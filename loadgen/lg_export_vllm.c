@@ -72,11 +72,13 @@ static const char *const vllm_head[] = {"date",
                                         "output_throughput",
                                         "total_token_throughput"};
 
+/* A result written with --save-detailed carries some of the arrays: the
+ * export writes its own from the records, not a copy under "rhobench". */
 static int in_head(const char *k)
 {
     for (size_t i = 0; i < sizeof vllm_head / sizeof vllm_head[0]; i++)
         if (strcmp(vllm_head[i], k) == 0) return 1;
-    return strcmp(k, "backend") == 0 || vllm_metric_key(k);
+    return strcmp(k, "backend") == 0 || vllm_metric_key(k) || lg_export_array_key(k);
 }
 
 /* A request's itls as vLLM's bench lists them (serve.py's output.itl: the
@@ -89,6 +91,19 @@ static void itls_out(FILE *f, const lg_record *r)
         fprintf(f, j > 1 ? ",%.12g" : "%.12g",
                 (double)(r->token_times_us[j] - r->token_times_us[j - 1]) / 1e6);
     fputc(']', f);
+}
+
+/* The arrays' names, in the order of their bits (LG_XA_*) and of vLLM's
+ * result. */
+static const char *const xarrays[] = {"input_lens",  "output_lens",     "ttfts", "itls",
+                                      "start_times", "generated_texts", "errors"};
+enum { N_XARRAYS = sizeof xarrays / sizeof xarrays[0] };
+
+int lg_export_array_key(const char *k)
+{
+    for (int a = 0; a < N_XARRAYS; a++)
+        if (strcmp(xarrays[a], k) == 0) return 1;
+    return 0;
 }
 
 /* One of vLLM's per-request arrays, written straight to f (a long run has
@@ -197,18 +212,19 @@ int lg_export_vllm(FILE *f, const cJSON *result, const lg_xrecs *recs, const cha
     char *txt = cJSON_Print(v);
     cJSON_Delete(v);
     if (!txt) return -ENOMEM;
+    lg_export_arrays(f, txt, recs, LG_XA_ALL);
+    free(txt);
+    return 0;
+}
+
+void lg_export_arrays(FILE *f, const char *txt, const lg_xrecs *recs, unsigned which)
+{
     char *close = strrchr(txt, '}'); /* reopened for the arrays */
     size_t n = close ? (size_t)(close - txt) : strlen(txt);
     while (n && (txt[n - 1] == '\n' || txt[n - 1] == '\t'))
         n--;
     fwrite(txt, 1, n, f);
-    free(txt);
-    if (recs) {
-        static const char *const arrays[] = {"input_lens",  "output_lens",     "ttfts", "itls",
-                                             "start_times", "generated_texts", "errors"};
-        for (int a = 0; a < 7; a++)
-            array_out(f, arrays[a], recs, a);
-    }
+    for (int a = 0; recs && a < N_XARRAYS; a++)
+        if (which & (1u << a)) array_out(f, xarrays[a], recs, a);
     fputs("\n}\n", f);
-    return 0;
 }

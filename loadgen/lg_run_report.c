@@ -1,7 +1,8 @@
 /* lg_run_report: the second half of the coordinator (lg_run_report.h):
  * a run's merged results judged (lg_judge.h), the summary printed, and with
  * --save-result the per-request records committed (lg_outputs.h) and the
- * result file written, with --mpi's and a salvage's sections. */
+ * result file written, with --mpi's and a salvage's sections and, with
+ * --save-detailed, vLLM's per-request arrays read back from the JSONL. */
 
 #include <errno.h>
 #include <math.h>
@@ -112,6 +113,62 @@ static void server_metrics_summary(const lg_runstate *r, const lg_report *rep, F
                          rep->knee.cause == LG_SAT_SERVER ? 2 : 1, line, sizeof line);
         fprintf(f, "Knee evidence: %s\n", line);
     }
+}
+
+/* --save-detailed: the per-request arrays that vLLM's bench keeps in its
+ * result with --save-detailed (serve.py: input_lens, output_lens, ttfts,
+ * itls, errors; generated_texts not, as the records keep no text), read
+ * back from the committed JSONL with the export's reader and written by its
+ * writer, so they hold the values `--report-format vllm` gives. Entry i of
+ * each array is line i of the JSONL: the file's order (worker by worker,
+ * each in the order its requests ended), not sorted by index as the
+ * export's are. Linear: the records once in memory (as the export holds
+ * them), the arrays streamed to the file. They cover the JSONL whole or are
+ * left out: with records lost (a ".partial" JSONL, the report counting
+ * requests the file lacks), no JSONL, under --mpi (each rank's records are
+ * in its own file) or when the JSONL cannot be read back. j then says
+ * "detailed_arrays": null and why in "detailed_arrays_omitted"; else
+ * "detailed_arrays" is the entries of each. Returns x with the records, or
+ * NULL (*bad set when they were wanted but could not be read: on stderr). */
+static const lg_xrecs *detailed_arrays(const lg_runstate *r, const lg_record_count *rc_, cJSON *j,
+                                       lg_xrecs *x, int *bad)
+{
+    char err[512], why[600];
+    if (r->records)
+        snprintf(why, sizeof why, "--mpi: each rank's records are in its own JSONL");
+    else if (!rc_->path)
+        snprintf(why, sizeof why, "no JSONL was written");
+    else if (rc_->lost)
+        snprintf(why, sizeof why,
+                 "%llu per-request records lost: the arrays would not cover the report's "
+                 "requests",
+                 (unsigned long long)rc_->lost);
+    else if (lg_xrecs_read(x, rc_->path, 0, err, sizeof err) == 0) {
+        cJSON_AddNumberToObject(j, "detailed_arrays", (double)x->n);
+        return x;
+    } else {
+        lg_xrecs_free(x);
+        snprintf(why, sizeof why, "cannot read the JSONL back: %s", err);
+        fprintf(stderr, "loadgen: the per-request arrays are left out of the result: %s\n", err);
+        *bad = 1;
+    }
+    cJSON_AddNullToObject(j, "detailed_arrays");
+    cJSON_AddStringToObject(j, "detailed_arrays_omitted", why);
+    return NULL;
+}
+
+/* The result's text (and the arrays of x, unless NULL) written atomically
+ * to path. Returns 0 or -errno. */
+static int write_result(const char *path, const char *txt, const lg_xrecs *x)
+{
+    if (!x) return rb_write_file_atomic(path, txt, strlen(txt));
+    rb_afile f;
+    int rc = rb_afile_open(&f, path);
+    if (rc) return rc;
+    lg_export_arrays(f.fp, txt, x,
+                     LG_XA_INPUT_LENS | LG_XA_OUTPUT_LENS | LG_XA_TTFTS | LG_XA_ITLS |
+                         LG_XA_ERRORS);
+    return rb_afile_commit(&f);
 }
 
 int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
@@ -249,6 +306,8 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
          * (no exports): the result says so. */
         if (lg_signals_late() > 1) rep.interrupted = 1;
         cJSON *j = lg_report_json(&rep);
+        lg_xrecs x = {0}; /* --save-detailed: the records of the result's arrays */
+        const lg_xrecs *arr = NULL;
         if (j) server_metrics_json(r, &rep, j);
         if (j && o->save_detailed) {
             const char *base = rc_.path ? strrchr(rc_.path, '/') : NULL;
@@ -259,6 +318,7 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
             cJSON_AddNumberToObject(j, "detailed_records", (double)rc_.written);
             cJSON_AddNumberToObject(j, "detailed_records_lost", (double)rc_.lost);
             cJSON_AddNumberToObject(j, "detailed_records_left_out", (double)rc_.left_out);
+            arr = detailed_arrays(r, &rc_, j, &x, &exit_code);
         }
         if (j && r->salvage) {
             cJSON_AddBoolToObject(j, "degraded", 1);
@@ -283,7 +343,21 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
             cJSON_AddItemToObject(j, "mpi", lg_mpi_json(r->mpi, &r->mf, p));
         }
         char *txt = j ? cJSON_Print(j) : NULL;
-        int rc = txt ? rb_write_file_atomic(r->out.json, txt, strlen(txt)) : -ENOMEM;
+        int rc = txt ? write_result(r->out.json, txt, arr) : -ENOMEM;
+        if (rc && arr) { /* a disk too full for the arrays may take the rest */
+            fprintf(stderr,
+                    "loadgen: cannot write %s with the per-request arrays: %s; "
+                    "writing it without them\n",
+                    r->out.json, rb_file_strerror(rc));
+            exit_code = 1;
+            arr = NULL;
+            cJSON_ReplaceItemInObject(j, "detailed_arrays", cJSON_CreateNull());
+            cJSON_AddStringToObject(j, "detailed_arrays_omitted",
+                                    "the result could not be written with them");
+            free(txt);
+            txt = cJSON_Print(j);
+            rc = txt ? write_result(r->out.json, txt, NULL) : -ENOMEM;
+        }
         if (rc) {
             fprintf(stderr, "loadgen: cannot write %s: %s\n", r->out.json, rb_file_strerror(rc));
             exit_code = 1;
@@ -298,13 +372,16 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
                     free(txt);
                     cJSON_ReplaceItemInObject(j, "interrupted", cJSON_CreateTrue());
                     txt = cJSON_Print(j);
-                    if (!txt || rb_write_file_atomic(r->out.json, txt, strlen(txt))) exit_code = 1;
+                    if (!txt || write_result(r->out.json, txt, arr)) exit_code = 1;
                 }
-            } else if (lg_export_run(o, r->out.json, rc_.path))
-                exit_code = 1; /* --report-format */
+            } else {
+                lg_xrecs_free(&x); /* the export reads its own */
+                if (lg_export_run(o, r->out.json, rc_.path)) exit_code = 1; /* --report-format */
+            }
         }
         free(txt);
         cJSON_Delete(j);
+        lg_xrecs_free(&x);
     }
     free(sb);
     free(run_b);

@@ -706,6 +706,31 @@ me lora-body-escape-unskipped loadgen/lg_body.c "end += body[end] == '\\\\' ? 2 
 me lora-body-not-sent loadgen/lg_worker.c '    body = lora_body(w, a->index, r, body, &len);' '    (void)lora_body;' "loadgen simserver" "lg_e2e_lora"
 me lora-count-first-name loadgen/lg_worker.c 'st->lora_requests[lg_lora_pick(w->o, w->o->seed, a->index)]++;' 'st->lora_requests[0]++;' "loadgen simserver" "lg_e2e_lora"
 me lora-record-no-model loadgen/lg_record.c 'if (n > 0 && (size_t)n < cap && r->model && strlen(r->model) < 128) {' 'if (0) {' "loadgen simserver" "lg_e2e_lora"
+# loadgen/lg_run_report.c, lg_export_vllm.c: --save-detailed's vLLM arrays in
+# the result (only a run shows them: the order of the JSONL, the values as
+# the export's, left out with records lost or without the flag)
+me sd-arrays-sorted loadgen/lg_run_report.c 'lg_xrecs_read(x, rc_->path, 0, err, sizeof err)' \
+  'lg_xrecs_read(x, rc_->path, 1, err, sizeof err)' "loadgen simserver" "lg_e2e_jsonl"
+me sd-arrays-no-errors loadgen/lg_run_report.c 'LG_XA_ITLS |'$'\n''                         LG_XA_ERRORS);' \
+  'LG_XA_ITLS);' "loadgen simserver" "lg_e2e_jsonl"
+me sd-arrays-start-times-as-ttfts loadgen/lg_run_report.c 'LG_XA_OUTPUT_LENS | LG_XA_TTFTS |' \
+  'LG_XA_OUTPUT_LENS | LG_XA_START_TIMES |' "loadgen simserver" "lg_e2e_jsonl"
+me sd-arrays-with-lost-records loadgen/lg_run_report.c '    else if (rc_->lost)' '    else if (0)' \
+  "loadgen simserver" "lg_e2e_rel_diskfull"
+me sd-arrays-without-save-detailed loadgen/lg_run_report.c '        if (j && o->save_detailed) {' \
+  '        if (j) {' "loadgen simserver" "lg_e2e_jsonl"
+me sd-failure-ttft-kept loadgen/lg_export_vllm.c 'v = lg_xrec_ok(r) ? lg_xrec_value(r, LG_X_TTFT) : NAN;' \
+  'v = lg_xrec_value(r, LG_X_TTFT);' "loadgen simserver" "lg_e2e_jsonl"
+me sd-input-lens-from-output loadgen/lg_export_vllm.c 'fprintf(f, "%lld", (long long)r->input_tokens);' \
+  'fprintf(f, "%lld", (long long)r->output_tokens);' "loadgen simserver" "lg_e2e_jsonl lg_e2e_vllm_bench"
+me sd-itls-left-out loadgen/lg_run_report.c 'LG_XA_TTFTS | LG_XA_ITLS |' 'LG_XA_TTFTS |' \
+  "loadgen simserver" "lg_e2e_token_times"
+m sd-arrays-all-written loadgen/lg_export_vllm.c 'if (which & (1u << a)) array_out' 'array_out'
+m sd-read-sorts-anyway loadgen/lg_export.c 'if (rc == 0 && sort) lg_xrecs_sort(x);' 'if (rc == 0) lg_xrecs_sort(x);'
+me sd-rewrite-drops-arrays loadgen/lg_run_report.c 'if (!txt || write_result(r->out.json, txt, arr)) exit_code = 1;' \
+  'if (!txt || write_result(r->out.json, txt, NULL)) exit_code = 1;' "loadgen simserver" "rel_late_signal"
+me sd-export-copies-arrays loadgen/lg_export_vllm.c ' || vllm_metric_key(k) || lg_export_array_key(k);' \
+  ' || vllm_metric_key(k);' "loadgen simserver" "lg_e2e_token_times"
 
 # ---- the run ------------------------------------------------------------
 list=0 anchors_only=0

@@ -5,7 +5,7 @@
  * arrays in index order, nulls where the files cannot tell, bad records
  * refused with their line; vLLM's itls from the records' token times
  * (--save-token-times), which stay each record's own across blocks and the
- * sort. */
+ * sort; the result's own arrays (a subset, in the records' file order). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lg_export.h"
 
@@ -123,6 +124,60 @@ static cJSON *vllm(const cJSON *r, const lg_xrecs *x)
     if (!j) fail_msg("not JSON: %s", buf);
     free(buf);
     return j;
+}
+
+/* The run's result takes some of the arrays (lg_export_arrays): only those
+ * asked, after the result's own keys, entry i from record i as read (the
+ * JSONL's order when not sorted); no records, the text alone. */
+static void result_arrays_in_file_order(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/test_lg_export.XXXXXX", err[256];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *w = fdopen(fd, "w");
+    for (int i = 0; i < 4; i++)
+        fprintf(w, "%s\n", recs_txt[i]);
+    fclose(w);
+    lg_xrecs x = {0};
+    assert_int_equal(lg_xrecs_read(&x, path, 0, err, sizeof err), 0);
+    unlink(path);
+    assert_int_equal(x.n, 4);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    lg_export_arrays(f, "{\n\t\"a\":\t1\n}", &x, LG_XA_INPUT_LENS | LG_XA_TTFTS | LG_XA_ERRORS);
+    fclose(f);
+    cJSON *j = cJSON_Parse(buf);
+    if (!j) fail_msg("not JSON: %s", buf);
+    free(buf);
+    static const char *const keys[] = {"a", "input_lens", "ttfts", "errors"};
+    int k = 0;
+    for (const cJSON *it = j->child; it; it = it->next, k++) {
+        assert_true(k < 4);
+        assert_string_equal(it->string, keys[k]);
+    }
+    assert_int_equal(k, 4);
+    static const double in[] = {5, 10, 5, 10}, ttft[] = {0.1, 0.1, 0.0, 0.08};
+    static const char *const errs[] = {"", "", "http_429", ""};
+    char p[64];
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "input_lens.[%d]", i);
+        assert_true(n_at(j, p) == in[i]);
+        snprintf(p, sizeof p, "ttfts.[%d]", i);
+        assert_true(fabs(n_at(j, p) - ttft[i]) < 1e-9);
+        snprintf(p, sizeof p, "errors.[%d]", i);
+        assert_string_equal(s_at(j, p), errs[i]);
+    }
+    cJSON_Delete(j);
+    f = open_memstream(&buf, &len);
+    lg_export_arrays(f, "{\n\t\"a\":\t1\n}", NULL, LG_XA_ALL);
+    fclose(f);
+    assert_string_equal(buf, "{\n\t\"a\":\t1\n}\n");
+    free(buf);
+    assert_true(lg_export_array_key("itls") && lg_export_array_key("start_times"));
+    assert_false(lg_export_array_key("detailed_arrays") || lg_export_array_key("itl"));
+    lg_xrecs_free(&x);
 }
 
 static void formats_parse(void **state)
@@ -404,6 +459,7 @@ int main(void)
         cmocka_unit_test(bad_records_name_their_line),
         cmocka_unit_test(vllm_layout_without_records),
         cmocka_unit_test(vllm_arrays_in_index_order),
+        cmocka_unit_test(result_arrays_in_file_order),
         cmocka_unit_test(vllm_itls_from_token_times),
         cmocka_unit_test(token_times_kept_across_blocks),
         cmocka_unit_test(ip_summary_from_the_result),

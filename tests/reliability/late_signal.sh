@@ -9,7 +9,9 @@
 # r.jsonl with every record, both exports, no part file and no lock; the
 # exit code says the signal (128 + its number). A second signal skips the
 # exports and the result says interrupted, with every record still there
-# (that case and the next run a tenth of the requests).
+# and the result's vLLM arrays too, whether it comes during the join or once
+# the result is written (it is then written again) (those cases and the
+# next run a tenth of the requests).
 # A SIGINT during the start-up walk of the schedule stops the run before its
 # first request: a partial report that says interrupted, every request
 # counted as not dispatched, no part file, no lock.
@@ -65,6 +67,13 @@ no_leftovers() {
   [ -z "$left" ] || fail "$2: left behind: $left"
 }
 
+# arrays_kept FILE N TAG: the result's vLLM arrays (--save-detailed), N each.
+arrays_kept() {
+  jq -e --argjson n "$2" '.detailed_arrays == $n and ([.input_lens, .output_lens, .ttfts, .itls, .errors]
+         | all(length == $n))' "$1" >/dev/null ||
+    fail "$3: arrays $(jq -c '{detailed_arrays, detailed_arrays_omitted, n: (.input_lens | length?)}' "$1")"
+}
+
 declare -A NUM=([INT]=2 [TERM]=15 [HUP]=1)
 for case in merge:INT join:TERM export:HUP; do
   phase=${case%%:*} sig=${case##*:}
@@ -94,8 +103,20 @@ r="$OUT/r.json"
 [ "$(jnum "$r" .completed)" -eq $((N / 10)) ] || fail "two SIGINTs: completed $(jnum "$r" .completed) of $((N / 10))"
 [ "$(wc -l <"$OUT/r.jsonl")" -eq $((N / 10)) ] || fail "two SIGINTs: $(wc -l <"$OUT/r.jsonl") records of $((N / 10))"
 [ ! -e "$OUT/r.vllm.json" ] || fail "two SIGINTs: the exports were not skipped"
+arrays_kept "$r" $((N / 10)) "two SIGINTs"
 no_leftovers "$OUT" "two SIGINTs"
 pass "two SIGINTs during the join: every record kept, exports skipped, result says interrupted"
+
+# Two signals once the result is written, before the exports: skipped, and
+# the result written again to say interrupted, its vLLM arrays still there.
+run_at export INT 2 twice-export --max-concurrency 32 --num-prompts $((N / 10))
+[ "$RC" -eq 130 ] || { cat "$WORK/twice-export.err" >&2; fail "two SIGINTs at the export: exit $RC"; }
+r="$OUT/r.json"
+[ "$(jq -r .interrupted "$r")" = true ] || fail "two SIGINTs at the export: the result does not say interrupted"
+[ ! -e "$OUT/r.vllm.json" ] || fail "two SIGINTs at the export: the exports were not skipped"
+arrays_kept "$r" $((N / 10)) "two SIGINTs at the export"
+no_leftovers "$OUT" "two SIGINTs at the export"
+pass "two SIGINTs before the exports: skipped, the result rewritten as interrupted with its arrays"
 
 # SIGINT during the start-up walk of an open, count-bounded schedule.
 run_at walk INT 1 walk --request-rate 1000 --num-prompts $((N / 10))

@@ -5,7 +5,8 @@
 #     the complete name, nothing left behind;
 #  2. full until a worker reports its first lost flush, then freed: exit 1,
 #     the report counts the lost records, written + lost = requests, and the
-#     survivors are in <name>.partial.jsonl, not <name>.jsonl.
+#     survivors are in <name>.partial.jsonl, not <name>.jsonl, and the
+#     result leaves vLLM's per-request arrays out, saying why.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/rel_lib.sh"
 [ "$(id -u)" -eq 0 ] || skip "mounting a tmpfs needs root"
@@ -58,5 +59,9 @@ c=$(jnum "$out" .completed); f=$(jnum "$out" .failed)
 [ "$(jq -r .detailed_file "$out")" = half.partial.jsonl ] || fail "detailed_file: $(jq .detailed_file "$out")"
 [ "$(wc -l <"$MNT/half.partial.jsonl")" -eq "$written" ] || fail "partial JSONL: $(wc -l <"$MNT/half.partial.jsonl") lines, report says $written"
 jq -e -s 'all(.[]; has("index"))' "$MNT/half.partial.jsonl" >/dev/null || fail "partial JSONL: not whole records"
+# vLLM's arrays would miss the lost records: left out, and the result says why.
+jq -e '.detailed_arrays == null and (.detailed_arrays_omitted | test("records lost"))
+       and ([has("input_lens", "output_lens", "ttfts", "itls", "errors")] | any | not)' "$out" >/dev/null ||
+  fail "arrays with records lost: $(jq -c '{detailed_arrays, detailed_arrays_omitted, n: (.input_lens | length?)}' "$out")"
 ls -A "$MNT" | grep -q '\.part$\|\.tmp\.' && fail "files left: $(ls -A "$MNT")"
 pass "disk full then freed: exit 1, $lost of $((c + f)) records counted lost, $written in half.partial.jsonl"

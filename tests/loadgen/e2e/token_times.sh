@@ -11,7 +11,9 @@
 #   with at least p% at or below it), within its resolution (2^-12 relative,
 #   models/mdl_hist.h) and the times' 1 us;
 # - the vLLM export's itls: one list per request in index order, of
-#   output_tokens - 1 gaps for each success, equal to the records' gaps in s.
+#   output_tokens - 1 gaps for each success, equal to the records' gaps in s
+#   (the result's arrays not copied again under "rhobench");
+#   the result's own itls the same gaps, line by line of the JSONL.
 # Then a cap below the output length (the first N times listed, the rest
 # counted, vLLM's itls cut there and said so), a run without the flag (no
 # such keys), and the bad values of --token-times-cap (exit 2).
@@ -65,8 +67,17 @@ jq -e -s --slurpfile v "$V" '
                                 | fabs) > 1e-9)] | length) > 0)] | length) == 0
   and $v.rhobench.itls_truncated_requests == 0
   and ($v.ttfts | length) == ($r | length) and ($v.output_lens | length) == ($r | length)
-  and ($v.input_lens | length) == ($r | length) and ($v.errors | length) == ($r | length)' \
+  and ($v.input_lens | length) == ($r | length) and ($v.errors | length) == ($r | length)
+  and ([$v.rhobench | has("input_lens", "ttfts", "itls", "errors")] | any | not)' \
   "$jl" >/dev/null || fail "vLLM itls: $(jq -c '{n: (.itls | length), first: .itls[0], per_request: .rhobench.per_request}' "$V")"
+# The result's own itls (--save-detailed): line i of the JSONL's gaps, in s.
+jq -e -s --slurpfile o "$out" '. as $r | $o[0].itls as $l | ($l | length) == ($r | length)
+  and ([range(0; $r | length) as $i | $r[$i].token_times_us as $t
+        | select(($l[$i] | length) != ($t | length) - 1
+                 or ([range(1; $t | length) | select((($l[$i][. - 1] - ($t[.] - $t[. - 1]) / 1e6)
+                                                      | fabs) > 1e-9)] | length) > 0)]
+       | length) == 0' "$jl" >/dev/null ||
+  fail "the result's itls are not the JSONL's gaps: $(jq -c '{n: (.itls | length), first: .itls[0]}' "$out")"
 pass "token times: $n records, their ITLs the result's"
 
 # A cap below the output length: the first 5 listed, the rest counted.

@@ -3,7 +3,8 @@
 # name changed: --backend, --host/--port (0.0.0.0 meaning this host),
 # --tokenizer, --disable-tqdm, --metadata, --logprobs are read; the result
 # JSON carries vLLM's keys, date, num_prompts, tokenizer_id and the
-# metadata's among them.
+# metadata's among them, and with --save-detailed vLLM's per-request arrays
+# (input_lens, output_lens, ttfts in s, itls, errors), one entry a request.
 # A backend that speaks no OpenAI API is refused (exit 2).
 source "$(dirname "$0")/lib.sh"
 MODEL=meta-llama/Llama-3.1-8B-Instruct
@@ -23,7 +24,7 @@ before=$(date +%Y%m%d-%H%M%S)
   --tokenizer "$MODEL" --dataset-name random --random-input-len 16 --random-output-len 8 \
   --random-prefix-len 0 --num-prompts 30 --request-rate 100 --seed 1 --disable-tqdm --logprobs 1 \
   --metadata tp=1 version=test --percentile-metrics ttft,tpot,itl,e2el --metric-percentiles 50,99 \
-  --save-result --result-dir "$WORK" --result-filename v.json >"$WORK/v.out" 2>"$WORK/v.err" ||
+  --save-result --save-detailed --result-dir "$WORK" --result-filename v.json >"$WORK/v.out" 2>"$WORK/v.err" ||
   fail "the vLLM command line: $(cat "$WORK/v.err")"
 after=$(date +%Y%m%d-%H%M%S)
 grep -q "0.0.0.0 means this host" "$WORK/v.err" || fail "no note on 0.0.0.0"
@@ -36,7 +37,10 @@ jq -e --arg m "$MODEL" '.completed == 30 and .num_prompts == 30 and .tokenizer_i
   and (.mean_ttft_ms >= 10) and (.median_ttft_ms >= 10) and (.median_ttft_ms < 100)
   and (.p99_ttft_ms >= .median_ttft_ms) and (.p50_itl_ms >= 2) and (.p50_itl_ms < 20)
   and (.mean_e2el_ms >= 10 + 7 * 2) and (.std_e2el_ms >= 0)
-  and (.date | test("^[0-9]{8}-[0-9]{6}$"))' "$r" >/dev/null ||
+  and (.date | test("^[0-9]{8}-[0-9]{6}$"))
+  and .output_lens == [range(30) | 8] and (.input_lens | length) == 30 and all(.input_lens[]; . > 0)
+  and (.ttfts | length) == 30 and all(.ttfts[]; . >= 0.010) and (.errors | unique) == [""]
+  and (.itls | length) == 30' "$r" >/dev/null ||
   fail "report: $(jq -c '{completed, num_prompts, tokenizer_id, endpoint, date, total_output_tokens, mean_ttft_ms, median_ttft_ms, p50_itl_ms, mean_e2el_ms}' "$r")"
 d=$(jq -r .date "$r")
 [[ ! "$d" < "$before" && ! "$d" > "$after" ]] || fail "date $d not within [$before, $after]"
