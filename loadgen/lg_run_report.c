@@ -171,6 +171,153 @@ static int write_result(const char *path, const char *txt, const lg_xrecs *x)
     return rb_afile_commit(&f);
 }
 
+/* The per-request records (--save-detailed) committed into the JSONL, or
+ * under --mpi the count the ranks committed. Returns 1 when some were
+ * lost, else 0. */
+static int commit_records(lg_runstate *r, int k, const lg_slot *const *slots,
+                          lg_record_count *rc_out)
+{
+    const lg_opts *o = r->o;
+    lg_record_count rc_ = {0};
+    int exit_code = 0;
+    if (r->records) {
+        rc_ = *r->records; /* each rank committed its own (see lg_run_mpi) */
+        exit_code |= rc_.lost > 0;
+    } else if (o->save_detailed) {
+        lg_signals_phase("join");
+        lg_outputs_commit(&r->out, k, slots, r->lost, &rc_);
+        if (rc_.lost) {
+            fprintf(stderr, "loadgen: %llu of %llu per-request records lost (%s); %s%s\n",
+                    (unsigned long long)rc_.lost, (unsigned long long)(rc_.lost + rc_.written),
+                    rb_file_strerror(rc_.err ? rc_.err : -EIO),
+                    rc_.path ? "the rest are in " : "no JSONL written", rc_.path ? rc_.path : "");
+            exit_code = 1;
+        }
+        if (rc_.left_out)
+            fprintf(stderr,
+                    "loadgen: %llu records of lost workers left out of the JSONL, as "
+                    "their requests are of the report\n",
+                    (unsigned long long)rc_.left_out);
+    }
+    *rc_out = rc_;
+    return exit_code;
+}
+
+/* The result's sections beyond the report's: the server's metrics, the
+ * records' file and counts and (--save-detailed) their arrays, read into
+ * x (returned, or NULL: none), a salvage's and --mpi's. */
+static const lg_xrecs *result_sections(lg_runstate *r, int k, const lg_report *rep_,
+                                       const lg_record_count *rc_, cJSON *j, lg_xrecs *x,
+                                       int *exit_code)
+{
+    const lg_opts *o = r->o;
+    lg_plan *p = &r->plan;
+    lg_shared *sh = lg_plan_shared(p);
+    const lg_xrecs *arr = NULL;
+    if (j) server_metrics_json(r, rep_, j);
+    if (j && o->save_detailed) {
+        const char *base = rc_->path ? strrchr(rc_->path, '/') : NULL;
+        if (rc_->path)
+            cJSON_AddStringToObject(j, "detailed_file", base ? base + 1 : rc_->path);
+        else
+            cJSON_AddNullToObject(j, "detailed_file");
+        cJSON_AddNumberToObject(j, "detailed_records", (double)rc_->written);
+        cJSON_AddNumberToObject(j, "detailed_records_lost", (double)rc_->lost);
+        cJSON_AddNumberToObject(j, "detailed_records_left_out", (double)rc_->left_out);
+        arr = detailed_arrays(r, rc_, j, x, exit_code);
+    }
+    if (j && r->salvage) {
+        cJSON_AddBoolToObject(j, "degraded", 1);
+        cJSON *m = cJSON_AddObjectToObject(j, "mpi");
+        cJSON *lr = m ? cJSON_AddArrayToObject(m, "lost_ranks") : NULL;
+        cJSON *la = m ? cJSON_AddArrayToObject(m, "lost_arrivals") : NULL;
+        if (m) {
+            cJSON_AddNumberToObject(m, "ranks", k);
+            cJSON_AddBoolToObject(m, "salvaged", 1);
+        }
+        for (int w = 0; w < k && lr && la; w++) {
+            if (!r->lost[w]) continue;
+            cJSON_AddItemToArray(lr, cJSON_CreateNumber(w));
+            cJSON_AddItemToArray(la, lg_mpi_lost_arrivals(p, w, k, sh->t0_ns, 0));
+        }
+    }
+    if (j && r->mpi) {
+        int degraded = 0;
+        for (int w = 0; w < k; w++)
+            degraded |= r->lost[w];
+        if (degraded) cJSON_AddBoolToObject(j, "degraded", 1);
+        cJSON_AddItemToObject(j, "mpi", lg_mpi_json(r->mpi, &r->mf, p));
+    }
+    return arr;
+}
+
+/* The result written (without the arrays if the disk has no room for
+ * them), then the --report-format exports unless a second signal came
+ * (then the result says interrupted). Returns 0 or 1. */
+static int write_result_and_exports(lg_runstate *r, const lg_report *rep_, cJSON *j,
+                                    const lg_xrecs *arr, lg_xrecs *x, const lg_record_count *rc_)
+{
+    const lg_opts *o = r->o;
+    int exit_code = 0;
+    char *txt = j ? cJSON_Print(j) : NULL;
+    int rc = txt ? write_result(r->out.json, txt, arr) : -ENOMEM;
+    if (rc && arr) { /* a disk too full for the arrays may take the rest */
+        fprintf(stderr,
+                "loadgen: cannot write %s with the per-request arrays: %s; "
+                "writing it without them\n",
+                r->out.json, rb_file_strerror(rc));
+        exit_code = 1;
+        arr = NULL;
+        cJSON_ReplaceItemInObject(j, "detailed_arrays", cJSON_CreateNull());
+        cJSON_AddStringToObject(j, "detailed_arrays_omitted",
+                                "the result could not be written with them");
+        free(txt);
+        txt = cJSON_Print(j);
+        rc = txt ? write_result(r->out.json, txt, NULL) : -ENOMEM;
+    }
+    if (rc) {
+        fprintf(stderr, "loadgen: cannot write %s: %s\n", r->out.json, rb_file_strerror(rc));
+        exit_code = 1;
+    } else {
+        fprintf(stderr, "loadgen: wrote %s\n", r->out.json);
+        r->wrote = 1;
+        lg_signals_phase("export");
+        if (o->report_formats && lg_signals_late() > 1) {
+            fprintf(stderr, "loadgen: a second signal: the --report-format exports are "
+                            "skipped\n");
+            if (!rep_->interrupted) { /* written before it came: says so now */
+                free(txt);
+                cJSON_ReplaceItemInObject(j, "interrupted", cJSON_CreateTrue());
+                txt = cJSON_Print(j);
+                if (!txt || write_result(r->out.json, txt, arr)) exit_code = 1;
+            }
+        } else {
+            lg_xrecs_free(x); /* the export reads its own */
+            if (lg_export_run(o, r->out.json, rc_->path)) exit_code = 1; /* --report-format */
+        }
+    }
+    free(txt);
+    return exit_code;
+}
+
+/* --save-result: the records, then the result file and the exports.
+ * Returns 0 or 1. */
+static int save_result(lg_runstate *r, int k, const lg_slot *const *slots, lg_report *rep_)
+{
+    lg_record_count rc_;
+    int exit_code = commit_records(r, k, slots, &rc_);
+    /* A second signal after the workers ended cuts the writing short
+     * (no exports): the result says so. */
+    if (lg_signals_late() > 1) rep_->interrupted = 1;
+    cJSON *j = lg_report_json(rep_);
+    lg_xrecs x = {0}; /* --save-detailed: the records of the result's arrays */
+    const lg_xrecs *arr = j ? result_sections(r, k, rep_, &rc_, j, &x, &exit_code) : NULL;
+    if (write_result_and_exports(r, rep_, j, arr, &x, &rc_)) exit_code = 1;
+    cJSON_Delete(j);
+    lg_xrecs_free(&x);
+    return exit_code;
+}
+
 int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
                   const lg_stage_stats *const *blocks, lg_merged *m)
 {
@@ -279,110 +426,7 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
         server_metrics_summary(r, &rep, stdout);
     }
     fflush(stdout);
-    if (o->save_result) {
-        /* The records first: the report says how they fared. */
-        lg_record_count rc_ = {0};
-        if (r->records) {
-            rc_ = *r->records; /* each rank committed its own (see lg_run_mpi) */
-            exit_code |= rc_.lost > 0;
-        } else if (o->save_detailed) {
-            lg_signals_phase("join");
-            lg_outputs_commit(&r->out, k, slots, r->lost, &rc_);
-            if (rc_.lost) {
-                fprintf(stderr, "loadgen: %llu of %llu per-request records lost (%s); %s%s\n",
-                        (unsigned long long)rc_.lost, (unsigned long long)(rc_.lost + rc_.written),
-                        rb_file_strerror(rc_.err ? rc_.err : -EIO),
-                        rc_.path ? "the rest are in " : "no JSONL written",
-                        rc_.path ? rc_.path : "");
-                exit_code = 1;
-            }
-            if (rc_.left_out)
-                fprintf(stderr,
-                        "loadgen: %llu records of lost workers left out of the JSONL, as "
-                        "their requests are of the report\n",
-                        (unsigned long long)rc_.left_out);
-        }
-        /* A second signal after the workers ended cuts the writing short
-         * (no exports): the result says so. */
-        if (lg_signals_late() > 1) rep.interrupted = 1;
-        cJSON *j = lg_report_json(&rep);
-        lg_xrecs x = {0}; /* --save-detailed: the records of the result's arrays */
-        const lg_xrecs *arr = NULL;
-        if (j) server_metrics_json(r, &rep, j);
-        if (j && o->save_detailed) {
-            const char *base = rc_.path ? strrchr(rc_.path, '/') : NULL;
-            if (rc_.path)
-                cJSON_AddStringToObject(j, "detailed_file", base ? base + 1 : rc_.path);
-            else
-                cJSON_AddNullToObject(j, "detailed_file");
-            cJSON_AddNumberToObject(j, "detailed_records", (double)rc_.written);
-            cJSON_AddNumberToObject(j, "detailed_records_lost", (double)rc_.lost);
-            cJSON_AddNumberToObject(j, "detailed_records_left_out", (double)rc_.left_out);
-            arr = detailed_arrays(r, &rc_, j, &x, &exit_code);
-        }
-        if (j && r->salvage) {
-            cJSON_AddBoolToObject(j, "degraded", 1);
-            cJSON *m = cJSON_AddObjectToObject(j, "mpi");
-            cJSON *lr = m ? cJSON_AddArrayToObject(m, "lost_ranks") : NULL;
-            cJSON *la = m ? cJSON_AddArrayToObject(m, "lost_arrivals") : NULL;
-            if (m) {
-                cJSON_AddNumberToObject(m, "ranks", k);
-                cJSON_AddBoolToObject(m, "salvaged", 1);
-            }
-            for (int w = 0; w < k && lr && la; w++) {
-                if (!r->lost[w]) continue;
-                cJSON_AddItemToArray(lr, cJSON_CreateNumber(w));
-                cJSON_AddItemToArray(la, lg_mpi_lost_arrivals(p, w, k, sh->t0_ns, 0));
-            }
-        }
-        if (j && r->mpi) {
-            int degraded = 0;
-            for (int w = 0; w < k; w++)
-                degraded |= r->lost[w];
-            if (degraded) cJSON_AddBoolToObject(j, "degraded", 1);
-            cJSON_AddItemToObject(j, "mpi", lg_mpi_json(r->mpi, &r->mf, p));
-        }
-        char *txt = j ? cJSON_Print(j) : NULL;
-        int rc = txt ? write_result(r->out.json, txt, arr) : -ENOMEM;
-        if (rc && arr) { /* a disk too full for the arrays may take the rest */
-            fprintf(stderr,
-                    "loadgen: cannot write %s with the per-request arrays: %s; "
-                    "writing it without them\n",
-                    r->out.json, rb_file_strerror(rc));
-            exit_code = 1;
-            arr = NULL;
-            cJSON_ReplaceItemInObject(j, "detailed_arrays", cJSON_CreateNull());
-            cJSON_AddStringToObject(j, "detailed_arrays_omitted",
-                                    "the result could not be written with them");
-            free(txt);
-            txt = cJSON_Print(j);
-            rc = txt ? write_result(r->out.json, txt, NULL) : -ENOMEM;
-        }
-        if (rc) {
-            fprintf(stderr, "loadgen: cannot write %s: %s\n", r->out.json, rb_file_strerror(rc));
-            exit_code = 1;
-        } else {
-            fprintf(stderr, "loadgen: wrote %s\n", r->out.json);
-            r->wrote = 1;
-            lg_signals_phase("export");
-            if (o->report_formats && lg_signals_late() > 1) {
-                fprintf(stderr, "loadgen: a second signal: the --report-format exports are "
-                                "skipped\n");
-                if (!rep.interrupted) { /* written before it came: says so now */
-                    free(txt);
-                    cJSON_ReplaceItemInObject(j, "interrupted", cJSON_CreateTrue());
-                    txt = cJSON_Print(j);
-                    if (!txt || write_result(r->out.json, txt, arr)) exit_code = 1;
-                }
-            } else {
-                lg_xrecs_free(&x); /* the export reads its own */
-                if (lg_export_run(o, r->out.json, rc_.path)) exit_code = 1; /* --report-format */
-            }
-        }
-        free(txt);
-        cJSON_Delete(j);
-        lg_xrecs_free(&x);
-    }
+    if (o->save_result && save_result(r, k, slots, &rep)) exit_code = 1;
     free(sb);
     free(run_b);
     free(views);

@@ -11,7 +11,6 @@ awkf=$src/tests/style/fn_length.awk
 max=120
 declare -A ceiling=(
   [loadgen/lg_worker.c:lg_worker_run]=216
-  [loadgen/lg_run_report.c:lg_run_report]=199
 )
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
