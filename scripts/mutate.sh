@@ -718,7 +718,7 @@ me sd-arrays-start-times-as-ttfts loadgen/lg_run_report.c 'LG_XA_OUTPUT_LENS | L
 me sd-arrays-with-lost-records loadgen/lg_run_report.c '    else if (rc_->lost)' '    else if (0)' \
   "loadgen simserver" "lg_e2e_rel_diskfull"
 me sd-arrays-without-save-detailed loadgen/lg_run_report.c '    if (j && o->save_detailed) {' \
-  '    if (j) {' "loadgen simserver" "lg_e2e_jsonl"
+  '    if (j && (o->save_detailed || 1)) {' "loadgen simserver" "lg_e2e_jsonl"
 me sd-failure-ttft-kept loadgen/lg_export_vllm.c 'v = lg_xrec_ok(r) ? lg_xrec_value(r, LG_X_TTFT) : NAN;' \
   'v = lg_xrec_value(r, LG_X_TTFT);' "loadgen simserver" "lg_e2e_jsonl"
 me sd-input-lens-from-output loadgen/lg_export_vllm.c 'fprintf(f, "%lld", (long long)r->input_tokens);' \
