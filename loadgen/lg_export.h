@@ -38,43 +38,13 @@
 
 #include "lg_cli.h"
 #include "lg_record.h"
+#include "lg_xrecs.h"
 
 /* --report-format bits (0: rhobench's own result only). */
 enum { LG_EXPORT_VLLM = 1u, LG_EXPORT_IP = 2u };
 
 /* "rhobench", "vllm", "inference-perf" or "both" -> bits; -1 if none of them. */
 int lg_export_parse_format(const char *s);
-
-/* The per-request records of a JSONL, as lg_record_parse_times reads them.
- * Their token times live in blocks that never move (a record's
- * token_times_us points into one), 8 bytes a time; the records may be
- * sorted. */
-typedef struct lg_xtimes lg_xtimes;
-typedef struct lg_xrecs {
-    lg_record *r;
-    size_t n, cap;
-    lg_xtimes *times; /* the blocks, newest first */
-} lg_xrecs;
-
-/* Which value of a record (seconds; tokens for IN and OUT) the layouts take. */
-enum { LG_X_LAT, LG_X_TTFT, LG_X_TPOT, LG_X_NTPOT, LG_X_LAG, LG_X_IN, LG_X_OUT };
-/* A record's value: LAT, TTFT and TPOT from the intended send time, NTPOT
- * the latency per output token, LAG the dispatch's lateness; NAN when the
- * record has none (no first token, one token, no dispatch). */
-double lg_xrec_value(const lg_record *r, int what);
-/* 1 if the request succeeded (class "ok"). */
-int lg_xrec_ok(const lg_record *r);
-
-/* Adds one JSONL line (lineno for the message). Returns 0 or -EINVAL with
- * err naming the line and the field, -ENOMEM. */
-int lg_xrecs_add_line(lg_xrecs *x, const char *line, size_t len, long lineno, char *err,
-                      size_t errlen);
-/* Orders the records by their index (the order vLLM's arrays keep). */
-void lg_xrecs_sort(lg_xrecs *x);
-/* Reads a whole JSONL file, line by line, then sorts if sort (else the
- * records stay in the file's order). Returns 0 or < 0. */
-int lg_xrecs_read(lg_xrecs *x, const char *path, int sort, char *err, size_t errlen);
-void lg_xrecs_free(lg_xrecs *x);
 
 /* Inference Perf's lifecycle report of the whole run (stage -1) or of one
  * stage of the result; recs may be NULL. NULL if the result has no such

@@ -47,7 +47,7 @@ tests_for() {
     loadgen/lg_sched.c) echo "test_lg_sched" ;;
     loadgen/lg_worker.c) echo "test_lg_worker" ;;
     loadgen/lg_record.c) echo "test_lg_record" ;;
-    loadgen/lg_export.c | loadgen/lg_export_vllm.c) echo "test_lg_export" ;;
+    loadgen/lg_export.c | loadgen/lg_export_vllm.c | loadgen/lg_xrecs.c) echo "test_lg_export" ;;
     loadgen/lg_outputs.c) echo "test_lg_outputs" ;;
     loadgen/lg_sse.c) echo "test_lg_sse" ;;
     loadgen/lg_chunk.c) echo "test_lg_chunk" ;;
@@ -443,7 +443,7 @@ m tt-join-short-lines loadgen/lg_outputs.c 'out->line_max = lg_record_line_max(o
   'out->line_max = lg_record_line_max(0);'
 me tt-cap-alone loadgen/lg_cli.c '    if (o->token_times_cap_given && !o->save_token_times) {' \
   '    if (0 && o->token_times_cap_given && !o->save_token_times) {' "test_lg_cli" "test_lg_cli"
-m tt-export-drops-times loadgen/lg_export.c '        x->times->n += (size_t)rec.n_token_times;' ''
+m tt-export-drops-times loadgen/lg_xrecs.c '        x->times->n += (size_t)rec.n_token_times;' ''
 # scripts/report_html.sh: the server plot draws the waiting max at the
 # mean's height (its value and tooltip right).
 me report-server-plot-mean scripts/report_html.sh 'y: (if $k == "kv_max" then .[$k] * 100 else .[$k] end)' \
@@ -726,7 +726,7 @@ me sd-input-lens-from-output loadgen/lg_export_vllm.c 'fprintf(f, "%lld", (long 
 me sd-itls-left-out loadgen/lg_run_report.c 'LG_XA_TTFTS | LG_XA_ITLS |' 'LG_XA_TTFTS |' \
   "loadgen simserver" "lg_e2e_token_times"
 m sd-arrays-all-written loadgen/lg_export_vllm.c 'if (which & (1u << a)) array_out' 'array_out'
-m sd-read-sorts-anyway loadgen/lg_export.c 'if (rc == 0 && sort) lg_xrecs_sort(x);' 'if (rc == 0) lg_xrecs_sort(x);'
+m sd-read-sorts-anyway loadgen/lg_xrecs.c 'if (rc == 0 && sort) lg_xrecs_sort(x);' 'if (rc == 0) lg_xrecs_sort(x);'
 me sd-rewrite-drops-arrays loadgen/lg_run_report.c 'if (!txt || write_result(r->out.json, txt, arr)) exit_code = 1;' \
   'if (!txt || write_result(r->out.json, txt, NULL)) exit_code = 1;' "loadgen simserver" "rel_late_signal"
 me sd-export-copies-arrays loadgen/lg_export_vllm.c ' || vllm_metric_key(k) || lg_export_array_key(k);' \
