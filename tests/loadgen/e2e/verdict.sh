@@ -14,15 +14,24 @@ run() { # name extra...
   sent_equals_done "$WORK/$name.json"
 }
 # 100 req/s for 4 s (400 dispatches, so one late wake-up is not the p99):
-# rho of a few percent. The host may wake the process
-# late (that is its noise, not the client's queue): the tokens are then still
-# wire-timed, so the run is never BIASED, and if anything lowers it, it is
-# the dispatch schedule, with the loop's own queue not blamed.
+# rho of a few percent. The host may wake the process late (that is its
+# noise, not the client's queue): the tokens are then still wire-timed, so the
+# run is never BIASED, and if anything lowers it, it is the dispatch schedule.
+# Which of the host and the loop's queue the reason blames depends on the
+# host too (a preempted event lengthens the measured service times, and PK's
+# W_q with them; CI's machine once got a lag p99 of 1181 us beside W_q 47 us
+# at rho 0.09, which the rule calls the client's queue), so the rule is
+# tested on known figures in test_mdl_verdict; here the reason must name one
+# of the two and quote this run's own max rho.
 run low --request-rate 100 --duration 4s --seed 3
-jq -e '.client_bias.verdict != "BIASED" and (.client_bias.reason | length > 0)
-       and .client_bias.max_rho < 0.2 and .client_bias.wire_timed
-       and (.client_bias.verdict == "OK" or .client_bias.cause == "schedule")
-       and (.client_bias.reason | contains("the client'"'"'s own queue") | not)' "$WORK/low.json" >/dev/null \
+jq -e 'def f2: (. * 100 | round) as $c | "\($c / 100 | floor)." + ("0\($c % 100)" | .[-2:]);
+       .client_bias as $b | $b.verdict != "BIASED" and ($b.reason | length > 0)
+       and $b.max_rho < 0.2 and $b.wire_timed
+       and ($b.verdict == "OK" or $b.cause == "schedule")
+       and ($b.reason | contains("max worker rho " + ($b.max_rho | f2)))
+       and ($b.verdict == "OK" or ($b.reason | contains(": the client'"'"'s own queue (")
+                                    or contains(": the host, not the client'"'"'s queue (")))' \
+  "$WORK/low.json" >/dev/null \
   || fail "low rate: $(jq -c '.client_bias | {verdict, cause, reason, max_rho, wire_timed}' "$WORK/low.json")"
 # 400 req/s for 1 s with 1 ms of busy work per event (about 18 events a request): the
 # worker could serve about 55 requests/s, so the schedule falls behind.
