@@ -8,7 +8,7 @@
  * probe against an unpaced simulator, and writes the certificate (format 2)
  * that `loadgen --certificate` enforces. A simulator that dies voids the run.
  *
- * The file is long (about 840 lines) because it is the one shell of the
+ * The file is long because it is the one shell of the
  * program: the child processes, the sweep that drives them level by level,
  * the probe, the files written and the summary share the cal_run state and
  * each other's failure paths; every rule they apply (options, sweep, fit,

@@ -3,7 +3,7 @@
  * at high rates, so "[DONE]" and ": t=<ns>" are recognised by hand, plain
  * JSON chunks go through a scanner that builds no tree, and cJSON (the
  * reference) decodes whatever the scanner leaves to it. The file is long
- * (about 670 lines) on purpose: the hand scanner and the cJSON reference
+ * on purpose: the hand scanner and the cJSON reference
  * decode the same events and must agree field for field (the fuzz harness
  * checks it), so they stay side by side, where a change to one is seen
  * beside the other. */

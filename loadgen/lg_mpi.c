@@ -1,6 +1,6 @@
 /* lg_mpi: the mpi back-end (see lg_mpi.h).
  *
- * The file is long (about 750 lines) for a stated reason: it is the one
+ * The file is long for a stated reason: it is the one
  * place that calls MPI, and its parts (the clock sync, the survivors'
  * rendezvous, the exact exchange to rank 0, the lost-rank watch and the
  * live progress) share one communicator state, one timeout discipline and

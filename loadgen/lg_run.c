@@ -533,9 +533,6 @@ static void run_start(lg_runstate *r, int k)
     const lg_opts *o = r->o;
     lg_plan *p = &r->plan;
     lg_shared *sh = lg_plan_shared(p);
-    /* The deadline's walk of the schedule (as long as the run's arrivals:
-     * seconds for 10^8) comes before the start instant is fixed, so that
-     * it does not make the first requests late; a signal cuts it short. */
     check_fd_limit(p);
     /* The warm-up (one process: rank 0 under --mpi, the others wait in the
      * clock sync) comes before the start instant, so it delays no arrival. */
@@ -548,6 +545,9 @@ static void run_start(lg_runstate *r, int k)
                     r->warmup.requested, r->warmup.failed, r->warmup.first_error[0] ? " (" : "",
                     r->warmup.first_error, r->warmup.first_error[0] ? ")" : "", r->warmup.seconds);
     }
+    /* The deadline's walk of the schedule (as long as the run's arrivals:
+     * seconds for 10^8) comes before the start instant is fixed, so that
+     * it does not make the first requests late; a signal cuts it short. */
     lg_signals_phase("walk");
     int64_t end_offset = lg_plan_end_offset(p, lg_signals_count());
     if (r->mpi) {

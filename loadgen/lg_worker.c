@@ -5,7 +5,7 @@
  * this worker's utilisation and its M/G/1 queueing prediction. No locks:
  * the worker writes only its own slot of the shared region.
  *
- * The file is long (about 1,600 lines) because it is one event loop: the
+ * The file is long because it is one event loop: the
  * SSE callbacks, the request objects, the end of a request, libcurl's
  * socket and timer callbacks, the dispatch and the worker's end all run on
  * the same loop, share the lg_worker and lg_req state, and are each other's
@@ -1531,11 +1531,10 @@ static void on_walk_close(uv_handle_t *h, void *arg)
     if (!uv_is_closing(h)) uv_close(h, NULL);
 }
 
-int lg_worker_run(const lg_plan *p, int id)
+/* The worker's fields from its plan: its slots, its connection cap, the
+ * clock it reads, its random stream. */
+static void worker_init(lg_worker *w, const lg_plan *p, int id)
 {
-    lg_worker *w = calloc(1, sizeof *w);
-    if (!w) return 1;
-    int rc = 1, have_timer = 0;
     w->p = p;
     w->o = p->o;
     w->tls = LG_TLS_OF(p->o);
@@ -1556,13 +1555,22 @@ int lg_worker_run(const lg_plan *p, int id)
     w->rx_wire = p->o->receive_clock == LG_RXC_WIRE;
     w->rx_kernel = w->rx_wire || p->o->receive_clock == LG_RXC_KERNEL;
     w->rx_keeper = -1;
+    w->rx_fd = -1;
     w->wc = (lg_wclock){.port = -1};
+    w->rng = (p->o->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(id + 1) * 0xBF58476D1CE4E5B9ULL;
+    if (!w->rng) w->rng = 1;
+}
+
+/* The receive clocks, before the first connection: the wire clock's capture
+ * (so every SYN-ACK is seen) and the kernel's stamps. */
+static void worker_open_clocks(lg_worker *w)
+{
+    const lg_plan *p = w->p;
     if (w->rx_wire) {
-        /* Opened before the first connection, so every SYN-ACK is seen. A
-         * worker that cannot capture times with the kernel's stamps, and
+        /* A worker that cannot capture times with the kernel's stamps, and
          * its tokens are counted as fallbacks. */
         char werr[512] = "";
-        if (lg_wclock_open(&w->wc, p->o, p->url, id, p->k, werr, sizeof werr) == 0 &&
+        if (lg_wclock_open(&w->wc, p->o, p->url, w->id, p->k, werr, sizeof werr) == 0 &&
             w->wc.port_lo) {
             /* somewhere in the lower half of the range, by the clock */
             int half = (w->wc.port_hi - w->wc.port_lo + 1) / 2;
@@ -1572,7 +1580,7 @@ int lg_worker_run(const lg_plan *p, int id)
             fprintf(stderr,
                     "loadgen: worker %d: wire clock: %s; its tokens take the kernel's "
                     "stamps\n",
-                    id, werr);
+                    w->id, werr);
     }
     if (w->rx_kernel) {
         sample_clock(w);
@@ -1581,17 +1589,33 @@ int lg_worker_run(const lg_plan *p, int id)
         w->rx_keeper = lg_rx_keep_on();
         lg_rx_set_hook(on_rx_read, w);
     }
-    w->rx_fd = -1;
     if (w->rx_wire) lg_tx_set_hook(on_tx_write, w);
-    w->rng = (p->o->seed + 1) * 0x9E3779B97F4A7C15ULL ^ (uint64_t)(id + 1) * 0xBF58476D1CE4E5B9ULL;
-    if (!w->rng) w->rng = 1;
+}
+
+/* The clocks off again: no hook is left pointing at this worker. */
+static void worker_close_clocks(lg_worker *w)
+{
+    if (w->rx_keeper >= 0) close(w->rx_keeper);
+    w->rx_keeper = -1;
+    lg_rx_set_hook(NULL, NULL);
+    lg_tx_set_hook(NULL, NULL);
+    wire_account(w);
+    lg_wclock_close(&w->wc);
+}
+
+/* The sessions (multi-turn) and the schedule (open loop). 0, or the
+ * worker's exit code with slot->error set: 1 no memory, 2 a schedule the
+ * spec cannot give. */
+static int worker_open_state(lg_worker *w)
+{
+    const lg_plan *p = w->p;
     char err[256] = "";
     if (p->spec.session_users > 0) {
         w->sess = malloc(sizeof *w->sess);
         if (!w->sess || lg_session_init(w->sess, &p->ds, lg_session_ctx_max(p->ds.n)) != 0) {
             snprintf(w->slot->error, sizeof w->slot->error, "no memory for the sessions");
             free(w->sess);
-            free(w);
+            w->sess = NULL;
             return 1;
         }
     }
@@ -1602,30 +1626,42 @@ int lg_worker_run(const lg_plan *p, int id)
                      (int)(sizeof w->slot->error - 16), err);
             if (w->sess) lg_session_free(w->sess);
             free(w->sess);
-            free(w);
+            w->sess = NULL;
             return 2;
         }
     }
+    return 0;
+}
+
+/* Timer slack, real-time priority and nice, as asked. */
+static void worker_set_priority(const lg_worker *w)
+{
+    const lg_opts *o = w->o;
     /* The kernel may defer a timer by the thread's slack (50 us by
      * default) to batch wake-ups; dispatch wants the intended instant. */
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    if (p->o->rt_priority > 0) {
+    if (o->rt_priority > 0) {
         /* On a shared host a sleeping worker otherwise wakes late (ms) when
          * other processes hold the CPUs; the kernel's RT throttling still
          * leaves them a share. */
-        struct sched_param sp = {.sched_priority = p->o->rt_priority};
+        struct sched_param sp = {.sched_priority = o->rt_priority};
         if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0)
             fprintf(stderr, "loadgen: worker %d: --realtime-priority %d: %s (normal scheduling)\n",
-                    id, p->o->rt_priority, strerror(errno));
+                    w->id, o->rt_priority, strerror(errno));
     }
-    if (p->o->nice && setpriority(PRIO_PROCESS, 0, p->o->nice) != 0)
-        fprintf(stderr, "loadgen: worker %d: --nice %d: %s (priority unchanged)\n", id, p->o->nice,
+    if (o->nice && setpriority(PRIO_PROCESS, 0, o->nice) != 0)
+        fprintf(stderr, "loadgen: worker %d: --nice %d: %s (priority unchanged)\n", w->id, o->nice,
                 strerror(errno));
-    if (uv_loop_init(&w->loop) != 0) goto out_sched;
-    uv_loop_configure(&w->loop, UV_METRICS_IDLE_TIME);
+}
+
+/* libcurl's multi handle on the loop, with the loop's curl and tick timers.
+ * -1: no headers or no multi handle (nothing is on the loop yet). */
+static int worker_open_curl(lg_worker *w)
+{
+    const lg_plan *p = w->p;
     w->headers = build_headers(w);
     w->multi = curl_multi_init();
-    if (!w->headers || !w->multi) goto out_loop;
+    if (!w->headers || !w->multi) return -1;
     w->url = curl_url();
     if (w->url && curl_url_set(w->url, CURLUPART_URL, p->url, 0) != CURLUE_OK) {
         curl_url_cleanup(w->url);
@@ -1642,52 +1678,62 @@ int lg_worker_run(const lg_plan *p, int id)
     w->curl_timer.data = w;
     uv_timer_init(&w->loop, &w->tick);
     w->tick.data = w;
-    if (rb_timer_init(&w->loop, &w->dispatch) != 0) goto out_handles;
-    have_timer = 1;
-    w->dispatch.data = w;
-    if (lg_plan_detailed_fd(p, id) >= 0) {
-        if (rb_rec_init(&w->rec, lg_plan_detailed_fd(p, id), 1 << 20) != 0) {
-            snprintf(w->slot->error, sizeof w->slot->error, "no memory for the record buffer");
-            goto out_handles;
-        }
-        w->have_rec = 1;
-        if (w->o->save_token_times) {
-            w->tt_line = malloc(lg_record_line_max(w->o->token_times_cap));
-            if (!w->tt_line) {
-                snprintf(w->slot->error, sizeof w->slot->error,
-                         "no memory for a record with token times");
-                goto out_handles;
-            }
-            w->tt_cap = w->o->token_times_cap;
-        }
+    return 0;
+}
+
+/* The per-request records' buffer, and the token times' line. 0, or -1 with
+ * slot->error set. */
+static int worker_open_records(lg_worker *w)
+{
+    int fd = lg_plan_detailed_fd(w->p, w->id);
+    if (fd < 0) return 0;
+    if (rb_rec_init(&w->rec, fd, 1 << 20) != 0) {
+        snprintf(w->slot->error, sizeof w->slot->error, "no memory for the record buffer");
+        return -1;
     }
+    w->have_rec = 1;
+    if (w->o->save_token_times) {
+        w->tt_line = malloc(lg_record_line_max(w->o->token_times_cap));
+        if (!w->tt_line) {
+            snprintf(w->slot->error, sizeof w->slot->error,
+                     "no memory for a record with token times");
+            return -1;
+        }
+        w->tt_cap = w->o->token_times_cap;
+    }
+    return 0;
+}
+
+/* The run: from the run's start (t0) to the loop's end, then the window's
+ * accounting and the records' flush. */
+static void worker_run_window(lg_worker *w)
+{
     w->t0_ns = w->sh->t0_ns;
     __atomic_store_n(&w->slot->state, LG_W_RUNNING, __ATOMIC_RELAXED);
     uv_timer_start(&w->tick, on_tick, LG_TICK_MS, LG_TICK_MS);
     /* The send window opens at the run's start, the same instant for every
      * worker; the loop's idle time is counted from there. */
-    {
-        struct timespec ts = {.tv_sec = w->t0_ns / 1000000000LL,
-                              .tv_nsec = w->t0_ns % 1000000000LL};
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
-        }
+    struct timespec ts = {.tv_sec = w->t0_ns / 1000000000LL, .tv_nsec = w->t0_ns % 1000000000LL};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
     }
     w->last_flush_ns = w->last_lag_ns = rb_now_ns();
-    {
-        rb_host_reading h;
-        rb_host_sample(&h);
-        w->slot->window_start_ns = rb_now_ns();
-        lg_meter_open(&w->meter, w->slot->window_start_ns, (int64_t)uv_metrics_idle_time(&w->loop),
-                      &h, 0);
-    }
+    rb_host_reading h;
+    rb_host_sample(&h);
+    w->slot->window_start_ns = rb_now_ns();
+    lg_meter_open(&w->meter, w->slot->window_start_ns, (int64_t)uv_metrics_idle_time(&w->loop), &h,
+                  0);
     dispatch_due(w);
     maybe_finish(w);
     if (!w->finishing) uv_run(&w->loop, UV_RUN_DEFAULT);
     end_window(w);
-    rc = 0;
     flush_detailed(w);
-out_handles:
-    /* curl closes its connections (socket callbacks close their polls). */
+}
+
+/* The loop's handles closed: curl's connections (its socket callbacks
+ * close their polls), the dispatch timer (when it was made), every other
+ * handle. */
+static void worker_close_handles(lg_worker *w, int have_timer)
+{
     for (size_t i = 0; i < w->n_all; i++) {
         if (w->all[i]->in_use) curl_multi_remove_handle(w->multi, w->all[i]->easy);
     }
@@ -1700,8 +1746,13 @@ out_handles:
      * uv_loop_close would then leave the loop's memory behind. */
     for (int i = 0; i < 8 && uv_run(&w->loop, UV_RUN_DEFAULT); i++) {
     }
-out_loop:
+}
+
+/* The request objects, the headers and the URL freed, and the loop closed. */
+static void worker_free_requests(lg_worker *w)
+{
     if (w->multi) curl_multi_cleanup(w->multi);
+    w->multi = NULL;
     for (size_t i = 0; i < w->n_all; i++) {
         lg_req *r = w->all[i];
         curl_easy_cleanup(r->easy);
@@ -1716,25 +1767,50 @@ out_loop:
     curl_slist_free_all(w->headers);
     curl_url_cleanup(w->url);
     uv_loop_close(&w->loop);
-out_sched:
+}
+
+/* The loop's life: curl and the timers on it, the records, the run, the
+ * teardown. 0: the run ended; 1: it could not start (slot->error says why
+ * when it is known). */
+static int worker_loop(lg_worker *w)
+{
+    if (uv_loop_init(&w->loop) != 0) return 1;
+    uv_loop_configure(&w->loop, UV_METRICS_IDLE_TIME);
+    int rc = 1;
+    if (worker_open_curl(w) == 0) {
+        int have_timer = rb_timer_init(&w->loop, &w->dispatch) == 0;
+        if (have_timer) {
+            w->dispatch.data = w;
+            if (worker_open_records(w) == 0) {
+                worker_run_window(w);
+                rc = 0;
+            }
+        }
+        worker_close_handles(w, have_timer);
+    }
+    worker_free_requests(w);
+    return rc;
+}
+
+/* What outlives the loop: the schedule, the records' buffer, the clocks,
+ * the sessions (whose counts go to the slot), the connections' and the
+ * sockets' tables. */
+static void worker_release(lg_worker *w)
+{
     lg_sched_free(w->sched);
     if (w->have_rec) {
         flush_detailed(w); /* (a no-op after the run's own flush) */
         rb_rec_free(&w->rec);
     }
     free(w->tt_line);
-    if (w->rx_keeper >= 0) close(w->rx_keeper);
-    lg_rx_set_hook(NULL, NULL);
-    lg_tx_set_hook(NULL, NULL);
-    wire_account(w);
-    lg_wclock_close(&w->wc);
+    worker_close_clocks(w);
     if (w->sess) {
         w->slot->sess_waited = w->sess->waited;
         w->slot->sess_capped = w->sess->capped;
         fprintf(stderr,
                 "loadgen: worker %d: multi-turn: %lld rounds waited for their user's previous "
                 "round; %lld contexts stopped growing at %zu bytes\n",
-                id, (long long)w->sess->waited, (long long)w->sess->capped, w->sess->ctx_max);
+                w->id, (long long)w->sess->waited, (long long)w->sess->capped, w->sess->ctx_max);
         lg_session_free(w->sess);
         free(w->sess);
     }
@@ -1743,6 +1819,23 @@ out_sched:
     for (size_t i = 0; i < w->n_socks; i++)
         free(w->socks[i]);
     free(w->socks);
+}
+
+int lg_worker_run(const lg_plan *p, int id)
+{
+    lg_worker *w = calloc(1, sizeof *w);
+    if (!w) return 1;
+    worker_init(w, p, id);
+    worker_open_clocks(w);
+    int rc = worker_open_state(w);
+    if (rc) {
+        worker_close_clocks(w);
+        free(w);
+        return rc;
+    }
+    worker_set_priority(w);
+    rc = worker_loop(w);
+    worker_release(w);
     w->slot->exit_code = rc;
     free(w);
     return rc;

@@ -420,6 +420,8 @@ m worker-other-share loadgen/lg_worker.c \
 m worker-stage-zero loadgen/lg_worker.c '    lg_stage_stats *st = stats_of(w, a->stage);' \
   '    lg_stage_stats *st = stats_of(w, 0);'
 m worker-receive-before-send loadgen/lg_worker.c '    if (t < r->dispatch_ns) t = r->dispatch_ns;' '    ;'
+# a schedule the worker cannot make taken for a lack of memory (exit 1, not 2)
+m worker-schedule-exit-1 loadgen/lg_worker.c '            return 2;' '            return 1;'
 # loadgen/lg_capture.c: the client's data taken by PSH again (a long
 # request's first segments untimed), or IPv4 only (no departure over ::1).
 m capture-psh-only loadgen/lg_capture.c '(ip and ip[2:2] - ((ip[0] & "

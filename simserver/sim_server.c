@@ -7,7 +7,7 @@
  * connection and per worker, past which reading stops. Every running stream
  * has one node in the engine's deadline heap; the single rb_timer is armed
  * for the earliest, and each firing writes what is due, in bounded passes.
- * The file is long (about 1,000 lines) because it is one state machine: a
+ * The file is long because it is one state machine: a
  * connection's reads, input holds, half-close, lingering close, responses
  * and the drain share the conn and worker structs and each other's libuv
  * callbacks; its sections follow that lifecycle (writes, closing,

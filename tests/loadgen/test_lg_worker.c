@@ -633,6 +633,25 @@ static void a_stop_before_the_start_counts_the_whole_share(void **state)
     assert_int_equal(srv_answered(f->s), 0);
 }
 
+/* A schedule the worker cannot make ends it before its loop, with exit code
+ * 2 (as bad input) and the schedule's own reason in its slot, and nothing
+ * sent. */
+static void a_schedule_refused_exits_2_with_its_reason(void **state)
+{
+    fixture *f = *state;
+    int64_t counts[1] = {4};
+    srv_start(f);
+    run_new(f, 1, 1, counts, 1, 0);
+    run *r = f->r;
+    r->p.spec.max_requests = -1;
+    run_start_instant(r);
+    assert_int_equal(lg_worker_run(&r->p, 0), 2);
+    const char *why = lg_plan_slot(&r->p, 0)->error;
+    if (strncmp(why, "schedule: max_requests: must be >= 0", 36) != 0)
+        fail_msg("the slot's error is '%s'", why);
+    assert_int_equal(srv_answered(f->s), 0);
+}
+
 static void a_stop_mid_run_counts_the_rest_of_the_share(void **state)
 {
     fixture *f = *state;
@@ -797,6 +816,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(each_stage_counts_its_own_requests, setup, teardown),
         cmocka_unit_test_setup_teardown(a_stop_before_the_start_counts_the_whole_share, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_schedule_refused_exits_2_with_its_reason, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_stop_mid_run_counts_the_rest_of_the_share, setup,
                                         teardown),

@@ -3,7 +3,7 @@
  * garbage, clients that never read. One poll() loop drives every socket;
  * the outcome is printed as one "key=value ..." line on stdout.
  * Single-threaded; loopback only (127.0.0.1). Exit 0 ran, 1 failed, 2 usage.
- * One file of about 660 lines: the abuses share the poll loop, the socket
+ * One long file: the abuses share the poll loop, the socket
  * table and the outcome line; main() sets one up and drives the loop. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
