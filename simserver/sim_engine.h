@@ -176,7 +176,8 @@ typedef enum sim_step {
 } sim_step;
 
 /* One token step of a running stream, written at now if it is due: fills
- * ev[0..*n_ev) with what to write (all stamped now) and records TTFT, ITL,
+ * ev[0..*n_ev) with what to write (all at now; the server stamps them with
+ * it only for a request that asked for send stamps) and records TTFT, ITL,
  * send lateness and generation tokens. With choices, the n choices step in
  * lockstep (one sequence each, as vLLM runs n child requests in the same
  * batch): each unfinished one generates a token, in choice order; one that

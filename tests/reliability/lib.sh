@@ -19,8 +19,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-source "$(dirname "${BASH_SOURCE[0]}")/../lib/skip.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/harness.sh" # fail, pass, skip, jnum, start_sim
 # The test's own arguments, for unmet's second attempt.
 REL_ARGS=("$@")
 REL_SCALE=${REL_SCALE:-1}
@@ -36,28 +35,8 @@ unmet() {
   cleanup
   exec env REL_SCALE=$((REL_SCALE * 2)) bash "$0" "${REL_ARGS[@]}"
 }
-pass() { echo "PASS: $*"; }
 # fig KEY VALUE: a figure for results/reliability.md (grep '^FIG ').
 fig() { echo "FIG $*"; }
-
-# start_sim NAME [simserver flags...]: simserver on a free loopback port
-# (scripts/lib/sim.sh, with $SIM_WRAP and $SIM_START_TRIES); sets SIM_URL,
-# SIM_PORT and SIM_PID. Waits at most 5 s for its first line.
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/sim.sh"
-start_sim() {
-  local name=$1 rc=0
-  shift
-  sim_start "$WORK" "$name" "$SIMSERVER" "$@" || rc=$?
-  CHILDREN+=("$SIM_PID")
-  [ "$rc" -eq 0 ] || fail "simserver $name did not start"
-}
-
-# jnum FILE FILTER: a value from a JSON file (jq -e), or fail.
-jnum() {
-  local v
-  v=$(jq -e "$2" "$1") || fail "jq '$2' on $1"
-  echo "$v"
-}
 
 # accounted FILE: dispatched = completed + failed, exactly, and the sum of
 # failures_by_class = failed.

@@ -14,20 +14,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "PASS: $*"; }
-source "$(dirname "${BASH_SOURCE[0]}")/../../lib/skip.sh"
-
-# start_sim NAME [simserver flags...]: starts simserver on a free loopback
-# port (scripts/lib/sim.sh); sets SIM_URL and SIM_PID.
-source "$(dirname "${BASH_SOURCE[0]}")/../../../scripts/lib/sim.sh"
-start_sim() {
-  local name=$1 rc=0
-  shift
-  sim_start "$WORK" "$name" "$SIMSERVER" "$@" || rc=$?
-  CHILDREN+=("$SIM_PID")
-  [ "$rc" -eq 0 ] || fail "simserver $name did not start"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/../../lib/harness.sh" # fail, pass, skip, jnum, start_sim
 
 # wait_sim METRIC N SECONDS: readiness instead of a fixed sleep. Polls
 # simserver's /metrics until the sum of METRIC's samples (e.g.
@@ -42,13 +29,6 @@ wait_sim() {
     sleep 0.05
   done
   fail "simserver's $1 reached only $v of $2 in $3 s"
-}
-
-# jnum FILE FILTER: a number from a JSON file (jq), or fail.
-jnum() {
-  local v
-  v=$(jq -e "$2" "$1") || fail "jq '$2' on $1"
-  echo "$v"
 }
 
 # in_range VALUE LO HI NAME
