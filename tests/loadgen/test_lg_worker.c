@@ -25,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lg_cli.h"
@@ -70,11 +71,12 @@ struct srv {
     int lfd, port;
     pthread_t th;
     int started;
-    int quit;             /* atomic: the thread ends */
-    int64_t answered;     /* atomic: requests read whole (counted as their reply goes) */
-    int64_t stop_after;   /* set the plan's stop (interrupted) at this many answered; 0: never */
-    lg_shared *sh;        /* atomic: where the stop goes */
-    int64_t bad_requests; /* atomic: requests it could not read (an error the test reports) */
+    int quit;               /* atomic: the thread ends */
+    int64_t answered;       /* atomic: requests read whole (counted as their reply goes) */
+    int64_t stop_after;     /* set the plan's stop (interrupted) at this many answered; 0: never */
+    lg_shared *sh;          /* atomic: where the stop goes */
+    int64_t bad_requests;   /* atomic: requests it could not read (an error the test reports) */
+    int64_t reply_delay_ns; /* atomic: how long the reply waits after its request (0: none) */
     srv_conn conns[SRV_CLIENTS];
 };
 
@@ -164,6 +166,12 @@ static int srv_serve(srv *s, srv_conn *c)
             /* as lg_run's signal watch does: interrupted, then stop */
             __atomic_store_n(&sh->interrupted, 1, __ATOMIC_RELEASE);
             __atomic_store_n(&sh->stop, 1, __ATOMIC_RELEASE);
+        }
+        int64_t delay = __atomic_load_n(&s->reply_delay_ns, __ATOMIC_ACQUIRE);
+        if (delay > 0) {
+            struct timespec ts = {.tv_sec = delay / 1000000000LL, .tv_nsec = delay % 1000000000LL};
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+            }
         }
         if (srv_reply(c->fd, stream)) return -1;
         size_t used = hl + (size_t)cl;
@@ -747,6 +755,11 @@ static void token_times_with_cap(void **state, int64_t cap)
     srv_start(f);
     run_new(f, 1, 1, &count, 1, 0);
     run *r = f->r;
+    /* A server that answers at once is often read in the callback that sent
+     * the request, whose token times are then the send's own (0 us): a
+     * reply 1 ms later gives every record a first-token offset with a
+     * sub-microsecond part, so a time rounded instead of floored shows. */
+    __atomic_store_n(&f->s->reply_delay_ns, 1000000LL, __ATOMIC_RELEASE);
     r->o.save_token_times = 1; /* the plan reads the options it was built from */
     r->o.token_times_cap = cap;
     run_start_instant(r);
