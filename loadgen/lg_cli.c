@@ -1012,23 +1012,22 @@ static int finish_sweep(lg_opts *o, char *err, size_t errlen)
             return BAD("is required by --sweep");
         }
         int n = o->sweep_stages;
-        double lo =
-            o->sweep_min_rate > 0.0 ? o->sweep_min_rate : o->sweep_max_rate / pow(2.0, n - 1);
+        double lo = lg_sweep_min_rate(n, o->sweep_min_rate, o->sweep_max_rate),
+               rates[LG_MAX_STAGES];
         if (lo > o->sweep_max_rate) {
             snprintf(num, sizeof num, "%g", lo);
             flag = "--sweep-min-rate";
             val = num;
             return BAD("must not exceed --sweep-max-rate");
         }
-        for (int i = 0; i < n; i++) {
-            double r;
-            if (o->sweep == LG_SWEEP_LINEAR)
-                r = o->sweep_max_rate * (i + 1) / n;
-            else
-                r = n == 1 ? o->sweep_max_rate
-                           : lo * pow(o->sweep_max_rate / lo, (double)i / (n - 1));
-            o->stages[i] = (lg_stage){.rate_per_s = r, .duration_ns = o->stage_duration_ns};
+        if (lg_sweep_rates(o->sweep, n, lo, o->sweep_max_rate, rates) != 0) {
+            snprintf(num, sizeof num, "%g", o->sweep_max_rate);
+            flag = "--sweep-max-rate";
+            val = num;
+            return BAD("must be a finite rate > 0");
         }
+        for (int i = 0; i < n; i++)
+            o->stages[i] = (lg_stage){.rate_per_s = rates[i], .duration_ns = o->stage_duration_ns};
         o->n_stages = n;
     }
     return 0;

@@ -12,6 +12,7 @@
 
 #include "lg_dataset.h"
 #include "lg_sched.h"
+#include "lg_sweep.h"
 #include "rb_opts.h"
 
 #define LG_MAX_HEADERS 32
@@ -22,7 +23,6 @@
 #define LG_MAX_SERVER_METRICS 16 /* --server-metric NAME (lg_srvm.h's LG_SRVM_MAX_EXTRA) */
 
 typedef enum { LG_DS_RANDOM, LG_DS_PREFIX, LG_DS_SHAREGPT, LG_DS_TRACE, LG_DS_CUSTOM } lg_ds_kind;
-typedef enum { LG_SWEEP_NONE, LG_SWEEP_LINEAR, LG_SWEEP_GEOMETRIC } lg_sweep_kind;
 typedef enum { LG_STAMPS_AUTO, LG_STAMPS_ON, LG_STAMPS_OFF } lg_stamps_mode;
 typedef enum { LG_COST_NONE, LG_COST_FIXED, LG_COST_EXP } lg_cost_kind;
 /* Where a token's receive time comes from (--receive-clock). */

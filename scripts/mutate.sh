@@ -45,6 +45,7 @@ tests_for() {
     loadgen/lg_knee.c) echo "test_lg_knee" ;;
     loadgen/lg_judge.c) echo "test_lg_judge" ;;
     loadgen/lg_sched.c) echo "test_lg_sched" ;;
+    loadgen/lg_sweep.c) echo "test_lg_sweep" ;;
     loadgen/lg_worker.c) echo "test_lg_worker" ;;
     loadgen/lg_record.c) echo "test_lg_record" ;;
     loadgen/lg_export.c | loadgen/lg_export_vllm.c | loadgen/lg_xrecs.c) echo "test_lg_export" ;;
@@ -405,6 +406,13 @@ m ramp-gap-previous-rate loadgen/lg_sched.c \
 m ramp-plan-previous-rate loadgen/lg_sched.c 'off += gap_ns(s->rng, lg_stage_rate_at(st, made, ramp_count(sp, st)),' \
   'off += gap_ns(s->rng, lg_stage_rate_at(st, made - 1, ramp_count(sp, st)),'
 m ramp-uncounted-accepted loadgen/lg_sched.c '            if (!counted) {' '            if (0) {'
+# loadgen/lg_sweep.c: a linear sweep that starts at 0, a geometric one that
+# never reaches its top, a floor that ignores the given one.
+m sweep-linear-from-zero loadgen/lg_sweep.c 'rates[i] = max_rate * (i + 1) / n;' 'rates[i] = max_rate * i / n;'
+m sweep-geometric-short loadgen/lg_sweep.c 'lo * pow(max_rate / lo, (double)i / (n - 1));' \
+  'lo * pow(max_rate / lo, (double)i / n);'
+m sweep-floor-given-ignored loadgen/lg_sweep.c 'return min_rate > 0.0 ? min_rate : max_rate / pow(2.0, n - 1);' \
+  'return max_rate / pow(2.0, n - 1);'
 # loadgen/lg_worker.c, in-process against a server thread (test_lg_worker):
 # dispatch early, the intended time lost, the stop's count skipped, the
 # other worker's arrivals taken, a stage's counts in stage 0, a reply's
