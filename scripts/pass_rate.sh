@@ -83,6 +83,8 @@ tmp_out=$(mktemp "$out.XXXXXX")
   [ "$neighbour" -eq 0 ] || echo "- beside a neighbour: a busy loop on CPU 0 at nice 0 for the whole measurement"
   echo "- from $date_start to $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $commit at the start; build $(basename "$build")"
   echo "- CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) online CPUs; kernel $(uname -r)"
+  # what a pass rate depends on: the tests and the code they run (scripts/records.sh)
+  echo "- measures: tests loadgen simserver calibrate common models scripts/lib"
 } >"$tmp_out"
 mv "$tmp_out" "$out"
 cat "$out"

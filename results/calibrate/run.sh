@@ -111,6 +111,8 @@ summary=$(figures "$tsv")
   echo "- commit: $commit (at the start)"
   echo "- host: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs online, $(uname -sr), $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "- from $start to $(date -u +%Y-%m-%dT%H:%M:%SZ); load average at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
+  # what the figures depend on (scripts/records.sh: a later change to these makes the record stale)
+  echo "- measures: calibrate loadgen simserver common models"
   echo
   echo "$summary"
   echo
