@@ -428,6 +428,9 @@ m worker-other-share loadgen/lg_worker.c \
 m worker-stage-zero loadgen/lg_worker.c '    lg_stage_stats *st = stats_of(w, a->stage);' \
   '    lg_stage_stats *st = stats_of(w, 0);'
 m worker-receive-before-send loadgen/lg_worker.c '    if (t < r->dispatch_ns) t = r->dispatch_ns;' '    ;'
+# the wire clock's bound sockets closed without a reset (left in TIME_WAIT)
+me wire-ports-time-wait loadgen/lg_worker.c '        setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);' \
+  '        (void)lg;' "loadgen simserver" "lg_e2e_wire_capture"
 # a schedule the worker cannot make taken for a lack of memory (exit 1, not 2)
 m worker-schedule-exit-1 loadgen/lg_worker.c '            return 2;' '            return 1;'
 # loadgen/lg_capture.c: the client's data taken by PSH again (a long

@@ -121,4 +121,38 @@ jq -e '.receive_clock == "kernel" and .receive_clock_wire_share == 0 and .captur
 echo "same load, kernel clock: exact share $(jq .receive_clock_exact_share "$k"), rho" \
   "$(jq '.client_bias.workers[0].rho' "$k"), median/p99 ITL $(jq -c '[.median_itl_ms, .p99_itl_ms]' "$k")" \
   "ms; wire clock: exact share $(jq .receive_clock_exact_share "$out")"
+
+# Two workers get their own local port ranges (below the kernel's ephemeral
+# range), and their sockets close with a reset: a run leaves none of its
+# connections to this server in TIME_WAIT, so the next run's binds in the
+# same ranges find the ports free (a calibration runs one batch after
+# another; with TIME_WAIT, a saturated level's ports refused bind() for
+# 60 s and the next batches failed).
+tw_to_sim() { # TIME_WAIT sockets from a local port in [$1, $2] to the simulator at $SIM_URL
+  local n=0 loc rem st p sim_port=${SIM_URL##*:}
+  while read -r _ loc rem st _; do
+    [ "$st" = 06 ] || continue
+    [ $((16#${rem##*:})) -eq "$sim_port" ] || continue
+    p=$((16#${loc##*:}))
+    [ "$p" -ge "$1" ] && [ "$p" -le "$2" ] && n=$((n + 1))
+  done < <(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+  echo "$n"
+}
+"$LOADGEN" --base-url "$SIM_URL" --num-workers 2 --request-rate 100 --duration 2s --seed 9 \
+  --random-input-len 16 --random-output-len 4 --quiet --no-progress --save-result \
+  --result-dir "$WORK" --result-filename k2.json || fail "loadgen (k=2) exited $?"
+sent_equals_done "$WORK/k2.json"
+range=$(jq -r '.capture.filter | capture("portrange (?<lo>[0-9]+)-(?<hi>[0-9]+)") | "\(.lo) \(.hi)"' \
+  "$WORK/k2.json") || fail "k=2: no port range in the capture's filter"
+read -r lo hi <<<"$range"
+# both workers' ranges, as lg_cap_filter makes them: k slices of at most
+# 4096 ports just below the kernel's ephemeral range
+eph_lo=$(awk '{ print $1 }' /proc/sys/net/ipv4/ip_local_port_range)
+span=$(( (eph_lo - 2048) / 2 )); [ "$span" -le 4096 ] || span=4096
+all_lo=$((eph_lo - 2 * span))
+[ "$lo" -ge "$all_lo" ] && [ "$hi" -lt "$eph_lo" ] \
+  || fail "k=2: the capture's range $lo-$hi is not in $all_lo-$((eph_lo - 1))"
+tw=$(tw_to_sim "$all_lo" $((eph_lo - 1)))
+[ "$(jnum "$WORK/k2.json" .completed)" -gt 0 ] || fail "k=2: nothing completed"
+[ "$tw" -eq 0 ] || fail "k=2: $tw connections to the simulator left in TIME_WAIT in ports $all_lo-$((eph_lo - 1))"
 echo "wire_capture: ok"
