@@ -1,7 +1,8 @@
 /* lg_run: a whole run along its data flow: the plan (lg_plan.h), the fleet
- * that runs the workers (lg_fleet.h) under this coordinator's watch
- * (progress, saturation, signals), --mpi's exchange of the results and a
- * salvage of its snapshots; the merged results are judged and reported in
+ * that runs the workers and collects their results (lg_fleet.h: fork, or
+ * --mpi's ranks; it also salvages a run that never collected) under this
+ * coordinator's watch (progress, saturation, signals); the merged results
+ * are judged and reported in
  * lg_run_report.c, the run's files are lg_outputs.h's. The certificate's
  * check (check_certificate) stays here: it is the run's first gate, turning
  * the certificate's decision (lg_cert.h) into a refusal, a warning or the
@@ -25,8 +26,6 @@
 #include "lg_fleet.h"
 #include "lg_knee.h"
 #include "lg_merge.h"
-#include "lg_mpi.h"
-#include "lg_mpi_snap.h"
 #include "lg_outputs.h"
 #include "lg_progress.h"
 #include "lg_report.h"
@@ -99,18 +98,7 @@ static void coord_tick(void *ctx)
     watch_saturation(c, now);
     lg_knee_watch_tick(c->knee, now);
     lg_scrape_tick(c->scrape, now);
-    if (c->mpi) lg_mpi_watch(c->mpi, now);
-    if (c->mpi_progress && now >= sh->t0_ns) {
-        uint64_t mine[LG_PROGRESS_NCOUNTS(LG_PROGRESS_MAX_STAGES)],
-            all[LG_PROGRESS_NCOUNTS(LG_PROGRESS_MAX_STAGES)];
-        unsigned char is_max[LG_PROGRESS_NCOUNTS(LG_PROGRESS_MAX_STAGES)];
-        int n = LG_PROGRESS_NCOUNTS(c->p->n_stages);
-        lg_progress_counts(c->p, mine);
-        lg_progress_counts_max(c->p->n_stages, is_max);
-        if (lg_mpi_progress(c->mpi, mine, n, is_max, all, now) && c->progress)
-            lg_progress_print_counts(c->p, c->stage_clock, now, all);
-        return;
-    }
+    if (lg_fleet_watch(c->fleet, c->p, c->stage_clock, c->progress, now)) return;
     if (c->progress && now - c->last_progress_ns >= 250000000LL && now >= sh->t0_ns) {
         c->last_progress_ns = now;
         lg_progress_print(c->p, c->stage_clock, now);
@@ -198,11 +186,11 @@ static void check_fd_limit(const lg_plan *p)
             (unsigned long long)rl.rlim_max);
 }
 
-/* Under --mpi every rank takes the worst of every rank's code, so all
+/* Every process of the fleet takes the worst of every one's code, so all
  * leave together (or none does). */
 static int agree(lg_runstate *r, int rc)
 {
-    return r->mpi ? lg_mpi_max(r->mpi, rc) : rc;
+    return lg_fleet_agree(r->fleet, rc);
 }
 
 /* The server's metrics per stage: stage s from its start to the next one's
@@ -275,161 +263,39 @@ static void child_exit(void *ctx)
     lg_outputs_forget(&r->out);
 }
 
-/* --mpi after the run: each rank commits its records, the exchange brings
- * everything to rank 0, which judges and reports. */
-static int finish_mpi(lg_runstate *r)
+/* The fleet's results, at the reporter, judged and reported (lg_run_report);
+ * elsewhere (the other ranks) only this process's part of the collect. */
+static int collect_and_report(lg_runstate *r)
 {
-    lg_plan *p = &r->plan;
-    const lg_opts *o = r->o;
-    int exit_code = 0;
-    lg_record_count rec = {0};
-    const lg_slot *mine = lg_plan_slot(p, r->rank);
-    if (o->save_detailed) {
-        lg_outputs_commit(&r->out, 1, &mine, r->lost, &rec);
-        if (rec.lost) {
-            fprintf(stderr, "loadgen: rank %d: %llu of %llu per-request records lost (%s)\n",
-                    r->rank, (unsigned long long)rec.lost,
-                    (unsigned long long)(rec.lost + rec.written),
-                    rb_file_strerror(rec.err ? rec.err : -EIO));
-            exit_code = 1;
-        }
+    lg_fleet_results res = {0};
+    lg_fleet_job job = {.p = &r->plan, .lost = r->lost, .lost_sig = r->lost_sig};
+    int rc = lg_fleet_collect(r->fleet, r->o, &r->plan, &r->out, r->result_name, &job, &res);
+    if (res.k) {
+        int *lost = r->lost, *lost_sig = r->lost_sig;
+        r->lost = res.lost;
+        r->lost_sig = res.lost_sig;
+        r->records = res.records;
+        rc |= lg_run_report(r, res.k, res.slots, res.blocks, res.merged);
+        r->lost = lost;
+        r->lost_sig = lost_sig;
+        r->records = NULL;
     }
-    /* This rank's final slot, for a salvage if the exchange never happens. */
-    char snap[2200] = "";
-    lg_shared *sh = lg_plan_shared(p);
-    if (o->save_result) {
-        lg_mpi_to_root_clock(r->mpi, p);
-        lg_mpi_snap_path(o->result_dir, r->result_name, r->rank, snap, sizeof snap);
-        int src = lg_mpi_snap_write(snap, p, r->rank, r->n_ranks, lg_mpi_t0_root(r->mpi),
-                                    sh->interrupted);
-        if (src) {
-            fprintf(stderr, "loadgen: rank %d: cannot write %s: %s\n", r->rank, snap,
-                    rb_file_strerror(src));
-            snap[0] = '\0';
-        }
-    }
-    /* Every rank says it is done; the exchange runs over the survivors. */
-    int gone = lg_mpi_survivors(r->mpi, p->end_deadline_ns ? p->end_deadline_ns + 3000000000LL : 0);
-    if (gone == -EIO)
-        fprintf(stderr, "loadgen: rank %d: cannot form the survivors' group\n", r->rank);
-    if (gone < 0) return 1;
-    uint64_t counts[3] = {rec.written, rec.lost, rec.left_out};
-    lg_mpi_sum_u64(r->mpi, counts, 3);
-    sh->interrupted = lg_mpi_max(r->mpi, sh->interrupted);
-    sh->saturated_stage = -1;
-    int rc = lg_mpi_collect(r->mpi, p, r->lost[0], &r->mf);
-    if (snap[0]) unlink(snap); /* the exchange happened */
-    if (r->rank != 0) return exit_code;
-    if (rc) {
-        fprintf(stderr, "loadgen: out of memory merging results\n");
-        return 1;
-    }
-    /* A lost rank of this host left its part: its records are counted
-     * as left out (its requests are left out of the report) and removed. */
-    for (int w = 1; w < r->n_ranks && o->save_detailed; w++) {
-        long pid = lg_mpi_local_pid(r->mpi, w);
-        if (r->mf.lost[w] && pid)
-            counts[2] += lg_outputs_drop_lost_part(o->result_dir, r->result_name, pid);
-    }
-    for (int w = 1; w < r->n_ranks && o->save_result; w++) {
-        if (!r->mf.lost[w]) continue;
-        lg_mpi_snap_path(o->result_dir, r->result_name, w, snap, sizeof snap);
-        unlink(snap); /* a rank lost after its snapshot: this report is the run's */
-        if (!lg_mpi_local_pid(r->mpi, w)) continue;
-        lg_outputs theirs;
-        lg_outputs_init(&theirs, r->out.json);
-        lg_outputs_for_rank(&theirs, w);
-        snprintf(snap, sizeof snap, "%s.lock", theirs.json);
-        unlink(snap); /* its lock, left by its death */
-    }
-    lg_record_count all = {.written = counts[0],
-                           .lost = counts[1],
-                           .left_out = counts[2],
-                           .err = rec.err,
-                           .path = rec.path};
-    r->records = o->save_detailed ? &all : NULL;
-    free(r->lost);
-    free(r->lost_sig);
-    r->lost = r->mf.lost;
-    r->lost_sig = r->mf.lost_sig;
-    rc = lg_run_report(r, r->n_ranks, r->mf.slots, r->mf.blocks, &r->mf.merged);
-    r->lost = r->lost_sig = NULL;
-    r->records = NULL;
-    return rc | exit_code;
+    lg_fleet_results_free(&res);
+    return rc;
 }
 
-/* --mpi-salvage N: the ranks' final snapshots of a run whose exchange never
- * happened, merged as that run's rank 0 would have (a rank without one is
- * lost), then removed. */
+/* --mpi-salvage N: the ranks' snapshots (lg_fleet_salvage) merged and
+ * reported as the run's rank 0 would have, then removed. */
 static int salvage(lg_runstate *r)
 {
     lg_plan *p = &r->plan;
     const lg_opts *o = r->o;
-    lg_shared *sh = lg_plan_shared(p);
-    int k = p->k, found = 0;
-    r->lost = calloc((size_t)k, sizeof *r->lost);
-    r->lost_sig = calloc((size_t)k, sizeof *r->lost_sig);
-    if (!r->lost || !r->lost_sig) {
-        fprintf(stderr, "loadgen: out of memory\n");
-        return 1;
-    }
-    char path[2200];
-    for (int w = 0; w < k; w++) {
-        lg_mpi_snap_path(o->result_dir, r->result_name, w, path, sizeof path);
-        int64_t t0 = 0;
-        int intr = 0;
-        int rc = lg_mpi_snap_read(path, p, w, k, &t0, &intr);
-        if (rc) {
-            if (rc != -ENOENT)
-                fprintf(stderr, "loadgen: --mpi-salvage: %s: %s\n", path,
-                        rc == -EINVAL ? "not a snapshot of this run's shape (ranks, stages)"
-                                      : rb_file_strerror(rc));
-            r->lost[w] = 1;
-            continue;
-        }
-        found++;
-        sh->t0_ns = t0;
-        sh->interrupted |= intr;
-        r->lost[w] = lg_plan_slot(p, w)->exit_code != 0;
-    }
-    if (!found) {
-        fprintf(stderr, "loadgen: --mpi-salvage: no snapshot of '%s' in %s\n", r->result_name,
-                o->result_dir);
-        return 2;
-    }
-    int rc = lg_run_collect(r);
+    int rc = lg_fleet_salvage(r->fleet, p, o->result_dir, r->result_name, r->lost);
+    if (rc) return rc;
+    rc = collect_and_report(r);
     if (!r->wrote) return 1;
-    for (int w = 0; w < k; w++) {
-        lg_mpi_snap_path(o->result_dir, r->result_name, w, path, sizeof path);
-        unlink(path);
-    }
-    lg_outputs_remove_rank_parts(o->result_dir, r->result_name); /* the lost ranks' */
+    lg_fleet_salvage_clean(r->fleet, p, o->result_dir, r->result_name);
     return rc ? rc : 1; /* a salvaged run is never a whole one */
-}
-
-/* --mpi: the back-end started, this rank's place. Returns 0, or 2 with
- * r->mpi NULL (nothing to undo) or set (the back-end to finish). */
-static int run_mpi_init(lg_runstate *r)
-{
-    const lg_opts *o = r->o;
-    /* Each rank is one worker (--num-workers has no say). */
-    if (o->sweep_until_saturation) {
-        fprintf(stderr, "loadgen: --mpi: --sweep-until-saturation needs every worker's live "
-                        "counters, which --mpi keeps off the network during the run\n");
-        return 2;
-    }
-    if (!(r->mpi = lg_mpi_init())) return 2;
-    r->rank = lg_mpi_rank(r->mpi);
-    r->n_ranks = lg_mpi_size(r->mpi);
-    if (o->max_concurrency && o->max_concurrency < r->n_ranks) {
-        if (r->rank == 0)
-            fprintf(stderr,
-                    "loadgen: --mpi: --max-concurrency %d is fewer than the %d ranks (each "
-                    "needs at least one)\n",
-                    o->max_concurrency, r->n_ranks);
-        return 2;
-    }
-    return 0;
 }
 
 /* The result's name and path (rank 0's, under --mpi), its directory
@@ -451,12 +317,12 @@ static int run_result_name(lg_runstate *r, char *result_name, size_t name_cap, c
             snprintf(result_name, name_cap, "%s", o->result_filename);
         else
             lg_outputs_default_name(o, result_name, name_cap);
-        if (r->mpi) lg_mpi_bcast(r->mpi, result_name, name_cap);
+        lg_fleet_share(r->fleet, result_name, name_cap);
         snprintf(r->result_name, sizeof r->result_name, "%s", result_name);
         snprintf(result_path, path_cap, "%s/%s", o->result_dir, result_name);
     }
     lg_outputs_init(out, result_path);
-    if (r->mpi) lg_outputs_for_rank(out, r->rank);
+    lg_fleet_outputs(r->fleet, out);
     if (!exit_code && o->save_result && lg_outputs_check(o, result_name, out)) exit_code = 2;
     return exit_code;
 }
@@ -470,11 +336,11 @@ static int run_plan(lg_runstate *r, int k, char *err, size_t errlen)
     lg_plan *p = &r->plan;
     lg_coord *coord = &r->coord;
     int exit_code = 0;
-    if (lg_plan_build(p, o, k, !r->mpi && !r->salvage && o->num_workers > 0, err, errlen)) {
+    if (lg_plan_build(p, o, k, lg_fleet_forks(r->fleet, o), err, errlen)) {
         fprintf(stderr, "loadgen: %s\n", err[0] ? err : "cannot build the dataset");
         exit_code = 2;
     }
-    *coord = (lg_coord){.p = p, .o = o, .judged = 0, .mpi = r->mpi};
+    *coord = (lg_coord){.p = p, .o = o, .judged = 0, .fleet = r->fleet};
     if (!exit_code && !p->closed) {
         coord->stage_clock = lg_sched_new(&p->spec, err, errlen);
         if (!coord->stage_clock) {
@@ -503,18 +369,13 @@ static int run_watch(lg_runstate *r, int k)
     lg_plan *p = &r->plan;
     lg_coord *coord = &r->coord;
     int exit_code = 0;
-    /* Under --mpi the progress line is asked for (--progress: every rank
-     * reads the same flags, and mpirun's stderr is no terminal): each rank
-     * sends its counters once a second, rank 0 shows their combination
-     * (lg_mpi_progress). No knee watch: it would need every rank's
-     * histograms live, and MPI stays off the run's hot path. */
-    if (r->mpi) coord->mpi_progress = o->progress == 1;
-    coord->progress = r->mpi             ? coord->mpi_progress && lg_mpi_rank(r->mpi) == 0
-                      : o->progress >= 0 ? o->progress
-                                         : isatty(STDERR_FILENO);
-    coord->knee = r->mpi ? NULL : lg_knee_watch_new(p, coord->progress);
-    coord->scrape = r->mpi ? NULL : lg_scrape_for_run(o, p->forked);
-    if (!r->mpi && o->prometheus_url[0])
+    /* Where the coordinator cannot read every worker's live counters (under
+     * --mpi), no knee watch and no scrape. */
+    int live = lg_fleet_where(r->fleet)->live;
+    coord->progress = lg_fleet_progress(r->fleet, o);
+    coord->knee = live ? lg_knee_watch_new(p, coord->progress) : NULL;
+    coord->scrape = live ? lg_scrape_for_run(o, p->forked) : NULL;
+    if (live && o->prometheus_url[0])
         coord->promql = lg_promql_new(o->prometheus_url, o->prometheus_scrape_interval_ns);
     r->lost = calloc((size_t)k, sizeof *r->lost);
     r->lost_sig = calloc((size_t)k, sizeof *r->lost_sig);
@@ -534,9 +395,9 @@ static void run_start(lg_runstate *r, int k)
     lg_plan *p = &r->plan;
     lg_shared *sh = lg_plan_shared(p);
     check_fd_limit(p);
-    /* The warm-up (one process: rank 0 under --mpi, the others wait in the
-     * clock sync) comes before the start instant, so it delays no arrival. */
-    if (o->num_warmups && (!r->mpi || r->rank == 0) && p->ds.n && p->bodies) {
+    /* The warm-up (one process, the reporter: under --mpi the others wait
+     * in the clock sync) comes before the start instant, so it delays no arrival. */
+    if (o->num_warmups && lg_fleet_where(r->fleet)->reporter && p->ds.n && p->bodies) {
         if (lg_warmup_run(o, p->url, p->bodies[0], p->body_len[0], p->stamps, lg_signals_count(),
                           &r->warmup))
             fprintf(stderr, "loadgen: warm-up: could not set up its requests\n");
@@ -550,13 +411,7 @@ static void run_start(lg_runstate *r, int k)
      * it does not make the first requests late; a signal cuts it short. */
     lg_signals_phase("walk");
     int64_t end_offset = lg_plan_end_offset(p, lg_signals_count());
-    if (r->mpi) {
-        /* about 1 s ahead: the clock sync and every rank's last setup fit */
-        sh->t0_ns = lg_mpi_start(r->mpi, 1000000000LL);
-    } else {
-        int64_t margin = p->forked ? 30000000LL + 5000000LL * k : 5000000LL;
-        sh->t0_ns = rb_now_ns() + margin;
-    }
+    sh->t0_ns = lg_fleet_start(r->fleet, p, k);
     p->end_deadline_ns = end_offset ? sh->t0_ns + end_offset : 0;
     scrape_windows(&r->coord);
     fflush(stdout);
@@ -578,40 +433,27 @@ int lg_run(lg_opts *o)
     lg_plan *p = &r->plan;
     lg_coord *coord = &r->coord;
     lg_outputs_init(out, "");
-    r->n_ranks = 1;
-    if (o->mpi && (exit_code = run_mpi_init(r))) {
-        if (!r->mpi) {
-            free(r);
-            return exit_code;
-        }
-        goto done;
+    if (!(r->fleet = lg_fleet_open(o, &exit_code))) {
+        free(r);
+        return exit_code;
     }
+    const lg_fleet_place *at = lg_fleet_where(r->fleet);
     rb_host_read(&r->host);
-    if (o->mpi_salvage > 0 && !o->mpi) {
-        r->salvage = 1;
-        o->save_detailed = 0; /* the ranks' records are already in their files */
-        if (!o->save_result) {
-            fprintf(stderr, "loadgen: --mpi-salvage: give the run's --save-result, --result-dir "
-                            "and --result-filename\n");
-            free(r);
-            return 2;
-        }
-    }
-    int k = r->mpi ? r->n_ranks
-                   : (r->salvage ? o->mpi_salvage : (o->num_workers > 0 ? o->num_workers : 1));
-    r->num_workers = r->mpi || r->salvage ? k : o->num_workers;
+    if (at->salvage) o->save_detailed = 0; /* the ranks' records are already in their files */
+    int k = at->k ? at->k : (o->num_workers > 0 ? o->num_workers : 1);
+    r->num_workers = at->k ? k : o->num_workers;
     /* The receive clock: wire where this host may capture (each rank its own). */
-    if (!r->salvage && (exit_code = agree(r, lg_capture_resolve(o, k)))) goto done;
+    if (!at->salvage && (exit_code = agree(r, lg_capture_resolve(o, k)))) goto done;
     r->safe_rho = NAN;
     r->budget_us = 100.0;
     r->transport_us = NAN;
-    /* Under --mpi each host checks its own ranks against its own certificate. */
+    /* Each host checks its own workers against its own certificate. */
     if (o->certificate[0])
-        exit_code = check_certificate(o, &r->host, r->mpi ? lg_mpi_ranks_here(r->mpi) : k,
-                                      r->cert_note, sizeof r->cert_note, &r->safe_rho,
-                                      &r->budget_us, &r->transport_us, &r->cert_sum);
+        exit_code = check_certificate(o, &r->host, lg_fleet_workers_here(r->fleet, k), r->cert_note,
+                                      sizeof r->cert_note, &r->safe_rho, &r->budget_us,
+                                      &r->transport_us, &r->cert_sum);
     if ((exit_code = agree(r, exit_code))) goto done;
-    if (r->mpi) lg_mpi_set_certificate(r->mpi, r->cert_note);
+    lg_fleet_set_certificate(r->fleet, r->cert_note);
     char result_name[600] = "", result_path[2048] = "";
     exit_code =
         run_result_name(r, result_name, sizeof result_name, result_path, sizeof result_path);
@@ -629,13 +471,13 @@ int lg_run(lg_opts *o)
         handlers = 1;
     }
     /* Under --mpi this process holds one slot: its rank's worker. */
-    int n_slots = r->mpi ? 1 : k;
+    int n_slots = at->n_slots ? at->n_slots : k;
     if (!exit_code && o->save_result &&
         lg_outputs_open(o, n_slots, o->result_dir, result_name, out))
         exit_code = 2;
     if ((exit_code = agree(r, exit_code))) goto done;
     p->detailed_fd = out->part_fd;
-    int mrc = lg_plan_map(p, r->mpi ? r->rank : 0, n_slots);
+    int mrc = lg_plan_map(p, at->first, n_slots);
     if (mrc) {
         fprintf(stderr, "loadgen: cannot map %zu bytes of shared memory: %s\n", p->shm_bytes,
                 strerror(-mrc));
@@ -643,21 +485,20 @@ int lg_run(lg_opts *o)
     }
     if ((exit_code = agree(r, exit_code))) goto done;
     lg_shared *sh = lg_plan_shared(p);
-    if (r->salvage) {
+    exit_code = run_watch(r, k);
+    if ((exit_code = agree(r, exit_code))) goto done;
+    if (at->salvage) {
         exit_code = salvage(r);
         goto done;
     }
-
-    exit_code = run_watch(r, k);
-    if ((exit_code = agree(r, exit_code))) goto done;
     run_start(r, k);
-    lg_fleet fleet = {.p = p,
-                      .tick = run_tick,
-                      .ctx = r,
-                      .child_exit = child_exit,
-                      .lost = r->lost,
-                      .lost_sig = r->lost_sig};
-    exit_code = lg_fleet_fork_run(&fleet);
+    lg_fleet_job job = {.p = p,
+                        .tick = run_tick,
+                        .ctx = r,
+                        .child_exit = child_exit,
+                        .lost = r->lost,
+                        .lost_sig = r->lost_sig};
+    exit_code = lg_fleet_run(r->fleet, &job);
     if (coord->progress) fputc('\n', stderr);
     /* A signal before the workers started that no watch tick saw (an
      * in-process worker ends at once on it): the run is interrupted. */
@@ -666,7 +507,7 @@ int lg_run(lg_opts *o)
 
     lg_scrape_final(coord->scrape);
     promql_collect(coord);
-    if (r->mpi ? finish_mpi(r) : lg_run_collect(r)) exit_code = 1;
+    if (collect_and_report(r)) exit_code = 1;
     if ((sh->interrupted || lg_signals_late()) && exit_code == 0)
         exit_code = 128 + lg_signals_last();
 done:
@@ -676,10 +517,7 @@ done:
     free(r->lost_sig);
     coord_free(coord);
     lg_plan_free(p);
-    if (r->mpi) {
-        lg_mpi_fleet_free(&r->mf);
-        lg_mpi_finish(r->mpi);
-    }
+    lg_fleet_close(r->fleet);
     free(r);
     return exit_code;
 }

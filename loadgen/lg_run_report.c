@@ -13,7 +13,6 @@
 #include "lg_bias.h"
 #include "lg_export.h"
 #include "lg_judge.h"
-#include "lg_mpi_snap.h"
 #include "lg_run_report.h"
 #include "lg_run_state.h"
 #include "lg_signals.h"
@@ -43,7 +42,7 @@ static void lost_note_of(const lg_runstate *r, int k, char *note, size_t cap)
     for (int w = 0; w < k; w++) {
         if (!r->lost[w]) continue;
         size_t n = strlen(note);
-        if (r->mpi || r->salvage)
+        if (lg_fleet_where(r->fleet)->per_rank)
             snprintf(note + n, cap - n, "%srank %d lost", n ? "; " : "", w);
         else if (r->lost_sig[w])
             snprintf(note + n, cap - n, "%sworker %d killed by signal %d (%s)", n ? "; " : "", w,
@@ -181,7 +180,7 @@ static int commit_records(lg_runstate *r, int k, const lg_slot *const *slots,
     lg_record_count rc_ = {0};
     int exit_code = 0;
     if (r->records) {
-        rc_ = *r->records; /* each rank committed its own (see lg_run_mpi) */
+        rc_ = *r->records; /* each rank committed its own (lg_fleet_mpi.c) */
         exit_code |= rc_.lost > 0;
     } else if (o->save_detailed) {
         lg_signals_phase("join");
@@ -205,14 +204,13 @@ static int commit_records(lg_runstate *r, int k, const lg_slot *const *slots,
 
 /* The result's sections beyond the report's: the server's metrics, the
  * records' file and counts and (--save-detailed) their arrays, read into
- * x (returned, or NULL: none), a salvage's and --mpi's. */
+ * x (returned, or NULL: none), and the fleet's (a salvage's and --mpi's). */
 static const lg_xrecs *result_sections(lg_runstate *r, int k, const lg_report *rep_,
                                        const lg_record_count *rc_, cJSON *j, lg_xrecs *x,
                                        int *exit_code)
 {
     const lg_opts *o = r->o;
     lg_plan *p = &r->plan;
-    lg_shared *sh = lg_plan_shared(p);
     const lg_xrecs *arr = NULL;
     if (j) server_metrics_json(r, rep_, j);
     if (j && o->save_detailed) {
@@ -226,28 +224,7 @@ static const lg_xrecs *result_sections(lg_runstate *r, int k, const lg_report *r
         cJSON_AddNumberToObject(j, "detailed_records_left_out", (double)rc_->left_out);
         arr = detailed_arrays(r, rc_, j, x, exit_code);
     }
-    if (j && r->salvage) {
-        cJSON_AddBoolToObject(j, "degraded", 1);
-        cJSON *m = cJSON_AddObjectToObject(j, "mpi");
-        cJSON *lr = m ? cJSON_AddArrayToObject(m, "lost_ranks") : NULL;
-        cJSON *la = m ? cJSON_AddArrayToObject(m, "lost_arrivals") : NULL;
-        if (m) {
-            cJSON_AddNumberToObject(m, "ranks", k);
-            cJSON_AddBoolToObject(m, "salvaged", 1);
-        }
-        for (int w = 0; w < k && lr && la; w++) {
-            if (!r->lost[w]) continue;
-            cJSON_AddItemToArray(lr, cJSON_CreateNumber(w));
-            cJSON_AddItemToArray(la, lg_mpi_lost_arrivals(p, w, k, sh->t0_ns, 0));
-        }
-    }
-    if (j && r->mpi) {
-        int degraded = 0;
-        for (int w = 0; w < k; w++)
-            degraded |= r->lost[w];
-        if (degraded) cJSON_AddBoolToObject(j, "degraded", 1);
-        cJSON_AddItemToObject(j, "mpi", lg_mpi_json(r->mpi, &r->mf, p));
-    }
+    lg_fleet_report_json(r->fleet, p, r->lost, k, j);
     return arr;
 }
 
@@ -432,32 +409,5 @@ int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
     free(views);
     free(bias);
     free(sat);
-    return exit_code;
-}
-
-int lg_run_collect(lg_runstate *r)
-{
-    lg_plan *p = &r->plan;
-    int k = p->k;
-    lg_merged m;
-    const lg_slot **slots = calloc((size_t)k, sizeof *slots);
-    const lg_stage_stats **blocks = calloc((size_t)k * (size_t)p->n_stages, sizeof *blocks);
-    int exit_code = 0;
-    lg_signals_phase("merge");
-    if (!slots || !blocks || lg_merge_workers(p, r->lost, &m)) {
-        fprintf(stderr, "loadgen: out of memory merging results\n");
-        exit_code = 1;
-    } else {
-        for (int w = 0; w < k; w++) {
-            slots[w] = lg_plan_slot(p, w);
-            for (int s = 0; s < p->n_stages; s++)
-                blocks[(size_t)w * (size_t)p->n_stages + (size_t)s] = lg_plan_stats(p, w, s);
-        }
-        lg_merge_samples(p, r->lost, &m);
-        exit_code = lg_run_report(r, k, slots, blocks, &m);
-    }
-    lg_merged_free(&m);
-    free(slots);
-    free(blocks);
     return exit_code;
 }

@@ -15,8 +15,4 @@
 int lg_run_report(lg_runstate *r, int k, const lg_slot *const *slots,
                   const lg_stage_stats *const *blocks, lg_merged *m);
 
-/* The fork back-end's results (the slots of the plan's own region, and a
- * salvage's) merged and reported with lg_run_report. Returns 0 or 1. */
-int lg_run_collect(lg_runstate *r);
-
 #endif

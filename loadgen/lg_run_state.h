@@ -1,6 +1,6 @@
 /* lg_run_state: the state one run carries from its plan to its report,
  * shared by the two halves of the coordinator: lg_run.c (the plan, the
- * watch, the fleet, --mpi's exchange and salvage) and lg_run_report.c (the
+ * watch, the fleet and a salvage) and lg_run_report.c (the
  * merged results judged, reported and written; lg_run_report.h). Private
  * to them: nothing else includes it. lg_run_state.c holds what both halves
  * compute from it. */
@@ -10,9 +10,9 @@
 #include <stdint.h>
 
 #include "lg_cli.h"
+#include "lg_fleet.h"
 #include "lg_knee.h"
 #include "lg_merge.h"
-#include "lg_mpi.h"
 #include "lg_outputs.h"
 #include "lg_plan.h"
 #include "lg_report.h"
@@ -32,8 +32,7 @@ typedef struct lg_coord {
     int judged;              /* stages judged so far */
     lg_sched *stage_clock;   /* for stage start times */
     lg_knee_watch *knee;     /* saturation by the server, and the knee */
-    lg_mpi *mpi;             /* --mpi: rank 0 notes the ranks gone from its host */
-    int mpi_progress;        /* --mpi --progress: this rank sends, rank 0 shows */
+    lg_fleet *fleet;         /* its own watch (under --mpi, the ranks') */
 
     /* the server's metrics (lg_scrape.h; NULL: off), and from a Prometheus
      * server (lg_promql.h; NULL: none) */
@@ -56,14 +55,12 @@ typedef struct lg_runstate {
     double safe_rho, budget_us, transport_us;
     int *lost, *lost_sig; /* per worker */
     int num_workers;      /* the report's */
-    /* --mpi: the back-end, this rank's place, and at rank 0 the fleet's
-     * results and the records the ranks committed */
-    lg_mpi *mpi;
-    int rank, n_ranks;
-    lg_mpi_fleet mf;
+    /* the fleet (lg_fleet.h) and, while its results are reported, the
+     * records its processes committed themselves (NULL: the report
+     * commits them) */
+    lg_fleet *fleet;
     const lg_record_count *records;
     char result_name[600];
-    int salvage;             /* --mpi-salvage N: N ranks' snapshots instead of a run */
     int wrote;               /* the result file was written */
     lg_warmup_result warmup; /* --num-warmups (requested 0: none sent) */
 } lg_runstate;
