@@ -720,3 +720,83 @@ int cal_selftest_model(const cal_per_k *p, const cal_injected *inj, double budge
     fails += c->counted;
     return fails;
 }
+
+/* The level to hold out: counted, rho in [lo, hi], below another counted
+ * level of another rate, nearest the window's middle; -1 when none. */
+static int holdout_level(const cal_per_k *p, double lo, double hi)
+{
+    int idx[CAL_MAX_LEVELS], best = -1;
+    int L = counted_levels(p, idx);
+    double mid = 0.5 * (lo + hi);
+    for (int a = 0; a < L; a++) {
+        const cal_level *l = &p->levels[idx[a]];
+        if (!(l->rho >= lo && l->rho <= hi)) continue;
+        int above = 0;
+        for (int b = 0; b < L; b++) {
+            const cal_level *m = &p->levels[idx[b]];
+            above |= m->request_rate != l->request_rate && m->rho > l->rho;
+        }
+        if (above && (best < 0 || fabs(l->rho - mid) < fabs(p->levels[best].rho - mid)))
+            best = idx[a];
+    }
+    return best;
+}
+
+/* The band of a fit at rho, interpolated on its grid; 0, or -1 outside it. */
+static int band_at(const cal_per_k *q, double rho, double *lo, double *hi)
+{
+    for (int g = 0; g + 1 < CAL_BAND_N; g++) {
+        double r0 = q->band_rho[g], r1 = q->band_rho[g + 1];
+        if (!(rho >= r0 && rho <= r1)) continue;
+        double f = (rho - r0) / (r1 - r0);
+        *lo = q->band_lo_us[g] + f * (q->band_lo_us[g + 1] - q->band_lo_us[g]);
+        *hi = q->band_hi_us[g] + f * (q->band_hi_us[g + 1] - q->band_hi_us[g]);
+        return isfinite(*lo) && isfinite(*hi) ? 0 : -1;
+    }
+    return -1;
+}
+
+int cal_selftest_holdout(const cal_step *steps, int n, const cal_per_k *p, double budget_us,
+                         double rho_lo, double rho_hi, cal_check *out, int max, int *n_out)
+{
+    cal_check *c = add_check(out, max, n_out);
+    if (!c) return 0;
+    c->measured = c->expected = c->rel_err = c->tol = NAN;
+    int h = holdout_level(p, rho_lo, rho_hi);
+    if (h < 0) {
+        snprintf(c->name, sizeof c->name,
+                 "k=%d held-out level: none with rho in [%.2f, %.2f] below another", p->workers,
+                 rho_lo, rho_hi);
+        c->counted = 1;
+        return 1;
+    }
+    const cal_level *l = &p->levels[h];
+    snprintf(c->name, sizeof c->name, "k=%d held-out rho %.2f: delay (us) vs the fit without it",
+             p->workers, l->rho);
+    c->measured = l->delay_us;
+    cal_step *copy = malloc((size_t)(n > 0 ? n : 1) * sizeof *copy);
+    cal_per_k *q = malloc(sizeof *q);
+    int ok = copy && q;
+    if (ok) {
+        memcpy(copy, steps, (size_t)n * sizeof *copy);
+        for (int i = 0; i < n; i++)
+            if (copy[i].workers == p->workers && copy[i].request_rate == l->request_rate)
+                copy[i].level = -1; /* out of every level, so out of the curve */
+        ok = cal_fit_per_k(copy, n, p->workers, budget_us, q) == 0 &&
+             !strcmp(q->method, "wls-bootstrap");
+    }
+    double blo, bhi;
+    if (ok && band_at(q, l->rho, &blo, &bhi) == 0) {
+        double pred = cal_fit_predict_us(q, l->rho);
+        double err = isfinite(l->delay_err_us) ? l->delay_err_us : 0;
+        double side = l->delay_us >= pred ? bhi - pred : pred - blo;
+        c->expected = pred;
+        c->rel_err = fabs(l->delay_us - pred) / pred;
+        c->tol = (fmax(side, 0) + err) / pred;
+        c->pass = l->delay_us + err >= blo && l->delay_us - err <= bhi;
+    }
+    free(copy);
+    free(q);
+    c->counted = !c->pass;
+    return c->counted;
+}

@@ -220,4 +220,21 @@ int cal_selftest_delivery(const cal_per_k *p, double rho_lo, double rho_hi, doub
 int cal_selftest_model(const cal_per_k *p, const cal_injected *inj, double budget_us, double r_tol,
                        double rule_tol, cal_check *out, int max, int *n_out);
 
+/* The out-of-sample check, for worker count k over steps[0..n) (one
+ * injected client's batches) whose fit with every level is p: the level of
+ * p that counts (not an outlier, not saturated) with rho in [rho_lo,
+ * rho_hi] nearest their middle, among those below another counted level (so
+ * the fit without it interpolates, never extrapolates), is held out with
+ * every other level measured at its rate (a repeat at the same rate is the
+ * same point); the curve is fitted again without them (cal_fit_per_k on a
+ * copy), and the held-out level must fall within that fit's band: its mean
+ * delay, give or take its error bar (p's pooled 95% one), overlaps the 95%
+ * band of the refitted curve at its rho. One row, counted: measured = the
+ * level's delay, expected = the refitted curve there, tol = (the band's
+ * half-width on the level's side + the error bar) / expected. No such
+ * level, or no fit without it, fails the row. Returns the counted
+ * failures (0 or 1). Pure but for the heap copy. */
+int cal_selftest_holdout(const cal_step *steps, int n, const cal_per_k *p, double budget_us,
+                         double rho_lo, double rho_hi, cal_check *out, int max, int *n_out);
+
 #endif

@@ -72,6 +72,8 @@
 #define SELFTEST_RHO_HI 0.85
 #define SELFTEST_R_TOL 0.20    /* R against PK's: the fit's interval, at least this wide */
 #define SELFTEST_RULE_TOL 0.15 /* the certified rho against PK's crossing of the budget */
+#define SELFTEST_HOLD_LO 0.6   /* the held-out level (out of sample) is taken from this range */
+#define SELFTEST_HOLD_HI 0.8
 #define CAL_BASELINE_STEP_NS                                                                       \
     2000000000LL /* the utilisation is exact after a few thousand events                           \
                   */
@@ -795,8 +797,8 @@ static cal_injected injected_of(const cal_run *r, int c, int j)
 
 /* The self-test's checks, per injected cost: the cost recovered, the curve,
  * then the model's own (R against PK's, the goodness of fit, the
- * certification rule), all counted: the self-test's deliveries arrive as a
- * Poisson stream (cal_opts_parse). Each row's name starts with its cost. */
+ * certification rule, a level held out and predicted), all counted: the self-test's deliveries
+ * arrive as a Poisson stream (cal_opts_parse). Each row's name starts with its cost. */
 static int selftest_checks(const cal_run *r, cal_check *checks, int max, int *n)
 {
     *n = 0;
@@ -811,6 +813,9 @@ static int selftest_checks(const cal_run *r, cal_check *checks, int max, int *n)
             cal_injected inj = injected_of(r, c, j);
             fails += cal_selftest_model(&r->pkc[c][j], &inj, r->o.budget_us, SELFTEST_R_TOL,
                                         SELFTEST_RULE_TOL, checks, max, n);
+            fails += cal_selftest_holdout(
+                r->steps + r->cost_first[c], r->cost_end[c] - r->cost_first[c], &r->pkc[c][j],
+                r->o.budget_us, SELFTEST_HOLD_LO, SELFTEST_HOLD_HI, checks, max, n);
         }
         for (int i = from; i < *n; i++) {
             /* room for the prefix, then cut to the field (a Debug build's
@@ -857,6 +862,8 @@ static char *with_checks(const cal_run *r, char *text)
         cJSON_AddNumberToObject(st, "budget_us", r->o.budget_us);
         cJSON_AddNumberToObject(st, "r_tol", SELFTEST_R_TOL);
         cJSON_AddNumberToObject(st, "rule_tol", SELFTEST_RULE_TOL);
+        cJSON_AddNumberToObject(st, "holdout_rho_lo", SELFTEST_HOLD_LO);
+        cJSON_AddNumberToObject(st, "holdout_rho_hi", SELFTEST_HOLD_HI);
         cJSON *costs = cJSON_AddArrayToObject(st, "injected");
         for (int c = 0; costs && c < r->n_costs; c++)
             for (int j = 0; j < r->npk; j++) {

@@ -252,6 +252,16 @@ m selftest-rule-fitted-r calibrate/cal_fit.c 'budget_us / (budget_us + r_true), 
 m selftest-baseline-weight calibrate/cal_fit.c 's2 += cb * s->second_moment_us2;' 's2 += s->second_moment_us2;'
 m selftest-delivery-window calibrate/cal_fit.c 'if (pass == 0 && !(l->rho >= rho_lo && l->rho <= rho_hi)) continue;' \
   'if (pass == 0 && !(l->rho >= rho_lo)) continue;'
+# the self-test's held-out level (issue 23): out of the refit, interpolated
+# only, judged against the band plus its own error bar on its own side
+m holdout-in-sample calibrate/cal_fit.c 'copy[i].level = -1; /* out of every level' \
+  'copy[i].level = copy[i].level; /* out of every level'
+m holdout-extrapolates calibrate/cal_fit.c 'if (above && (best < 0 ||' 'if ((best < 0 ||'
+m holdout-error-ignored calibrate/cal_fit.c 'double err = isfinite(l->delay_err_us) ? l->delay_err_us : 0;' \
+  'double err = 0;'
+m holdout-one-side calibrate/cal_fit.c 'double side = l->delay_us >= pred ? bhi - pred : pred - blo;' \
+  'double side = bhi - pred;'
+m holdout-none-passes calibrate/cal_fit.c $'        c->counted = 1;\n        return 1;' $'        c->counted = 0;\n        return 0;'
 # loadgen/lg_judge.c
 m judge-cut-stopping-stage loadgen/lg_judge.c 'return n_used - (stopped_stage + 1);' 'return n_used - stopped_stage;'
 m judge-cut-ignored loadgen/lg_judge.c 'if (s >= n_judged) {' 'if (s >= n_views) {'

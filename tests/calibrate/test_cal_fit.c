@@ -736,6 +736,79 @@ static void test_selftest_checks(void **state)
     assert_non_null(strstr(c[nc - 1].name, "fitted levels with rho in"));
 }
 
+/* The out-of-sample check: the level nearest the middle of [0.6, 0.8]
+ * (rho 0.7, below the level at 0.85) held out, the curve fitted without it,
+ * its delay against that fit's band. */
+static void test_selftest_holdout(void **state)
+{
+    (void)state;
+    static cal_step s[64];
+    static cal_per_k p;
+    cal_check c[8];
+    int n = levels(s, 1, 0, SMALL), nc = 0;
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
+    /* on the law: within the band */
+    assert_int_equal(cal_selftest_holdout(s, n, &p, 100, 0.6, 0.8, c, 8, &nc), 0);
+    assert_int_equal(nc, 1);
+    assert_true(c[0].pass);
+    assert_false(c[0].counted);
+    assert_non_null(strstr(c[0].name, "held-out rho 0.70"));
+    NEAR(c[0].measured, truth(0.7), 0.01);
+    NEAR(c[0].expected, truth(0.7), 0.02);
+    assert_true(c[0].rel_err <= c[0].tol);
+    /* the level at 0.7 measured 25% over the law: the fit without it sees the law */
+    static cal_step t[64];
+    memcpy(t, s, sizeof t);
+    for (int i = 0; i < n; i++)
+        if (t[i].level == 3) t[i].overhead_mean_us *= 1.25;
+    static cal_per_k q;
+    assert_int_equal(cal_fit_per_k(t, n, 1, 100, &q), 0);
+    nc = 0;
+    assert_int_equal(cal_selftest_holdout(t, n, &q, 100, 0.6, 0.8, c, 8, &nc), 1);
+    assert_false(c[0].pass);
+    assert_true(c[0].counted);
+    NEAR(c[0].expected, truth(0.7), 0.03);
+    assert_true(c[0].rel_err > c[0].tol);
+    /* the band is narrow here (1% noise: about 0.5 us at 0.7), the level's
+     * pooled error bar about 0.95 us: 1.2% off (1.05 us) is within the two
+     * together but not within the band alone, on either side; 3% is not */
+    const double dev[] = {1.012, 0.988, 1.03, 0.97};
+    for (int d = 0; d < 4; d++) {
+        memcpy(t, s, sizeof t);
+        for (int i = 0; i < n; i++)
+            if (t[i].level == 3) t[i].overhead_mean_us *= dev[d];
+        assert_int_equal(cal_fit_per_k(t, n, 1, 100, &q), 0);
+        nc = 0;
+        assert_int_equal(cal_selftest_holdout(t, n, &q, 100, 0.6, 0.8, c, 8, &nc), d >= 2);
+        assert_int_equal(c[0].pass, d < 2);
+        /* the tolerance is the band on the level's own side plus its bar:
+         * the same fit made here, its band read at 0.7 */
+        static cal_step u[64];
+        static cal_per_k r;
+        memcpy(u, t, sizeof u);
+        for (int i = 0; i < n; i++)
+            if (u[i].level == 3) u[i].level = -1;
+        assert_int_equal(cal_fit_per_k(u, n, 1, 100, &r), 0);
+        int g = 0;
+        while (r.band_rho[g + 1] < 0.7)
+            g++;
+        double f = (0.7 - r.band_rho[g]) / (r.band_rho[g + 1] - r.band_rho[g]);
+        double lo = r.band_lo_us[g] + f * (r.band_lo_us[g + 1] - r.band_lo_us[g]);
+        double hi = r.band_hi_us[g] + f * (r.band_hi_us[g + 1] - r.band_hi_us[g]);
+        double side = dev[d] > 1 ? hi - c[0].expected : c[0].expected - lo;
+        NEAR(c[0].tol * c[0].expected, side + q.levels[3].delay_err_us, 1e-9);
+    }
+    /* only the top level in the window: nothing to interpolate, the row fails */
+    nc = 0;
+    assert_int_equal(cal_selftest_holdout(s, n, &p, 100, 0.8, 0.9, c, 8, &nc), 1);
+    assert_non_null(strstr(c[0].name, "none with rho in [0.80, 0.90]"));
+    assert_true(isnan(c[0].measured));
+    /* rows are appended after the ones before */
+    assert_int_equal(cal_selftest_holdout(s, n, &p, 100, 0.6, 0.8, c, 8, &nc), 0);
+    assert_int_equal(nc, 2);
+    assert_true(c[1].pass);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -748,6 +821,7 @@ int main(void)
         cmocka_unit_test(test_cost_model),
         cmocka_unit_test(test_baseline_service),
         cmocka_unit_test(test_selftest_checks),
+        cmocka_unit_test(test_selftest_holdout),
         cmocka_unit_test(test_selftest_model_checks),
         cmocka_unit_test(test_selftest_r_true),
         cmocka_unit_test(test_selftest_inputs),

@@ -85,6 +85,8 @@ jq -e '.self_test_result.pass == true and (.self_test_result.checks | length) >=
             | length) == 1
        and ([.self_test_result.checks[] | select(.check | test("goodness of fit")) | select(.pass)]
             | length) == 1
+       and ([.self_test_result.checks[] | select(.check | test("held-out rho 0\\.[67][0-9]: delay"))
+             | select(.pass and .counted == false)] | length) == 1
        and (.self_test_result.injected | length) == 1
        and .self_test_result.injected[0].events_per_delivery == 1' \
   "$tmp/b/selftest-certificate.json" > /dev/null ||
@@ -98,6 +100,24 @@ rc=$?
 set -e
 [ $rc = 1 ] || fail "a wrong E[S] gave exit $rc, want 1"
 grep -q "self-test: FAIL" "$tmp/c.out" || fail "self-test did not FAIL"
+
+# ... and fails when the client's curve has an R 50% over what PK gives for
+# its callbacks: the R check fails, counted; the curve itself is a PK curve,
+# so the held-out level is still predicted (the checks tell the two apart).
+set +e
+FAKE_LOADGEN_R_FACTOR=1.5 "$cal" --quick --quiet --self-test --self-test-cost exp:200 \
+  --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/r" > "$tmp/r.out"
+rc=$?
+set -e
+[ $rc = 1 ] || fail "an R 50% off gave exit $rc, want 1"
+grep -q "self-test: FAIL" "$tmp/r.out" || fail "an R 50% off: self-test did not FAIL"
+jq -e '.self_test_result.pass == false
+       and ([.self_test_result.checks[] | select(.check | test("R \\(us\\) vs PK"))
+             | select((.pass | not) and .counted and (.measured / .expected - 1.5 | fabs) < 0.05)]
+            | length) == 1
+       and ([.self_test_result.checks[] | select(.check | test("held-out rho")) | select(.pass)]
+            | length) == 1' "$tmp/r/selftest-certificate.json" > /dev/null ||
+  fail "an R 50% off: the R check did not fail alone: $(jq -c .self_test_result.checks "$tmp/r/selftest-certificate.json")"
 
 # 3. Bad flags: exit 2, naming the flag and the value.
 for args in "--budget-us -5" "--workers 0" "--workers 1,1" "--self-test-cost slow:5" \
