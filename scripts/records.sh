@@ -18,15 +18,29 @@
 # current:** ..."), which this script writes and --check demands: the README
 # never quotes a stale figure without saying it is stale. With --fresh a
 # record that is not current fails outright, naming the commits.
-#   scripts/records.sh [--check [--fresh]] [README]
+#   scripts/records.sh [--check [--fresh]] [README | --all]
+# --all: every file of the tree that quotes records (RECORD_FILES below, the
+# list tests/style/records.sh checks), one after the other; any code change
+# can make a record stale in any of them, so rewrite them all before a commit.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+RECORD_FILES=(README.md results/paper/asyncio_cost.md results/reliability.md
+  results/loadgen/README.md results/scale-out.md)
 check=0 fresh=0
 readme="$here/README.md"
+args=("$@")
 while [ $# -gt 0 ]; do
   case "$1" in
     --check) check=1; shift ;;
     --fresh) fresh=1; shift ;;
+    --all)
+      rc=0
+      for f in "${RECORD_FILES[@]}"; do
+        rest=()
+        for a in "${args[@]}"; do [ "$a" = --all ] || rest+=("$a"); done
+        bash "$0" "${rest[@]}" "$here/$f" || rc=1
+      done
+      exit "$rc" ;;
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     -*) echo "records: unknown option '$1'" >&2; exit 2 ;;
     *) readme=$1; shift ;;
