@@ -39,6 +39,7 @@ static void put_step(cJSON *rows, const cal_step *s)
     rb_json_put_num(r, "fit_pred_us", s->fit_pred_us);
     cJSON_AddNumberToObject(r, "level", s->level);
     if (s->probe) cJSON_AddBoolToObject(r, "probe", 1);
+    if (s->plain) cJSON_AddBoolToObject(r, "plain", 1);
     rb_json_put_num(r, "host_busy", s->host_busy);
     rb_json_put_num(r, "host_other", s->host_other);
     rb_json_put_num(r, "run_delay_share", s->run_delay_share);
@@ -51,6 +52,13 @@ static void put_step(cJSON *rows, const cal_step *s)
     if (s->verdict[0]) cJSON_AddStringToObject(r, "verdict", s->verdict);
 }
 
+/* x, or NAN (written as null) when it is not a positive figure: a count or
+ * a scale that was not measured (0) is one the reader refuses. */
+static double positive(double x)
+{
+    return x > 0 && isfinite(x) ? x : NAN;
+}
+
 /* The keys loadgen reads, by rb_cert (their one writer); the per_k array, or NULL. */
 static cJSON *put_core(cJSON *root, const cal_cert_info *info, const cal_per_k *pk, int npk)
 {
@@ -61,13 +69,19 @@ static cJSON *put_core(cJSON *root, const cal_cert_info *info, const cal_per_k *
                     .per_event_us = info->cost.per_event_us,
                     .ref_events_per_request = info->ref_events_per_request,
                     .ref_output_len = info->output_len,
+                    .per_request_us = info->cost.per_request_us,
+                    .per_plain_response_us = info->cost.per_plain_response_us,
+                    .ref_callbacks_per_request = positive(info->cost.ref_callbacks_per_request),
+                    .plain_callbacks_per_request = positive(info->cost.plain_callbacks_per_request),
+                    .plain_events_per_request = positive(info->cost.plain_events_per_request),
                     .n = npk > 0 ? (size_t)npk : 0};
     snprintf(core.cpu_model, sizeof core.cpu_model, "%s", info->host.cpu_model);
     core.per_k = core.n ? calloc(core.n, sizeof *core.per_k) : NULL;
     if (core.n && !core.per_k) return NULL;
     for (size_t i = 0; i < core.n; i++)
-        core.per_k[i] = (rb_cert_entry){pk[i].workers, pk[i].safe_rho, pk[i].safe_rate_per_worker,
-                                        pk[i].safe_total_rate, pk[i].transport_us};
+        core.per_k[i] =
+            (rb_cert_entry){pk[i].workers,         pk[i].safe_rho,     pk[i].safe_rate_per_worker,
+                            pk[i].safe_total_rate, pk[i].transport_us, positive(pk[i].cost_scale)};
     cJSON *arr = rb_cert_put(root, &core);
     free(core.per_k);
     return arr;
@@ -113,11 +127,17 @@ static void put_workload(cJSON *root, const cal_cert_info *info)
     cJSON_AddStringToObject(ref, "rate_unit", "requests/s");
     cJSON *cm = cJSON_GetObjectItemCaseSensitive(root, "cost_model");
     cJSON_AddStringToObject(cm, "form",
-                            "rho = deliveries/s * per_delivery_us + events/s * per_event_us");
+                            "rho per worker = cost_scale of k x (requests/s * per_request_us + "
+                            "deliveries/s * per_delivery_us + events/s * per_event_us + "
+                            "non-streamed responses/s * per_plain_response_us)");
+    rb_json_put_pair(cm, "per_request_us_ci", info->cost.per_request_us_ci);
     rb_json_put_pair(cm, "per_delivery_us_ci", info->cost.per_delivery_us_ci);
     rb_json_put_pair(cm, "per_event_us_ci", info->cost.per_event_us_ci);
+    rb_json_put_pair(cm, "per_plain_response_us_ci", info->cost.per_plain_response_us_ci);
     cJSON_AddNumberToObject(cm, "n_batches", info->cost.n);
     cJSON_AddBoolToObject(cm, "identified", info->cost.identified);
+    cJSON_AddBoolToObject(cm, "request_identified", info->cost.request_identified);
+    cJSON_AddBoolToObject(cm, "plain_identified", info->cost.plain_identified);
 }
 
 /* calibrate's own keys of per_k entry o: the rule, the fit, the moments, the levels. */
@@ -129,6 +149,7 @@ static void put_per_k(cJSON *o, const cal_per_k *p)
     if (p->host_limited) cJSON_AddStringToObject(o, "host_note", p->host_note);
     rb_json_put_num(o, "measured_rho", p->measured_rho);
     rb_json_put_num(o, "model_rho", p->model_rho);
+    rb_json_put_pair(o, "cost_scale_ci", p->cost_scale_ci);
     rb_json_put_num(o, "conservative_safe_total_rate", p->conservative_safe_total_rate);
     rb_json_put_num(o, "model_safe_total_rate", p->model_safe_total_rate);
     cJSON_AddStringToObject(o, "method", p->method);
@@ -213,11 +234,22 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
     info->budget_us = core.budget_us;
     info->cost.per_delivery_us = core.per_delivery_us;
     info->cost.per_event_us = core.per_event_us;
+    info->cost.per_request_us = core.per_request_us;
+    info->cost.per_plain_response_us = core.per_plain_response_us;
+    info->cost.ref_callbacks_per_request = core.ref_callbacks_per_request;
+    info->cost.plain_callbacks_per_request = core.plain_callbacks_per_request;
+    info->cost.plain_events_per_request = core.plain_events_per_request;
     info->ref_events_per_request = core.ref_events_per_request;
     const cJSON *cm = cJSON_GetObjectItemCaseSensitive(root, "cost_model");
     rb_json_pair(cm, "per_delivery_us_ci", info->cost.per_delivery_us_ci);
     rb_json_pair(cm, "per_event_us_ci", info->cost.per_event_us_ci);
+    rb_json_pair(cm, "per_request_us_ci", info->cost.per_request_us_ci);
+    rb_json_pair(cm, "per_plain_response_us_ci", info->cost.per_plain_response_us_ci);
     info->cost.identified = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cm, "identified"));
+    info->cost.request_identified =
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cm, "request_identified"));
+    info->cost.plain_identified =
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cm, "plain_identified"));
     const cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
     rb_json_str(root, "created", info->created, sizeof info->created);
     rb_json_str(host, "kernel", info->host.kernel, sizeof info->host.kernel);
@@ -253,6 +285,8 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
         p->safe_rate_per_worker = e->safe_rate_per_worker;
         p->safe_total_rate = e->safe_total_rate;
         p->transport_us = e->transport_us;
+        p->cost_scale = e->cost_scale;
+        rb_json_pair(o, "cost_scale_ci", p->cost_scale_ci);
         rb_json_str(o, "method", p->method, sizeof p->method);
         p->n_steps = (int)fmax(0, rb_json_num(o, "n_steps"));
         p->n_fit = (int)fmax(0, rb_json_num(o, "n_fit"));

@@ -7,8 +7,9 @@
  * relies on: host.cpu_model, host.cores_online, budget_us; per_k[].workers
  * and per_k[].safe_rho, the primary figure: the per-worker utilisation up
  * to which the client's own delay stays within budget, whatever the
- * workload; cost_model.per_delivery_us and cost_model.per_event_us, with
- * which loadgen predicts a plan's utilisation; reference_workload (tokens,
+ * workload; cost_model.per_request_us, per_delivery_us, per_event_us and
+ * per_plain_response_us with per_k[].cost_scale, with which loadgen
+ * predicts a plan's utilisation (rb_cert.h); reference_workload (tokens,
  * pacing, events per request, the rate unit) with per_k[].safe_total_rate
  * and per_k[].safe_rate_per_worker in requests/s of that workload only.
  * Beside them: created, host facts and load average, versions, the model,

@@ -10,6 +10,10 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_multifit.h>
+#include <gsl/gsl_vector.h>
 
 #include "cal_rule.h"
 #include "mdl_fit.h"
@@ -98,6 +102,8 @@ static void clear_out(cal_per_k *out, int k)
     out->events_per_request = out->safe_event_rate_per_worker = out->safe_rho = NAN;
     out->safe_rate_per_worker = out->safe_total_rate = out->conservative_safe_total_rate = NAN;
     out->model_safe_total_rate = out->model_rho = out->measured_rho = NAN;
+    out->cost_scale = NAN;
+    set_nan2(out->cost_scale_ci);
 }
 
 /* The slope through the origin of y against x over the usable steps of k
@@ -481,69 +487,222 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
     return 0;
 }
 
+/* The cost model's columns: per request, per delivery, per event, per plain response. */
+enum { COST_REQ, COST_DEL, COST_EV, COST_PLAIN, COST_COLS };
+
+/* The requests per second per worker of s (NAN: unknown). */
+static double requests_per_worker(const cal_step *s)
+{
+    return s->workers >= 1 && s->achieved_rate > 0 ? s->achieved_rate / s->workers : NAN;
+}
+
+/* Row x[COST_COLS] of step s (rates per worker, per us); 0, or -1 when s is no row. */
+static int cost_row(const cal_step *s, double x[COST_COLS])
+{
+    if (s->workers != 1 || s->saturated || s->outlier || !isfinite(s->rho_mean) ||
+        !(s->callback_rate_per_worker > 0) || !(s->event_rate_per_worker > 0))
+        return -1;
+    double req = requests_per_worker(s);
+    x[COST_REQ] = isfinite(req) ? req * 1e-6 : NAN;
+    x[COST_DEL] = s->callback_rate_per_worker * 1e-6;
+    x[COST_EV] = s->event_rate_per_worker * 1e-6;
+    x[COST_PLAIN] = s->plain && isfinite(req) ? req * 1e-6 : 0;
+    return 0;
+}
+
+/* Least squares through the origin of y on the columns use[] of x (m rows):
+ * coef and the variance of each (NAN where not used). 0, or -1. */
+static int ols(const double (*x)[COST_COLS], const double *y, int m, const int use[COST_COLS],
+               double coef[COST_COLS], double var[COST_COLS], int *dof)
+{
+    int cols[COST_COLS], p = 0;
+    for (int c = 0; c < COST_COLS; c++) {
+        coef[c] = use[c] ? NAN : 0;
+        var[c] = NAN;
+        if (use[c]) cols[p++] = c;
+    }
+    *dof = m - p;
+    if (p == 0 || m < p) return -1;
+    gsl_matrix *X = gsl_matrix_alloc((size_t)m, (size_t)p), *cov = gsl_matrix_alloc(p, p);
+    gsl_vector *Y = gsl_vector_alloc((size_t)m), *b = gsl_vector_alloc(p);
+    gsl_multifit_linear_workspace *w = gsl_multifit_linear_alloc((size_t)m, (size_t)p);
+    int rc = -1;
+    if (X && cov && Y && b && w) {
+        for (int i = 0; i < m; i++) {
+            gsl_vector_set(Y, (size_t)i, y[i]);
+            for (int c = 0; c < p; c++)
+                gsl_matrix_set(X, (size_t)i, (size_t)c, x[i][cols[c]]);
+        }
+        double chisq;
+        if (gsl_multifit_linear(X, Y, b, cov, &chisq, w) == GSL_SUCCESS) {
+            for (int c = 0; c < p; c++) {
+                coef[cols[c]] = gsl_vector_get(b, (size_t)c);
+                /* GSL's cov is (X'X)^-1 times chisq / (m - p); none with no dof */
+                var[cols[c]] = *dof > 0 ? gsl_matrix_get(cov, (size_t)c, (size_t)c) : NAN;
+            }
+            rc = 0;
+        }
+    }
+    gsl_multifit_linear_free(w);
+    gsl_vector_free(b);
+    gsl_vector_free(Y);
+    gsl_matrix_free(cov);
+    gsl_matrix_free(X);
+    return rc;
+}
+
+/* Which terms the rows can tell apart (cal_cost_fit), into use[]. */
+static void cost_terms(const double (*x)[COST_COLS], int m, int use[COST_COLS])
+{
+    double epc_lo = INFINITY, epc_hi = 0, epr_lo = INFINITY, epr_hi = 0;
+    int plain = 0, streamed = 0, req_known = 1;
+    for (int i = 0; i < m; i++) {
+        double epc = x[i][COST_EV] / x[i][COST_DEL];
+        epc_lo = fmin(epc_lo, epc);
+        epc_hi = fmax(epc_hi, epc);
+        if (!(x[i][COST_REQ] > 0)) {
+            req_known = 0;
+            continue;
+        }
+        if (x[i][COST_PLAIN] > 0) {
+            plain++;
+            continue;
+        }
+        streamed++;
+        double epr = x[i][COST_EV] / x[i][COST_REQ];
+        epr_lo = fmin(epr_lo, epr);
+        epr_hi = fmax(epr_hi, epr);
+    }
+    use[COST_EV] = 1;
+    use[COST_DEL] = m >= 3 && epc_hi > 2.0 * epc_lo;
+    use[COST_REQ] = req_known && streamed >= 2 && epr_hi > 2.0 * epr_lo;
+    use[COST_PLAIN] = use[COST_REQ] && plain >= 1 && streamed >= 1;
+}
+
+/* The references a prediction needs (cal_cost's), from the rows' steps. */
+static void cost_references(const cal_step *steps, int n, cal_cost *out)
+{
+    double cb = 0, pc = 0, pe = 0;
+    int ncb = 0, np = 0;
+    for (int i = 0; i < n; i++) {
+        const cal_step *s = &steps[i];
+        double x[COST_COLS], req = requests_per_worker(s);
+        if (cost_row(s, x) != 0 || !(req > 0)) continue;
+        if (s->plain) {
+            pc += s->callback_rate_per_worker / req;
+            pe += s->event_rate_per_worker / req;
+            np++;
+        } else if (!s->probe) {
+            cb += s->callback_rate_per_worker / req;
+            ncb++;
+        }
+    }
+    out->ref_callbacks_per_request = ncb ? cb / ncb : NAN;
+    out->plain_callbacks_per_request = np ? pc / np : NAN;
+    out->plain_events_per_request = np ? pe / np : NAN;
+}
+
 int cal_cost_fit(const cal_step *steps, int n, cal_cost *out)
 {
     memset(out, 0, sizeof *out);
-    out->per_delivery_us = out->per_event_us = NAN;
-    set_nan2(out->per_delivery_us_ci);
-    set_nan2(out->per_event_us_ci);
-    double s11 = 0, s12 = 0, s22 = 0, s1y = 0, s2y = 0, syy = 0;
-    double epc_lo = INFINITY, epc_hi = 0;
+    double *terms[COST_COLS] = {&out->per_request_us, &out->per_delivery_us, &out->per_event_us,
+                                &out->per_plain_response_us};
+    double *cis[COST_COLS] = {out->per_request_us_ci, out->per_delivery_us_ci, out->per_event_us_ci,
+                              out->per_plain_response_us_ci};
+    for (int c = 0; c < COST_COLS; c++) {
+        *terms[c] = NAN;
+        set_nan2(cis[c]);
+    }
+    cost_references(steps, n, out);
+    static double x[CAL_FIT_MAX_POINTS][COST_COLS], y[CAL_FIT_MAX_POINTS];
+    int m = 0;
+    for (int i = 0; i < n && m < CAL_FIT_MAX_POINTS; i++)
+        if (cost_row(&steps[i], x[m]) == 0) y[m++] = steps[i].rho_mean;
+    out->n = m;
+    if (m < 2) return -ENODATA;
+    int use[COST_COLS];
+    cost_terms((const double(*)[COST_COLS])x, m, use);
+    double coef[COST_COLS], var[COST_COLS];
+    int dof = 0;
+    for (;;) {
+        if (ols((const double(*)[COST_COLS])x, y, m, use, coef, var, &dof) != 0) {
+            for (int c = 0; c < COST_COLS; c++)
+                use[c] = c == COST_EV;
+            continue;
+        }
+        /* no negative cost: the per-event term alone when it is negative,
+         * else drop the most negative of the others and fit again */
+        int worst = -1;
+        for (int c = 0; c < COST_COLS; c++)
+            if (use[c] && c != COST_EV && coef[c] < 0 && (worst < 0 || coef[c] < coef[worst]))
+                worst = c;
+        if (use[COST_EV] && !(coef[COST_EV] >= 0) && worst >= 0) {
+            for (int c = 0; c < COST_COLS; c++)
+                use[c] = c == COST_EV;
+            continue;
+        }
+        if (worst < 0) break;
+        use[worst] = 0;
+    }
+    out->identified = use[COST_DEL];
+    out->request_identified = use[COST_REQ];
+    out->plain_identified = use[COST_PLAIN];
+    double b = coef[COST_EV];
+    if (!(b > 0) || !isfinite(b)) { /* no cost model: loadgen compares rates */
+        for (int c = 0; c < COST_COLS; c++)
+            *terms[c] = NAN;
+        return -ERANGE;
+    }
+    double t = dof >= 1 ? gsl_cdf_tdist_Pinv(0.975, dof) : NAN;
+    for (int c = 0; c < COST_COLS; c++) {
+        *terms[c] = coef[c];
+        if (use[c]) {
+            cis[c][0] = coef[c] - t * sqrt(var[c]);
+            cis[c][1] = coef[c] + t * sqrt(var[c]);
+        }
+    }
+    return 0;
+}
+
+double cal_cost_rho(const cal_cost *c, const cal_step *s)
+{
+    if (!(s->event_rate_per_worker > 0)) return NAN;
+    double req = requests_per_worker(s);
+    double r = isfinite(c->per_request_us) ? c->per_request_us : 0;
+    double a = isfinite(c->per_delivery_us) ? c->per_delivery_us : 0;
+    double p = isfinite(c->per_plain_response_us) ? c->per_plain_response_us : 0;
+    double cb = s->callback_rate_per_worker > 0 ? s->callback_rate_per_worker : 0;
+    double busy = (isfinite(req) ? req * (r + (s->plain ? p : 0)) : 0) + cb * a +
+                  s->event_rate_per_worker * c->per_event_us;
+    return busy * 1e-6;
+}
+
+double cal_cost_scale(const cal_step *steps, int n, int k, const cal_cost *c, double ci[2])
+{
+    double spp = 0, spm = 0, smm = 0;
     int m = 0;
     for (int i = 0; i < n; i++) {
         const cal_step *s = &steps[i];
-        if (s->workers != 1 || s->saturated || s->outlier || !isfinite(s->rho_mean) ||
-            !(s->callback_rate_per_worker > 0) || !(s->event_rate_per_worker > 0))
+        if (s->workers != k || s->saturated || s->outlier || s->probe || s->plain ||
+            !isfinite(s->rho_mean))
             continue;
-        double x1 = s->callback_rate_per_worker * 1e-6, x2 = s->event_rate_per_worker * 1e-6;
-        double y = s->rho_mean;
-        s11 += x1 * x1;
-        s12 += x1 * x2;
-        s22 += x2 * x2;
-        s1y += x1 * y;
-        s2y += x2 * y;
-        syy += y * y;
-        double epc = x2 / x1;
-        epc_lo = fmin(epc_lo, epc);
-        epc_hi = fmax(epc_hi, epc);
+        double p = cal_cost_rho(c, s);
+        if (!(p > 0)) continue;
+        spp += p * p;
+        spm += p * s->rho_mean;
+        smm += s->rho_mean * s->rho_mean;
         m++;
     }
-    out->n = m;
-    if (m < 2) return -ENODATA;
-    double det = s11 * s22 - s12 * s12;
-    /* both kinds of delivery present: one event each, and several */
-    out->identified = m >= 3 && epc_hi > 2.0 * epc_lo && det > 1e-9 * s11 * s22;
-    double a = 0, b = NAN, va = NAN, vb = NAN;
-    int dof = 0;
-    if (out->identified) {
-        a = (s22 * s1y - s12 * s2y) / det;
-        b = (s11 * s2y - s12 * s1y) / det;
-        dof = m - 2;
-        double rss = syy - a * s1y - b * s2y;
-        double s2 = dof > 0 ? fmax(rss, 0) / dof : NAN;
-        va = s2 * s22 / det;
-        vb = s2 * s11 / det;
-        /* a negative cost is no client's: then the per-event term alone */
-        if (!(a >= 0 && b >= 0)) out->identified = 0;
+    if (ci) set_nan2(ci);
+    if (m < 2) return NAN;
+    double g = spm / spp;
+    if (ci) {
+        double se = sqrt(fmax(smm - g * spm, 0) / (m - 1) / spp);
+        double t = gsl_cdf_tdist_Pinv(0.975, m - 1);
+        ci[0] = g - t * se;
+        ci[1] = g + t * se;
     }
-    if (!out->identified) {
-        a = 0;
-        b = s2y / s22;
-        dof = m - 1;
-        double rss = syy - b * s2y;
-        vb = fmax(rss, 0) / dof / s22;
-    }
-    if (!(b > 0) || !isfinite(b)) return -ERANGE; /* no cost model: loadgen compares rates */
-    double t = dof >= 1 ? gsl_cdf_tdist_Pinv(0.975, dof) : NAN;
-    out->per_delivery_us = a;
-    out->per_event_us = b;
-    if (out->identified) {
-        out->per_delivery_us_ci[0] = a - t * sqrt(va);
-        out->per_delivery_us_ci[1] = a + t * sqrt(va);
-    }
-    out->per_event_us_ci[0] = b - t * sqrt(vb);
-    out->per_event_us_ci[1] = b + t * sqrt(vb);
-    return 0;
+    return g;
 }
 
 static cal_check *add_check(cal_check *out, int max, int *n)

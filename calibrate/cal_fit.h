@@ -81,7 +81,8 @@ typedef struct cal_per_k {
     double safe_total_rate;
     double conservative_safe_total_rate;
     double model_safe_total_rate;
-    double model_rho;    /* the fit's conservative bound */
+    double model_rho;                    /* the fit's conservative bound */
+    double cost_scale, cost_scale_ci[2]; /* cal_cost_scale for this k (NAN: none) */
     double measured_rho; /* highest level measured within budget, below any bad one */
     char limited_by[20]; /* cal_limit_name */
     char cert_note[200];
@@ -103,23 +104,52 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
 /* The fitted curve c + R rho / (1 - rho) (us); INFINITY at rho >= 1. */
 double cal_fit_predict_us(const cal_per_k *p, double rho);
 
-/* The client's cost model: the loop's utilisation is
- *     rho = lambda_delivery a + lambda_event b
- * (a per delivery, i.e. per read callback, b per SSE event in it), fitted by
- * least squares through the origin over the unsaturated batches of one
- * worker (the sweep's, one event per delivery, and the probe's, many), with
- * t intervals. identified is 0 when the deliveries carried too few
- * different event counts to tell a from b, or the two-term fit gave a
- * negative cost (then a = 0 and b is the busy time per event). Returns 0,
- * -ENODATA (fewer than two batches) or -ERANGE (b not > 0: no cost model,
- * left NAN, as a client that costs nothing cannot be). */
+/* The client's cost model: the loop's utilisation per worker is
+ *     rho = lambda_request r + lambda_delivery a + lambda_event b
+ *           + lambda_plain p
+ * (r per request: its dispatch, send, headers and completion; a per
+ * delivery, i.e. per read callback; b per SSE event in it; p per
+ * non-streamed response on top), fitted by least squares through the
+ * origin (GSL) over the unsaturated batches of one worker: the sweep's (one
+ * event per delivery, the reference workload's events per request), the
+ * probe's (many events per delivery), the one-token probe's (few events
+ * per request) and the non-streamed probe's (cal_step.plain), with t
+ * intervals. A term enters only where the batches tell it apart from the
+ * others: a from b when events per delivery differ by 2x (identified); r
+ * when events per request do (request_identified; the request rate is
+ * achieved_rate / workers); p when plain batches and streamed ones are both
+ * there (plain_identified). A term fitted negative (no client gains time
+ * from work) is dropped, the most negative first, and the rest fitted
+ * again; b negative leaves b alone. A term left out is 0. The references a
+ * prediction needs: the sweep's read callbacks per request
+ * (ref_callbacks_per_request) and the plain batches' callbacks and events
+ * per request (NAN: none). Returns 0, -ENODATA (fewer than two batches) or
+ * -ERANGE (b not > 0: no cost model, left NAN, as a client that costs
+ * nothing cannot be). */
 typedef struct cal_cost {
+    double per_request_us, per_request_us_ci[2];
     double per_delivery_us, per_delivery_us_ci[2];
     double per_event_us, per_event_us_ci[2];
-    int n, identified;
+    double per_plain_response_us, per_plain_response_us_ci[2];
+    int n, identified, request_identified, plain_identified;
+    double ref_callbacks_per_request;
+    double plain_callbacks_per_request, plain_events_per_request;
 } cal_cost;
 
 int cal_cost_fit(const cal_step *steps, int n, cal_cost *out);
+
+/* The model's utilisation per worker for the measured rates of step s
+ * (requests from achieved_rate / workers, NAN terms as 0). NAN when s has
+ * no event rate. Pure. */
+double cal_cost_rho(const cal_cost *c, const cal_step *s);
+
+/* How much busier each of k workers is than the one-worker model says:
+ * the slope through the origin of the measured rho against cal_cost_rho
+ * over the unsaturated sweep batches of k (not probes, not outliers), with
+ * its 95% t interval in ci (may be NULL). Contention between k workers and
+ * the server on a small host raises it above 1. NAN when fewer than two
+ * such batches. Pure. */
+double cal_cost_scale(const cal_step *steps, int n, int k, const cal_cost *c, double ci[2]);
 
 /* The client's own busy time per event (us) of worker count k from steps
  * made without an injected cost: the slope of the measured utilisation

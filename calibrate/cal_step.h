@@ -63,6 +63,7 @@ typedef struct cal_step {
     char why[160];
     int level;         /* the load level this batch belongs to (-1: none; see cal_level.h) */
     int probe;         /* a batch of the cost model's probe (unpaced tokens): not in the curve */
+    int plain;         /* its responses were not streamed (a probe's) */
     double host_busy;  /* all CPUs of the host, busy fraction during the batch (NAN: unknown) */
     double host_other; /* of all CPUs' time, the share other processes took (NAN: unknown) */
     double run_delay_share; /* client_bias.host.run_delay_share: the busiest worker's time

@@ -105,6 +105,9 @@ typedef struct cal_run {
     cal_per_k pkc[CAL_MAX_COSTS][CAL_MAX_K];
     cal_cost cost;
     cal_sweep_cfg sweep;
+    /* the cost probe's workload in the batch being run: output tokens (0:
+     * --random-output-len's) and non-streamed responses */
+    int probe_output_len, probe_plain;
 } cal_run;
 
 static void progress(const cal_run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -287,7 +290,8 @@ static int run_step_on(cal_run *r, int port, int k, int index, int seed_index, d
     snprintf(dbuf, sizeof dbuf, "%lldms", (long long)(step_ns / 1000000));
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)(r->o.seed + (uint64_t)seed_index));
     snprintf(in_len, sizeof in_len, "%d", r->o.input_len);
-    snprintf(out_len, sizeof out_len, "%d", r->o.output_len);
+    snprintf(out_len, sizeof out_len, "%d",
+             r->probe_output_len > 0 ? r->probe_output_len : r->o.output_len);
     snprintf(cost, sizeof cost, "%s:%g", r->cost_kind[r->cur_cost], r->cost_us[r->cur_cost]);
     snprintf(fname, sizeof fname, "k%d_%s%02d.json", k, tag, index);
     snprintf(json_path, sizeof json_path, "%s/%s", r->steps_dir, fname);
@@ -318,6 +322,7 @@ static int run_step_on(cal_run *r, int port, int k, int index, int seed_index, d
         argv[a++] = "--client-cost";
         argv[a++] = cost;
     }
+    if (r->probe_plain) argv[a++] = "--no-stream";
     char rt[16];
     if (r->o.rt_priority > 0) {
         snprintf(rt, sizeof rt, "%d", r->o.rt_priority);
@@ -582,6 +587,40 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
  * that does not space its tokens, so each delivery carries many events (the
  * sweep's carry one each); together they tell the cost per delivery from the
  * cost per event. At the rate of the k=1 level nearest rho 0.4. */
+/* One kind of cost-probe batch, twice, at rate on port (tag "p", files
+ * from index first on): output_len tokens (0: the sweep's), plain
+ * (non-streamed) or not. */
+static void probe_batches(cal_run *r, int port, int first, double rate, int output_len, int plain,
+                          const char *what)
+{
+    int64_t step_ns = cal_opts_step_ns(&r->o);
+    r->probe_output_len = output_len;
+    r->probe_plain = plain;
+    for (int b = 0; b < 2 && r->n_steps < MAX_STEPS && !cal_proc_interrupted(); b++) {
+        cal_step *s = &r->steps[r->n_steps];
+        cal_step_clear(s);
+        if (run_step_on(r, port, 1, first + b, first + b, rate, 0, "p", step_ns, s) != 0) break;
+        s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
+        s->probe = 1;
+        s->plain = plain;
+        r->n_steps++;
+        progress(r,
+                 "calibrate: cost probe (%s) %d: offered %8.1f/s rho %.3f, %.1f events per "
+                 "delivery, %.1f per request%s\n",
+                 what, b + 1, rate, s->rho_mean,
+                 s->callback_rate_per_worker > 0
+                     ? s->event_rate_per_worker / s->callback_rate_per_worker
+                     : NAN,
+                 s->events_per_request, s->saturated ? " (saturated: not used)" : "");
+    }
+    r->probe_output_len = r->probe_plain = 0;
+}
+
+/* The cost model's probes, at the rate of the one-worker level nearest rho
+ * 0.4: unpaced tokens (many events per delivery: the delivery's cost apart
+ * from the event's), one-token responses at twice that rate (few events per
+ * request: the request's own cost) and non-streamed responses at 1.5 times
+ * it (a plain response's cost), each in two batches. */
 static void probe_cost(cal_run *r)
 {
     double rate = 0, best = INFINITY;
@@ -593,21 +632,10 @@ static void probe_cost(cal_run *r)
         }
     }
     if (!(rate > 0) || cal_proc_interrupted()) return;
+    probe_batches(r, r->port, 93, 2.0 * rate, 1, 0, "one token");
+    probe_batches(r, r->port, 95, 1.5 * rate, 0, 1, "not streamed");
     if (start_sim(r, 0, 0, "probe-simserver", &r->probe_pid, &r->probe_port) != 0) return;
-    int64_t step_ns = cal_opts_step_ns(&r->o);
-    for (int b = 0; b < 2 && r->n_steps < MAX_STEPS && !cal_proc_interrupted(); b++) {
-        cal_step *s = &r->steps[r->n_steps];
-        cal_step_clear(s);
-        if (run_step_on(r, r->probe_port, 1, 90 + b, 90 + b, rate, 0, "p", step_ns, s) != 0) break;
-        s->saturated = cal_sweep_saturated(&r->sweep, s, s->why, sizeof s->why);
-        s->probe = 1;
-        r->n_steps++;
-        progress(
-            r, "calibrate: cost probe %d: offered %8.1f/s rho %.3f, %.1f events per delivery\n",
-            b + 1, rate, s->rho_mean,
-            s->callback_rate_per_worker > 0 ? s->event_rate_per_worker / s->callback_rate_per_worker
-                                            : NAN);
-    }
+    probe_batches(r, r->probe_port, 90, rate, 0, 0, "unpaced");
     cal_proc_stop(r->probe_pid, 3000000000LL);
     r->probe_pid = 0;
 }
@@ -666,6 +694,27 @@ static int write_text(const char *path, const char *text)
     int rc = rb_write_file_atomic(path, text, strlen(text));
     if (rc) fprintf(stderr, "calibrate: cannot write %s: %s\n", path, strerror(-rc));
     return rc;
+}
+
+/* The cost model's terms, with the k scales, one line each. */
+static void print_cost(const cal_run *r)
+{
+    const cal_cost *c = &r->cost;
+    printf("\ncost model (one worker): %.2f us per request [%.2f, %.2f]%s + %.2f us per delivery "
+           "[%.2f, %.2f]%s + %.2f us per event [%.2f, %.2f] + %.2f us per non-streamed response "
+           "[%.2f, %.2f]%s\n",
+           c->per_request_us, c->per_request_us_ci[0], c->per_request_us_ci[1],
+           c->request_identified ? "" : " (not told apart)", c->per_delivery_us,
+           c->per_delivery_us_ci[0], c->per_delivery_us_ci[1],
+           c->identified ? "" : " (deliveries and events not told apart)", c->per_event_us,
+           c->per_event_us_ci[0], c->per_event_us_ci[1], c->per_plain_response_us,
+           c->per_plain_response_us_ci[0], c->per_plain_response_us_ci[1],
+           c->plain_identified ? "" : " (not told apart)");
+    for (int i = 0; i < r->npk; i++)
+        if (isfinite(r->pk[i].cost_scale))
+            printf("  k=%d: each worker %.2fx [%.2f, %.2f] as busy as the one-worker model says\n",
+                   r->pk[i].workers, r->pk[i].cost_scale, r->pk[i].cost_scale_ci[0],
+                   r->pk[i].cost_scale_ci[1]);
 }
 
 /* gnuplot from PATH, or "" */
@@ -748,11 +797,7 @@ static void print_summary(const cal_run *r, const cal_cert_info *info)
                                   : "");
         }
     }
-    printf("\ncost model (one worker): %.2f us per delivery [%.2f, %.2f] + %.2f us per event "
-           "[%.2f, %.2f]%s\n",
-           r->cost.per_delivery_us, r->cost.per_delivery_us_ci[0], r->cost.per_delivery_us_ci[1],
-           r->cost.per_event_us, r->cost.per_event_us_ci[0], r->cost.per_event_us_ci[1],
-           r->cost.identified ? "" : " (deliveries and events not told apart)");
+    print_cost(r);
     printf("\ncertificate (per worker count; E[S] per SSE event; rates in requests/s of the "
            "reference workload)\n");
     printf("%3s %-14s %6s %-20s %-22s %-22s %7s %8s %10s %10s\n", "k", "method", "levels",
@@ -1123,7 +1168,15 @@ static int fit_all(cal_run *r)
             missing++;
         }
     }
-    cal_cost_fit(r->steps, r->n_steps, &r->cost);
+    if (cal_cost_fit(r->steps, r->n_steps, &r->cost) == 0)
+        for (int i = 0; i < r->npk; i++) {
+            /* each k's own busy time against the one-worker model (a scale
+             * the certificate's reader refuses unless > 0 is not written) */
+            cal_per_k *p = &r->pk[i];
+            p->cost_scale = cal_cost_scale(r->steps, r->o.self_test ? r->cost_end[0] : r->n_steps,
+                                           p->workers, &r->cost, p->cost_scale_ci);
+            if (!(p->cost_scale > 0) || !isfinite(p->cost_scale)) p->cost_scale = NAN;
+        }
     memcpy(r->pkc[0], r->pk, sizeof r->pk);
     return missing;
 }

@@ -34,6 +34,11 @@ cJSON *rb_cert_put(cJSON *root, const rb_cert *c)
     rb_json_put_num(ref, "random_output_len", c->ref_output_len);
     rb_json_put_num(cm, "per_delivery_us", c->per_delivery_us);
     rb_json_put_num(cm, "per_event_us", c->per_event_us);
+    rb_json_put_num(cm, "per_request_us", c->per_request_us);
+    rb_json_put_num(cm, "per_plain_response_us", c->per_plain_response_us);
+    rb_json_put_num(ref, "callbacks_per_request", c->ref_callbacks_per_request);
+    rb_json_put_num(ref, "plain_callbacks_per_request", c->plain_callbacks_per_request);
+    rb_json_put_num(ref, "plain_events_per_request", c->plain_events_per_request);
     for (size_t i = 0; i < c->n; i++) {
         const rb_cert_entry *e = &c->per_k[i];
         cJSON *o = cJSON_CreateObject();
@@ -46,6 +51,7 @@ cJSON *rb_cert_put(cJSON *root, const rb_cert *c)
         rb_json_put_num(o, "safe_rate_per_worker", e->safe_rate_per_worker);
         rb_json_put_num(o, "safe_total_rate", e->safe_total_rate);
         rb_json_put_num(o, "transport_us", e->transport_us);
+        rb_json_put_num(o, "cost_scale", e->cost_scale);
     }
     return arr;
 }
@@ -136,7 +142,17 @@ static int read_cost_model(const cJSON *j, rb_cert *out, char *err, size_t errle
         optional_num(ref, "reference_workload", "events_per_request", 0, 1, INFINITY,
                      &out->ref_events_per_request, err, errlen) ||
         optional_num(ref, "reference_workload", "random_output_len", 0, 1, INFINITY,
-                     &out->ref_output_len, err, errlen))
+                     &out->ref_output_len, err, errlen) ||
+        optional_num(cm, "cost_model", "per_request_us", 0, 0, INFINITY, &out->per_request_us, err,
+                     errlen) ||
+        optional_num(cm, "cost_model", "per_plain_response_us", 0, 0, INFINITY,
+                     &out->per_plain_response_us, err, errlen) ||
+        optional_num(ref, "reference_workload", "callbacks_per_request", 0, 1, INFINITY,
+                     &out->ref_callbacks_per_request, err, errlen) ||
+        optional_num(ref, "reference_workload", "plain_callbacks_per_request", 0, 1, INFINITY,
+                     &out->plain_callbacks_per_request, err, errlen) ||
+        optional_num(ref, "reference_workload", "plain_events_per_request", 0, 1, INFINITY,
+                     &out->plain_events_per_request, err, errlen))
         return -EINVAL;
     /* A client that costs nothing predicts rho 0 for any plan. */
     if (out->per_delivery_us == 0 && out->per_event_us == 0) {
@@ -210,7 +226,9 @@ static int read_entry(const cJSON *e, size_t i, int version, rb_cert_entry *c, c
      * but which no real client can have negative */
     if (optional_num(e, path, "transport_us", -INFINITY, 0, INFINITY, &c->transport_us, err,
                      errlen) ||
-        optional_num(e, path, "safe_total_rate", 0, 0, INFINITY, &c->safe_total_rate, err, errlen))
+        optional_num(e, path, "safe_total_rate", 0, 0, INFINITY, &c->safe_total_rate, err,
+                     errlen) ||
+        optional_num(e, path, "cost_scale", 0, 1, INFINITY, &c->cost_scale, err, errlen))
         goto out;
     static const char *const moments[] = {"mean_service_us", "second_moment_us2", "r_us"};
     for (size_t m = 0; m < sizeof moments / sizeof moments[0]; m++)
@@ -231,7 +249,9 @@ int rb_cert_read(const cJSON *j, rb_cert *out, char *err, size_t errlen)
     }
     int rc = -EINVAL;
     out->per_delivery_us = out->per_event_us = out->ref_events_per_request = NAN;
-    out->ref_output_len = NAN;
+    out->ref_output_len = out->per_request_us = out->per_plain_response_us = NAN;
+    out->ref_callbacks_per_request = out->plain_callbacks_per_request = NAN;
+    out->plain_events_per_request = NAN;
     if (read_version(j, out, err, errlen) || read_host(j, out, err, errlen)) goto out;
     /* The budget as calibrate's --budget-us takes it: a budget of 1e300 us
      * would judge any client OK. */

@@ -7,7 +7,13 @@
  * cost_model.per_event_us; reference_workload.events_per_request and
  * reference_workload.random_output_len; per_k[].workers, per_k[].safe_rho
  * (null: nothing certified), per_k[].safe_rate_per_worker,
- * per_k[].safe_total_rate and per_k[].transport_us. Figures that were not
+ * per_k[].safe_total_rate and per_k[].transport_us. Optional, and absent
+ * from older certificates (then 0, none and 1: the two-term model):
+ * cost_model.per_request_us and cost_model.per_plain_response_us (a
+ * non-streamed response's own cost); reference_workload.callbacks_per_request,
+ * plain_callbacks_per_request and plain_events_per_request (the calibration's
+ * non-streamed probe); per_k[].cost_scale (the busy time of k workers,
+ * each, against the one-worker model). Figures that were not
  * measured are written as null. calibrate adds its other keys around them
  * (cal_cert.h lists them); loadgen ignores those.
  *
@@ -43,6 +49,7 @@ typedef struct rb_cert_entry {
     double safe_rate_per_worker; /* requests/s per worker (v2: of the reference workload; NAN) */
     double safe_total_rate;      /* absent: safe_rate_per_worker x workers */
     double transport_us;         /* the fitted constant term (NAN when absent) */
+    double cost_scale;           /* this k's busy time over the model's (NAN when absent) */
 } rb_cert_entry;
 
 typedef struct rb_cert {
@@ -56,6 +63,10 @@ typedef struct rb_cert {
     double per_delivery_us, per_event_us;
     double ref_events_per_request; /* events per request of the reference workload */
     double ref_output_len;         /* its content tokens per request */
+    /* optional terms and references (NAN when absent) */
+    double per_request_us, per_plain_response_us;
+    double ref_callbacks_per_request; /* read callbacks per request of the reference workload */
+    double plain_callbacks_per_request, plain_events_per_request; /* non-streamed probe */
 } rb_cert;
 
 /* Adds the keys above to root (an object): the version first, then host,

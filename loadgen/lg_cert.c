@@ -21,6 +21,19 @@ void lg_cert_free(lg_cert *c)
     rb_cert_free(c);
 }
 
+/* The entry for k, else the closest k (the lower of two as close); NULL when none. */
+static const lg_cert_entry *closest_entry(const lg_cert *c, int k)
+{
+    const lg_cert_entry *best = NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        const lg_cert_entry *e = &c->per_k[i];
+        if (!best || abs(e->workers - k) < abs(best->workers - k) ||
+            (abs(e->workers - k) == abs(best->workers - k) && e->workers < best->workers))
+            best = e;
+    }
+    return best;
+}
+
 void lg_cert_check(const lg_cert *c, const rb_host *h, int k, double rate, lg_cert_decision *d)
 {
     memset(d, 0, sizeof *d);
@@ -31,13 +44,7 @@ void lg_cert_check(const lg_cert *c, const rb_host *h, int k, double rate, lg_ce
                  "certificate is for another host (%s, %d cores); this is %s, %d cores",
                  c->cpu_model, c->cores_online, h->cpu_model, h->cores_online);
     }
-    const lg_cert_entry *best = NULL;
-    for (size_t i = 0; i < c->n; i++) {
-        const lg_cert_entry *e = &c->per_k[i];
-        if (!best || abs(e->workers - k) < abs(best->workers - k) ||
-            (abs(e->workers - k) == abs(best->workers - k) && e->workers < best->workers))
-            best = e;
-    }
+    const lg_cert_entry *best = closest_entry(c, k);
     d->entry = best;
     d->exact_k = best && best->workers == k;
     if (best && !d->exact_k) {
@@ -73,29 +80,50 @@ void lg_cert_check(const lg_cert *c, const rb_host *h, int k, double rate, lg_ce
              best->workers, best->safe_rho);
 }
 
-double lg_cert_predict_rho(const lg_cert *c, int k, double rate, double output_tokens,
-                           double events_per_delivery)
+/* Busy time per request (us) of workload w under c's terms; NAN when none. */
+static double busy_per_request_us(const lg_cert *c, const lg_cert_workload *w)
 {
-    if (k < 1 || !(rate >= 0) || !isfinite(rate) || !(output_tokens > 0) ||
-        !isfinite(output_tokens) || !(events_per_delivery >= 1) || !isfinite(events_per_delivery))
-        return NAN;
-    if (!isfinite(c->per_delivery_us) || !isfinite(c->per_event_us)) return NAN;
-    double extra = isfinite(c->ref_events_per_request) && isfinite(c->ref_output_len)
-                       ? fmax(0.0, c->ref_events_per_request - c->ref_output_len)
-                       : 0.0;
-    double events = output_tokens + extra;
-    double busy_us = events / events_per_delivery * c->per_delivery_us + events * c->per_event_us;
-    return rate / k * busy_us * 1e-6;
+    double a_req = isfinite(c->per_request_us) ? c->per_request_us : 0;
+    if (w->plain && isfinite(c->plain_callbacks_per_request) &&
+        isfinite(c->plain_events_per_request)) {
+        double a_plain = isfinite(c->per_plain_response_us) ? c->per_plain_response_us : 0;
+        return a_req + a_plain + c->plain_callbacks_per_request * c->per_delivery_us +
+               c->plain_events_per_request * c->per_event_us;
+    }
+    double tokens = w->output_tokens, epd = w->events_per_delivery;
+    if (!(tokens > 0) || !isfinite(tokens) || !(epd >= 1) || !isfinite(epd)) return NAN;
+    int ref = isfinite(c->ref_events_per_request) && isfinite(c->ref_output_len);
+    double extra = ref ? fmax(0.0, c->ref_events_per_request - c->ref_output_len) : 0.0;
+    double headers = ref && isfinite(c->ref_callbacks_per_request)
+                         ? c->ref_callbacks_per_request - c->ref_events_per_request
+                         : 0.0;
+    double events = tokens + extra;
+    double deliveries = fmax(1.0, events / epd + headers);
+    return a_req + deliveries * c->per_delivery_us + events * c->per_event_us;
+}
+
+double lg_cert_busy_us(const lg_cert *c, int k, const lg_cert_workload *w)
+{
+    if (k < 1 || !w || !isfinite(c->per_delivery_us) || !isfinite(c->per_event_us)) return NAN;
+    const lg_cert_entry *e = closest_entry(c, k);
+    double scale = e && isfinite(e->cost_scale) ? e->cost_scale : 1.0;
+    return busy_per_request_us(c, w) * scale;
+}
+
+double lg_cert_predict_rho(const lg_cert *c, int k, double rate, const lg_cert_workload *w)
+{
+    if (k < 1 || !(rate >= 0) || !isfinite(rate)) return NAN;
+    return rate / k * lg_cert_busy_us(c, k, w) * 1e-6;
 }
 
 void lg_cert_check_plan(const lg_cert *c, const rb_host *h, int k, double rate,
-                        double output_tokens, lg_cert_decision *d)
+                        const lg_cert_workload *w, lg_cert_decision *d)
 {
     lg_cert_check(c, h, k, rate, d);
     d->predicted_rho = NAN;
     if (c->version < 2 || !d->entry) return;
     if (k < 1) k = 1;
-    double rho = lg_cert_predict_rho(c, k, rate, output_tokens, 1.0);
+    double rho = lg_cert_predict_rho(c, k, rate, w);
     const lg_cert_entry *e = d->entry;
     if (isnan(rate)) return; /* closed loop: lg_cert_check said so */
     if (isnan(rho)) {
@@ -109,12 +137,18 @@ void lg_cert_check_plan(const lg_cert *c, const rb_host *h, int k, double rate,
     }
     d->predicted_rho = rho;
     d->ok = rho <= e->safe_rho; /* a NAN safe_rho (nothing certified) refuses */
+    char what[48];
+    if (w->plain)
+        snprintf(what, sizeof what, "non-streamed");
+    else
+        snprintf(what, sizeof what, "%.0f tokens each", w->output_tokens);
     snprintf(d->message, sizeof d->message,
-             "planned %.1f requests/s over %d workers (%.0f tokens each) is predicted at rho %.3f "
-             "per worker (%.2f us per delivery + %.2f us per event), %s the certified safe rho "
-             "%.3f for %d workers",
-             rate, k, output_tokens, rho, c->per_delivery_us, c->per_event_us,
-             d->ok ? "within" : "beyond", e->safe_rho, e->workers);
+             "planned %.1f requests/s over %d workers (%s) is predicted at rho %.3f per worker "
+             "(%.2f us per request + %.2f us per delivery + %.2f us per event, x%.2f for %d "
+             "workers), %s the certified safe rho %.3f for %d workers",
+             rate, k, what, rho, isfinite(c->per_request_us) ? c->per_request_us : 0,
+             c->per_delivery_us, c->per_event_us, isfinite(e->cost_scale) ? e->cost_scale : 1.0,
+             e->workers, d->ok ? "within" : "beyond", e->safe_rho, e->workers);
 }
 
 int lg_cert_load(const char *path, lg_cert *out, char *err, size_t errlen)

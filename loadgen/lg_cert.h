@@ -34,17 +34,38 @@ void lg_cert_free(lg_cert *c);
  * 'PATH': WHY" or "--certificate PATH: WHAT". */
 int lg_cert_load(const char *path, lg_cert *out, char *err, size_t errlen);
 
+/* A plan's workload as the cost model sees it. */
+typedef struct lg_cert_workload {
+    double output_tokens;       /* content tokens per request (NAN: not known) */
+    double events_per_delivery; /* events a read carries: 1 (paced tokens) is the costliest */
+    int plain;                  /* non-streamed responses */
+} lg_cert_workload;
+
 /* The utilisation per worker a plan is predicted to reach: rate requests/s
- * in all over k workers, each request output_tokens content tokens plus the
- * events the reference workload carried beyond its tokens (the usage chunk,
- * [DONE]), delivered events_per_delivery at a time (1 for a server that
- * spaces its tokens, the costliest case; more when they arrive in bursts):
- *     rho = rate / k x (events / events_per_delivery x per_delivery_us
- *                       + events x per_event_us) x 1e-6.
- * NAN when the certificate has no cost model or an input is not finite or
- * not positive. */
-double lg_cert_predict_rho(const lg_cert *c, int k, double rate, double output_tokens,
-                           double events_per_delivery);
+ * in all over k workers, each request costing (per_request_us, 0 when the
+ * certificate has none)
+ *   streamed: per_request_us + deliveries x per_delivery_us + events x
+ *             per_event_us, with events = output_tokens + the events the
+ *             reference workload carried beyond its tokens (the usage
+ *             chunk, [DONE]) and deliveries = events / events_per_delivery
+ *             + the reference's read callbacks beyond its events (the
+ *             headers; negative when its last events shared a read), at
+ *             least 1;
+ *   plain, with the certificate's non-streamed references:
+ *             per_request_us + per_plain_response_us + its callbacks x
+ *             per_delivery_us + its events x per_event_us, whatever the
+ *             tokens (a plain response is one body); without them, as
+ *             streamed;
+ * times the cost_scale of the certificate's entry for k (the closest k's,
+ * as lg_cert_check picks; 1 when it has none):
+ *     rho = rate / k x busy x scale x 1e-6.
+ * NAN when the certificate has no cost model, or an input is not finite or
+ * not positive (a streamed plan's tokens included). */
+double lg_cert_predict_rho(const lg_cert *c, int k, double rate, const lg_cert_workload *w);
+
+/* The busy time per request (us) of one of k workers under that model,
+ * scale included: lg_cert_predict_rho = rate / k x this x 1e-6. NAN as it. */
+double lg_cert_busy_us(const lg_cert *c, int k, const lg_cert_workload *w);
 
 /* loadgen's exit code when a certificate refuses the plan (without --force):
  * the usage was valid, the host is not certified for it (2 stays for bad
@@ -66,10 +87,10 @@ typedef struct lg_cert_decision {
  * compare). Compares request rates per worker (version 1's rule). */
 void lg_cert_check(const lg_cert *c, const rb_host *h, int k, double rate, lg_cert_decision *d);
 
-/* The same, with the plan's content tokens per request (NAN: not known):
- * with a version 2 certificate and known tokens, the plan's predicted rho
- * (one event per delivery) against safe_rho; otherwise lg_cert_check. */
+/* The same, with the plan's workload: with a version 2 certificate and a
+ * workload it can predict, the plan's predicted rho (lg_cert_predict_rho)
+ * against safe_rho; otherwise lg_cert_check. */
 void lg_cert_check_plan(const lg_cert *c, const rb_host *h, int k, double rate,
-                        double output_tokens, lg_cert_decision *d);
+                        const lg_cert_workload *w, lg_cert_decision *d);
 
 #endif

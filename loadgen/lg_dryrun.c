@@ -118,16 +118,17 @@ static int print_certificate(const lg_opts *o, int k, int closed, size_t n_trace
     }
     rb_host host;
     rb_host_read(&host);
-    double rate, tokens; /* as lg_run compares them */
-    lg_plan_cert_inputs(o, &rate, &tokens);
+    double rate; /* as lg_run compares them */
+    lg_cert_workload w;
+    lg_plan_cert_inputs(o, &rate, &w);
     lg_cert_decision d;
-    lg_cert_check_plan(&cert, &host, k, rate, tokens, &d);
+    lg_cert_check_plan(&cert, &host, k, rate, &w, &d);
     for (int i = 0; i < o->n_stages && !closed && !n_trace; i++) {
-        double rho = lg_cert_predict_rho(&cert, k, lg_stage_peak_rate(&o->stages[i]), tokens, 1.0);
+        double rho = lg_cert_predict_rho(&cert, k, lg_stage_peak_rate(&o->stages[i]), &w);
         if (isnan(rho))
             fprintf(out, "stage %d: predicted rho per worker: n/a (%s)\n", i,
-                    isnan(tokens) ? "output length not fixed by the dataset"
-                                  : "the certificate has no cost model");
+                    isnan(w.output_tokens) && !w.plain ? "output length not fixed by the dataset"
+                                                       : "the certificate has no cost model");
         else
             fprintf(out, "stage %d: predicted rho per worker %.4f (certified safe %.4f)\n", i, rho,
                     d.entry ? d.entry->safe_rho : NAN);

@@ -95,14 +95,17 @@ const char *lg_load_mode(const lg_opts *o)
     return lg_closed_loop(o) ? "closed" : "open-capped";
 }
 
-void lg_plan_cert_inputs(const lg_opts *o, double *rate, double *output_tokens)
+void lg_plan_cert_inputs(const lg_opts *o, double *rate, lg_cert_workload *w)
 {
     double r = 0;
     for (int i = 0; i < o->n_stages; i++)
         if (lg_stage_peak_rate(&o->stages[i]) > r) r = lg_stage_peak_rate(&o->stages[i]);
     if (o->dataset == LG_DS_TRACE || lg_closed_loop(o)) r = NAN;
     *rate = r;
-    *output_tokens = o->dataset == LG_DS_RANDOM ? (double)o->random_output_len : NAN;
+    *w = (lg_cert_workload){.output_tokens =
+                                o->dataset == LG_DS_RANDOM ? (double)o->random_output_len : NAN,
+                            .events_per_delivery = 1.0,
+                            .plain = !o->stream};
 }
 
 /* ---- building the plan ------------------------------------------------ */

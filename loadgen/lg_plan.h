@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "lg_body.h"
+#include "lg_cert.h"
 #include "lg_cli.h"
 #include "lg_dataset.h"
 #include "lg_sched.h"
@@ -63,9 +64,10 @@ int64_t lg_plan_session_users(const lg_opts *o);
 const char *lg_load_mode(const lg_opts *o);
 /* What the certificate check compares for a plan: its highest stage's
  * request rate (NAN in a closed loop or a trace replay: not known before the
- * run) and its output tokens per request (NAN unless the random dataset
- * fixes them). */
-void lg_plan_cert_inputs(const lg_opts *o, double *rate, double *output_tokens);
+ * run) and its workload: output tokens per request (NAN unless the random
+ * dataset fixes them), one event per delivery (the costliest), streamed or
+ * not. */
+void lg_plan_cert_inputs(const lg_opts *o, double *rate, lg_cert_workload *w);
 
 /* Builds the plan for k workers (pool, bodies, spec, URL, mode, length).
  * Returns 0, or -errno with a message in err; free with lg_plan_free either way. */

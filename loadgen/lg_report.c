@@ -600,8 +600,11 @@ static void cert_check_json(cJSON *j, const lg_report *r)
     rb_json_put_num_inf(c, "predicted_rho", r->cert.predicted_rho);
     rb_json_put_num_inf(c, "safe_rho", r->cert.safe_rho);
     rb_json_put_num_inf(c, "certified_max_rate", r->cert.certified_max_rate);
+    rb_json_put_num_inf(c, "busy_per_request_us", r->cert.busy_per_request_us);
     /* Each stage's predicted rho (linear in the rate) beside the busiest
-     * worker's measured one: how well the cost model carried over. */
+     * worker's measured one: how well the cost model carried over. A
+     * closed loop's stage has no planned rate: its rate per worker is the
+     * one it completed over its loop window (summed over the workers). */
     cJSON *sa = cJSON_AddArrayToObject(c, "stages");
     for (int i = 0; sa && i < r->n_stages; i++) {
         cJSON *so = cJSON_CreateObject();
@@ -609,11 +612,19 @@ static void cert_check_json(cJSON *j, const lg_report *r)
             cJSON_Delete(so);
             break;
         }
+        const char *from = "planned rate";
         double pr = r->cert.planned_rate > 0 && isfinite(r->cert.planned_rate)
                         ? r->cert.predicted_rho * r->stages[i].rate_per_s / r->cert.planned_rate
                         : NAN;
+        const lg_stage_stats *st = r->stages[i].stats;
+        if (isnan(r->cert.planned_rate) && st && st->loop_window_ns > 0) {
+            from = "completed rate";
+            pr = r->cert.busy_per_request_us * 1e-6 * (double)st->completed /
+                 ((double)st->loop_window_ns * 1e-9);
+        }
         double mr = r->stage_bias ? r->stage_bias[i].max_rho : NAN;
         rb_json_put_num_inf(so, "stage", i);
+        cJSON_AddStringToObject(so, "predicted_from", from);
         rb_json_put_num_inf(so, "predicted_rho", pr);
         rb_json_put_num_inf(so, "measured_rho", mr);
         rb_json_put_num_inf(so, "measured_over_predicted", pr > 0 ? mr / pr : NAN);

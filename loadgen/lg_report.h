@@ -36,11 +36,12 @@ typedef struct lg_stage_view {
 /* What --certificate's check compared, for the report's certificate_check. */
 typedef struct lg_cert_summary {
     int checked, ok, forced, workers, certified_workers;
-    double planned_rate;       /* requests/s, the highest stage's (NAN: closed loop, trace) */
-    double output_tokens;      /* per request (NAN: not known) */
-    double predicted_rho;      /* per worker (NAN: compared by rate, version 1) */
-    double safe_rho;           /* the entry's (NAN: none) */
-    double certified_max_rate; /* this plan's rate at safe_rho (NAN: not known) */
+    double planned_rate;        /* requests/s, the highest stage's (NAN: closed loop, trace) */
+    double output_tokens;       /* per request (NAN: not known) */
+    double predicted_rho;       /* per worker (NAN: compared by rate, version 1) */
+    double safe_rho;            /* the entry's (NAN: none) */
+    double certified_max_rate;  /* this plan's rate at safe_rho (NAN: not known) */
+    double busy_per_request_us; /* the model's, per worker, its k scale in (NAN: none) */
 } lg_cert_summary;
 
 typedef struct lg_report {

@@ -115,10 +115,11 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
         fprintf(stderr, "loadgen: %s\n", err);
         return 2;
     }
-    double rate, tokens; /* a version 2 certificate predicts rho from the tokens */
-    lg_plan_cert_inputs(o, &rate, &tokens);
+    double rate; /* a version 2 certificate predicts rho from the workload */
+    lg_cert_workload w;
+    lg_plan_cert_inputs(o, &rate, &w);
     lg_cert_decision d;
-    lg_cert_check_plan(&cert, host, k, rate, tokens, &d);
+    lg_cert_check_plan(&cert, host, k, rate, &w, &d);
     if (d.warning[0]) fprintf(stderr, "loadgen: warning: %s\n", d.warning);
     if (d.entry) {
         *safe_rho = d.entry->safe_rho;
@@ -131,10 +132,11 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
                              .workers = k,
                              .certified_workers = d.entry ? d.entry->workers : 0,
                              .planned_rate = rate,
-                             .output_tokens = tokens,
+                             .output_tokens = w.output_tokens,
                              .predicted_rho = d.predicted_rho,
                              .safe_rho = d.entry ? d.entry->safe_rho : NAN,
-                             .certified_max_rate = NAN};
+                             .certified_max_rate = NAN,
+                             .busy_per_request_us = lg_cert_busy_us(&cert, k, &w)};
     if (isfinite(rate) && d.predicted_rho > 0 && isfinite(sum->safe_rho))
         sum->certified_max_rate =
             rate * sum->safe_rho / d.predicted_rho; /* rho is linear in rate */

@@ -229,8 +229,8 @@ m cert-moments-unchecked common/rb_cert.c \
   'if (optional_num(e, path, moments[m], 0, 0, INFINITY, &ignored, err, errlen)) goto out;' \
   '(void)ignored;'
 # calibrate/cal_fit.c
-m cost-negative-kept calibrate/cal_fit.c 'if (!(a >= 0 && b >= 0)) out->identified = 0;' ';'
-m cost-zero-kept calibrate/cal_fit.c 'if (!(b > 0) || !isfinite(b)) return -ERANGE;' 'if (!isfinite(b)) return -ERANGE;'
+m cost-negative-kept calibrate/cal_fit.c '        if (worst < 0) break;' '        break;'
+m cost-zero-kept calibrate/cal_fit.c 'if (!(b > 0) || !isfinite(b)) { /* no cost model' 'if (!isfinite(b)) { /* no cost model'
 m fit-negative-r-kept calibrate/cal_fit.c 'if (fitted && !(out->r_us > 0 && isfinite(out->transport_us))) {' \
   'if (fitted && !isfinite(out->transport_us)) {'
 # the self-test's model checks (issue 23): PK's R of the injected client,
@@ -599,11 +599,48 @@ m level-pooled-keeps-outliers calibrate/cal_level.c 'if (v->outlier || v->satura
   'if (v->saturated || !isfinite(v->delay_us)'
 
 # loadgen/lg_cert.c: the plan's predicted rho against the certificate
-m cert-rho-not-per-worker loadgen/lg_cert.c 'return rate / k * busy_us * 1e-6;' 'return rate * busy_us * 1e-6;'
+m cert-rho-not-per-worker loadgen/lg_cert.c 'return rate / k * lg_cert_busy_us(c, k, w) * 1e-6;' \
+  'return rate * lg_cert_busy_us(c, k, w) * 1e-6;'
 m cert-boundary-refused loadgen/lg_cert.c 'd->ok = rho <= e->safe_rho;' 'd->ok = rho < e->safe_rho;'
 m cert-drops-event-cost loadgen/lg_cert.c \
-  'double busy_us = events / events_per_delivery * c->per_delivery_us + events * c->per_event_us;' \
-  'double busy_us = events / events_per_delivery * c->per_delivery_us;'
+  'return a_req + deliveries * c->per_delivery_us + events * c->per_event_us;' \
+  'return a_req + deliveries * c->per_delivery_us;'
+# the terms older certificates lack: per request, plain responses, the
+# reference's callbacks beyond its events, each k's scale
+m cert-request-term-dropped loadgen/lg_cert.c \
+  'double a_req = isfinite(c->per_request_us) ? c->per_request_us : 0;' 'double a_req = 0;'
+m cert-plain-priced-as-streamed loadgen/lg_cert.c 'if (w->plain && isfinite(c->plain_callbacks_per_request) &&' \
+  'if (0 && isfinite(c->plain_callbacks_per_request) &&'
+m cert-plain-term-dropped loadgen/lg_cert.c \
+  'double a_plain = isfinite(c->per_plain_response_us) ? c->per_plain_response_us : 0;' \
+  'double a_plain = 0;'
+m cert-headers-ignored loadgen/lg_cert.c 'double deliveries = fmax(1.0, events / epd + headers);' \
+  'double deliveries = fmax(1.0, events / epd + 0 * headers);'
+m cert-deliveries-unclamped loadgen/lg_cert.c 'double deliveries = fmax(1.0, events / epd + headers);' \
+  'double deliveries = events / epd + headers;'
+m cert-scale-ignored loadgen/lg_cert.c 'return busy_per_request_us(c, w) * scale;' \
+  'return busy_per_request_us(c, w) * (0 * scale + 1);'
+# common/rb_cert.c: the new optional figures are bounded
+m cert-scale-zero-accepted common/rb_cert.c \
+  'optional_num(e, path, "cost_scale", 0, 1, INFINITY, &c->cost_scale, err, errlen))' \
+  'optional_num(e, path, "cost_scale", 0, 0, INFINITY, &c->cost_scale, err, errlen))'
+m cert-request-cost-unread common/rb_cert.c \
+  'optional_num(cm, "cost_model", "per_request_us", 0, 0, INFINITY, &out->per_request_us,' \
+  'optional_num(cm, "cost_model", "per_request_us", -INFINITY, 0, INFINITY, &out->per_request_us,'
+# calibrate/cal_fit.c: the cost model's terms enter only where told apart,
+# negative ones leave, the references and each k's scale
+m cost-request-always calibrate/cal_fit.c 'use[COST_REQ] = req_known && streamed >= 2 && epr_hi > 2.0 * epr_lo;' \
+  'use[COST_REQ] = req_known && streamed >= 2;'
+m cost-plain-without-request calibrate/cal_fit.c 'use[COST_PLAIN] = use[COST_REQ] && plain >= 1 && streamed >= 1;' \
+  'use[COST_PLAIN] = plain >= 1 && streamed >= 1;'
+m cost-negative-request-kept calibrate/cal_fit.c 'if (use[c] && c != COST_EV && coef[c] < 0 &&' \
+  'if (use[c] && c != COST_EV && c != COST_REQ && coef[c] < 0 &&'
+m cost-ref-counts-probes calibrate/cal_fit.c '        } else if (!s->probe) {' '        } else {'
+m cost-plain-ref-events calibrate/cal_fit.c 'pe += s->event_rate_per_worker / req;' 'pe += s->callback_rate_per_worker / req;'
+m cost-scale-counts-probes calibrate/cal_fit.c 'if (s->workers != k || s->saturated || s->outlier || s->probe || s->plain ||' \
+  'if (s->workers != k || s->saturated || s->outlier ||'
+m cost-scale-plain-term calibrate/cal_fit.c 'double busy = (isfinite(req) ? req * (r + (s->plain ? p : 0)) : 0) + cb * a +' \
+  'double busy = (isfinite(req) ? req * (r + (s->plain ? 0 * p : 0)) : 0) + cb * a +'
 
 # common/rb_timer.c: a timer armed 2 ms late.
 m timer-2ms-late common/rb_timer.c 'if (deadline_ns < 1) deadline_ns = 1; /* 0 would disarm the timerfd */' \

@@ -378,6 +378,88 @@ static void test_cost_model(void **state)
     assert_true(isnan(c.per_event_us) && isnan(c.per_delivery_us));
 }
 
+/* The four-term model from its probes: 50 us per request, 6 per delivery,
+ * 3 per event, 30 per non-streamed response; the sweep (18 events, 19
+ * callbacks a request), unpaced tokens (9 events a delivery), one-token
+ * responses (3 events, 2 callbacks) and non-streamed ones (1 event, 2
+ * callbacks); then k=2's scale. */
+static cal_step cost_step(int k, double req, double epr, double cpr, int plain, int probe,
+                          double scale, double wobble)
+{
+    cal_step s;
+    cal_step_clear(&s);
+    s.workers = k;
+    s.achieved_rate = req * k;
+    s.event_rate_per_worker = req * epr;
+    s.callback_rate_per_worker = req * cpr;
+    s.plain = plain;
+    s.probe = probe;
+    s.rho_mean = scale * wobble * req * (50 + 6 * cpr + 3 * epr + (plain ? 30 : 0)) * 1e-6;
+    return s;
+}
+
+static void test_cost_model_terms(void **state)
+{
+    (void)state;
+    cal_step s[16];
+    int n = 0;
+    const double rates[] = {300, 600, 900, 1200}, w[] = {1.004, 0.997, 1.002, 0.998};
+    for (int i = 0; i < 4; i++)
+        s[n++] = cost_step(1, rates[i], 18, 19, 0, 0, 1, w[i]);
+    s[n++] = cost_step(1, 600, 18, 2, 0, 1, 1, 1.003); /* unpaced */
+    s[n++] = cost_step(1, 600, 18, 2, 0, 1, 1, 0.998);
+    s[n++] = cost_step(1, 1800, 3, 2, 0, 1, 1, 0.996); /* one token */
+    s[n++] = cost_step(1, 1800, 3, 2, 0, 1, 1, 1.004);
+    s[n++] = cost_step(1, 1400, 1, 2, 1, 1, 1, 1.002); /* not streamed */
+    s[n++] = cost_step(1, 1400, 1, 2, 1, 1, 1, 0.999);
+    cal_cost c;
+    assert_int_equal(cal_cost_fit(s, n, &c), 0);
+    assert_true(c.identified && c.request_identified && c.plain_identified);
+    assert_int_equal(c.n, 10);
+    NEAR(c.per_request_us, 50, 0.05);
+    NEAR(c.per_delivery_us, 6, 0.15);
+    NEAR(c.per_event_us, 3, 0.15);
+    NEAR(c.per_plain_response_us, 30, 0.1);
+    assert_true(c.per_request_us_ci[0] < 50 && 50 < c.per_request_us_ci[1]);
+    assert_true(c.per_plain_response_us_ci[0] < 30 && 30 < c.per_plain_response_us_ci[1]);
+    /* the references: the sweep's callbacks, the plain probe's callbacks and events */
+    NEAR(c.ref_callbacks_per_request, 19, 1e-9);
+    NEAR(c.plain_callbacks_per_request, 2, 1e-9);
+    NEAR(c.plain_events_per_request, 1, 1e-9);
+    /* the model reproduces a step */
+    NEAR(cal_cost_rho(&c, &s[2]), s[2].rho_mean / w[2], 0.01);
+    NEAR(cal_cost_rho(&c, &s[8]), s[8].rho_mean / 1.002, 0.01); /* a plain one: its term */
+    /* without the one-token probe the request's cost is not told apart
+     * from the events', and without it the plain term is not either */
+    cal_step t[16];
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!(i == 6 || i == 7)) t[m++] = s[i];
+    assert_int_equal(cal_cost_fit(t, m, &c), 0);
+    assert_false(c.request_identified);
+    assert_false(c.plain_identified);
+    assert_true(c.per_request_us == 0 && c.per_plain_response_us == 0);
+    /* a request term fitted negative is dropped, the rest fitted again */
+    for (int i = 0; i < n; i++)
+        t[i] = s[i];
+    for (int i = 6; i < 8; i++)
+        t[i].rho_mean = t[i].achieved_rate * (6 * 2 + 3 * 3 - 8) * 1e-6;
+    assert_int_equal(cal_cost_fit(t, n, &c), 0);
+    assert_false(c.request_identified);
+    assert_true(c.per_request_us == 0 && c.per_event_us > 0);
+    /* k=2: each worker 1.25 times as busy as the model (the sweep's steps;
+     * a probe of k=2 would not count) */
+    assert_int_equal(cal_cost_fit(s, n, &c), 0);
+    for (int i = 0; i < 4; i++)
+        s[n + i] = cost_step(2, rates[i], 18, 19, 0, 0, 1.25, w[3 - i]);
+    s[n + 4] = cost_step(2, 600, 18, 2, 0, 1, 3.0, 1); /* a probe: not counted */
+    double ci[2];
+    NEAR(cal_cost_scale(s, n + 5, 2, &c, ci), 1.25, 0.01);
+    assert_true(ci[0] < 1.25 && 1.25 < ci[1] && ci[1] - ci[0] < 0.05);
+    NEAR(cal_cost_scale(s, n + 5, 1, &c, NULL), 1.0, 0.01);
+    assert_true(isnan(cal_cost_scale(s, n + 5, 3, &c, ci)) && isnan(ci[0]));
+}
+
 /* The baseline's E[S] is the utilisation's slope against the event rate;
  * saturated steps and steps of other k do not count. */
 static void test_baseline_service(void **state)
@@ -819,6 +901,7 @@ int main(void)
         cmocka_unit_test(test_pooled_error_bars),
         cmocka_unit_test(test_no_data),
         cmocka_unit_test(test_cost_model),
+        cmocka_unit_test(test_cost_model_terms),
         cmocka_unit_test(test_baseline_service),
         cmocka_unit_test(test_selftest_checks),
         cmocka_unit_test(test_selftest_holdout),

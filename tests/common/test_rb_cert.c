@@ -27,8 +27,9 @@ static char *write_text(const rb_cert *c)
 
 static void round_trip_is_equal(void **state)
 {
-    rb_cert_entry e[3] = {
-        {1, 0.8125, 2216.2, 2216.2, 40.0625}, {2, NAN, 1999.5, 3999, NAN}, {4, 0.5, NAN, NAN, 12}};
+    rb_cert_entry e[3] = {{1, 0.8125, 2216.2, 2216.2, 40.0625, 1},
+                          {2, NAN, 1999.5, 3999, NAN, 1.25},
+                          {4, 0.5, NAN, NAN, 12, NAN}};
     rb_cert c = {.version = RB_CERT_VERSION,
                  .cpu_model = "AMD EPYC \"quoted\" 7B13",
                  .cores_online = 2,
@@ -38,7 +39,12 @@ static void round_trip_is_equal(void **state)
                  .per_delivery_us = 3.25,
                  .per_event_us = 0.5,
                  .ref_events_per_request = 18,
-                 .ref_output_len = 16};
+                 .ref_output_len = 16,
+                 .per_request_us = 40.5,
+                 .per_plain_response_us = NAN,
+                 .ref_callbacks_per_request = 18.5,
+                 .plain_callbacks_per_request = 2,
+                 .plain_events_per_request = 1.25};
     char *text = write_text(&c);
     rb_cert b;
     char err[256] = "";
@@ -50,6 +56,9 @@ static void round_trip_is_equal(void **state)
     assert_true(b.per_delivery_us == c.per_delivery_us && b.per_event_us == c.per_event_us);
     assert_true(b.ref_events_per_request == c.ref_events_per_request);
     assert_true(b.ref_output_len == c.ref_output_len);
+    assert_true(b.per_request_us == 40.5 && isnan(b.per_plain_response_us));
+    assert_true(b.ref_callbacks_per_request == 18.5);
+    assert_true(b.plain_callbacks_per_request == 2 && b.plain_events_per_request == 1.25);
     assert_int_equal(b.n, c.n);
     for (size_t i = 0; i < c.n; i++) {
         const rb_cert_entry *x = &c.per_k[i], *y = &b.per_k[i];
@@ -60,6 +69,8 @@ static void round_trip_is_equal(void **state)
                     (isnan(x->safe_rate_per_worker) && isnan(y->safe_rate_per_worker)));
         assert_true(y->transport_us == x->transport_us ||
                     (isnan(x->transport_us) && isnan(y->transport_us)));
+        assert_true(y->cost_scale == x->cost_scale ||
+                    (isnan(x->cost_scale) && isnan(y->cost_scale)));
     }
     assert_true(b.per_k[0].safe_total_rate == 2216.2 && b.per_k[1].safe_total_rate == 3999);
     rb_cert_free(&b);
@@ -69,7 +80,7 @@ static void round_trip_is_equal(void **state)
 
 static void put_adds_to_objects_root_has(void **state)
 {
-    rb_cert_entry e = {1, 0.5, 10, 10, 1};
+    rb_cert_entry e = {1, 0.5, 10, 10, 1, 1};
     rb_cert c = {.cpu_model = "cpu", .cores_online = 1, .budget_us = 50, .per_k = &e, .n = 1};
     cJSON *root = cJSON_Parse("{\"host\":{\"kernel\":\"Linux\"}}");
     cJSON *arr = rb_cert_put(root, &c);
@@ -141,6 +152,19 @@ static void forged_figures_are_refused_naming_the_key(void **state)
         {V2(V2_COST, SR ",\"safe_total_rate\":-1"), "per_k[0].safe_total_rate"},
         {V2(V2_COST ",\"reference_workload\":{\"events_per_request\":0}", SR),
          "reference_workload.events_per_request"},
+        {V2(",\"cost_model\":{\"per_delivery_us\":1,\"per_event_us\":1,\"per_request_us\":-2}", SR),
+         "cost_model.per_request_us: must be finite and >= 0, got -2"},
+        {V2(",\"cost_model\":{\"per_delivery_us\":1,\"per_event_us\":1,"
+            "\"per_plain_response_us\":1e999}",
+            SR),
+         "cost_model.per_plain_response_us"},
+        {V2(V2_COST ",\"reference_workload\":{\"callbacks_per_request\":0}", SR),
+         "reference_workload.callbacks_per_request"},
+        {V2(V2_COST ",\"reference_workload\":{\"plain_callbacks_per_request\":-1}", SR),
+         "reference_workload.plain_callbacks_per_request"},
+        {V2(V2_COST ",\"reference_workload\":{\"plain_events_per_request\":0}", SR),
+         "reference_workload.plain_events_per_request"},
+        {V2(V2_COST, SR ",\"cost_scale\":0"), "per_k[0].cost_scale: must be finite and > 0, got 0"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         rb_cert c;

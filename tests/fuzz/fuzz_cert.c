@@ -32,12 +32,19 @@ static void check_accepted(const lg_cert *c)
     if (!absent_or_nonneg(c->per_delivery_us) || !absent_or_nonneg(c->per_event_us)) abort();
     if (c->per_delivery_us == 0 && c->per_event_us == 0) abort();
     if (!isnan(c->ref_events_per_request) && !(c->ref_events_per_request > 0)) abort();
+    if (!absent_or_nonneg(c->per_request_us) || !absent_or_nonneg(c->per_plain_response_us))
+        abort();
+    const double counts[] = {c->ref_callbacks_per_request, c->plain_callbacks_per_request,
+                             c->plain_events_per_request};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (!isnan(counts[i]) && !(counts[i] > 0 && isfinite(counts[i]))) abort();
     for (size_t i = 0; i < c->n; i++) {
         const lg_cert_entry *e = &c->per_k[i];
         if (e->workers < 1) abort();
         if (!isnan(e->safe_rho) && !(e->safe_rho > 0 && e->safe_rho <= 1)) abort();
         if (!absent_or_nonneg(e->safe_rate_per_worker)) abort();
         if (!isnan(e->transport_us) && !isfinite(e->transport_us)) abort();
+        if (!isnan(e->cost_scale) && !(e->cost_scale > 0 && isfinite(e->cost_scale))) abort();
     }
 }
 

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -105,6 +106,9 @@ static void test_rule(void **state)
     lg_cert_free(&c);
 }
 
+/* A streamed workload of t tokens, e events per delivery. */
+#define W(t, e) (&(lg_cert_workload){.output_tokens = (t), .events_per_delivery = (e)})
+
 /* A version 2 certificate: safe_rho per k, the cost model (6 us per
  * delivery, 2 us per event) and the reference workload (16 tokens, 18 events
  * per request). */
@@ -157,21 +161,88 @@ static void test_predict_rho(void **state)
     assert_int_equal(lg_cert_parse(CERT2, strlen(CERT2), &c, err, sizeof err), 0);
     /* the reference workload: 18 events, one per delivery: 18 x 8 = 144 us
      * a request; 1000/s on one worker is rho 0.144 */
-    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, 16, 1) - 0.144) < 1e-12);
+    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, W(16, 1)) - 0.144) < 1e-12);
     /* twice the tokens: 34 events, 272 us: rho 0.272 */
-    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, 32, 1) - 0.272) < 1e-12);
+    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, W(32, 1)) - 0.272) < 1e-12);
     /* the same load over two workers: half each */
-    assert_true(fabs(lg_cert_predict_rho(&c, 2, 1000, 32, 1) - 0.136) < 1e-12);
+    assert_true(fabs(lg_cert_predict_rho(&c, 2, 1000, W(32, 1)) - 0.136) < 1e-12);
     /* unpaced tokens, ~9 events a delivery: 18 / 9 x 6 + 18 x 2 = 48 us */
-    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, 16, 9) - 0.048) < 1e-12);
+    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, W(16, 9)) - 0.048) < 1e-12);
     /* unknowns */
-    assert_true(isnan(lg_cert_predict_rho(&c, 1, 1000, NAN, 1)));
-    assert_true(isnan(lg_cert_predict_rho(&c, 1, INFINITY, 16, 1)));
-    assert_true(isnan(lg_cert_predict_rho(&c, 1, 1000, 16, 0.5)));
+    assert_true(isnan(lg_cert_predict_rho(&c, 1, 1000, W(NAN, 1))));
+    assert_true(isnan(lg_cert_predict_rho(&c, 1, INFINITY, W(16, 1))));
+    assert_true(isnan(lg_cert_predict_rho(&c, 1, 1000, W(16, 0.5))));
     lg_cert_free(&c);
     /* no cost model (version 1): no prediction */
     assert_int_equal(lg_cert_parse(CERT, strlen(CERT), &c, err, sizeof err), 0);
-    assert_true(isnan(lg_cert_predict_rho(&c, 1, 1000, 16, 1)));
+    assert_true(isnan(lg_cert_predict_rho(&c, 1, 1000, W(16, 1))));
+    lg_cert_free(&c);
+}
+
+/* A plain plan's decision: its message says non-streamed and the terms. */
+static void lg_rule_plain(const lg_cert *c, const lg_cert_workload *w)
+{
+    rb_host h = host("Test CPU", 2);
+    lg_cert_decision d;
+    lg_cert_check_plan(c, &h, 2, 4000, w, &d); /* 2000/s each x 94 us x 1.25 = 0.235 > 0.2 */
+    assert_false(d.ok);
+    assert_true(fabs(d.predicted_rho - 0.235) < 1e-12);
+    assert_non_null(strstr(d.message, "(non-streamed)"));
+    assert_non_null(strstr(d.message, "50.00 us per request"));
+    assert_non_null(strstr(d.message, "x1.25 for 2 workers"));
+}
+
+/* The terms an older certificate lacks: 50 us per request, 30 us per
+ * non-streamed response on top, the reference's 19 read callbacks for its
+ * 18 events (one beyond them: the headers), a non-streamed response's 2
+ * callbacks and 1 event, and k=2 workers 1.25 times as busy each. */
+static const char *CERT3 =
+    "{\"rhobench_certificate\":2,\"host\":{\"cpu_model\":\"Test CPU\",\"cores_online\":2},"
+    "\"cost_model\":{\"per_delivery_us\":6,\"per_event_us\":2,\"per_request_us\":50,"
+    "\"per_plain_response_us\":30},"
+    "\"reference_workload\":{\"random_output_len\":16,\"events_per_request\":18,"
+    "\"callbacks_per_request\":%g,\"plain_callbacks_per_request\":2,"
+    "\"plain_events_per_request\":1},"
+    "\"per_k\":[{\"workers\":1,\"safe_rho\":0.4,\"cost_scale\":1},"
+    "{\"workers\":2,\"safe_rho\":0.2,\"cost_scale\":1.25}]}";
+
+static void test_predict_rho_terms(void **state)
+{
+    (void)state;
+    lg_cert c;
+    char err[256], text[1024];
+    snprintf(text, sizeof text, CERT3, 19.0);
+    assert_int_equal(lg_cert_parse(text, strlen(text), &c, err, sizeof err), 0);
+    /* 16 tokens: 18 events in 19 deliveries: 50 + 19 x 6 + 18 x 2 = 200 us */
+    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, W(16, 1)) - 0.2) < 1e-12);
+    /* k=2: 500/s each, 1.25 times as busy: 0.125 */
+    assert_true(fabs(lg_cert_predict_rho(&c, 2, 1000, W(16, 1)) - 0.125) < 1e-12);
+    /* k=3 has no entry: the closest (2) lends its scale */
+    assert_true(fabs(lg_cert_predict_rho(&c, 3, 1000, W(16, 1)) - 1000.0 / 3 * 250e-6) < 1e-12);
+    /* not streamed: 50 + 30 + 2 x 6 + 1 x 2 = 94 us, whatever the tokens */
+    lg_cert_workload plain = {.output_tokens = 512, .events_per_delivery = 1, .plain = 1};
+    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, &plain) - 0.094) < 1e-12);
+    plain.output_tokens = NAN;
+    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, &plain) - 0.094) < 1e-12);
+    lg_rule_plain(&c, &plain);
+    lg_cert_free(&c);
+    /* the reference's last events shared a read (17 callbacks for 18
+     * events): 17 deliveries, 50 + 102 + 36 = 188 us */
+    snprintf(text, sizeof text, CERT3, 17.0);
+    assert_int_equal(lg_cert_parse(text, strlen(text), &c, err, sizeof err), 0);
+    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, W(16, 1)) - 0.188) < 1e-12);
+    lg_cert_free(&c);
+    /* never fewer than one delivery: 1 token, 3 events, 10 callbacks in the
+     * reference (8 fewer than its events): 50 + 1 x 6 + 3 x 2 = 62 us */
+    snprintf(text, sizeof text, CERT3, 10.0);
+    assert_int_equal(lg_cert_parse(text, strlen(text), &c, err, sizeof err), 0);
+    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, W(1, 1)) - 0.062) < 1e-12);
+    lg_cert_free(&c);
+    /* an older certificate (no plain references): a plain plan is priced
+     * as streamed, as before: 18 x 8 = 144 us */
+    assert_int_equal(lg_cert_parse(CERT2, strlen(CERT2), &c, err, sizeof err), 0);
+    plain.output_tokens = 16;
+    assert_true(fabs(lg_cert_predict_rho(&c, 1, 1000, &plain) - 0.144) < 1e-12);
     lg_cert_free(&c);
 }
 
@@ -185,39 +256,39 @@ static void test_rule_v2(void **state)
     rb_host h = host("Test CPU", 2);
     lg_cert_decision d;
     /* 2000/s of 16 tokens on one worker: rho 0.288 <= 0.4 */
-    lg_cert_check_plan(&c, &h, 1, 2000, 16, &d);
+    lg_cert_check_plan(&c, &h, 1, 2000, W(16, 1), &d);
     assert_true(d.ok);
     assert_true(fabs(d.predicted_rho - 0.288) < 1e-12);
     /* the same rate with 32 tokens: 0.544 > 0.4, refused, and said with numbers */
-    lg_cert_check_plan(&c, &h, 1, 2000, 32, &d);
+    lg_cert_check_plan(&c, &h, 1, 2000, W(32, 1), &d);
     assert_false(d.ok);
     assert_non_null(strstr(d.message, "rho 0.544"));
     assert_non_null(strstr(d.message, "safe rho 0.400"));
     /* the boundary: rho exactly 0.4 (2777.78/s of 16 tokens: the double
      * whose prediction is 0.4 to the last bit) is accepted */
-    lg_cert_check_plan(&c, &h, 1, 2777.7777777777783, 16, &d);
+    lg_cert_check_plan(&c, &h, 1, 2777.7777777777783, W(16, 1), &d);
     assert_true(d.predicted_rho == 0.4);
     assert_true(d.ok);
     /* tokens not known (a trace): the reference workload's rate decides */
-    lg_cert_check_plan(&c, &h, 1, 2000, NAN, &d);
+    lg_cert_check_plan(&c, &h, 1, 2000, W(NAN, 1), &d);
     assert_true(d.ok && isnan(d.predicted_rho)); /* 2000 <= 2500 */
-    lg_cert_check_plan(&c, &h, 1, 3000, NAN, &d);
+    lg_cert_check_plan(&c, &h, 1, 3000, W(NAN, 1), &d);
     assert_false(d.ok);
     /* ... and for k=2 it has none: refused, saying why */
-    lg_cert_check_plan(&c, &h, 2, 100, NAN, &d);
+    lg_cert_check_plan(&c, &h, 2, 100, W(NAN, 1), &d);
     assert_false(d.ok);
     assert_non_null(strstr(d.message, "no cost model"));
     /* closed loop: nothing to compare, and the message names safe_rho */
-    lg_cert_check_plan(&c, &h, 2, NAN, 16, &d);
+    lg_cert_check_plan(&c, &h, 2, NAN, W(16, 1), &d);
     assert_true(d.ok);
     assert_non_null(strstr(d.message, "certified safe rho 0.200"));
     /* k=2 by prediction: 1000/s of 16 tokens = 0.072 per worker <= 0.2 */
-    lg_cert_check_plan(&c, &h, 2, 1000, 16, &d);
+    lg_cert_check_plan(&c, &h, 2, 1000, W(16, 1), &d);
     assert_true(d.ok);
     lg_cert_free(&c);
     /* a version 1 certificate keeps its request-rate rule */
     assert_int_equal(lg_cert_parse(CERT, strlen(CERT), &c, err, sizeof err), 0);
-    lg_cert_check_plan(&c, &h, 2, 1700, 16, &d);
+    lg_cert_check_plan(&c, &h, 2, 1700, W(16, 1), &d);
     assert_false(d.ok);
     assert_non_null(strstr(d.message, "850.0"));
     lg_cert_free(&c);
@@ -226,9 +297,13 @@ static void test_rule_v2(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),       cmocka_unit_test(test_parse_errors_name_the_key),
-        cmocka_unit_test(test_rule),        cmocka_unit_test(test_parse_v2),
-        cmocka_unit_test(test_predict_rho), cmocka_unit_test(test_rule_v2),
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_parse_errors_name_the_key),
+        cmocka_unit_test(test_rule),
+        cmocka_unit_test(test_parse_v2),
+        cmocka_unit_test(test_predict_rho),
+        cmocka_unit_test(test_rule_v2),
+        cmocka_unit_test(test_predict_rho_terms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     --seed) seed=$2; shift ;;
     --duration) dur=${2%ms}; dur=$(awk -v d="$dur" 'BEGIN{print d/1000}'); shift ;;
     --base-url|--endpoint|--model|--random-input-len|--random-output-len|--burstiness|--realtime-priority) shift ;;
-    --save-result|--quiet) ;;
+    --save-result|--quiet|--no-stream) ;;
     *) echo "fake_loadgen: unexpected argument $1" >&2; exit 2 ;;
   esac
   shift

@@ -25,7 +25,7 @@ jq -n --arg cpu "$cpu" --argjson cores "$cores" '{rhobench_certificate: 2,
 rc=0
 "$LOADGEN" "${args[@]}" --certificate "$WORK/cert2.json" --request-rate 187.5 2>"$WORK/refused2.err" || rc=$?
 [ "$rc" -eq 3 ] || fail "predicted at 150% of safe_rho: exit $rc, expected 3"
-want="loadgen: refused: planned 187.5 requests/s over 2 workers (4 tokens each) is predicted at rho 0.450 per worker (600.00 us per delivery + 200.00 us per event), beyond the certified safe rho 0.300 for 2 workers (pass --force to run anyway)"
+want="loadgen: refused: planned 187.5 requests/s over 2 workers (4 tokens each) is predicted at rho 0.450 per worker (0.00 us per request + 600.00 us per delivery + 200.00 us per event, x1.00 for 2 workers), beyond the certified safe rho 0.300 for 2 workers (pass --force to run anyway)"
 grep -qxF "$want" "$WORK/refused2.err" || fail "the refusal does not say it with the numbers: $(cat "$WORK/refused2.err")"
 [ "$(served)" -eq 0 ] || fail "requests were sent before the refusal"
 "$LOADGEN" "${args[@]}" --certificate "$WORK/cert2.json" --request-rate 62.5 --save-result \
@@ -38,6 +38,8 @@ jq -e '.certificate_check.stages | length == 1 and (.[0].predicted_rho - 0.15 | 
        and (.[0].measured_rho | type) == "number" and .[0].measured_rho >= 0
        and (.[0].measured_over_predicted - .[0].measured_rho / .[0].predicted_rho | fabs) < 1e-9' \
   "$WORK/r2/ok.json" > /dev/null || fail "certificate_check.stages: $(jq -c .certificate_check "$WORK/r2/ok.json")"
+jq -e '.certificate_check.busy_per_request_us == 4800 and .certificate_check.stages[0].predicted_from == "planned rate"' \
+  "$WORK/r2/ok.json" > /dev/null || fail "the model's busy time per request: $(jq -c .certificate_check "$WORK/r2/ok.json")"
 
 # version 1: requests/s per worker of calibrate's workload
 jq -n --arg cpu "$cpu" --argjson cores "$cores" '{host: {cpu_model: $cpu, cores_online: $cores},
@@ -70,4 +72,12 @@ rc=0
 [ "$rc" -eq 2 ] || fail "unwritable result dir: exit $rc, expected 2"
 grep -q -- "--result-dir" "$WORK/dir.err" || fail "message does not name --result-dir"
 [ "$(served)" -eq 150 ] || fail "requests were sent despite the unwritable folder"
+# a closed loop has no planned rate: its stage is predicted from the rate it
+# completed per worker (over the workers' loop windows, which the send window
+# only approximates: within a factor 2 of 4.8 ms x throughput / 2 workers)
+"$LOADGEN" "${args[@]}" --certificate "$WORK/cert2.json" --max-concurrency 4 --save-result \
+  --result-dir "$WORK/r2" --result-filename closed.json || fail "closed loop with a certificate: exit $?"
+jq -e '.certificate_check.stages[0] as $s | ($s.predicted_rho / (0.0048 * .request_throughput / 2)) as $q
+       | $s.predicted_from == "completed rate" and $q > 0.5 and $q < 2' \
+  "$WORK/r2/closed.json" > /dev/null || fail "closed loop's predicted rho: $(jq -c '[.certificate_check, .request_throughput]' "$WORK/r2/closed.json")"
 pass "certificate v1/v2 refuse/force, predicted rho, unknown version, unwritable result folder"
