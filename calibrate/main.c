@@ -583,10 +583,6 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
     return made;
 }
 
-/* The cost model's probe: a few batches of one worker against a simulator
- * that does not space its tokens, so each delivery carries many events (the
- * sweep's carry one each); together they tell the cost per delivery from the
- * cost per event. At the rate of the k=1 level nearest rho 0.4. */
 /* One kind of cost-probe batch, twice, at rate on port (tag "p", files
  * from index first on): output_len tokens (0: the sweep's), plain
  * (non-streamed) or not. */
@@ -617,10 +613,11 @@ static void probe_batches(cal_run *r, int port, int first, double rate, int outp
 }
 
 /* The cost model's probes, at the rate of the one-worker level nearest rho
- * 0.4: unpaced tokens (many events per delivery: the delivery's cost apart
- * from the event's), one-token responses at twice that rate (few events per
- * request: the request's own cost) and non-streamed responses at 1.5 times
- * it (a plain response's cost), each in two batches. */
+ * 0.4: unpaced tokens from a simulator that does not space them (many
+ * events per delivery, where the sweep's carry one each: the delivery's
+ * cost apart from the event's), one-token responses at twice that rate (few
+ * events per request: the request's own cost) and non-streamed responses at
+ * 1.5 times it (a plain response's cost), each in two batches. */
 static void probe_cost(cal_run *r)
 {
     double rate = 0, best = INFINITY;

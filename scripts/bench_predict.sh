@@ -124,7 +124,7 @@ if [ -n "$out" ]; then
     echo "- commit $commit; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, Linux $(uname -r); load average $load0 before, $(cut -d' ' -f1-3 /proc/loadavg) after"
     echo "- the certificates' cost models (per_request_us, per_delivery_us, per_event_us, per_plain_response_us; each k's cost_scale):"
     cat "$models"
-    echo "- measures: loadgen/lg_cert.c loadgen/lg_plan.c calibrate/cal_fit.c scripts/bench_predict.sh"
+    echo "- measures: loadgen/lg_cert.c loadgen/lg_plan.c calibrate/cal_fit.c calibrate/main.c scripts/bench_predict.sh"
     echo
     echo "$table"
   } >"$tmp"
