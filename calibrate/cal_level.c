@@ -104,11 +104,14 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
 
 double cal_level_pooled_err_us(const cal_level *l, int n, int j)
 {
-    double cv2 = 0;
+    double cv2 = 0, bad_rate = INFINITY;
     int dof = 0;
+    for (int i = 0; i < n; i++)
+        if (l[i].confirmed && l[i].request_rate < bad_rate) bad_rate = l[i].request_rate;
     for (int i = 0; i < n; i++) {
         const cal_level *v = &l[i];
-        if (v->outlier || v->saturated || !isfinite(v->delay_us) || !(v->rho > 0 && v->rho < 1))
+        if (v->outlier || v->saturated || !isfinite(v->delay_us) || !(v->rho > 0 && v->rho < 1) ||
+            v->request_rate >= bad_rate)
             continue;
         if (v->n >= 2 && v->delay_us > 0 && isfinite(v->delay_sd_us)) {
             double rel = v->delay_sd_us / v->delay_us;

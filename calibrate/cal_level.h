@@ -42,7 +42,13 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
  * cv pooled over the levels that count (not outliers, not saturated, a
  * finite delay and 0 < rho < 1, two batches or more; dof = sum(n - 1)), so
  * the sweep can apply the certification rule's own test while it runs.
- * NAN when no level has two batches. */
+ * Levels offered at or above the rate of the slowest level confirmed bad
+ * do not count either: they are beyond the crossing, where a mean wait's
+ * spread grows like 1/(1 - rho)^2, and one of them (measured: a confirmed
+ * level of 742 +- 712 us) would widen every bar below it until a level at
+ * rho 0.33 within budget by its mean no longer was, and a quick k=2
+ * certificate fell from 0.30-0.32 to 0.108. NAN when no level has two
+ * batches. */
 double cal_level_pooled_err_us(const cal_level *l, int n, int j);
 
 /* The two-sided 95% t quantile with dof degrees of freedom (dof >= 1). */

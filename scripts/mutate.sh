@@ -595,6 +595,8 @@ m level-majority-off calibrate/cal_level.c 'l->saturated = 2 * l->n_saturated > 
   'l->saturated = l->n_saturated > 0;'
 m level-err-z-not-t calibrate/cal_level.c 'l->delay_err_us = cal_t95(l->n - 1) * l->delay_sd_us / sqrt(nn);' \
   'l->delay_err_us = 1.96 * l->delay_sd_us / sqrt(nn);'
+m level-pooled-keeps-bad calibrate/cal_level.c '          v->request_rate >= bad_rate)' '          0)'
+m level-pooled-bad-rate-open calibrate/cal_level.c '          v->request_rate >= bad_rate)' '          v->request_rate > bad_rate)'
 m level-pooled-keeps-outliers calibrate/cal_level.c 'if (v->outlier || v->saturated || !isfinite(v->delay_us)' \
   'if (v->saturated || !isfinite(v->delay_us)'
 

@@ -78,6 +78,32 @@ static void test_pooled_err(void **state)
     assert_true(fabs(cal_level_pooled_err_us(l, 4, 1) - cal_t95(4) * cv * 50 / sqrt(3.0)) < 1e-9);
     /* a one-batch level gets one too, from the pool */
     assert_true(fabs(cal_level_pooled_err_us(l, 4, 3) - cal_t95(4) * cv * 90) < 1e-9);
+    /* a level confirmed bad, and the first measurement at its rate, are
+     * beyond the crossing: their spread (cv 1) widens no bar below them */
+    cal_level m[6];
+    memcpy(m, l, sizeof l);
+    m[0].request_rate = 100;
+    m[1].request_rate = 500;
+    m[2].request_rate = 600;
+    m[3].request_rate = 800;
+    m[4] = (cal_level){.n = 3,
+                       .rho = 0.7,
+                       .request_rate = 700,
+                       .delay_us = 700,
+                       .delay_sd_us = 700,
+                       .confirmed = 1};
+    m[5] =
+        (cal_level){.n = 3, .rho = 0.69, .request_rate = 700, .delay_us = 650, .delay_sd_us = 650};
+    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1) - cal_t95(4) * cv * 50 / sqrt(3.0)) < 1e-9);
+    /* ... but a level below the confirmed one's rate counts, however noisy */
+    m[5].request_rate = 650;
+    double cv3 = sqrt((0.01 + 0.04 + 1.0) / 3);
+    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1) - cal_t95(6) * cv3 * 50 / sqrt(3.0)) < 1e-9);
+    /* without a confirmed level every level counts */
+    m[4].confirmed = 0;
+    m[5].request_rate = 700;
+    double cv4 = sqrt((0.01 + 0.04 + 1.0 + 1.0) / 4);
+    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1) - cal_t95(8) * cv4 * 50 / sqrt(3.0)) < 1e-9);
     /* no level of two batches: not known */
     l[0].n = l[1].n = 1;
     assert_true(isnan(cal_level_pooled_err_us(l, 4, 0)));
