@@ -12,7 +12,8 @@
 # ("commit ABC1234") and what it measures (a line "- measures: PATH..."),
 # and no commit after the one that last wrote the record (the record is
 # committed with the code it measured, or after it; a record changed and
-# not yet committed is taken as current) changed those paths. A
+# not yet committed is taken as current) changed those paths, nor does an
+# uncommitted change to them. A
 # block whose record does
 # not is followed, inside the block, by one line saying so ("> **Not
 # current:** ..."), which this script writes and --check demands: the README
@@ -71,6 +72,12 @@ is_fresh() {
     [ -n "$base" ] || base=$c
     # shellcheck disable=SC2086 # the paths are words
     changed=$(git -C "$here" log --format=%h "$base..HEAD" -- $m | head -n 5 | tr '\n' ' ')
+    # what it measures changed and not yet committed is a change too: the
+    # README is then right whether it is rewritten before or after the commit
+    # shellcheck disable=SC2086 # the paths are words
+    if [ -n "$(git -C "$here" status --porcelain --untracked-files=no -- $m)" ]; then
+      changed="${changed}uncommitted "
+    fi
     [ -z "$changed" ] && return 0
     STALE_WHY="measured at $c, and $m changed since"
     echo "records: $1 is stale: $STALE_WHY (${changed% })" >&2
