@@ -623,9 +623,14 @@ int cal_cost_fit(const cal_step *steps, int n, cal_cost *out)
     int use[COST_COLS];
     cost_terms((const double(*)[COST_COLS])x, m, use);
     double coef[COST_COLS], var[COST_COLS];
-    int dof = 0;
-    for (;;) {
+    int dof = 0, fitted = 0;
+    /* Each round drops a term or falls back to the per-event term alone
+     * (once: that fit has no other term to drop), so 2 * COST_COLS rounds
+     * are more than any fit needs; a fit that has not settled by then
+     * gives no cost model rather than a loop. */
+    for (int round = 0; round < 2 * COST_COLS && !fitted; round++) {
         if (ols((const double(*)[COST_COLS])x, y, m, use, coef, var, &dof) != 0) {
+            if (use[COST_EV] && use[COST_REQ] + use[COST_DEL] + use[COST_PLAIN] == 0) break;
             for (int c = 0; c < COST_COLS; c++)
                 use[c] = c == COST_EV;
             continue;
@@ -641,8 +646,15 @@ int cal_cost_fit(const cal_step *steps, int n, cal_cost *out)
                 use[c] = c == COST_EV;
             continue;
         }
-        if (worst < 0) break;
-        use[worst] = 0;
+        if (worst < 0)
+            fitted = 1;
+        else
+            use[worst] = 0;
+    }
+    if (!fitted) {
+        for (int c = 0; c < COST_COLS; c++)
+            *terms[c] = NAN;
+        return -ERANGE;
     }
     out->identified = use[COST_DEL];
     out->request_identified = use[COST_REQ];
