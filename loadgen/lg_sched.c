@@ -369,8 +369,14 @@ int lg_sched_next(lg_sched *s, lg_arrival *a)
                       .in_stage = s->in_stage};
     s->index++;
     s->in_stage++;
-    s->offset_ns +=
-        gap_ns(s->rng, lg_stage_rate_at(st, s->in_stage, ramp_count(sp, st)), sp->burstiness);
+    if (isinf(sp->burstiness) && st->ramp == LG_RAMP_NONE)
+        /* Constant gaps: the j-th at j / rate, not a sum of j rounded gaps,
+         * which falls short of the duration (1e9 / 60 summed 300 times is
+         * under 5 s) and let a 301st request into a stage of 300. */
+        s->offset_ns = (double)s->in_stage * 1e9 / st->rate_per_s;
+    else
+        s->offset_ns +=
+            gap_ns(s->rng, lg_stage_rate_at(st, s->in_stage, ramp_count(sp, st)), sp->burstiness);
     return 1;
 }
 

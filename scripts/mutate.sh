@@ -330,6 +330,7 @@ m sched-stage-count-boundary loadgen/lg_sched.c \
   'if (st->max_requests > 0 && in_stage > st->max_requests) return 0;'
 m sched-gamma-scale loadgen/lg_sched.c '1.0 / (rate_per_s * burstiness)' '1.0 / rate_per_s'
 m sched-drops-pause loadgen/lg_sched.c 'start += llround(end_ns) + sp->pause_ns;' 'start += llround(end_ns);'
+m sched-constant-summed loadgen/lg_sched.c 'if (isinf(sp->burstiness) && st->ramp == LG_RAMP_NONE)' 'if (0)'
 # loadgen/lg_sse.c
 m sse-keeps-leading-space loadgen/lg_sse.c "if (value_len && value[0] == ' ') {" 'if (0) {'
 m sse-crlf-split loadgen/lg_sse.c "if (*s == '\\n') {" "if (*s == '\\r') {"

@@ -74,6 +74,36 @@ static void constant_gaps_are_exact(void **state)
     assert_true(st.cv == 0);
 }
 
+/* A constant rate r over D seconds sends r D requests, the j-th at j / r,
+ * also where 1e9 / r is no whole number of ns (summing those gaps fell
+ * short of D and let one more in). */
+static void constant_rate_fills_its_duration_exactly(void **state)
+{
+    (void)state;
+    const double rates[] = {60, 3, 7, 1000.0 / 3};
+    const int64_t secs[] = {5, 1, 3, 3};
+    const int64_t want[] = {300, 3, 21, 1000};
+    for (int c = 0; c < 4; c++) {
+        lg_stage st = {.rate_per_s = rates[c], .duration_ns = secs[c] * 1000000000LL};
+        lg_sched_spec sp = {.seed = 1, .burstiness = INFINITY, .stages = &st, .n_stages = 1};
+        char err[128];
+        lg_sched *it = lg_sched_new(&sp, err, sizeof err);
+        assert_non_null(it);
+        lg_arrival a;
+        int64_t n = 0, last = -1;
+        while (lg_sched_next(it, &a)) {
+            assert_true(llabs(a.t_ns - (int64_t)llround((double)n * 1e9 / rates[c])) <= 1);
+            last = a.t_ns;
+            n++;
+        }
+        lg_sched_free(it);
+        if (n != want[c])
+            fail_msg("rate %g for %lld s: %lld arrivals, expected %lld", rates[c],
+                     (long long)secs[c], (long long)n, (long long)want[c]);
+        assert_true(last < secs[c] * 1000000000LL);
+    }
+}
+
 static void gamma_shape_sets_the_cv(void **state)
 {
     lg_sched_spec sp = {.seed = 3, .burstiness = 0.25, .stages = &MANY, .n_stages = 1};
@@ -613,6 +643,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(poisson_gaps_have_the_rate_and_cv_one),
         cmocka_unit_test(constant_gaps_are_exact),
+        cmocka_unit_test(constant_rate_fills_its_duration_exactly),
         cmocka_unit_test(gamma_shape_sets_the_cv),
         cmocka_unit_test(infinite_rate_sends_all_at_once),
         cmocka_unit_test(the_same_seed_gives_the_same_stream),
