@@ -703,6 +703,35 @@ static const rb_opt OPTS[] = {
          "the sweep's last rate", .key = "load.sweep.max_rate"),
     RATE("sweep-min-rate", sweep_min_rate, NULL, "must be a finite rate > 0",
          "geometric sweep's first rate (default max/2^(N-1))"),
+    FLAG("sweep-probe", sweep_probe, 1,
+         "Inference Perf's sweep: a saturation probe (--sweep-probe-requests in 5 s, in-flight "
+         "sampled every 0.5 s until --sweep-probe-timeout) finds the saturation rate, the "
+         "sweep's stages go from 1 request/s up to it"),
+    {.name = "sweep-probe-percentile",
+     .type = RB_OPT_DOUBLE,
+     .arg = "P",
+     AT(sweep_probe_percentile),
+     RB_OPT_GIVEN(lg_opts, sweep_probe_given),
+     .min = 0,
+     .max = 100,
+     .def = "95",
+     .why = "must be a percentile in [0, 100]",
+     .help = "the probe's burn-down rates' percentile taken as the saturation rate",
+     .key = "load.sweep.saturation_percentile"},
+    {.name = "sweep-probe-requests",
+     .type = RB_OPT_INT,
+     .arg = "N",
+     AT(sweep_probe_requests),
+     RB_OPT_GIVEN(lg_opts, sweep_probe_given),
+     .lo = 1,
+     .hi = 10000000,
+     .def = "2000",
+     .why = "must be a whole number in [1, 10000000]",
+     .help = "requests the saturation probe sends, in 5 s",
+     .key = "load.sweep.num_requests"},
+    SECONDS("sweep-probe-timeout", sweep_probe_timeout_ns, 1, "60",
+            "the saturation probe's length, from its start (its send window is 5 s)",
+            RB_OPT_GIVEN(lg_opts, sweep_probe_given), .key = "load.sweep.timeout"),
     INT("sweep-stages", sweep_stages, 1, 64, NULL,
         "number of sweep stages (default 5; 10 until saturation)", .key = "load.sweep.num_stages"),
     FLAG("sweep-until-saturation", sweep_until_saturation, 1,
@@ -988,11 +1017,56 @@ static int finish_outputs(lg_opts *o, char *err, size_t errlen)
     return 0;
 }
 
+/* --sweep-probe: Inference Perf's sweep. Until the probe has run (lg_probe.c)
+ * the plan is the probe's one stage: --sweep-probe-requests at a constant
+ * rate over 5 s, cut at the timeout if that is shorter. */
+static int finish_probe(lg_opts *o, char *err, size_t errlen)
+{
+    const char *flag = "--sweep-probe", *val;
+    char num[64];
+    if (o->sweep_probe_given) o->sweep_probe = 1;
+    if (!o->sweep_probe) return 0;
+    if (o->sweep_max_rate > 0.0 || o->sweep_min_rate > 0.0) {
+        flag = o->sweep_max_rate > 0.0 ? "--sweep-max-rate" : "--sweep-min-rate";
+        snprintf(num, sizeof num, "%g",
+                 o->sweep_max_rate > 0.0 ? o->sweep_max_rate : o->sweep_min_rate);
+        val = num;
+        return BAD("cannot be combined with --sweep-probe, whose probe finds the sweep's rates");
+    }
+    if (o->n_stages || o->n_closed_stages || o->max_concurrency || o->mpi ||
+        o->dataset == LG_DS_TRACE || o->ramp_up) {
+        val = o->n_stages          ? "with --stage"
+              : o->n_closed_stages ? "with --closed-stage"
+              : o->max_concurrency ? "with --max-concurrency"
+              : o->mpi             ? "with --mpi"
+              : o->ramp_up         ? "with --ramp-up-strategy"
+                                   : "with a trace";
+        if (o->mpi)
+            return BAD("cannot be combined: the probe reads every worker's in-flight count live, "
+                       "which --mpi's ranks do not share");
+        return BAD("cannot be combined: the probe places open-loop stages at its own rates");
+    }
+    if (o->sweep == LG_SWEEP_NONE) o->sweep = LG_SWEEP_GEOMETRIC;
+    if (o->sweep_stages == 0) o->sweep_stages = o->sweep_until_saturation ? 10 : 5;
+    if (o->stage_duration_ns == 0) {
+        flag = "--stage-duration";
+        val = "(none)";
+        return BAD("is required by --sweep-probe (each generated stage's length)");
+    }
+    int64_t window = (int64_t)LG_PROBE_SEND_S * 1000000000LL;
+    if (o->sweep_probe_timeout_ns < window) window = o->sweep_probe_timeout_ns;
+    o->stages[0] = (lg_stage){.rate_per_s = (double)o->sweep_probe_requests / LG_PROBE_SEND_S,
+                              .duration_ns = window};
+    o->n_stages = 1;
+    return 0;
+}
+
 /* --sweep (or --sweep-until-saturation): its stages, from its bounds. */
 static int finish_sweep(lg_opts *o, char *err, size_t errlen)
 {
     const char *flag, *val;
     char num[64];
+    if (o->sweep_probe) return 0; /* finish_probe's */
     if (o->sweep != LG_SWEEP_NONE || o->sweep_until_saturation) {
         if (o->n_stages) {
             flag = "--sweep";
@@ -1171,8 +1245,8 @@ int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
         (rc = lg_extra_body_render(o, err, errlen)) || (rc = finish_outputs(o, err, errlen)))
         return rc;
     o->chat = strstr(o->endpoint, "chat") != NULL;
-    if ((rc = finish_sweep(o, err, errlen)) || (rc = finish_stages(o, err, errlen)) ||
-        (rc = finish_dataset(o, err, errlen)))
+    if ((rc = finish_probe(o, err, errlen)) || (rc = finish_sweep(o, err, errlen)) ||
+        (rc = finish_stages(o, err, errlen)) || (rc = finish_dataset(o, err, errlen)))
         return rc;
     size_pool(o);
     return 0;

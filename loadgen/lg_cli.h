@@ -93,6 +93,15 @@ typedef struct lg_opts {
     double sweep_min_rate; /* geometric start (0: max / 2^(N-1)) */
     int64_t stage_duration_ns;
     int sweep_until_saturation;
+    /* --sweep-probe: Inference Perf's saturation probe places the sweep's
+     * stages (lg_probe.h) */
+    int sweep_probe;
+    int sweep_probe_given; /* a --sweep-probe-* flag was given: the probe is on */
+    int64_t sweep_probe_requests;
+    int64_t sweep_probe_timeout_ns;
+    double sweep_probe_percentile;
+    struct lg_probe *probe;             /* the probe's own run: its sampler (else NULL) */
+    const struct lg_probe *probe_found; /* the sweep after it: the probe's findings */
     double saturation_lag_ms;
     int max_concurrency; /* 0: none */
     uint64_t seed;

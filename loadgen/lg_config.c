@@ -257,6 +257,7 @@ static int conv_value(conv *c, const cJSON *v, const char *path, const rb_opt *e
             snprintf(what, sizeof what, "must be a number %s %s", e->excl_min ? ">" : ">=", buf);
             return bad(c, path, v, what);
         }
+        if (v->valuedouble > e->max) return bad(c, path, v, e->why ? e->why : "is too large");
         fmt_num(v->valuedouble, buf, sizeof buf);
         return emit(c, flag, buf);
     case RB_OPT_SECONDS:
@@ -376,19 +377,12 @@ static int lora_keys(conv *c, const cJSON *split)
 
 static int sweep_keys(conv *c, const cJSON *sweep)
 {
-    /* Inference Perf probes for `timeout` s and takes the
-     * `saturation_percentile` of the rates it sampled as the saturation
-     * point; loadgen finds the knee by sweeping instead. */
-    static const char *const probe[] = {"timeout", "saturation_percentile"};
+    /* Inference Perf's sweep is always placed by its saturation probe
+     * (timeout, saturation_percentile and num_requests are the probe's
+     * flags); a sweep with load.sweep.max_rate (loadgen's own key) is placed
+     * from that rate instead, with no probe. */
     char p[256];
-    for (int i = 0; i < 2; i++) {
-        const cJSON *v = member(sweep, "load.sweep", probe[i], p, sizeof p);
-        if (v)
-            return bad(c, p, v,
-                       "Inference Perf's saturation probe has no equivalent here: give "
-                       "load.sweep.max_rate and run with --sweep-until-saturation, which "
-                       "stops at the knee (the report's \"knee\")");
-    }
+    if (!member(sweep, "load.sweep", "max_rate", p, sizeof p)) TRY(emit(c, "--sweep-probe", NULL));
     return 0;
 }
 
@@ -504,9 +498,14 @@ static const char *const LOAD_ORDER[] = {
     "seed", "concurrency", "lora_traffic_split", NULL};
 static const char *const LOAD_SPECIAL[] = {"type", "concurrency", "stages", "lora_traffic_split",
                                            NULL};
-static const char *const SWEEP_ORDER[] = {
-    "type", "num_stages", "max_rate", "stage_duration", "timeout", "saturation_percentile", NULL};
-static const char *const SWEEP_SPECIAL[] = {"timeout", "saturation_percentile", NULL};
+static const char *const SWEEP_ORDER[] = {"type",
+                                          "num_stages",
+                                          "max_rate",
+                                          "stage_duration",
+                                          "num_requests",
+                                          "timeout",
+                                          "saturation_percentile",
+                                          NULL};
 static const char *const API_ORDER[] = {"type", "streaming", NULL};
 static const char *const DATA_ORDER[] = {
     "type", "path", "input_distribution", "output_distribution", "shared_prefix", NULL};
@@ -517,7 +516,7 @@ static const char *const REPORT_ORDER[] = {"request_lifecycle", "goodput", NULL}
 
 static const section SECTIONS[] = {
     {"load", LOAD_ORDER, LOAD_SPECIAL, load_keys},
-    {"load.sweep", SWEEP_ORDER, SWEEP_SPECIAL, sweep_keys},
+    {"load.sweep", SWEEP_ORDER, NULL, sweep_keys},
     {"api", API_ORDER, API_ORDER, api_keys},
     {"data", DATA_ORDER, DATA_SPECIAL, data_keys},
     {"data.shared_prefix", PREFIX_ORDER, NULL, NULL},

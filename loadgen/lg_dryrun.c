@@ -268,7 +268,7 @@ static void print_open_stage(const lg_opts *o, int i, size_t n_trace, const lg_d
 static int print_open(const lg_opts *o, int k, const lg_trace_row *trace, size_t n_trace,
                       int64_t *per_worker, FILE *out)
 {
-    char err[512] = "", b1[32];
+    char err[512] = "", b1[32], b2[32];
     lg_sched_spec spec = {.seed = o->seed,
                           .burstiness = o->burstiness,
                           .stages = o->stages,
@@ -303,6 +303,14 @@ static int print_open(const lg_opts *o, int k, const lg_trace_row *trace, size_t
     if (n_st > 1 && o->stage_pause_ns)
         fprintf(out, " (pauses of %s)", dur(o->stage_pause_ns, b1, sizeof b1));
     fputc('\n', out);
+    if (o->sweep_probe) /* Inference Perf's sweep: the stages come from the probe */
+        fprintf(out,
+                "sweep probe: the stage above is the saturation probe (in flight sampled every "
+                "0.5 s for %s; the p%g of its burn-down rates is the saturation rate), then %d "
+                "%s stages of %s each from 1 request/s up to that rate\n",
+                dur(o->sweep_probe_timeout_ns, b1, sizeof b1), o->sweep_probe_percentile,
+                o->sweep_stages, o->sweep == LG_SWEEP_LINEAR ? "linear" : "geometric",
+                dur(o->stage_duration_ns, b2, sizeof b2));
     return 0;
 }
 

@@ -3,6 +3,7 @@
  * 610 lines, one file on purpose: the JSON and the table are two views of
  * the same figures, written side by side so that they cannot drift. */
 #include "lg_report.h"
+#include "lg_probe.h"
 #include "lg_session.h"
 #include "lg_warmup.h"
 
@@ -653,6 +654,7 @@ cJSON *lg_report_json(const lg_report *r)
     cJSON *j = cJSON_CreateObject();
     load_json(j, r);
     warmup_json(j, r);
+    lg_probe_json(j, r->o->probe_found);
     prompts_json(j, r);
     lg_report_metrics(j, r->total, o, r->t0_ns, planned_window_ns(r), r->request_rate);
     receive_clock_json(j, r);

@@ -27,6 +27,7 @@
 #include "lg_knee.h"
 #include "lg_merge.h"
 #include "lg_outputs.h"
+#include "lg_probe.h"
 #include "lg_progress.h"
 #include "lg_report.h"
 #include "lg_run_report.h"
@@ -75,6 +76,22 @@ static void watch_saturation(lg_coord *c, int64_t now)
     }
 }
 
+/* --sweep-probe's probe run: the requests in flight, sampled
+ * (lg_probe_sample keeps one every 0.5 s). */
+static void probe_tick(lg_coord *c, int64_t now)
+{
+    lg_plan *p = c->p;
+    uint64_t disp = 0, done = 0, failed = 0;
+    for (int w = 0; w < p->k; w++)
+        for (int s = 0; s < p->n_stages; s++) {
+            lg_stage_stats *ss = lg_plan_stats(p, w, s);
+            disp += lg_stats_live_load(&ss->dispatched);
+            done += lg_stats_live_load(&ss->done);
+            failed += lg_stats_live_load(&ss->failed);
+        }
+    lg_probe_sample(c->o->probe, now, lg_plan_shared(p)->t0_ns, disp, done, failed);
+}
+
 static void coord_tick(void *ctx)
 {
     lg_coord *c = ctx;
@@ -96,6 +113,7 @@ static void coord_tick(void *ctx)
     }
     int64_t now = rb_now_ns();
     watch_saturation(c, now);
+    if (c->o->probe) probe_tick(c, now);
     lg_knee_watch_tick(c->knee, now);
     lg_scrape_tick(c->scrape, now);
     if (lg_fleet_watch(c->fleet, c->p, c->stage_clock, c->progress, now)) return;

@@ -14,6 +14,7 @@
 #include "lg_cfgfile.h"
 #include "lg_config.h"
 #include "lg_dryrun.h"
+#include "lg_probe.h"
 #include "lg_run.h"
 #include "lg_vllm.h"
 #include "rb_file.h"
@@ -122,7 +123,7 @@ static int run(int argc, char **argv)
         lg_args_free(&cfg);
         return 1;
     }
-    rc = lg_run(&o);
+    rc = o.sweep_probe ? lg_probe_run(&o) : lg_run(&o);
     curl_global_cleanup();
     lg_args_free(&cfg);
     return rc;

@@ -429,6 +429,32 @@ m sweep-geometric-short loadgen/lg_sweep.c 'lo * pow(max_rate / lo, (double)i / 
   'lo * pow(max_rate / lo, (double)i / n);'
 m sweep-floor-given-ignored loadgen/lg_sweep.c 'return min_rate > 0.0 ? min_rate : max_rate / pow(2.0, n - 1);' \
   'return max_rate / pow(2.0, n - 1);'
+# Inference Perf's sweep (--sweep-probe): the burn-down rates, the
+# percentile and the stages it places (test_lg_sweep), the probe's plan
+# (test_lg_cli), the config's mapping (test_lg_config), and the probe's run
+# end to end.
+m sweep-burn-counts-rises loadgen/lg_sweep.c 'if (in_flight[i] < in_flight[i - 1] && dt > 0)' \
+  'if (in_flight[i] != in_flight[i - 1] && dt > 0)'
+m sweep-burn-timeout-kept loadgen/lg_sweep.c 'if (t_ns[i] >= t_end_ns) break;' 'if (t_ns[i] > t_end_ns) break;'
+m sweep-percentile-rank-n loadgen/lg_sweep.c 'double h = (n - 1) * p / 100.0;' 'double h = n * p / 100.0;'
+m sweep-probe-geometric-upside loadgen/lg_sweep.c '1.0 + s - pow(s, 1.0 - f)' 'pow(s, f)'
+m sweep-probe-unrounded loadgen/lg_sweep.c 'return round(v * 100.0) / 100.0;' 'return v;'
+me probe-window-uncut loadgen/lg_cli.c '    if (o->sweep_probe_timeout_ns < window) window = o->sweep_probe_timeout_ns;' '' \
+  "test_lg_cli" "test_lg_cli"
+me probe-max-rate-kept loadgen/lg_cli.c '    if (o->sweep_max_rate > 0.0 || o->sweep_min_rate > 0.0) {' '    if (o->sweep_min_rate > 0.0) {' \
+  "test_lg_cli" "test_lg_cli"
+me probe-config-never loadgen/lg_config.c \
+  'if (!member(sweep, "load.sweep", "max_rate", p, sizeof p)) TRY(emit(c, "--sweep-probe", NULL));' \
+  'if (0 && !member(sweep, "load.sweep", "max_rate", p, sizeof p)) TRY(emit(c, "--sweep-probe", NULL));' \
+  "test_lg_config" "test_lg_config"
+me probe-samples-dispatched loadgen/lg_run.c \
+  'lg_probe_sample(c->o->probe, now, lg_plan_shared(p)->t0_ns, disp, done, failed);' \
+  'lg_probe_sample(c->o->probe, now, lg_plan_shared(p)->t0_ns, disp, 0, failed);' "loadgen simserver" \
+  "lg_e2e_inference_perf_sweep"
+me probe-percentile-ignored loadgen/lg_probe.c 'lg_sweep_percentile(pr->rates, pr->n_rates, pr->percentile)' \
+  'lg_sweep_percentile(pr->rates, pr->n_rates, 50)' "loadgen simserver" "lg_e2e_inference_perf_sweep"
+me probe-stages-unplaced loadgen/lg_probe.c '    o->n_stages = pr->n_stages;' '    o->n_stages = 1;' \
+  "loadgen simserver" "lg_e2e_inference_perf_sweep"
 # loadgen/lg_worker.c, in-process against a server thread (test_lg_worker):
 # dispatch early, the intended time lost, the stop's count skipped, the
 # other worker's arrivals taken, a stage's counts in stage 0, a reply's

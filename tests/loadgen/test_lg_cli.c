@@ -319,6 +319,52 @@ static void test_sweep_builds_stages(void **state)
     assert_non_null(strstr(err, "--request-rate"));
 }
 
+/* --sweep-probe: until the probe has run, the plan is its one stage
+ * (requests over 5 s, cut at a shorter timeout); the sweep's own bounds and
+ * what the probe cannot run beside are refused, naming the flag. */
+static void test_sweep_probe_plans_its_probe(void **state)
+{
+    (void)state;
+    lg_opts o;
+    char err[512];
+    assert_int_equal(parse(&o, err, sizeof err, "--sweep-probe", "--stage-duration", "2", NULL), 0);
+    assert_true(o.sweep_probe);
+    assert_int_equal(o.sweep, LG_SWEEP_GEOMETRIC);
+    assert_int_equal(o.sweep_stages, 5); /* Inference Perf's default */
+    assert_int_equal(o.n_stages, 1);
+    assert_true(fabs(o.stages[0].rate_per_s - 400) < 1e-9); /* 2000 in 5 s */
+    assert_int_equal(o.stages[0].duration_ns, 5000000000LL);
+    assert_int_equal(o.sweep_probe_timeout_ns, 60000000000LL);
+    assert_true(o.sweep_probe_percentile == 95);
+    /* a probe flag alone turns the probe on; a timeout under 5 s cuts it */
+    assert_int_equal(parse(&o, err, sizeof err, "--sweep-probe-timeout", "3",
+                           "--sweep-probe-requests", "100", "--sweep", "linear", "--stage-duration",
+                           "2", NULL),
+                     0);
+    assert_true(o.sweep_probe);
+    assert_int_equal(o.sweep, LG_SWEEP_LINEAR);
+    assert_true(fabs(o.stages[0].rate_per_s - 20) < 1e-9);
+    assert_int_equal(o.stages[0].duration_ns, 3000000000LL);
+    /* refused */
+    assert_int_equal(parse(&o, err, sizeof err, "--sweep-probe", "--sweep-max-rate", "50",
+                           "--stage-duration", "2", NULL),
+                     -EINVAL);
+    assert_non_null(strstr(err, "--sweep-max-rate"));
+    assert_non_null(strstr(err, "--sweep-probe"));
+    assert_int_equal(parse(&o, err, sizeof err, "--sweep-probe", NULL), -EINVAL);
+    assert_non_null(strstr(err, "--stage-duration"));
+    assert_int_equal(parse(&o, err, sizeof err, "--sweep-probe", "--stage-duration", "2",
+                           "--max-concurrency", "4", NULL),
+                     -EINVAL);
+    assert_non_null(strstr(err, "with --max-concurrency"));
+    assert_int_equal(parse(&o, err, sizeof err, "--sweep-probe", "--stage-duration", "2", "--stage",
+                           "5:1", NULL),
+                     -EINVAL);
+    assert_non_null(strstr(err, "with --stage"));
+    assert_int_equal(parse(&o, err, sizeof err, "--sweep-probe-percentile", "101", NULL), -EINVAL);
+    assert_non_null(strstr(err, "--sweep-probe-percentile"));
+}
+
 static void test_config_then_flags_override(void **state)
 {
     (void)state;
@@ -405,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_loopback_rule),
         cmocka_unit_test(test_defaults_and_modes),
         cmocka_unit_test(test_sweep_builds_stages),
+        cmocka_unit_test(test_sweep_probe_plans_its_probe),
         cmocka_unit_test(test_config_then_flags_override),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,7 +109,12 @@ static void load_sweep(void **state)
     expect_args("{\"load\":{\"sweep\":{\"type\":\"geometric\",\"num_stages\":5,"
                 "\"max_rate\":400,\"stage_duration\":30}}}",
                 "--sweep geometric --sweep-stages 5 --sweep-max-rate 400 --stage-duration 30s");
-    expect_args("{\"load\":{\"sweep\":{\"type\":\"linear\"}}}", "--sweep linear");
+    /* Inference Perf's sweep (no max_rate, loadgen's own key): its probe */
+    expect_args("{\"load\":{\"sweep\":{\"type\":\"linear\"}}}", "--sweep-probe --sweep linear");
+    expect_args("{\"load\":{\"sweep\":{\"type\":\"linear\",\"timeout\":60,\"num_stages\":10,"
+                "\"stage_duration\":60,\"saturation_percentile\":95,\"num_requests\":300}}}",
+                "--sweep-probe --sweep linear --sweep-stages 10 --stage-duration 60s "
+                "--sweep-probe-requests 300 --sweep-probe-timeout 60s --sweep-probe-percentile 95");
 }
 
 static void data_keys(void **state)
@@ -193,10 +198,12 @@ static void load_errors(void **state)
                  "config: load.sweep.num_stages: must be a whole number >= 1 and <= 64, got 2.5");
     expect_error("{\"load\":{\"sweep\":{\"max_rate\":0}}}",
                  "load.sweep.max_rate: must be a number > 0");
-    expect_error("{\"load\":{\"sweep\":{\"timeout\":60}}}",
-                 "config: load.sweep.timeout: Inference Perf's saturation probe");
-    expect_error("{\"load\":{\"sweep\":{\"saturation_percentile\":95}}}",
-                 "load.sweep.saturation_percentile: Inference Perf's saturation probe");
+    expect_error("{\"load\":{\"sweep\":{\"timeout\":0}}}",
+                 "config: load.sweep.timeout: must be seconds > 0");
+    expect_error("{\"load\":{\"sweep\":{\"saturation_percentile\":101}}}",
+                 "load.sweep.saturation_percentile: must be a percentile in [0, 100]");
+    expect_error("{\"load\":{\"sweep\":{\"num_requests\":0}}}",
+                 "load.sweep.num_requests: must be a whole number");
     expect_error("{\"load\":{\"sweep\":{\"stage_duration\":true}}}",
                  "load.sweep.stage_duration: must be seconds > 0");
     expect_error("{\"load\":{\"num_workers\":\"4\"}}",
@@ -395,7 +402,11 @@ static void every_key_of_the_table_becomes_its_flag(void **state)
             strcat(tail, "}");
         strcat(json, tail);
         char want[160];
-        snprintf(want, sizeof want, "--%s %s", e->name, want_value);
+        /* a sweep without loadgen's max_rate is Inference Perf's: its probe */
+        int probe =
+            strncmp(e->key, "load.sweep.", 11) == 0 && strcmp(e->key, "load.sweep.max_rate");
+        snprintf(want, sizeof want, "%s--%s %s", probe ? "--sweep-probe " : "", e->name,
+                 want_value);
         lg_args a;
         char err[256] = "";
         int rc = lg_config_to_args(json, strlen(json), &a, err, sizeof err);

@@ -7,8 +7,9 @@
 # requests its stages ask for (constant load: rate x duration per stage), all
 # answered, with the lengths the config names (the multi-turn one's prompts
 # grown by its conversations). Before it, the unmodified file
-# and the edited copy pass --dry-run, whose expected count is the run's. The sweep example, whose
-# saturation probe loadgen does not have, must be refused with its key's path.
+# and the edited copy pass --dry-run, whose expected count is the run's. The sweep example's
+# dry runs show its probe (2000 requests over 5 s) and the stages to come; its run, against a
+# server of known capacity, is lg_e2e_inference_perf_sweep's (inference_perf_sweep.sh).
 # Then a goodput constraint in Inference Perf's unit (seconds).
 source "$(dirname "$0")/lib.sh"
 : "${RB_SOURCE_DIR:?RB_SOURCE_DIR must point at the source folder}"
@@ -18,12 +19,7 @@ start_sim sim --model "$MODEL"
 port=${SIM_URL##*:}
 run="$WORK/run"
 mkdir -p "$run" "$WORK/out"
-cat >"$WORK/sharegpt.json" <<'EOF'
-[{"conversations": [{"from": "human", "value": "what is the capital of france"},
-                    {"from": "gpt", "value": "paris is the capital"}]},
- {"conversations": [{"from": "human", "value": "name three primary colours please"},
-                    {"from": "gpt", "value": "red yellow and blue"}]}]
-EOF
+write_sharegpt "$WORK/sharegpt.json"
 
 n=0
 while IFS= read -r rel; do
@@ -49,21 +45,21 @@ while IFS= read -r rel; do
     (cd "$run/$(dirname "$rel")" && "$LOADGEN" --config "$c" "${dargs[@]}") >"$WORK/$name.dry" \
       2>"$WORK/$name.dry.err" || rc=$?
     if grep -q 'saturation_percentile' "$cfg"; then
-      [ "$rc" -eq 2 ] || fail "$rel --dry-run: exit $rc, expected 2 (sweep probe refused)"
+      [ "$rc" -eq 0 ] && grep -q '^total: expected 2000 requests' "$WORK/$name.dry" &&
+        grep -q '^sweep probe: .* then 10 linear stages of ' "$WORK/$name.dry" ||
+        fail "$c --dry-run: exit $rc: $(cat "$WORK/$name.dry.err" "$WORK/$name.dry")"
       continue
     fi
     [ "$rc" -eq 0 ] && grep -q '^dry run: the plan is valid; nothing was sent$' "$WORK/$name.dry" ||
       fail "$c --dry-run: exit $rc: $(cat "$WORK/$name.dry.err" "$WORK/$name.dry")"
   done
   dry_total=$(sed -n 's/^total: expected \([0-9]*\) requests.*/\1/p' "$WORK/$name.dry")
-  rc=0
-  (cd "$run/$(dirname "$rel")" && "$LOADGEN" "${args[@]}") >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
-  if grep -q 'saturation_percentile' "$cfg"; then
-    [ "$rc" -eq 2 ] || fail "$rel: exit $rc, expected 2 (sweep probe refused)"
-    grep -q 'load.sweep.timeout' "$WORK/$name.err" || fail "$rel: the refusal does not name load.sweep.timeout: $(cat "$WORK/$name.err")"
+  if grep -q 'saturation_percentile' "$cfg"; then # run by inference_perf_sweep.sh
     n=$((n + 1))
     continue
   fi
+  rc=0
+  (cd "$run/$(dirname "$rel")" && "$LOADGEN" "${args[@]}") >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
   [ "$rc" -eq 0 ] || fail "$rel: exit $rc: $(cat "$WORK/$name.err")"
   grep -q "0.0.0.0 means this host; connecting to http://127.0.0.1:$port" "$WORK/$name.err" ||
     fail "$rel: no note on 0.0.0.0: $(cat "$WORK/$name.err")"

@@ -58,3 +58,14 @@ near_sim_stamps() {
   near "$(jnum "$out" .median_ttft_dispatch_ms)" \
     "$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" 0.3 "median TTFT from dispatch"
 }
+
+# write_sharegpt FILE: a two-conversation ShareGPT file (the Inference Perf
+# config tests' dataset).
+write_sharegpt() {
+  cat >"$1" <<'JSON'
+[{"conversations": [{"from": "human", "value": "what is the capital of france"},
+                    {"from": "gpt", "value": "paris is the capital"}]},
+ {"conversations": [{"from": "human", "value": "name three primary colours please"},
+                    {"from": "gpt", "value": "red yellow and blue"}]}]
+JSON
+}
