@@ -229,8 +229,7 @@ m cert-moments-unchecked common/rb_cert.c \
   'if (optional_num(e, path, moments[m], 0, 0, INFINITY, &ignored, err, errlen)) goto out;' \
   '(void)ignored;'
 # calibrate/cal_fit.c
-m cost-negative-kept calibrate/cal_fit.c '        if (worst < 0) fitted = 1;'$'\n''        else use[worst] = 0;' \
-  '        fitted = 1;'
+m cost-negative-kept calibrate/cal_fit.c '            use[worst] = 0;' '            fitted = 1;'
 m cost-zero-kept calibrate/cal_fit.c 'if (!(b > 0) || !isfinite(b)) { /* no cost model' 'if (!isfinite(b)) { /* no cost model'
 m fit-negative-r-kept calibrate/cal_fit.c 'if (fitted && !(out->r_us > 0 && isfinite(out->transport_us))) {' \
   'if (fitted && !isfinite(out->transport_us)) {'
