@@ -116,9 +116,9 @@ static void server_metrics_summary(const lg_runstate *r, const lg_report *rep, F
 
 /* --save-detailed: the per-request arrays that vLLM's bench keeps in its
  * result with --save-detailed (serve.py: input_lens, output_lens, ttfts,
- * itls, errors; generated_texts not, as the records keep no text), read
- * back from the committed JSONL with the export's reader and written by its
- * writer, so they hold the values `--report-format vllm` gives. Entry i of
+ * itls, start_times, errors; generated_texts not, as the records keep no
+ * text), read back from the committed JSONL with the export's reader and
+ * written by its writer, so they hold the values `--report-format vllm` gives. Entry i of
  * each array is line i of the JSONL: the file's order (worker by worker,
  * each in the order its requests ended), not sorted by index as the
  * export's are. Linear: the records once in memory (as the export holds
@@ -166,7 +166,7 @@ static int write_result(const char *path, const char *txt, const lg_xrecs *x)
     if (rc) return rc;
     lg_export_arrays(f.fp, txt, x,
                      LG_XA_INPUT_LENS | LG_XA_OUTPUT_LENS | LG_XA_TTFTS | LG_XA_ITLS |
-                         LG_XA_ERRORS);
+                         LG_XA_START_TIMES | LG_XA_ERRORS);
     return rb_afile_commit(&f);
 }
 

@@ -804,8 +804,10 @@ me lora-record-no-model loadgen/lg_record.c 'if (n > 0 && (size_t)n < cap && r->
 # the export's, left out with records lost or without the flag)
 me sd-arrays-sorted loadgen/lg_run_report.c 'lg_xrecs_read(x, rc_->path, 0, err, sizeof err)' \
   'lg_xrecs_read(x, rc_->path, 1, err, sizeof err)' "loadgen simserver" "lg_e2e_jsonl"
-me sd-arrays-no-errors loadgen/lg_run_report.c 'LG_XA_ITLS |'$'\n''                         LG_XA_ERRORS);' \
-  'LG_XA_ITLS);' "loadgen simserver" "lg_e2e_jsonl"
+me sd-arrays-no-errors loadgen/lg_run_report.c 'LG_XA_START_TIMES | LG_XA_ERRORS);' \
+  'LG_XA_START_TIMES);' "loadgen simserver" "lg_e2e_jsonl"
+me sd-arrays-no-start-times loadgen/lg_run_report.c 'LG_XA_START_TIMES | LG_XA_ERRORS);' \
+  'LG_XA_ERRORS);' "loadgen simserver" "lg_e2e_jsonl"
 me sd-arrays-start-times-as-ttfts loadgen/lg_run_report.c 'LG_XA_OUTPUT_LENS | LG_XA_TTFTS |' \
   'LG_XA_OUTPUT_LENS | LG_XA_START_TIMES |' "loadgen simserver" "lg_e2e_jsonl"
 me sd-arrays-with-lost-records loadgen/lg_run_report.c '    else if (rc_->lost)' '    else if (0)' \

@@ -48,25 +48,27 @@ check tpot 'if .output_tokens > 1 then ((.end_ns - .first_token_ns) / (.output_t
 # vLLM's per-request arrays in the result itself (--save-detailed), entry i
 # from line i of the JSONL, computed here from its raw fields: input_lens the
 # input tokens, output_lens and ttfts (s from the intended send) 0 for a
-# failure, itls empty lists (no --save-token-times), errors "" for a success
-# else the class. Two workers: the file is not in index order, so the order
+# failure, itls empty lists (no --save-token-times), start_times the
+# intended send (s from the run's start), errors "" for a success else the
+# class. Two workers: the file is not in index order, so the order
 # is checked too.
 [ "$(jq -s '[.[].index] == ([.[].index] | sort)' "$jl")" = false ] ||
   fail "the JSONL is in index order: the arrays' order would go unchecked"
 n=$(wc -l <"$jl")
 [ "$(jnum "$out" .detailed_arrays)" -eq "$n" ] || fail "detailed_arrays $(jq .detailed_arrays "$out") for $n records"
-for k in input_lens output_lens ttfts itls errors; do
+for k in input_lens output_lens ttfts itls start_times errors; do
   [ "$(jq ".$k | length" "$out")" -eq "$n" ] || fail "$k: $(jq ".$k | length" "$out") entries for $n records"
 done
 bad=$(jq -s -c --slurpfile r "$out" '$r[0] as $r | [range(0; length) as $i | .[$i] as $x
         | ($x.class == "ok") as $ok
         | {i: $i, input: $x.input_tokens, output: (if $ok then $x.output_tokens else 0 end),
            ttft: (if $ok and $x.first_token_ns >= 0 then ($x.first_token_ns - $x.intended_ns) / 1e9 else 0 end),
-           error: (if $ok then "" else $x.class end)}
+           start: ($x.intended_ns / 1e9), error: (if $ok then "" else $x.class end)}
         | select(.input != $r.input_lens[$i] or .output != $r.output_lens[$i]
-                 or ((.ttft - $r.ttfts[$i]) | fabs) > 1e-9 or $r.itls[$i] != [] or .error != $r.errors[$i])
+                 or ((.ttft - $r.ttfts[$i]) | fabs) > 1e-9 or $r.itls[$i] != []
+                 or ((.start - $r.start_times[$i]) | fabs) > 1e-9 or .error != $r.errors[$i])
         | . + {result: {input: $r.input_lens[$i], output: $r.output_lens[$i], ttft: $r.ttfts[$i],
-                        itls: $r.itls[$i], error: $r.errors[$i]}}] | .[0:3][]' "$jl")
+                        itls: $r.itls[$i], start: $r.start_times[$i], error: $r.errors[$i]}}] | .[0:3][]' "$jl")
 [ -z "$bad" ] || fail "the result's arrays differ from the JSONL: $bad"
 fails=$(jq '[range(0; .errors | length) as $i | select(.errors[$i] != "")
              | select(.ttfts[$i] == 0 and .output_lens[$i] == 0)] | length' "$out")
@@ -75,7 +77,7 @@ fails=$(jq '[range(0; .errors | length) as $i | select(.errors[$i] != "")
 "$LOADGEN" --base-url "$SIM_URL" --num-workers 1 --request-rate 200 --num-prompts 20 --seed 9 \
   --random-input-len 16 --random-output-len 8 --quiet --no-progress --save-result \
   --result-dir "$WORK" --result-filename plain.json || fail "loadgen without --save-detailed exited $?"
-jq -e 'has("dispatched") and ([has("input_lens", "output_lens", "ttfts", "itls", "errors",
+jq -e 'has("dispatched") and ([has("input_lens", "output_lens", "ttfts", "itls", "start_times", "errors",
         "generated_texts", "detailed_arrays")] | any | not)' "$WORK/plain.json" >/dev/null ||
   fail "without --save-detailed: $(jq -c 'keys | map(select(test("lens|ttfts|itls|errors|texts|detailed")))' "$WORK/plain.json")"
 echo "jsonl: $(wc -l <"$jl") records agree with the report ($(jnum "$out" .failed) failed) and with its arrays"
