@@ -65,6 +65,17 @@ double cal_opts_budget_share(const cal_opts *o, int i)
     return 0.6 + 0.4 * (double)i / (n - 1);
 }
 
+int64_t cal_opts_deadline_ns(const cal_opts *o, int i, int64_t cost_start_ns, int64_t now_ns,
+                             int n_costs)
+{
+    double per_cost = (double)cal_opts_budget_ns(o) / (n_costs > 0 ? n_costs : 1);
+    double cum = cal_opts_budget_share(o, i),
+           own = cum - (i > 0 ? cal_opts_budget_share(o, i - 1) : 0);
+    int64_t shared = cost_start_ns + llround(per_cost * cum);
+    int64_t alone = now_ns + llround(per_cost * own);
+    return alone > shared ? alone : shared;
+}
+
 int cal_parse_int_list(const char *s, int *out, int max, int *n)
 {
     *n = 0;

@@ -73,6 +73,14 @@ int cal_opts_batches(const cal_opts *o);
  * knee; the others share the rest equally), otherwise equal shares; the last
  * ends at 1. */
 double cal_opts_budget_share(const cal_opts *o, int i);
+/* The deadline of worker count i's sweep, which starts at now_ns within a
+ * cost's sweeps that started at cost_start_ns, each cost with budget_ns / n_costs:
+ * the cumulative share's end (what an earlier k left over is this one's), but
+ * never less than its own share from now (an earlier k that ran over, its
+ * batches measured again on a busy host, does not starve this one: a quick
+ * k=2 beside a neighbour got 3 levels up to rho 0.09, its crossing unmeasured). */
+int64_t cal_opts_deadline_ns(const cal_opts *o, int i, int64_t cost_start_ns, int64_t now_ns,
+                             int n_costs);
 /* The time budget of all sweeps together: quick 50 s (with --self-test
  * 48 s, its two injected costs 24 s each), default 150 s, thorough 480 s (the whole run adds the
  * simulator's start, the probe, the fit and the plot, a few seconds). */

@@ -1096,8 +1096,8 @@ static void plan_costs(cal_run *r)
 static void run_sweeps(cal_run *r)
 {
     /* Each k gets its share of the time budget (cal_opts_budget_share); what
-     * one leaves over goes to the next. */
-    int64_t budget_ns = cal_opts_budget_ns(&r->o);
+     * one leaves over goes to the next, and one that ran over does not take
+     * the next one's own share (cal_opts_deadline_ns). */
     for (int i = 0; i < CAL_MAX_K; i++)
         r->base_us[i] = r->base_us_ci[i][0] = r->base_us_ci[i][1] = r->base_m1[i] = r->base_m2[i] =
             NAN;
@@ -1112,9 +1112,8 @@ static void run_sweeps(cal_run *r)
             progress(r, "calibrate: self-test: injected cost %s:%g us per event\n", r->cost_kind[c],
                      r->cost_us[c]);
         for (int i = 0; i < r->o.n_workers && !cal_proc_interrupted(); i++)
-            sweep_k(
-                r, r->o.workers[i],
-                tc + (int64_t)((double)budget_ns * cal_opts_budget_share(&r->o, i) / r->n_costs));
+            sweep_k(r, r->o.workers[i],
+                    cal_opts_deadline_ns(&r->o, i, tc, rb_now_ns(), r->n_costs));
         r->cost_end[c] = r->n_steps;
     }
     r->cur_cost = 0;

@@ -72,6 +72,7 @@ tests_for() {
     loadgen/lg_cert.c) echo "test_lg_cert" ;;
     calibrate/cal_rule.c) echo "test_cal_rule" ;;
     calibrate/cal_sweep.c) echo "test_cal_sweep" ;;
+    calibrate/cal_opts.c) echo "test_cal_opts" ;;
     calibrate/cal_fit.c) echo "test_cal_fit" ;;
     common/rb_cert.c) echo "test_rb_cert test_lg_cert test_cal_cert" ;;
 
@@ -229,6 +230,10 @@ m cert-moments-unchecked common/rb_cert.c \
   'if (optional_num(e, path, moments[m], 0, 0, INFINITY, &ignored, err, errlen)) goto out;' \
   '(void)ignored;'
 # calibrate/cal_fit.c
+# calibrate/cal_opts.c: a k's deadline, never less than its own share (test_cal_opts)
+m deadline-shared-only calibrate/cal_opts.c 'return alone > shared ? alone : shared;' 'return alone > 0 ? shared : shared;'
+m deadline-own-is-cumulative calibrate/cal_opts.c 'own = cum - (i > 0 ? cal_opts_budget_share(o, i - 1) : 0);' \
+  'own = cum;'
 m cost-negative-kept calibrate/cal_fit.c '            use[worst] = 0;' '            fitted = 1;'
 m cost-zero-kept calibrate/cal_fit.c 'if (!(b > 0) || !isfinite(b)) { /* no cost model' 'if (!isfinite(b)) { /* no cost model'
 m fit-negative-r-kept calibrate/cal_fit.c 'if (fitted && !(out->r_us > 0 && isfinite(out->transport_us))) {' \
