@@ -5,6 +5,11 @@
 # took, the load average before each run and what failed.
 #   scripts/pass_rate.sh [--build DIR] [--runs N] [--out FILE] [--neighbour] TEST...
 #   scripts/pass_rate.sh [--build DIR] [--runs N] [--out FILE] [--neighbour] --suite
+#   scripts/pass_rate.sh [--runs N] [--out FILE] [--neighbour] --command2
+# --command2 runs README command 2 itself (CI=true scripts/test.sh: the
+# install, the build, then every test) N times in a row in this tree, as a
+# new user or CI would; the record says whether the tree had a build before
+# its first run and how long the machine had been up.
 # --neighbour runs a CPU-bound busy loop on one core at nice 0 for the whole
 # measurement (bounded: killed at the end, and by a 3 h timeout), the noisy
 # neighbour the tests must survive. A test that fails once in ten is fixed
@@ -12,7 +17,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build="$here/build" runs=10 out="$here/results/tests/pass_rate.md"
-tests=() neighbour=0 suite=0
+tests=() neighbour=0 suite=0 command2=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -20,7 +25,8 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --neighbour) neighbour=1; shift ;;
     --suite) suite=1; shift ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --command2) command2=1; suite=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     -*) echo "pass_rate: unknown option '$1'" >&2; exit 2 ;;
     *) tests+=("$1"); shift ;;
   esac
@@ -28,7 +34,10 @@ done
 [[ "$runs" =~ ^[0-9]+$ ]] && [ "$runs" -gt 0 ] || { echo "pass_rate: --runs must be a positive integer" >&2; exit 2; }
 [ ${#tests[@]} -gt 0 ] || [ "$suite" -eq 1 ] || { echo "pass_rate: name at least one ctest test, or --suite" >&2; exit 2; }
 [ ${#tests[@]} -eq 0 ] || [ "$suite" -eq 0 ] || { echo "pass_rate: --suite runs every test: name none" >&2; exit 2; }
+fresh="a build folder ($build) before the first run: $([ -f "$build/CTestTestfile.cmake" ] && echo yes || echo no); machine up $(awk '{ printf "%.0f", $1 / 60 }' /proc/uptime) min at the start"
+if [ "$command2" -eq 1 ]; then mkdir -p "$build"; else
 [ -f "$build/CTestTestfile.cmake" ] || { echo "pass_rate: no ctest build in $build (scripts/setup.sh makes one)" >&2; exit 2; }
+fi
 nb_pid=""
 stop_neighbour() { [ -z "$nb_pid" ] || { kill "$nb_pid" 2>/dev/null || true; wait "$nb_pid" 2>/dev/null || true; }; }
 trap stop_neighbour EXIT
@@ -48,7 +57,14 @@ for t in "${tests[@]}"; do
   for i in $(seq 1 "$runs"); do
     loads+=("$(cut -d' ' -f1 /proc/loadavg)")
     t0=$(date +%s.%N)
-    if [ "$t" = suite ]; then
+    if [ "$command2" -eq 1 ]; then
+      if CI=true bash "$here/scripts/test.sh" >"$build/pass_rate.log" 2>&1 &&
+         grep -q "100% tests passed" "$build/pass_rate.log"; then
+        pass=$((pass + 1))
+      else
+        fails+=("run $i: $(grep -E '\*\*\*(Failed|Timeout)|Skipped|test.sh:|setup:.*fail' "$build/pass_rate.log" | sed 's/.*Test *#[0-9]*: //; s/ *\.\.\.*/ /' | tr -s ' ' | tr '\n' ';' | cut -c1-300)")
+      fi
+    elif [ "$t" = suite ]; then
       if (cd "$build" && CI=true ctest -j 2 --timeout 600 >"$build/pass_rate.log" 2>&1) &&
          grep -q "100% tests passed" "$build/pass_rate.log"; then
         pass=$((pass + 1))
@@ -78,8 +94,10 @@ tmp_out=$(mktemp "$out.XXXXXX")
   echo
   args=""
   [ "$neighbour" -eq 0 ] || args+=" --neighbour"
-  [ "$suite" -eq 0 ] && args+=" ${tests[*]}" || args+=" --suite"
-  echo "- command: \`scripts/pass_rate.sh --runs $runs$args\`$([ "$suite" -eq 0 ] || echo " (each run: CI=true ctest -j 2, as README command 2)")"
+  if [ "$command2" -eq 1 ]; then args+=" --command2"; elif [ "$suite" -eq 0 ]; then args+=" ${tests[*]}"; else args+=" --suite"; fi
+  [ "$build" = "$here/build" ] || [ "$command2" -eq 1 ] || args=" --build $(basename "$build")$args"
+  echo "- command: \`scripts/pass_rate.sh --runs $runs$args\`$([ "$suite" -eq 0 ] || [ "$command2" -eq 1 ] || echo " (each run: CI=true ctest -j 2, as README command 2 runs the tests)")$([ "$command2" -eq 0 ] || echo " (each run: CI=true scripts/test.sh, README command 2 whole: install, build, tests)")"
+  echo "- $fresh"
   [ "$neighbour" -eq 0 ] || echo "- beside a neighbour: a busy loop on CPU 0 at nice 0 for the whole measurement"
   echo "- from $date_start to $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $commit at the start; build $(basename "$build")"
   echo "- CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) online CPUs; kernel $(uname -r)"
