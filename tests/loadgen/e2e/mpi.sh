@@ -27,7 +27,7 @@ jq -e '.degraded == null' "$R" >/dev/null || fail "degraded without a lost rank"
 [ "$(jnum "$R" .detailed_records)" -eq $N ] || fail "detailed_records"
 # vLLM's arrays would cover rank 0's records alone: left out, saying why.
 jq -e '.detailed_arrays == null and (.detailed_arrays_omitted | test("--mpi"))
-       and ([has("input_lens", "ttfts", "errors")] | any | not)' "$R" >/dev/null ||
+       and ([has("input_lens", "ttfts", "start_times", "errors")] | any | not)' "$R" >/dev/null ||
   fail "arrays under --mpi: $(jq -c '{detailed_arrays, detailed_arrays_omitted}' "$R")"
 # rank r's records: its stripe only
 for r in 0 1 2; do
@@ -67,7 +67,7 @@ jq -e '.mpi.certificates | length == 1 and .[0].ranks == 3 and .[0].certificate 
 ls -a "$WORK" | grep -q '\.snap$\|\.part$' && fail "snapshots or parts left after the run"
 # everything else keeps the single-host schema (but vLLM's arrays, left out
 # above, and the reason why)
-arrays='input_lens\|output_lens\|ttfts\|itls\|errors\|detailed_arrays_omitted'
+arrays='input_lens\|output_lens\|ttfts\|itls\|start_times\|errors\|detailed_arrays_omitted'
 diff <(jq -r 'keys[]' "$WORK/k3.json" | grep -vx "knee\\|$arrays") \
   <(jq -r 'keys[]' "$R" | grep -vx "mpi\\|knee\\|$arrays") >/dev/null || fail "the report's keys differ"
 pass "mpirun -np 3: $N arrivals, the k=1 stream split as k=3, offsets $(jq -c '[.mpi.clock_sync[].offset_ns]' "$R") ns"
