@@ -38,6 +38,10 @@ static const flag_rule RULES[] = {
     {"--sweep", 2, 1, 0},
     {"--sweep-stages", 2, 1, 0},
     {"--sweep-max-rate", 2, 1, 0},
+    {"--sweep-probe", 2, 0, 0},
+    {"--sweep-probe-requests", 2, 1, 0},
+    {"--sweep-probe-timeout", 2, 1, 0},
+    {"--sweep-probe-percentile", 2, 1, 0},
     {"--stage-duration", 2, 1, 0},
     {"--num-workers", 2, 1, 0},
     {"--seed", 2, 1, 0},
@@ -133,6 +137,8 @@ static void check_mapping(const lg_args *a, const cJSON *root)
         {"load.concurrency", "--max-concurrency", 0},
         {"load.sweep.num_stages", "--sweep-stages", 0},
         {"load.sweep.max_rate", "--sweep-max-rate", 0},
+        {"load.sweep.num_requests", "--sweep-probe-requests", 0},
+        {"load.sweep.saturation_percentile", "--sweep-probe-percentile", 0},
         {"load.num_workers", "--num-workers", 0},
         {"load.seed", "--seed", 0},
         {"data.input_distribution.mean", "--random-input-len", 0},
@@ -177,10 +183,15 @@ static void check_mapping(const lg_args *a, const cJSON *root)
     v = at(root, "load.sweep.type");
     f = find(a, "--sweep", &n);
     if (!v != !f || (v && strcmp(f, v->valuestring))) abort();
+    /* Inference Perf's sweep (no loadgen max_rate) is the probe's, once */
+    v = at(root, "load.sweep");
+    find(a, "--sweep-probe", &n);
+    if (n != (v && !at(root, "load.sweep.max_rate") ? 1 : 0)) abort();
     /* durations carry a unit */
     static const char *const durs[][2] = {{"load.interval", "--stage-pause"},
-                                          {"load.sweep.stage_duration", "--stage-duration"}};
-    for (size_t i = 0; i < 2; i++) {
+                                          {"load.sweep.stage_duration", "--stage-duration"},
+                                          {"load.sweep.timeout", "--sweep-probe-timeout"}};
+    for (size_t i = 0; i < 3; i++) {
         v = at(root, durs[i][0]);
         f = find(a, durs[i][1], &n);
         if (!v != !f) abort();
