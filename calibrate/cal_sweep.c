@@ -123,6 +123,20 @@ double cal_sweep_next_rate(const cal_sweep_cfg *c, const cal_step *steps, int n,
     return next < c->max_rate ? next : c->max_rate;
 }
 
+int cal_retry_again(cal_retry *r, int disturbed, int tries, int level_retries, int nb)
+{
+    if (!disturbed) {
+        r->futile = 0;
+        r->stopped = 0;
+        return 0;
+    }
+    if (tries > 0 && ++r->futile >= CAL_RETRY_FUTILE && !r->stopped) {
+        r->stopped = 1;
+        r->stops++;
+    }
+    return !r->stopped && tries < 2 && level_retries < nb;
+}
+
 int cal_sweep_looks_bad(const cal_step *s, double transport_us, double budget_us)
 {
     /* One step has no error bar yet: its mean alone. */

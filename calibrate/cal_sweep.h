@@ -80,6 +80,30 @@ int cal_sweep_baseline_rates(const cal_step *steps, int n, int k, double rho_lo,
  * within budget. */
 double cal_sweep_fill_rate(const cal_step *steps, int n, double transport_us, double budget_us);
 
+/* Retries of disturbed batches over a whole run. A batch during which other
+ * processes took more than CAL_HOST_OTHER_MAX of the host's CPU time is
+ * measured again, at most twice a batch and nb times a level. When
+ * CAL_RETRY_FUTILE retries in a row were disturbed as well, the other work is
+ * steady (a neighbour that does not leave): retrying spends the time budget
+ * that the levels near the budget's crossing need (measured: beside a
+ * half-core neighbour, 20 of 26 batches were retried and k=2 ran out of time
+ * after 3 levels, at rho 0.09), so the run stops retrying, and its batches
+ * are kept and counted as disturbed. A batch that is not disturbed ends the
+ * streak, and retries resume. */
+#define CAL_RETRY_FUTILE 3
+
+typedef struct cal_retry {
+    int futile;  /* retries in a row that were disturbed again */
+    int stopped; /* 1 while retrying is given up */
+    int stops;   /* how many times it was given up in the run */
+} cal_retry;
+
+/* The decision for a batch just measured: disturbed (other processes took
+ * more than the threshold), tries (0 for a batch's first measurement, then
+ * its retries so far), level_retries (the level's retries so far) and nb (the
+ * level's batches). Updates the run's streak. 1: measure it again. */
+int cal_retry_again(cal_retry *r, int disturbed, int tries, int level_retries, int nb);
+
 /* The next offered rate (requests/s, all workers) after steps[0..n) of this
  * sweep, or 0 when the sweep is over (a saturated step, stop_rho reached,
  * max_steps or max_rate used up, no target left). n = 0 gives start_rate. */

@@ -90,6 +90,7 @@ typedef struct cal_run {
     cal_step steps[MAX_STEPS];
     int n_steps;
     int n_retried;                   /* batches measured again, other processes busy on the host */
+    cal_retry retry;                 /* the run's streak of disturbed retries */
     cal_step base[CAL_MAX_BASELINE]; /* self-test: the same rates without the injected cost */
     int n_base;
     double base_us[CAL_MAX_K], base_us_ci[CAL_MAX_K][2]; /* the client's own busy time per event */
@@ -418,14 +419,24 @@ static int run_level(cal_run *r, int k, int lv, double rate, int nb, cal_level *
                 return -1;
             /* Other processes took the CPUs during the batch: what it
              * measured is their work as much as the client's. Measured again,
-             * at most twice a batch and nb times a level, so a host that is
-             * never quiet still ends its sweep within the time budget. */
+             * at most twice a batch and nb times a level, and not while the
+             * other work is steady (cal_retry_again), so a host that is
+             * never quiet spends its time budget on levels, not retries. */
             /* (The self-test is not retried: it isolates itself instead,
              * its two sides bound to their own CPUs at real-time priority,
              * and its time budget must go to the levels it judges.) */
-            if (r->o.self_test || !(s->host_other > CAL_HOST_OTHER_MAX) || tries >= 2 ||
-                retries >= nb || cal_proc_interrupted())
+            int stops = r->retry.stops;
+            if (r->o.self_test || cal_proc_interrupted() ||
+                !cal_retry_again(&r->retry, s->host_other > CAL_HOST_OTHER_MAX, tries, retries,
+                                 nb)) {
+                if (r->retry.stops > stops)
+                    progress(r,
+                             "calibrate: k=%d level %2d: other processes kept the host's CPUs "
+                             "busy through %d retries in a row: steady other work; batches are "
+                             "kept as measured (counted as disturbed) until one is quiet\n",
+                             k, lv, CAL_RETRY_FUTILE);
                 break;
+            }
             progress(r,
                      "calibrate: k=%d level %2d batch %d: other processes took %.0f%% of the "
                      "host's CPU time; measured again\n",
@@ -1239,9 +1250,10 @@ static void print_outcome(const cal_run *r, const cal_cert_info *info, int faile
     if (!r->o.self_test && (info->batches_retried || info->batches_disturbed))
         printf("\nthe host was not quiet: %d batches were measured again because other processes "
                "took more than %.0f%% of its CPU time, and %d kept such a share (retries used "
-               "up); their work counts as the client's delay here: certify again on a quiet "
+               "up%s); their work counts as the client's delay here: certify again on a quiet "
                "host\n",
-               info->batches_retried, 100.0 * CAL_HOST_OTHER_MAX, info->batches_disturbed);
+               info->batches_retried, 100.0 * CAL_HOST_OTHER_MAX, info->batches_disturbed,
+               r->retry.stops ? ", or given up while the other work was steady" : "");
     printf("\ncertificate: %s\n", failed ? "(not written)" : r->cert_path);
     if (r->o.plot)
         printf("plot: %s/calibration.png (data %s/calibration.dat)\n", r->o.out_dir, r->o.out_dir);

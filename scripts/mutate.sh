@@ -610,6 +610,11 @@ m aim-in-turn-dropped calibrate/cal_sweep.c 'if (last->workers == 1 && n - 1 < c
   'if (last->workers == 1 && n - 1 < c->n_targets && n - 1 > i + 1) i = n - 1;'
 m aim-in-turn-all-k calibrate/cal_sweep.c 'if (last->workers == 1 && n - 1 < c->n_targets && n - 1 > i) i = n - 1;' \
   'if (n - 1 < c->n_targets && n - 1 > i) i = n - 1;'
+m retry-never-gives-up calibrate/cal_sweep.c 'return !r->stopped && tries < 2 && level_retries < nb;' \
+  'return tries < 2 && level_retries < nb;'
+m retry-never-resumes calibrate/cal_sweep.c '        r->stopped = 0;' ''
+m retry-first-try-futile calibrate/cal_sweep.c 'if (tries > 0 && ++r->futile >= CAL_RETRY_FUTILE && !r->stopped) {' \
+  'if (++r->futile >= CAL_RETRY_FUTILE && !r->stopped) {'
 m secant-uncapped calibrate/cal_sweep.c 'if (secant > want) want = secant < 1.25 * want ? secant : 1.25 * want;' \
   'if (secant > want) want = secant;'
 

@@ -242,6 +242,50 @@ static void test_fill_over_budget(void **state)
     assert_true(cal_sweep_fill_rate(s, 4, 40, 100) == 0);
 }
 
+/* A neighbour that never leaves: every batch and every retry disturbed. The
+ * first CAL_RETRY_FUTILE retries are made, then none until a quiet batch. */
+static void test_retry_steady_neighbour(void **state)
+{
+    (void)state;
+    cal_retry r = {0};
+    /* batch 0: first try disturbed, retried twice (the batch's limit) */
+    assert_true(cal_retry_again(&r, 1, 0, 0, 3));
+    assert_true(cal_retry_again(&r, 1, 1, 1, 3));  /* one futile retry */
+    assert_false(cal_retry_again(&r, 1, 2, 2, 3)); /* two: the batch's limit */
+    assert_int_equal(r.futile, 2);
+    assert_int_equal(r.stops, 0);
+    /* batch 1: retried once more; that third futile retry gives up */
+    assert_true(cal_retry_again(&r, 1, 0, 2, 3));
+    assert_false(cal_retry_again(&r, 1, 1, 3, 3));
+    assert_int_equal(r.stops, 1);
+    /* the next levels: disturbed first tries are kept, not retried */
+    for (int b = 0; b < 6; b++)
+        assert_false(cal_retry_again(&r, 1, 0, 0, 3));
+    assert_int_equal(r.stops, 1);
+    /* a quiet batch: retries resume, and the streak starts over */
+    assert_false(cal_retry_again(&r, 0, 0, 0, 3));
+    assert_int_equal(r.futile, 0);
+    assert_true(cal_retry_again(&r, 1, 0, 0, 3));
+    assert_true(cal_retry_again(&r, 1, 1, 1, 3));
+    assert_int_equal(r.stops, 1);
+}
+
+/* A neighbour that comes and goes: a retry that comes out quiet ends the
+ * streak, so passing disturbances never stop the retries. */
+static void test_retry_passing_neighbour(void **state)
+{
+    (void)state;
+    cal_retry r = {0};
+    for (int b = 0; b < 20; b++) {
+        assert_true(cal_retry_again(&r, 1, 0, 0, 20));
+        assert_true(cal_retry_again(&r, 1, 1, 1, 20));  /* disturbed again */
+        assert_false(cal_retry_again(&r, 0, 2, 2, 20)); /* then quiet: kept */
+    }
+    assert_int_equal(r.stops, 0);
+    /* the level's own limit still holds */
+    assert_false(cal_retry_again(&r, 1, 0, 3, 3));
+}
+
 static void test_modes(void **state)
 {
     (void)state;
@@ -288,10 +332,16 @@ static void test_baseline_rates(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_saturation_rule), cmocka_unit_test(test_next_rate),
-        cmocka_unit_test(test_stops),           cmocka_unit_test(test_looks_bad),
-        cmocka_unit_test(test_fill_rate),       cmocka_unit_test(test_fill_over_budget),
-        cmocka_unit_test(test_baseline_rates),  cmocka_unit_test(test_modes),
+        cmocka_unit_test(test_saturation_rule),
+        cmocka_unit_test(test_next_rate),
+        cmocka_unit_test(test_stops),
+        cmocka_unit_test(test_looks_bad),
+        cmocka_unit_test(test_fill_rate),
+        cmocka_unit_test(test_fill_over_budget),
+        cmocka_unit_test(test_baseline_rates),
+        cmocka_unit_test(test_modes),
+        cmocka_unit_test(test_retry_steady_neighbour),
+        cmocka_unit_test(test_retry_passing_neighbour),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
