@@ -926,8 +926,13 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$work/build.log" 2>
   { tail -n 30 "$work/build.log" >&2; echo "mutate.sh: the unmutated build failed" >&2; exit 2; }
 # The baseline runs as README command 2 runs the tests (-j 2), which they
 # are written to pass; run one at a time it took 4 minutes of CI.
-ctest --test-dir "$build" -R "$(regex "${checks[@]}")" -j "$jobs" --timeout 300 >"$work/baseline.log" 2>&1 ||
-  { cat "$work/baseline.log" >&2; echo "mutate.sh: the unit tests fail without any mutant" >&2; exit 2; }
+# RHOBENCH_MUTATE_BASELINE=0 leaves it out: .ci/run sets it, because README
+# command 2 ran every one of these tests on the same tree minutes before,
+# and a failure there already stopped CI.
+if [ "${RHOBENCH_MUTATE_BASELINE:-1}" != 0 ]; then
+  ctest --test-dir "$build" -R "$(regex "${checks[@]}")" -j "$jobs" --timeout 300 >"$work/baseline.log" 2>&1 ||
+    { cat "$work/baseline.log" >&2; echo "mutate.sh: the unit tests fail without any mutant" >&2; exit 2; }
+fi
 
 # run_mutant I SRC BUILD JOBS: applies mutant I in SRC, rebuilds and runs its
 # tests in BUILD, restores the file; its table row goes to $work/row.I and
