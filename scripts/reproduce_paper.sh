@@ -19,6 +19,7 @@ duration=10
 cost_us=50
 build=""
 short=0
+invocation="$*"
 while [ $# -gt 0 ]; do
   case "$1" in
     --short) short=1; rates="200 1000"; duration=2; shift ;;
@@ -101,6 +102,11 @@ mv "$out/table.json.tmp" "$out/table.json"
   echo "| client | k | target QPS | achieved QPS | completed | failed | client delay p50 (ms) | client delay p99 (ms) | TTFT p50 wire (ms) | TTFT p50 user (ms) | TTFT p99 user (ms) | TTFT inflation wire, mean (ms) | TTFT inflation user, mean (ms) | exact share | max ρ_k | verdict |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   jq -r 'def r3: . * 1000 | round / 1000; .rows[] | "| \(.client) | \(.workers) | \(.target_qps) | \(.achieved_qps*10|round/10) | \(.completed) | \(.failed) | \(.client_delay_p50_ms|r3) | \(.client_delay_p99_ms|r3) | \(.ttft_p50_ms|r3) | \(.user_ttft_p50_ms|r3) | \(.user_ttft_p99_ms|r3) | \(.ttft_inflation_mean_ms|r3) | \(.user_ttft_inflation_mean_ms|r3) | \(.exact_share*1000|round/1000) | \(.max_rho*100|round/100) | \(.verdict) |"' "$out/table.json"
+  # What the README's record check needs: the commit measured, and the
+  # code whose change makes the table stale.
+  echo
+  echo "- command: \`scripts/reproduce_paper.sh${invocation:+ $invocation}\`; commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown); $(date -u +%Y-%m-%dT%H:%M:%SZ); $(nproc) CPUs, $(uname -sr); load average at start $load_start (machine.md has the rest)"
+  echo "- measures: loadgen simserver common models scripts/reproduce_paper.sh"
 } > "$out/table.md.tmp"
 mv "$out/table.md.tmp" "$out/table.md"
 
@@ -119,7 +125,7 @@ mv "$out/table.md.tmp" "$out/table.md"
   echo "- client delay = delivery - kernel receive time, per token; exact share = tokens whose kernel time is exact (loadgen/README.md)"
   echo "- load average at start: $load_start"
   echo
-  echo "Invocation: \`scripts/reproduce_paper.sh $*\`"
+  echo "Invocation: \`scripts/reproduce_paper.sh${invocation:+ $invocation}\`"
   echo
   echo '```'
   printf '%s\n' "${commands[@]}"
