@@ -8,8 +8,12 @@
 # summary.md (machine facts, commit, command, the figures). Timing on a
 # shared host varies: this is a benchmark with a pass rate, not a test.
 # Usage: results/calibrate/run.sh [--build DIR] [--quick N] [--selftest N]
-#                                 [--tag NAME] [--default N]
+#                                 [--tag NAME] [--default N] [--neighbour]
 #        results/calibrate/run.sh --summarize DIR   (the figures of DIR/runs.tsv)
+# (--neighbour: the runs share the host with a bounded busy loop pinned to
+# CPU 0 at nice 19, busy 50 ms of every 100 ms (half of one core), for their
+# whole time and at most an hour; the light neighbour a certificate must
+# stand beside.)
 # (batches_retried/disturbed: the certificate's count of batches measured again,
 # and kept anyway, because other processes took the host's CPUs.)
 # (--build: a folder with calibrate/, loadgen/, simserver/ binaries; a copy
@@ -49,6 +53,7 @@ ns=10
 nd=0
 tag=bench-$(date -u +%Y%m%dT%H%MZ)
 summarize=
+neighbour=0
 cmdline="results/calibrate/run.sh $*"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -58,6 +63,7 @@ while [ $# -gt 0 ]; do
     --selftest) ns=$2; shift 2 ;;
     --default) nd=$2; shift 2 ;;
     --tag) tag=$2; shift 2 ;;
+    --neighbour) neighbour=1; shift ;;
     *) echo "run.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -98,9 +104,21 @@ one() { # kind seed args...
 start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 commit="$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD -- ../../calibrate ../../loadgen 2>/dev/null || echo ' (with uncommitted changes)')"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+nb_pid=
+stop_neighbour() { [ -z "$nb_pid" ] || { kill "$nb_pid" 2>/dev/null || true; wait "$nb_pid" 2>/dev/null || true; }; }
+trap stop_neighbour EXIT
+if [ "$neighbour" -eq 1 ]; then
+  # bash's microsecond clock; bounded in time whatever happens to this script
+  taskset -c 0 nice -n 19 bash -c 'end=$((SECONDS + 3600)); while [ $SECONDS -lt $end ]; do
+      t0=${EPOCHREALTIME/./}; while [ $((${EPOCHREALTIME/./} - t0)) -lt 50000 ]; do :; done
+      sleep 0.05; done' &
+  nb_pid=$!
+fi
 for i in $(seq "$nq"); do one quick "$i" --quick; done
 for i in $(seq "$ns"); do one selftest "$((40 + i))" --quick --self-test; done
 for i in $(seq "$nd"); do one default "$i"; done
+stop_neighbour
+nb_pid=
 
 # the figures, from runs.tsv alone
 summary=$(figures "$tsv")
@@ -113,6 +131,7 @@ summary=$(figures "$tsv")
   echo "- from $start to $(date -u +%Y-%m-%dT%H:%M:%SZ); load average at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
   # what the figures depend on (scripts/records.sh: a later change to these makes the record stale)
   echo "- measures: calibrate loadgen simserver common models"
+  [ "$neighbour" -eq 0 ] || echo "- neighbour: a busy loop pinned to CPU 0 at nice 19, busy 50 ms of every 100 ms (half of one core), through every run"
   echo
   echo "$summary"
   echo
@@ -121,5 +140,6 @@ summary=$(figures "$tsv")
   echo '```'
   column -t -s "$(printf '\t')" "$tsv"
   echo '```'
-} > "$out/summary.md"
+} > "$out/summary.md.tmp"
+mv "$out/summary.md.tmp" "$out/summary.md"
 cat "$out/summary.md"
