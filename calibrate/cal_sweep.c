@@ -123,6 +123,13 @@ double cal_sweep_next_rate(const cal_sweep_cfg *c, const cal_step *steps, int n,
     return next < c->max_rate ? next : c->max_rate;
 }
 
+int cal_sweep_out_of_time(int made, int min_levels, long long now_ns, long long per_level_ns,
+                          long long deadline_ns, int limit, int fills)
+{
+    if (made < min_levels || now_ns + per_level_ns <= deadline_ns) return 0;
+    return !(limit && fills == 0);
+}
+
 int cal_retry_again(cal_retry *r, int disturbed, int tries, int level_retries, int nb)
 {
     if (!disturbed) {

@@ -522,7 +522,7 @@ static void mark_level(cal_run *r, int k, int lv, int outlier, int confirmed)
  * Returns the number of levels made. */
 static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
 {
-    int first = r->n_steps, made = 0;
+    int first = r->n_steps, made = 0, fills = 0;
     int64_t spent_ns = 0;
     static cal_step view[CAL_MAX_LEVELS];
     static double err[CAL_MAX_LEVELS];
@@ -532,10 +532,6 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
         int64_t per_level = made
                                 ? spent_ns / made
                                 : cal_opts_batches(&r->o) * (cal_opts_step_ns(&r->o) + 500000000LL);
-        if (made >= CAL_MIN_LEVELS && rb_now_ns() + per_level > deadline_ns) {
-            progress(r, "calibrate: k=%d: time budget used up after %d levels\n", k, made);
-            break;
-        }
         int64_t t0 = rb_now_ns();
         int confirmed = 0;
         int nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
@@ -558,6 +554,12 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
             limit ? (nv < r->sweep.max_steps ? cal_sweep_fill_rate(view, nv, c_now, budget) : 0)
                   : cal_sweep_next_rate(&r->sweep, view, nv, r->o.start_rate * k);
         if (!(rate > 0)) break;
+        if (cal_sweep_out_of_time(made, CAL_MIN_LEVELS, rb_now_ns(), per_level, deadline_ns, limit,
+                                  fills)) {
+            progress(r, "calibrate: k=%d: time budget used up after %d levels\n", k, made);
+            break;
+        }
+        fills += limit;
         cal_level lv;
         int no = made++;
         /* the first level, at the start rate, is the probe of the cost per

@@ -615,6 +615,8 @@ m retry-never-gives-up calibrate/cal_sweep.c 'return !r->stopped && tries < 2 &&
 m retry-never-resumes calibrate/cal_sweep.c '        r->stopped = 0;' ''
 m retry-first-try-futile calibrate/cal_sweep.c 'if (tries > 0 && ++r->futile >= CAL_RETRY_FUTILE && !r->stopped) {' \
   'if (++r->futile >= CAL_RETRY_FUTILE && !r->stopped) {'
+m fill-never-past-deadline calibrate/cal_sweep.c 'return !(limit && fills == 0);' 'return 1;'
+m fill-past-deadline-twice calibrate/cal_sweep.c 'return !(limit && fills == 0);' 'return !(limit && fills <= 1);'
 m secant-uncapped calibrate/cal_sweep.c 'if (secant > want) want = secant < 1.25 * want ? secant : 1.25 * want;' \
   'if (secant > want) want = secant;'
 

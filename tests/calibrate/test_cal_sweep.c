@@ -286,6 +286,27 @@ static void test_retry_passing_neighbour(void **state)
     assert_false(cal_retry_again(&r, 1, 0, 3, 3));
 }
 
+/* The sweep's time rule: the levels before min_levels and those that end
+ * in time always run; past the deadline only the first fill level does. */
+static void test_out_of_time(void **state)
+{
+    (void)state;
+    const long long s = 1000000000LL;
+    /* in time */
+    assert_false(cal_sweep_out_of_time(5, 3, 10 * s, 5 * s, 15 * s, 0, 0));
+    /* would end past the deadline */
+    assert_true(cal_sweep_out_of_time(5, 3, 10 * s, 5 * s, 15 * s - 1, 0, 0));
+    /* fewer than the minimum of levels: on, whatever the time */
+    assert_false(cal_sweep_out_of_time(2, 3, 100 * s, 5 * s, 15 * s, 0, 0));
+    assert_true(cal_sweep_out_of_time(3, 3, 100 * s, 5 * s, 15 * s, 0, 0));
+    /* a limit found: the first fill level runs past the deadline ... */
+    assert_false(cal_sweep_out_of_time(5, 3, 100 * s, 5 * s, 15 * s, 1, 0));
+    /* ... and no second one */
+    assert_true(cal_sweep_out_of_time(6, 3, 100 * s, 5 * s, 15 * s, 1, 1));
+    /* a fill level in time runs as any level does */
+    assert_false(cal_sweep_out_of_time(6, 3, 10 * s, 5 * s, 15 * s, 1, 3));
+}
+
 static void test_modes(void **state)
 {
     (void)state;
@@ -342,6 +363,7 @@ int main(void)
         cmocka_unit_test(test_modes),
         cmocka_unit_test(test_retry_steady_neighbour),
         cmocka_unit_test(test_retry_passing_neighbour),
+        cmocka_unit_test(test_out_of_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
