@@ -11,12 +11,19 @@ else
   mapfile -t files < <(find . -name '*.c' -o -name '*.h' | grep -v '^./build')
 fi
 [ ${#files[@]} -gt 0 ] || { echo "check_format: no C files found under $src"; exit 1; }
-bad=0
-for f in "${files[@]}"; do
-  if ! clang-format --dry-run --Werror "$f" >/dev/null 2>&1; then
-    echo "not formatted: $f (clang-format -i $f)"
-    bad=$((bad + 1))
-  fi
-done
-echo "check_format: ${#files[@]} files, $bad not formatted"
-[ "$bad" -eq 0 ]
+# One clang-format for every file: started once per file, its start-up took
+# 27 s of each test run; over the whole list it takes about 1 s. Each
+# deviation is one "FILE:LINE:COL: error: code should be clang-formatted"
+# line on stderr; its files are the ones named.
+out=$(clang-format --dry-run --Werror "${files[@]}" 2>&1) && rc=0 || rc=$?
+mapfile -t bad_files < <(printf '%s\n' "$out" |
+  sed -n 's/^\(.*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p' | sort -u)
+for f in "${bad_files[@]}"; do echo "not formatted: $f (clang-format -i $f)"; done
+if [ "$rc" -ne 0 ] && [ ${#bad_files[@]} -eq 0 ]; then
+  # failed, but not on formatting: an unreadable file, a bad .clang-format
+  printf '%s\n' "$out" | head -n 20
+  echo "check_format: clang-format failed (exit $rc) without naming an unformatted file"
+  exit 1
+fi
+echo "check_format: ${#files[@]} files, ${#bad_files[@]} not formatted"
+[ ${#bad_files[@]} -eq 0 ]
