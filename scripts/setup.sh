@@ -2,8 +2,11 @@
 # One set-up step for both README commands and CI: installs the Debian
 # packages that are missing (non-interactive), then configures and builds.
 #   scripts/setup.sh [--tests] [--sanitize] [--fuzz] [--build-dir DIR] [--log FILE] [--extra PKG...]
+#                    [--target NAME]...
 # --tests adds what only the tests use (README command 2 and CI); without it
 # only what building and the main job need is installed (README command 1).
+# --target NAME (repeatable) builds only those targets (and what they link),
+# not every one.
 # The package manager's and the build's output go to the log (default
 # BUILD_DIR/setup.log); one line per phase, with its time, goes to stderr.
 # Prints the build directory on its last line.
@@ -12,6 +15,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build="$here/build"
 cmake_args=()
 extra=()
+targets=()
 log=""
 want_tests=0
 while [ $# -gt 0 ]; do
@@ -21,6 +25,7 @@ while [ $# -gt 0 ]; do
     --fuzz) cmake_args+=(-DRHOBENCH_FUZZ=ON -DCMAKE_C_COMPILER=clang); build="$here/build-fuzz"; extra+=(clang libclang-rt-14-dev); shift ;;
     --build-dir) build="$2"; shift 2 ;;
     --log) log="$2"; shift 2 ;;
+    --target) targets+=(--target "$2"); shift 2 ;;
     --extra) shift; while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do extra+=("$1"); shift; done ;;
     *) echo "setup.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -65,6 +70,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 t0=$(date +%s)
 cmake -S "$here" -B "$build" "${cmake_args[@]}" >>"$log" 2>&1 || fail "cmake configure"
-cmake --build "$build" -j "$(nproc)" >>"$log" 2>&1 || fail "the build"
+cmake --build "$build" -j "$(nproc)" "${targets[@]}" >>"$log" 2>&1 || fail "the build"
 phase "built in $build"
 echo "$build"
