@@ -38,13 +38,11 @@ fresh="a build folder ($build) before the first run: $([ -f "$build/CTestTestfil
 if [ "$command2" -eq 1 ]; then mkdir -p "$build"; else
 [ -f "$build/CTestTestfile.cmake" ] || { echo "pass_rate: no ctest build in $build (scripts/setup.sh makes one)" >&2; exit 2; }
 fi
-nb_pid=""
-stop_neighbour() { [ -z "$nb_pid" ] || { kill "$nb_pid" 2>/dev/null || true; wait "$nb_pid" 2>/dev/null || true; }; }
-trap stop_neighbour EXIT
+. "$here/scripts/lib/neighbour.sh"
+trap neighbour_stop EXIT
 if [ "$neighbour" -eq 1 ]; then
-  timeout 10800 taskset -c 0 nice -n 0 sh -c 'while :; do :; done' &
-  nb_pid=$!
-  echo "pass_rate: a busy loop runs on CPU 0 at nice 0 (pid $nb_pid)" >&2
+  neighbour_start 0 100 10800
+  echo "pass_rate: $(neighbour_describe) (pid $NEIGHBOUR_PID)" >&2
 fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 build=$(cd "$build" && pwd)
@@ -98,7 +96,7 @@ tmp_out=$(mktemp "$out.XXXXXX")
   [ "$build" = "$here/build" ] || [ "$command2" -eq 1 ] || args=" --build $(basename "$build")$args"
   echo "- command: \`scripts/pass_rate.sh --runs $runs$args\`$([ "$suite" -eq 0 ] || [ "$command2" -eq 1 ] || echo " (each run: CI=true ctest -j 2, as README command 2 runs the tests)")$([ "$command2" -eq 0 ] || echo " (each run: CI=true scripts/test.sh, README command 2 whole: install, build, tests)")"
   echo "- $fresh"
-  [ "$neighbour" -eq 0 ] || echo "- beside a neighbour: a busy loop on CPU 0 at nice 0 for the whole measurement"
+  [ "$neighbour" -eq 0 ] || echo "- beside a neighbour: $(neighbour_describe) for the whole measurement"
   echo "- from $date_start to $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $commit at the start; build $(basename "$build")"
   echo "- CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) online CPUs; kernel $(uname -r)"
   # what a pass rate depends on: the tests and the code they run (scripts/records.sh)

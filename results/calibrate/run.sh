@@ -104,21 +104,13 @@ one() { # kind seed args...
 start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 commit="$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$here" diff --quiet HEAD -- ../../calibrate ../../loadgen 2>/dev/null || echo ' (with uncommitted changes)')"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-nb_pid=
-stop_neighbour() { [ -z "$nb_pid" ] || { kill "$nb_pid" 2>/dev/null || true; wait "$nb_pid" 2>/dev/null || true; }; }
-trap stop_neighbour EXIT
-if [ "$neighbour" -eq 1 ]; then
-  # bash's microsecond clock; bounded in time whatever happens to this script
-  taskset -c 0 nice -n 19 bash -c 'end=$((SECONDS + 3600)); while [ $SECONDS -lt $end ]; do
-      t0=${EPOCHREALTIME/./}; while [ $((${EPOCHREALTIME/./} - t0)) -lt 50000 ]; do :; done
-      sleep 0.05; done' &
-  nb_pid=$!
-fi
+. "$here/../../scripts/lib/neighbour.sh"
+trap neighbour_stop EXIT
+[ "$neighbour" -eq 0 ] || neighbour_start 19 50 3600
 for i in $(seq "$nq"); do one quick "$i" --quick; done
 for i in $(seq "$ns"); do one selftest "$((40 + i))" --quick --self-test; done
 for i in $(seq "$nd"); do one default "$i"; done
-stop_neighbour
-nb_pid=
+neighbour_stop
 
 # the figures, from runs.tsv alone
 summary=$(figures "$tsv")
@@ -131,7 +123,7 @@ summary=$(figures "$tsv")
   echo "- from $start to $(date -u +%Y-%m-%dT%H:%M:%SZ); load average at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
   # what the figures depend on (scripts/records.sh: a later change to these makes the record stale)
   echo "- measures: calibrate loadgen simserver common models"
-  [ "$neighbour" -eq 0 ] || echo "- neighbour: a busy loop pinned to CPU 0 at nice 19, busy 50 ms of every 100 ms (half of one core), through every run"
+  [ "$neighbour" -eq 0 ] || echo "- neighbour: $(neighbour_describe) (half of one core), through every run"
   echo
   echo "$summary"
   echo
