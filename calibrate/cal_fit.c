@@ -602,6 +602,56 @@ static void cost_references(const cal_step *steps, int n, cal_cost *out)
     out->plain_events_per_request = np ? pe / np : NAN;
 }
 
+/* The least-squares fit with no negative cost and a per-event cost above 0:
+ * of the fits on the per-event term and any of the other terms allowed[]
+ * (the subsets of at most three), the one with the smallest residual sum of
+ * squares among those whose costs are all >= 0 and per-event cost > 0. That
+ * is the constrained optimum (it lies on one of these faces), and it does
+ * not depend on which term a greedy drop would take out first: the busy
+ * time of a noisy batch that drives the per-event cost below 0 beside a
+ * positive delivery cost drops the delivery term, not the model. use[],
+ * coef, var and dof are the chosen fit's. 0, or -1 when no subset fits
+ * (a utilisation that falls with the load). */
+static int cost_best_subset(const double (*x)[COST_COLS], const double *y, int m,
+                            const int allowed[COST_COLS], int use[COST_COLS],
+                            double coef[COST_COLS], double var[COST_COLS], int *dof)
+{
+    const int others[] = {COST_REQ, COST_DEL, COST_PLAIN};
+    double best = INFINITY;
+    for (int mask = 0; mask < 8; mask++) {
+        int u[COST_COLS] = {0}, d;
+        u[COST_EV] = 1;
+        int skip = 0;
+        for (int j = 0; j < 3; j++)
+            if (mask & (1 << j)) {
+                if (!allowed[others[j]]) skip = 1;
+                u[others[j]] = 1;
+            }
+        double cf[COST_COLS], vr[COST_COLS];
+        if (skip || ols(x, y, m, u, cf, vr, &d) != 0 || !(cf[COST_EV] > 0) ||
+            !isfinite(cf[COST_EV]))
+            continue;
+        int ok = 1;
+        for (int c = 0; c < COST_COLS; c++)
+            if (u[c] && !(cf[c] >= 0)) ok = 0;
+        if (!ok) continue;
+        double rss = 0;
+        for (int i = 0; i < m; i++) {
+            double f = 0;
+            for (int c = 0; c < COST_COLS; c++)
+                if (u[c]) f += cf[c] * x[i][c];
+            rss += (y[i] - f) * (y[i] - f);
+        }
+        if (!(rss < best)) continue;
+        best = rss;
+        memcpy(use, u, sizeof u);
+        memcpy(coef, cf, sizeof cf);
+        memcpy(var, vr, sizeof vr);
+        *dof = d;
+    }
+    return isfinite(best) ? 0 : -1;
+}
+
 int cal_cost_fit(const cal_step *steps, int n, cal_cost *out)
 {
     memset(out, 0, sizeof *out);
@@ -620,51 +670,18 @@ int cal_cost_fit(const cal_step *steps, int n, cal_cost *out)
         if (cost_row(&steps[i], x[m]) == 0) y[m++] = steps[i].rho_mean;
     out->n = m;
     if (m < 2) return -ENODATA;
-    int use[COST_COLS];
-    cost_terms((const double(*)[COST_COLS])x, m, use);
+    int allowed[COST_COLS], use[COST_COLS];
+    cost_terms((const double(*)[COST_COLS])x, m, allowed);
     double coef[COST_COLS], var[COST_COLS];
-    int dof = 0, fitted = 0;
-    /* Each round drops a term or falls back to the per-event term alone
-     * (once: that fit has no other term to drop), so 2 * COST_COLS rounds
-     * are more than any fit needs; a fit that has not settled by then
-     * gives no cost model rather than a loop. */
-    for (int round = 0; round < 2 * COST_COLS && !fitted; round++) {
-        if (ols((const double(*)[COST_COLS])x, y, m, use, coef, var, &dof) != 0) {
-            if (use[COST_EV] && use[COST_REQ] + use[COST_DEL] + use[COST_PLAIN] == 0) break;
-            for (int c = 0; c < COST_COLS; c++)
-                use[c] = c == COST_EV;
-            continue;
-        }
-        /* no negative cost: the per-event term alone when it is negative,
-         * else drop the most negative of the others and fit again */
-        int worst = -1;
-        for (int c = 0; c < COST_COLS; c++)
-            if (use[c] && c != COST_EV && coef[c] < 0 && (worst < 0 || coef[c] < coef[worst]))
-                worst = c;
-        if (use[COST_EV] && !(coef[COST_EV] >= 0) && worst >= 0) {
-            for (int c = 0; c < COST_COLS; c++)
-                use[c] = c == COST_EV;
-            continue;
-        }
-        if (worst < 0)
-            fitted = 1;
-        else
-            use[worst] = 0;
-    }
-    if (!fitted) {
+    int dof = 0;
+    if (cost_best_subset((const double(*)[COST_COLS])x, y, m, allowed, use, coef, var, &dof) != 0) {
         for (int c = 0; c < COST_COLS; c++)
             *terms[c] = NAN;
-        return -ERANGE;
+        return -ERANGE; /* no cost model: loadgen compares rates */
     }
     out->identified = use[COST_DEL];
     out->request_identified = use[COST_REQ];
     out->plain_identified = use[COST_PLAIN];
-    double b = coef[COST_EV];
-    if (!(b > 0) || !isfinite(b)) { /* no cost model: loadgen compares rates */
-        for (int c = 0; c < COST_COLS; c++)
-            *terms[c] = NAN;
-        return -ERANGE;
-    }
     double t = dof >= 1 ? gsl_cdf_tdist_Pinv(0.975, dof) : NAN;
     for (int c = 0; c < COST_COLS; c++) {
         *terms[c] = coef[c];

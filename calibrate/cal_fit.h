@@ -118,14 +118,17 @@ double cal_fit_predict_us(const cal_per_k *p, double rho);
  * others: a from b when events per delivery differ by 2x (identified); r
  * when events per request do (request_identified; the request rate is
  * achieved_rate / workers); p when plain batches and streamed ones are both
- * there (plain_identified). A term fitted negative (no client gains time
- * from work) is dropped, the most negative first, and the rest fitted
- * again; b negative leaves b alone. A term left out is 0. The references a
+ * there (plain_identified). No cost is negative (no client gains time from
+ * work) and b is above 0: of the fits on b and any of the terms told apart,
+ * the one with the smallest sum of squares that meets both (the
+ * constrained least-squares fit; a noisy probe that pushes b below 0 beside
+ * a positive delivery cost drops a term, not the model). A term left out
+ * is 0. The references a
  * prediction needs: the sweep's read callbacks per request
  * (ref_callbacks_per_request) and the plain batches' callbacks and events
  * per request (NAN: none). Returns 0, -ENODATA (fewer than two batches) or
- * -ERANGE (b not > 0: no cost model, left NAN, as a client that costs
- * nothing cannot be). */
+ * -ERANGE (no such fit: a utilisation that falls with the load; no cost
+ * model, left NAN). */
 typedef struct cal_cost {
     double per_request_us, per_request_us_ci[2];
     double per_delivery_us, per_delivery_us_ci[2];

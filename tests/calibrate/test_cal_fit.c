@@ -371,6 +371,16 @@ static void test_cost_model(void **state)
     assert_false(c.identified);
     assert_true(c.per_delivery_us == 0);
     assert_true(c.per_event_us > 2.0 && c.per_event_us < 4.0);
+    /* a per-event cost fitted below 0 beside a positive delivery cost (a
+     * noisy probe: a = 10 us, b = -0.3 us fits it exactly) is no reason to
+     * have no model: the fit with no negative cost is the per-event term
+     * alone, as above */
+    for (int i = 0; i < 6; i++)
+        s[i].rho_mean = ev[i] / epd[i] * 10e-6 + ev[i] * -0.3e-6;
+    assert_int_equal(cal_cost_fit(s, 6, &c), 0);
+    assert_false(c.identified);
+    assert_true(c.per_delivery_us == 0);
+    assert_true(c.per_event_us > 0.5 && c.per_event_us < 9.7);
     /* a utilisation that falls with the load: no cost model at all */
     for (int i = 0; i < 6; i++)
         s[i].rho_mean = -ev[i] * 1e-6;
@@ -447,6 +457,32 @@ static void test_cost_model_terms(void **state)
     assert_int_equal(cal_cost_fit(t, n, &c), 0);
     assert_false(c.request_identified);
     assert_true(c.per_request_us == 0 && c.per_event_us > 0);
+    /* a per-event cost fitted below 0 beside positive others (here -0.5 us
+     * an event): the fit with no negative cost and the smallest sum of
+     * squares keeps the request's and the delivery's terms (the per-event
+     * term alone, or no model at all, would miss the one-token probe's
+     * 2 callbacks and 3 events a request by far) */
+    for (int i = 0; i < n; i++) {
+        t[i] = s[i];
+        double req = t[i].achieved_rate, cpr = t[i].callback_rate_per_worker / req,
+               epr = t[i].event_rate_per_worker / req;
+        t[i].rho_mean = req * (50 + 6 * cpr - 0.5 * epr + (t[i].plain ? 30 : 0)) * 1e-6;
+    }
+    assert_int_equal(cal_cost_fit(t, n, &c), 0);
+    assert_true(c.request_identified && c.per_request_us > 0);
+    assert_true(c.per_event_us > 0 && c.per_delivery_us >= 0 && c.per_plain_response_us >= 0);
+    double sse = 0, sxy = 0, sxx = 0, sse_ev = 0;
+    for (int i = 0; i < n; i++) {
+        double e = cal_cost_rho(&c, &t[i]) - t[i].rho_mean;
+        sse += e * e;
+        sxy += t[i].event_rate_per_worker * t[i].rho_mean;
+        sxx += t[i].event_rate_per_worker * t[i].event_rate_per_worker;
+    }
+    for (int i = 0; i < n; i++) {
+        double e = t[i].event_rate_per_worker * sxy / sxx - t[i].rho_mean;
+        sse_ev += e * e;
+    }
+    assert_true(sse < 0.5 * sse_ev);
     /* k=2: each worker 1.25 times as busy as the model (the sweep's steps;
      * a probe of k=2 would not count) */
     assert_int_equal(cal_cost_fit(s, n, &c), 0);
