@@ -46,26 +46,14 @@ grep -E '^k=[0-9]+: certified|^the host was not quiet|^calibrate: warning' "$out
 # The sweep's workload, the same in the plan and in the run.
 work_args=(--certificate "$out/certificate.json"
            --random-input-len 256 --random-output-len 32 --random-range-ratio 0.5 --seed 11)
-# k: the worker count whose certificate carries the most of this workload.
-# For each certified k, ask loadgen's dry run for a 1,000 req/s stage (it
-# prints the predicted utilisation per worker whether or not the certificate
-# covers it) and scale to the certified safe utilisation (the predicted
-# utilisation is proportional to the rate): capacity_k = 1000 x safe / pred.
-# (A dry run that the certificate refuses exits 3 after printing it: a low
-# certificate on a busy host must not end the job here.)
-k="" cap=0 caps=""
-for kk in $(jq -r --argjson n "$(nproc)" '.per_k[] | select(.safe_rho != null and .workers <= $n) | .workers' "$out/certificate.json"); do
-  probe=$("$lg" --base-url http://127.0.0.1:1 --num-workers "$kk" "${work_args[@]}" --request-rate 1000 --duration 10 --dry-run 2>&1) || true
-  c=$(sed -n 's/^stage 0: predicted rho per worker \([0-9.e+-]*\) (certified safe \([0-9.e+-]*\)).*/\1 \2/p' <<<"$probe" |
-      jq -R 'split(" ") | map(tonumber) | if .[0] > 0 then 1000 * .[1] / .[0] | floor else 0 end')
-  [ -n "$c" ] || continue
-  caps+="${caps:+, }k=$kk $c req/s"
-  if [ "$c" -gt "$cap" ]; then k=$kk cap=$c; fi
-done
-[ -n "$k" ] && [ "$cap" -gt 0 ] || { echo "main: the certificate carries none of this workload for any k (certified: $(jq -c '[.per_k[] | {workers, safe_rho}]' "$out/certificate.json"))" >&2; exit 1; }
-why="k=$k worker processes: the certificate predicts the most headroom for this workload with it ($caps at the certified safe rho)"
+# k: the worker count whose certificate carries the most of this workload
+# (scripts/lib/pick_k.sh: the dry run's predicted utilisation, or without a
+# cost model the reference workload's rates scaled by events per request).
+# shellcheck source=scripts/lib/pick_k.sh
+source "$here/scripts/lib/pick_k.sh"
+pick_k "$out/certificate.json" "$lg" 32 "$(nproc)" "${work_args[@]}" || exit 1
+k=$PICK_K cap=$PICK_CAP why=$PICK_WHY
 echo "main: $why" >&2
-cert_rate=$(jq --argjson k "$k" '[.per_k[] | select(.workers == $k) | .safe_total_rate][0] // 0' "$out/certificate.json")
 load_args=(--num-workers "$k" "${work_args[@]}")
 # Plan the sweep's top at 80% of that capacity (the certificate's requests/s
 # are for its own 16-token reference workload, not for these 32-token

@@ -234,8 +234,9 @@ m cert-moments-unchecked common/rb_cert.c \
 m deadline-shared-only calibrate/cal_opts.c 'return alone > shared ? alone : shared;' 'return alone > 0 ? shared : shared;'
 m deadline-own-is-cumulative calibrate/cal_opts.c 'own = cum - (i > 0 ? cal_opts_budget_share(o, i - 1) : 0);' \
   'own = cum;'
-m cost-negative-kept calibrate/cal_fit.c '            use[worst] = 0;' '            fitted = 1;'
-m cost-zero-kept calibrate/cal_fit.c 'if (!(b > 0) || !isfinite(b)) { /* no cost model' 'if (!isfinite(b)) { /* no cost model'
+m cost-negative-kept calibrate/cal_fit.c '            if (u[c] && !(cf[c] >= 0)) ok = 0;' \
+  '            if (u[c] && !(cf[c] >= 0) && c == COST_EV) ok = 0;'
+m cost-zero-kept calibrate/cal_fit.c '    return isfinite(best) ? 0 : -1;' '    return 0;'
 m fit-negative-r-kept calibrate/cal_fit.c 'if (fitted && !(out->r_us > 0 && isfinite(out->transport_us))) {' \
   'if (fitted && !isfinite(out->transport_us)) {'
 # the self-test's model checks (issue 23): PK's R of the injected client,
@@ -510,6 +511,12 @@ me report-server-plot-mean scripts/report_html.sh 'y: (if $k == "kv_max" then .[
 # scripts/lib/report_html.jq: gnuplot missing blamed on the run's data again.
 me report-nognuplot-blames-data scripts/lib/report_html.jq '| (if ($drawn | length) == 0 then' \
   '| (if ($drawn | length) == 0 or ($svgs | length) == 0 then' "loadgen simserver" "e2e_report_html"
+# scripts/lib/pick_k.sh: the main job's k without a cost model, above the
+# cores, and the events-per-request scale.
+me pick-no-fallback scripts/lib/pick_k.sh '  if [ -z "$PICK_K" ]; then' '  if false; then' "loadgen" "e2e_main_pick"
+me pick-above-cores scripts/lib/pick_k.sh 'select(.safe_rho != null and .workers <= $n) | .workers' \
+  'select(.safe_rho != null) | .workers' "loadgen" "e2e_main_pick"
+me pick-scale-tokens-only scripts/lib/pick_k.sh '($len + ($e - $l))' '$len' "loadgen" "e2e_main_pick"
 # simserver/sim_api.c: stream_options taken on a request that does not stream.
 m sim-stream-options-no-stream simserver/sim_api.c 'if (so->child && !out->stream)' 'if (so->child && 0)'
 # loadgen/lg_report.c: the stages' timeouts not named in the summary, or
@@ -674,8 +681,8 @@ m cost-request-always calibrate/cal_fit.c 'use[COST_REQ] = req_known && streamed
   'use[COST_REQ] = req_known && streamed >= 2;'
 m cost-plain-without-request calibrate/cal_fit.c 'use[COST_PLAIN] = use[COST_REQ] && plain >= 1 && streamed >= 1;' \
   'use[COST_PLAIN] = plain >= 1 && streamed >= 1;'
-m cost-negative-request-kept calibrate/cal_fit.c 'if (use[c] && c != COST_EV && coef[c] < 0 &&' \
-  'if (use[c] && c != COST_EV && c != COST_REQ && coef[c] < 0 &&'
+m cost-first-valid-fit calibrate/cal_fit.c '        if (!(rss < best)) continue;' '        if (isfinite(best)) continue;'
+m cost-unidentified-term calibrate/cal_fit.c '                if (!allowed[others[j]]) skip = 1;' '                (void)allowed;'
 m cost-ref-counts-probes calibrate/cal_fit.c '        } else if (!s->probe) {' '        } else {'
 m cost-plain-ref-events calibrate/cal_fit.c 'pe += s->event_rate_per_worker / req;' 'pe += s->callback_rate_per_worker / req;'
 m cost-scale-counts-probes calibrate/cal_fit.c 'if (s->workers != k || s->saturated || s->outlier || s->probe || s->plain ||' \
