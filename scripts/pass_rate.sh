@@ -5,7 +5,10 @@
 # took, the load average before each run and what failed.
 #   scripts/pass_rate.sh [--build DIR] [--runs N] [--out FILE] [--neighbour] TEST...
 #   scripts/pass_rate.sh [--build DIR] [--runs N] [--out FILE] [--neighbour] --suite
-#   scripts/pass_rate.sh [--runs N] [--out FILE] [--neighbour] --command2
+#   scripts/pass_rate.sh [--runs N] [--out FILE] [--neighbour] [--sanitize] --command2
+# --jobs N (any form): ctest's parallel jobs (default 2), passed to
+# scripts/test.sh as RHOBENCH_TEST_JOBS. --sanitize (with --command2): CI's
+# second suite, scripts/test.sh --sanitize (ASan + UBSan).
 # --command2 runs README command 2 itself (CI=true scripts/test.sh: the
 # install, the build, then every test) N times in a row in this tree, as a
 # new user or CI would; the record says whether the tree had a build before
@@ -17,7 +20,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build="$here/build" runs=10 out="$here/results/tests/pass_rate.md"
-tests=() neighbour=0 suite=0 command2=0
+tests=() neighbour=0 suite=0 command2=0 jobs=2 sanitize=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -26,12 +29,16 @@ while [ $# -gt 0 ]; do
     --neighbour) neighbour=1; shift ;;
     --suite) suite=1; shift ;;
     --command2) command2=1; suite=1; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --sanitize) sanitize=1; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     -*) echo "pass_rate: unknown option '$1'" >&2; exit 2 ;;
     *) tests+=("$1"); shift ;;
   esac
 done
 [[ "$runs" =~ ^[0-9]+$ ]] && [ "$runs" -gt 0 ] || { echo "pass_rate: --runs must be a positive integer" >&2; exit 2; }
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "pass_rate: --jobs must be a positive integer, got '$jobs'" >&2; exit 2; }
+[ "$sanitize" -eq 0 ] || [ "$command2" -eq 1 ] || { echo "pass_rate: --sanitize goes with --command2" >&2; exit 2; }
 [ ${#tests[@]} -gt 0 ] || [ "$suite" -eq 1 ] || { echo "pass_rate: name at least one ctest test, or --suite" >&2; exit 2; }
 [ ${#tests[@]} -eq 0 ] || [ "$suite" -eq 0 ] || { echo "pass_rate: --suite runs every test: name none" >&2; exit 2; }
 fresh="a build folder ($build) before the first run: $([ -f "$build/CTestTestfile.cmake" ] && echo yes || echo no); machine up $(awk '{ printf "%.0f", $1 / 60 }' /proc/uptime) min at the start"
@@ -56,14 +63,16 @@ for t in "${tests[@]}"; do
     loads+=("$(cut -d' ' -f1 /proc/loadavg)")
     t0=$(date +%s.%N)
     if [ "$command2" -eq 1 ]; then
-      if CI=true bash "$here/scripts/test.sh" >"$build/pass_rate.log" 2>&1 &&
+      san=()
+      [ "$sanitize" -eq 0 ] || san=(--sanitize)
+      if CI=true RHOBENCH_TEST_JOBS=$jobs bash "$here/scripts/test.sh" "${san[@]}" >"$build/pass_rate.log" 2>&1 &&
          grep -q "100% tests passed" "$build/pass_rate.log"; then
         pass=$((pass + 1))
       else
         fails+=("run $i: $(grep -E '\*\*\*(Failed|Timeout)|Skipped|test.sh:|setup:.*fail' "$build/pass_rate.log" | sed 's/.*Test *#[0-9]*: //; s/ *\.\.\.*/ /' | tr -s ' ' | tr '\n' ';' | cut -c1-300)")
       fi
     elif [ "$t" = suite ]; then
-      if (cd "$build" && CI=true ctest -j 2 --timeout 600 >"$build/pass_rate.log" 2>&1) &&
+      if (cd "$build" && CI=true ctest -j "$jobs" --timeout 600 >"$build/pass_rate.log" 2>&1) &&
          grep -q "100% tests passed" "$build/pass_rate.log"; then
         pass=$((pass + 1))
       else
@@ -92,9 +101,11 @@ tmp_out=$(mktemp "$out.XXXXXX")
   echo
   args=""
   [ "$neighbour" -eq 0 ] || args+=" --neighbour"
+  [ "$jobs" -eq 2 ] || args+=" --jobs $jobs"
+  [ "$sanitize" -eq 0 ] || args+=" --sanitize"
   if [ "$command2" -eq 1 ]; then args+=" --command2"; elif [ "$suite" -eq 0 ]; then args+=" ${tests[*]}"; else args+=" --suite"; fi
   [ "$build" = "$here/build" ] || [ "$command2" -eq 1 ] || args=" --build $(basename "$build")$args"
-  echo "- command: \`scripts/pass_rate.sh --runs $runs$args\`$([ "$suite" -eq 0 ] || [ "$command2" -eq 1 ] || echo " (each run: CI=true ctest -j 2, as README command 2 runs the tests)")$([ "$command2" -eq 0 ] || echo " (each run: CI=true scripts/test.sh, README command 2 whole: install, build, tests)")"
+  echo "- command: \`scripts/pass_rate.sh --runs $runs$args\`$([ "$suite" -eq 0 ] || [ "$command2" -eq 1 ] || echo " (each run: CI=true ctest -j $jobs)")$([ "$command2" -eq 0 ] || echo " (each run: CI=true RHOBENCH_TEST_JOBS=$jobs scripts/test.sh$([ "$sanitize" -eq 0 ] || echo " --sanitize"), README command 2 whole: install, build, tests)")"
   echo "- $fresh"
   [ "$neighbour" -eq 0 ] || echo "- beside a neighbour: $(neighbour_describe) for the whole measurement"
   echo "- from $date_start to $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $commit at the start; build $(basename "$build")"
