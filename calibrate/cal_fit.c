@@ -302,7 +302,7 @@ static int counted_levels(const cal_per_k *out, int *idx)
 }
 
 /* Each level's error bar from the pooled spread of all levels' batches. */
-static void pool_errors(cal_per_k *out)
+static void pool_errors(cal_per_k *out, double budget_us)
 {
     /* A level's own two or three batches say little about their spread (with
      * 2 degrees of freedom the t factor alone is 4.3), the pool of all
@@ -310,7 +310,7 @@ static void pool_errors(cal_per_k *out)
      * (cal_level_pooled_err_us: the sweep applies the same bar while it runs.) */
     double errs[CAL_MAX_LEVELS];
     for (int j = 0; j < out->n_levels; j++)
-        errs[j] = cal_level_pooled_err_us(out->levels, out->n_levels, j);
+        errs[j] = cal_level_pooled_err_us(out->levels, out->n_levels, j, budget_us);
     for (int j = 0; j < out->n_levels; j++)
         if (isfinite(errs[j])) out->levels[j].delay_err_us = errs[j];
 }
@@ -469,7 +469,7 @@ int cal_fit_per_k(cal_step *steps, int n, int k, double budget_us, cal_per_k *ou
     int idx[CAL_MAX_LEVELS];
     int L = counted_levels(out, idx);
     if (L == 0) return -ENODATA;
-    pool_errors(out);
+    pool_errors(out, budget_us);
     snprintf(out->method, sizeof out->method, "measured");
     if (L >= 2) fit_levels(steps, n, k, idx, L, out);
     double failed_r = NAN; /* the R of a fit reported failed */

@@ -102,17 +102,24 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
     return m;
 }
 
-double cal_level_pooled_err_us(const cal_level *l, int n, int j)
+/* A level that may count in the pool (cal_level_pooled_err_us). */
+static int poolable(const cal_level *v)
 {
-    double cv2 = 0, bad_rate = INFINITY;
+    return !v->outlier && !v->saturated && isfinite(v->delay_us) && v->rho > 0 && v->rho < 1;
+}
+
+double cal_level_pooled_err_us(const cal_level *l, int n, int j, double budget_us)
+{
+    double cv2 = 0, bad_rate = INFINITY, lowest = INFINITY;
     int dof = 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (l[i].confirmed && l[i].request_rate < bad_rate) bad_rate = l[i].request_rate;
+        if (poolable(&l[i]) && l[i].delay_us < lowest) lowest = l[i].delay_us;
+    }
+    double over = isfinite(budget_us) && isfinite(lowest) ? lowest + budget_us : INFINITY;
     for (int i = 0; i < n; i++) {
         const cal_level *v = &l[i];
-        if (v->outlier || v->saturated || !isfinite(v->delay_us) || !(v->rho > 0 && v->rho < 1) ||
-            v->request_rate >= bad_rate)
-            continue;
+        if (!poolable(v) || v->request_rate >= bad_rate || v->delay_us > over) continue;
         if (v->n >= 2 && v->delay_us > 0 && isfinite(v->delay_sd_us)) {
             double rel = v->delay_sd_us / v->delay_us;
             cv2 += (v->n - 1) * rel * rel;

@@ -47,9 +47,15 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
  * spread grows like 1/(1 - rho)^2, and one of them (measured: a confirmed
  * level of 742 +- 712 us) would widen every bar below it until a level at
  * rho 0.33 within budget by its mean no longer was, and a quick k=2
- * certificate fell from 0.30-0.32 to 0.108. NAN when no level has two
- * batches. */
-double cal_level_pooled_err_us(const cal_level *l, int n, int j);
+ * certificate fell from 0.30-0.32 to 0.108. For the same reason a level
+ * over budget_us by its mean (its delay minus the lowest delay of the
+ * levels that count, the transport's stand-in) does not count, confirmed
+ * or not: measured, an unconfirmed level between the fastest within budget
+ * and a saturated one (2462/s: 3395, 106 and 5297 us) widened the bar of
+ * the level below it (rho 0.34: 86, 77 and 107 us) from 17 to 64 us and a
+ * quick k=2 certificate fell from 0.34 to 0.088. budget_us INFINITY or NAN:
+ * no level is over it (the self-test). NAN when no level has two batches. */
+double cal_level_pooled_err_us(const cal_level *l, int n, int j, double budget_us);
 
 /* The two-sided 95% t quantile with dof degrees of freedom (dof >= 1). */
 double cal_t95(int dof);

@@ -483,7 +483,7 @@ static int level_view(const cal_run *r, int k, int first, cal_step *view, int ma
         v->saturated = lv[i].saturated;
         v->confirmed = lv[i].confirmed;
         if (err) { /* the error bar the rule will use (0: not known yet) */
-            double e = cal_level_pooled_err_us(lv, n, i);
+            double e = cal_level_pooled_err_us(lv, n, i, r->o.budget_us);
             err[m - 1] = isfinite(e) ? e : 0;
         }
     }

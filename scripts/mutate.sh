@@ -641,10 +641,14 @@ m level-majority-off calibrate/cal_level.c 'l->saturated = 2 * l->n_saturated > 
   'l->saturated = l->n_saturated > 0;'
 m level-err-z-not-t calibrate/cal_level.c 'l->delay_err_us = cal_t95(l->n - 1) * l->delay_sd_us / sqrt(nn);' \
   'l->delay_err_us = 1.96 * l->delay_sd_us / sqrt(nn);'
-m level-pooled-keeps-bad calibrate/cal_level.c '          v->request_rate >= bad_rate)' '          0)'
-m level-pooled-bad-rate-open calibrate/cal_level.c '          v->request_rate >= bad_rate)' '          v->request_rate > bad_rate)'
-m level-pooled-keeps-outliers calibrate/cal_level.c 'if (v->outlier || v->saturated || !isfinite(v->delay_us)' \
-  'if (v->saturated || !isfinite(v->delay_us)'
+m level-pooled-keeps-bad calibrate/cal_level.c 'v->request_rate >= bad_rate || v->delay_us > over) continue;' \
+  'v->delay_us > over) continue;'
+m level-pooled-bad-rate-open calibrate/cal_level.c 'v->request_rate >= bad_rate ||' 'v->request_rate > bad_rate ||'
+m level-pooled-keeps-outliers calibrate/cal_level.c '    return !v->outlier && !v->saturated && isfinite(v->delay_us)' \
+  '    return !v->saturated && isfinite(v->delay_us)'
+m level-pooled-keeps-over-budget calibrate/cal_level.c '|| v->delay_us > over) continue;' '|| v->delay_us > over + INFINITY) continue;'
+m level-pooled-over-edge calibrate/cal_level.c '|| v->delay_us > over) continue;' '|| v->delay_us >= over) continue;'
+m level-pooled-lowest-of-all calibrate/cal_level.c 'if (poolable(&l[i]) && l[i].delay_us < lowest)' 'if (l[i].delay_us < lowest)'
 
 # loadgen/lg_cert.c: the plan's predicted rho against the certificate
 m cert-rho-not-per-worker loadgen/lg_cert.c 'return rate / k * lg_cert_busy_us(c, k, w) * 1e-6;' \

@@ -75,9 +75,10 @@ static void test_pooled_err(void **state)
     l[2] = (cal_level){.n = 3, .rho = 0.6, .delay_us = 60, .delay_sd_us = 60, .outlier = 1};
     l[3] = (cal_level){.n = 1, .rho = 0.8, .delay_us = 90, .delay_sd_us = NAN, .saturated = 1};
     double cv = sqrt(0.05 / 2);
-    assert_true(fabs(cal_level_pooled_err_us(l, 4, 1) - cal_t95(4) * cv * 50 / sqrt(3.0)) < 1e-9);
+    assert_true(
+        fabs(cal_level_pooled_err_us(l, 4, 1, INFINITY) - cal_t95(4) * cv * 50 / sqrt(3.0)) < 1e-9);
     /* a one-batch level gets one too, from the pool */
-    assert_true(fabs(cal_level_pooled_err_us(l, 4, 3) - cal_t95(4) * cv * 90) < 1e-9);
+    assert_true(fabs(cal_level_pooled_err_us(l, 4, 3, INFINITY) - cal_t95(4) * cv * 90) < 1e-9);
     /* a level confirmed bad, and the first measurement at its rate, are
      * beyond the crossing: their spread (cv 1) widens no bar below them */
     cal_level m[6];
@@ -94,20 +95,37 @@ static void test_pooled_err(void **state)
                        .confirmed = 1};
     m[5] =
         (cal_level){.n = 3, .rho = 0.69, .request_rate = 700, .delay_us = 650, .delay_sd_us = 650};
-    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1) - cal_t95(4) * cv * 50 / sqrt(3.0)) < 1e-9);
+    assert_true(
+        fabs(cal_level_pooled_err_us(m, 6, 1, INFINITY) - cal_t95(4) * cv * 50 / sqrt(3.0)) < 1e-9);
     /* ... but a level below the confirmed one's rate counts, however noisy */
     m[5].request_rate = 650;
     double cv3 = sqrt((0.01 + 0.04 + 1.0) / 3);
-    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1) - cal_t95(6) * cv3 * 50 / sqrt(3.0)) < 1e-9);
+    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1, INFINITY) -
+                     cal_t95(6) * cv3 * 50 / sqrt(3.0)) < 1e-9);
+    /* unless it is over the budget by its mean (650 - 20 us lowest > 100):
+     * beyond the crossing, confirmed or not */
+    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1, 100) - cal_t95(4) * cv * 50 / sqrt(3.0)) <
+                1e-9);
+    /* at the budget's edge (120 - 20 = 100 us: not over) it counts */
+    m[5].delay_us = m[5].delay_sd_us = 120;
+    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1, 100) - cal_t95(6) * cv3 * 50 / sqrt(3.0)) <
+                1e-9);
+    /* the lowest delay is of the levels that count: the outlier's 1 us is not it */
+    m[2].delay_us = 1;
+    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1, 100) - cal_t95(6) * cv3 * 50 / sqrt(3.0)) <
+                1e-9);
+    m[2].delay_us = 60;
+    m[5].delay_us = m[5].delay_sd_us = 650;
     /* without a confirmed level every level counts */
     m[4].confirmed = 0;
     m[5].request_rate = 700;
     double cv4 = sqrt((0.01 + 0.04 + 1.0 + 1.0) / 4);
-    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1) - cal_t95(8) * cv4 * 50 / sqrt(3.0)) < 1e-9);
+    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1, INFINITY) -
+                     cal_t95(8) * cv4 * 50 / sqrt(3.0)) < 1e-9);
     /* no level of two batches: not known */
     l[0].n = l[1].n = 1;
-    assert_true(isnan(cal_level_pooled_err_us(l, 4, 0)));
-    assert_true(isnan(cal_level_pooled_err_us(l, 4, 9)));
+    assert_true(isnan(cal_level_pooled_err_us(l, 4, 0, INFINITY)));
+    assert_true(isnan(cal_level_pooled_err_us(l, 4, 9, INFINITY)));
 }
 
 int main(void)
