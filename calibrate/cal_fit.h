@@ -167,7 +167,8 @@ typedef struct cal_check {
     double measured, expected;
     double rel_err, tol;
     int pass;
-    int counted; /* a failed row that counts against the self-test */
+    int counted;    /* a failed row that counts against the self-test */
+    int superseded; /* a failed row of a sweep measured again: shown, not counted */
 } cal_check;
 
 /* Checks that each k's E[S] minus baseline_us[j] (for pk[j]), the client's

@@ -532,6 +532,14 @@ me selftest-cost-twice loadgen/lg_worker.c '    spin_ns((int64_t)(us * 1000.0));
 me selftest-json-failed-off calibrate/main.c '        cJSON_AddNumberToObject(st, "failed", fails);' \
   '        cJSON_AddNumberToObject(st, "failed", fails + 1);' "loadgen simserver calibrate" \
   "e2e_calibrate_selftest"
+# calibrate --self-test's repeat of a cost that failed a check: never made,
+# its first sweep's failures still counted, or its own failures ignored.
+me selftest-no-repeat calibrate/main.c '        if (!fails || r->n_costs >= CAL_MAX_COSTS' \
+  '        if (1 || r->n_costs >= CAL_MAX_COSTS' "calibrate" "e2e_calibrate_fake"
+me selftest-superseded-counted calibrate/main.c '            f = 0;' '            (void)0;' "calibrate" \
+  "e2e_calibrate_fake"
+me selftest-repeat-ignored calibrate/main.c '        fails += f;' '        fails += c < r->n_planned ? f : 0;' \
+  "calibrate" "e2e_calibrate_fake"
 # calibrate/cal_step.c: the host's readings in ns divided by the clock tick
 # again, which made every busy host's whole share "other processes".
 m host-other-ticks calibrate/cal_step.c '    double o = (busy_ns * 1e-9 - own_s) / (total_ns * 1e-9);' \

@@ -87,7 +87,8 @@ jq -e '.self_test_result.pass == true and (.self_test_result.checks | length) >=
             | length) == 1
        and ([.self_test_result.checks[] | select(.check | test("held-out rho 0\\.[67][0-9]: delay"))
              | select(.pass and .counted == false)] | length) == 1
-       and (.self_test_result.injected | length) == 1
+       and (.self_test_result.injected | length) == 1 and .self_test_result.measured_again == []
+       and .self_test_result.first_attempt_pass
        and .self_test_result.injected[0].events_per_delivery == 1' \
   "$tmp/b/selftest-certificate.json" > /dev/null ||
   fail "the self-test's checks are not in its JSON: $(jq -c .self_test_result "$tmp/b/selftest-certificate.json")"
@@ -115,9 +116,35 @@ jq -e '.self_test_result.pass == false
        and ([.self_test_result.checks[] | select(.check | test("R \\(us\\) vs PK"))
              | select((.pass | not) and .counted and (.measured / .expected - 1.5 | fabs) < 0.05)]
             | length) == 1
-       and ([.self_test_result.checks[] | select(.check | test("held-out rho")) | select(.pass)]
-            | length) == 1' "$tmp/r/selftest-certificate.json" > /dev/null ||
-  fail "an R 50% off: the R check did not fail alone: $(jq -c .self_test_result.checks "$tmp/r/selftest-certificate.json")"
+       and ([.self_test_result.checks[] | select(.check | test("held-out rho")) | select(.pass and .attempt == 2)]
+            | length) == 1 and .self_test_result.measured_again == ["exp:200"]' \
+  "$tmp/r/selftest-certificate.json" > /dev/null ||
+  fail "an R 50% off: the R check did not fail alone, twice: $(jq -c .self_test_result "$tmp/r/selftest-certificate.json")"
+
+# ... and passes when its first sweep alone missed: the R 50% off in that
+# sweep's batches only (arrival seeds below 5000; a repeat's are from 5000
+# on), as a bad minute on a shared host would. The cost is measured again
+# and its second sweep decides; the first sweep's failed rows are shown and
+# marked, not counted.
+FAKE_LOADGEN_R_FACTOR=1.5 FAKE_LOADGEN_R_FACTOR_SEED_BELOW=5000 "$cal" --quick --quiet --self-test \
+  --self-test-cost exp:200 --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/r2" > "$tmp/r2.out" ||
+  fail "a first sweep off and a second right: exit $?, want 0: $(cat "$tmp/r2.out")"
+grep -Eqx "self-test: PASS \(0 of [0-9]+ checks failed\)" "$tmp/r2.out" || fail "a second sweep right: not a PASS"
+grep -Eq "^exp:200 k=1 R \(us\) vs PK's for the injected client .* FAIL \(measured again\)$" "$tmp/r2.out" ||
+  fail "the first sweep's R row is not shown as failed and measured again"
+grep -Eq "^exp:200#2 k=1 R \(us\) vs PK's for the injected client .* PASS$" "$tmp/r2.out" ||
+  fail "the second sweep's R row is not shown, passed"
+grep -q "^self-test: exp:200 failed a check on its first sweep and was measured again" "$tmp/r2.out" ||
+  fail "the repeat is not said"
+jq -e '.self_test_result | .pass and .failed == 0 and (.first_attempt_pass | not)
+       and .first_attempt_failed >= 1 and .measured_again == ["exp:200"]
+       and ([.checks[] | select(.superseded)] | length) == .first_attempt_failed
+       and all(.checks[] | select(.superseded); .attempt == 1 and (.pass | not) and (.counted | not))
+       and ([.checks[] | select(.check | test("R \\(us\\) vs PK")) | select(.attempt == 1 and .superseded)]
+            | length) == 1
+       and ([.checks[] | select(.attempt == 2 and (.pass | not) and .counted)] | length) == 0
+       and (.injected | map(.attempt)) == [1, 2]' "$tmp/r2/selftest-certificate.json" > /dev/null ||
+  fail "a second sweep right: the JSON does not say so: $(jq -c .self_test_result "$tmp/r2/selftest-certificate.json")"
 
 # 3. Bad flags: exit 2, naming the flag and the value.
 for args in "--budget-us -5" "--workers 0" "--workers 1,1" "--self-test-cost slow:5" \

@@ -9,6 +9,8 @@
 # FAKE_LOADGEN_R_FACTOR: the delay it reports follows PK with E[S^2] times
 # that factor, while the moments it reports stay the above: a client whose
 # measured curve has an R that its own callbacks do not explain.
+# FAKE_LOADGEN_R_FACTOR_SEED_BELOW: that factor only for arrival seeds below
+# this one (calibrate's first sweep of a cost; its repeat's seeds are 5000 on).
 # FAKE_LOADGEN_PIDFILE: write the pid there; FAKE_LOADGEN_SLEEP: sleep first;
 # FAKE_LOADGEN_CRASH_ABOVE: crash above that rate; FAKE_LOADGEN_KILL_SIM_ABOVE:
 # kill the simulator above that rate.
@@ -42,10 +44,14 @@ if [ -n "${FAKE_LOADGEN_CRASH_ABOVE:-}" ] &&
    awk -v r="$rate" -v c="$FAKE_LOADGEN_CRASH_ABOVE" 'BEGIN { exit !(r > c) }'; then
   kill -SEGV $$
 fi
+rf=${FAKE_LOADGEN_R_FACTOR:-1}
+if [ -n "${FAKE_LOADGEN_R_FACTOR_SEED_BELOW:-}" ] && [ "$seed" -ge "$FAKE_LOADGEN_R_FACTOR_SEED_BELOW" ]; then
+  rf=1
+fi
 kind=none us=0
 if [ -n "$cost" ]; then kind=${cost%%:*}; us=${cost#*:}; fi
 awk -v rate="$rate" -v k="$k" -v us="$us" -v kind="$kind" -v seed="$seed" -v dur="$dur" \
-    -v f="${FAKE_LOADGEN_ES_FACTOR:-1}" -v rf="${FAKE_LOADGEN_R_FACTOR:-1}" 'BEGIN {
+    -v f="${FAKE_LOADGEN_ES_FACTOR:-1}" -v rf="$rf" 'BEGIN {
   E = 18; m1 = (20 + us) * f; m2 = m1 * m1 + (20 * f) ^ 2 + (kind == "exp" ? (us * f) ^ 2 : 0); c = 40
   lam = rate * E / k          # events per second per worker
   rho = lam * m1 * 1e-6

@@ -44,9 +44,12 @@ jq -e '.rhobench_certificate == 2 and .self_test and (.per_k[0] | has("safe_rho"
        and (.cost_model | has("per_event_us")) and .reference_workload.rate_unit == "requests/s"' "$cert" \
   > /dev/null || fail "no valid certificate (exit $rc)"
 # both costs' checks, the model's counted, in the JSON
-jq -e '.self_test_result | (.injected | map(.kind) | join(",")) == "fixed,exp"
+# (a cost that failed a check on its first sweep is swept again: its second
+# sweep's rows decide, the first's failed rows are marked superseded)
+jq -e '.self_test_result | (.injected | map(select(.attempt == 1) | .kind) | join(",")) == "fixed,exp"
        and ([.checks[] | select(.check | test("R \\(us\\) vs PK|goodness of fit|certified rho vs PK"))
-             | select(.counted == (.pass | not))] | length) == 6' "$cert" > /dev/null \
+             | select(.counted == (.pass | not) or .superseded)] | length) == 6 + 3 * (.measured_again | length)
+       and (.injected | length) == 2 + (.measured_again | length)' "$cert" > /dev/null \
   || fail "the model's checks are not in the JSON"
 grep -Eq "^k=1 baseline \(same rates, no injected cost\): the client's own busy time [0-9.]+ us" \
   "$tmp/stdout" || fail "no baseline measured"
@@ -63,12 +66,14 @@ verdict=PASS want_rc=0
 grep -qx "self-test: $verdict ($counted of $nchecks checks failed)" "$tmp/stdout" \
   || fail "stdout does not say 'self-test: $verdict ($counted of $nchecks checks failed)'"
 [ $rc = $want_rc ] || fail "the self-test says $verdict but calibrate exited $rc"
-rows=$(grep -cE '^(fixed|exp):200 k=1 .*(PASS|FAIL|over \(the median decides\))$' "$tmp/stdout" || true)
+rows=$(grep -cE '^(fixed|exp):200(#2)? k=1 .*(PASS|FAIL|FAIL \(measured again\)|over \(the median decides\))$' \
+  "$tmp/stdout" || true)
 [ "$rows" = "$nchecks" ] || fail "stdout has $rows check rows, the JSON $nchecks checks"
 
 # The injected cost reached the client's loop, once per event.
-jq -e '[.self_test_result.injected[] | (.mean_service_us - .baseline_us) / .mean_us
-        | select(. >= 0.5 and . <= 1.5)] | length == 2' "$cert" > /dev/null \
+jq -e '(.self_test_result.injected | length) as $n
+       | [.self_test_result.injected[] | (.mean_service_us - .baseline_us) / .mean_us
+          | select(. >= 0.5 and . <= 1.5)] | length == $n' "$cert" > /dev/null \
   || fail "E[S] - baseline is not near the injected cost: $(jq -c '[.self_test_result.injected[]
           | {kind, mean_us, mean_service_us, baseline_us}]' "$cert")"
 
