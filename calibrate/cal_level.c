@@ -108,10 +108,13 @@ static int poolable(const cal_level *v)
     return !v->outlier && !v->saturated && isfinite(v->delay_us) && v->rho > 0 && v->rho < 1;
 }
 
-double cal_level_pooled_err_us(const cal_level *l, int n, int j, double budget_us)
+/* The pool of cal_level_pooled_err_us: the summed squared relative spread
+ * (times each level's n - 1) into *cv2; returns its degrees of freedom. */
+static int pool(const cal_level *l, int n, double budget_us, double *cv2)
 {
-    double cv2 = 0, bad_rate = INFINITY, lowest = INFINITY;
+    double bad_rate = INFINITY, lowest = INFINITY;
     int dof = 0;
+    *cv2 = 0;
     for (int i = 0; i < n; i++) {
         if (l[i].confirmed && l[i].request_rate < bad_rate) bad_rate = l[i].request_rate;
         if (poolable(&l[i]) && l[i].delay_us < lowest) lowest = l[i].delay_us;
@@ -122,10 +125,25 @@ double cal_level_pooled_err_us(const cal_level *l, int n, int j, double budget_u
         if (!poolable(v) || v->request_rate >= bad_rate || v->delay_us > over) continue;
         if (v->n >= 2 && v->delay_us > 0 && isfinite(v->delay_sd_us)) {
             double rel = v->delay_sd_us / v->delay_us;
-            cv2 += (v->n - 1) * rel * rel;
+            *cv2 += (v->n - 1) * rel * rel;
             dof += v->n - 1;
         }
     }
+    return dof;
+}
+
+double cal_level_pooled_err_us(const cal_level *l, int n, int j, double budget_us)
+{
+    double cv2;
+    int dof = pool(l, n, budget_us, &cv2);
     if (dof < 1 || j < 0 || j >= n || !(l[j].n >= 1)) return NAN;
     return cal_t95(dof) * sqrt(cv2 / dof) * l[j].delay_us / sqrt((double)l[j].n);
+}
+
+double cal_level_confirm_err_us(const cal_level *l, int n, int j, double budget_us)
+{
+    double cv2;
+    if (pool(l, n, budget_us, &cv2) < CAL_CONFIRM_MIN_DOF) return 0;
+    double e = cal_level_pooled_err_us(l, n, j, budget_us);
+    return isfinite(e) ? e : 0;
 }

@@ -57,6 +57,19 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
  * no level is over it (the self-test). NAN when no level has two batches. */
 double cal_level_pooled_err_us(const cal_level *l, int n, int j, double budget_us);
 
+/* The error bar with which a repeat confirms level j bad (over budget, and
+ * then a cap on the certificate): cal_level_pooled_err_us when its pool has
+ * at least CAL_CONFIRM_MIN_DOF degrees of freedom, else 0 (the repeat's mean
+ * alone). A pool of one level of three batches has 2, and t(2) = 4.30:
+ * measured, at the start of a quick k=1 sweep a one-batch probe at 20 req/s
+ * (rho 0.03) was called saturated by one late wake-up, its repeat at the
+ * same rate measured 23, 81 and 49 us (mean 51 against a 100 us budget), its
+ * bar from that pool alone was 72 us, and the repeat "confirmed" the level
+ * over budget: the certificate was 0.025 where its neighbours were 0.66-0.77.
+ * By the end of that run the same level's bar was 17 us. Pure. */
+#define CAL_CONFIRM_MIN_DOF 4
+double cal_level_confirm_err_us(const cal_level *l, int n, int j, double budget_us);
+
 /* The two-sided 95% t quantile with dof degrees of freedom (dof >= 1). */
 double cal_t95(int dof);
 

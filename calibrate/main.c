@@ -464,9 +464,11 @@ static int run_level(cal_run *r, int k, int lv, double rate, int nb, cal_level *
 }
 
 /* The levels of k measured so far (steps from first on) that count, one
- * step each standing for its level (its means), for the sweep's rules. */
+ * step each standing for its level (its means), for the sweep's rules; err
+ * (may be NULL): each one's error bar, cerr (may be NULL): the bar a repeat
+ * confirms it with (cal_level_confirm_err_us). */
 static int level_view(const cal_run *r, int k, int first, cal_step *view, int max, int *confirmed,
-                      double *err)
+                      double *err, double *cerr)
 {
     static cal_level lv[CAL_MAX_LEVELS];
     int n = cal_levels_build(r->steps + first, r->n_steps - first, k, lv, CAL_MAX_LEVELS), m = 0;
@@ -489,6 +491,7 @@ static int level_view(const cal_run *r, int k, int first, cal_step *view, int ma
             double e = cal_level_pooled_err_us(lv, n, i, r->o.budget_us);
             err[m - 1] = isfinite(e) ? e : 0;
         }
+        if (cerr) cerr[m - 1] = cal_level_confirm_err_us(lv, n, i, r->o.budget_us);
     }
     return m;
 }
@@ -528,7 +531,7 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
     int first = r->n_steps, made = 0, fills = 0;
     int64_t spent_ns = 0;
     static cal_step view[CAL_MAX_LEVELS];
-    static double err[CAL_MAX_LEVELS];
+    static double err[CAL_MAX_LEVELS], cerr[CAL_MAX_LEVELS];
     for (;;) {
         if (cal_proc_interrupted() || r->dead || r->n_steps + 16 >= MAX_STEPS) break;
         /* a level costs its batches plus their start-up and drain: as measured */
@@ -537,7 +540,7 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
                                 : cal_opts_batches(&r->o) * (cal_opts_step_ns(&r->o) + 500000000LL);
         int64_t t0 = rb_now_ns();
         int confirmed = 0;
-        int nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
+        int nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err, NULL);
         /* (the self-test's budget is 5 x its injected cost: the sweep repeats and
          * bisects at its crossing as a calibration does, and the rule is judged) */
         double budget = r->o.budget_us;
@@ -576,7 +579,7 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
          * bisected below, and the certificate would fall to the level under
          * it: measured, one quiet run certified 0.50 with levels at 0.76 and
          * 0.83 in that state and none between). */
-        nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
+        nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err, NULL);
         double c_est = lowest_delay(view, nv);
         int bad = !cal_rule_within(lv.delay_us, err_of(view, err, nv, no), c_est, lv.saturated,
                                    r->o.budget_us);
@@ -586,8 +589,10 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
             cal_level again;
             int no2 = made++;
             if (run_level(r, k, no2, rate, cal_opts_batches(&r->o), &again) != 0) break;
-            nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
-            int bad2 = !cal_rule_within(again.delay_us, err_of(view, err, nv, no2), c_est,
+            nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err, cerr);
+            /* confirmed bad by a bar from a pool of enough batches, else by
+             * its mean (cal_level_confirm_err_us) */
+            int bad2 = !cal_rule_within(again.delay_us, err_of(view, cerr, nv, no2), c_est,
                                         again.saturated, r->o.budget_us);
             if (bad2)
                 mark_level(r, k, no2, 0, 1);

@@ -656,6 +656,12 @@ m level-pooled-keeps-outliers calibrate/cal_level.c '    return !v->outlier && !
   '    return !v->saturated && isfinite(v->delay_us)'
 m level-pooled-keeps-over-budget calibrate/cal_level.c '|| v->delay_us > over) continue;' '|| v->delay_us > over + INFINITY) continue;'
 m level-pooled-over-edge calibrate/cal_level.c '|| v->delay_us > over) continue;' '|| v->delay_us >= over) continue;'
+# a repeat confirming a level bad with a bar from a pool of too few batches
+# (t(2) = 4.30), or with the threshold one degree of freedom lower
+m level-confirm-thin-pool calibrate/cal_level.c '    if (pool(l, n, budget_us, &cv2) < CAL_CONFIRM_MIN_DOF) return 0;' \
+  '    if (pool(l, n, budget_us, &cv2) < 0) return 0;'
+m level-confirm-dof-edge calibrate/cal_level.c '    if (pool(l, n, budget_us, &cv2) < CAL_CONFIRM_MIN_DOF) return 0;' \
+  '    if (pool(l, n, budget_us, &cv2) < CAL_CONFIRM_MIN_DOF - 1) return 0;'
 m level-pooled-lowest-of-all calibrate/cal_level.c 'if (poolable(&l[i]) && l[i].delay_us < lowest)' 'if (l[i].delay_us < lowest)'
 
 # loadgen/lg_cert.c: the plan's predicted rho against the certificate

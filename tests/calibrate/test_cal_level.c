@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "cal_level.h"
+#include "cal_rule.h"
 
 static cal_step batch(int k, int lv, double rho, double d, int saturated)
 {
@@ -128,11 +129,43 @@ static void test_pooled_err(void **state)
     assert_true(isnan(cal_level_pooled_err_us(l, 4, 9, INFINITY)));
 }
 
+/* The bar a repeat confirms a level with: the pooled one once the pool has
+ * CAL_CONFIRM_MIN_DOF degrees of freedom, else none (the mean alone). */
+static void test_confirm_err(void **state)
+{
+    (void)state;
+    /* the case measured: a one-batch probe called saturated, and its repeat
+     * at the same rate, 23, 81 and 49 us: a pool of 2 dof, a bar of about
+     * 72 us, over a 100 us budget with the mean of 51; by the mean, within */
+    double d[3] = {22.8, 80.6, 48.7}, mean = (d[0] + d[1] + d[2]) / 3, ss = 0;
+    for (int i = 0; i < 3; i++)
+        ss += (d[i] - mean) * (d[i] - mean);
+    cal_level l[3] = {0};
+    l[0] = (cal_level){.n = 1, .rho = 0.03, .request_rate = 20, .delay_us = 59.4, .saturated = 1};
+    l[1] = (cal_level){
+        .n = 3, .rho = 0.024, .request_rate = 20, .delay_us = mean, .delay_sd_us = sqrt(ss / 2)};
+    double pooled = cal_level_pooled_err_us(l, 2, 1, 100);
+    assert_true(pooled > 60 && pooled < 80); /* t(2) = 4.30: wide */
+    assert_false(cal_rule_within(mean, pooled, NAN, 0, 100));
+    assert_true(cal_level_confirm_err_us(l, 2, 1, 100) == 0);
+    assert_true(cal_rule_within(mean, cal_level_confirm_err_us(l, 2, 1, 100), NAN, 0, 100));
+    /* one more level of three batches: 4 dof, the pooled bar again */
+    l[2] = (cal_level){.n = 3, .rho = 0.1, .request_rate = 80, .delay_us = 40, .delay_sd_us = 4};
+    double e = cal_level_confirm_err_us(l, 3, 1, 100);
+    assert_true(e > 0);
+    assert_true(fabs(e - cal_level_pooled_err_us(l, 3, 1, 100)) < 1e-9);
+    /* a level of two batches instead: 3 dof, still the mean alone */
+    l[2].n = 2;
+    assert_true(cal_level_confirm_err_us(l, 3, 1, 100) == 0);
+    assert_true(cal_level_pooled_err_us(l, 3, 1, 100) > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_levels),
         cmocka_unit_test(test_pooled_err),
+        cmocka_unit_test(test_confirm_err),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
