@@ -540,6 +540,11 @@ me selftest-superseded-counted calibrate/main.c '            f = 0;' '          
   "e2e_calibrate_fake"
 me selftest-repeat-ignored calibrate/main.c '        fails += f;' '        fails += c < r->n_planned ? f : 0;' \
   "calibrate" "e2e_calibrate_fake"
+# The repeats judged against the first baseline, or no baseline measured again.
+me selftest-repeat-old-baseline calibrate/main.c '    return &r->bl[r->repeat_of[c] >= 0 && r->n_bl > 1];' \
+  '    return &r->bl[0];' "calibrate" "e2e_calibrate_fake"
+me selftest-no-rebaseline calibrate/main.c '    if (r->n_costs == r->n_planned || cal_proc_interrupted() || r->dead) return;' \
+  '    return;' "calibrate" "e2e_calibrate_fake"
 # calibrate/cal_step.c: the host's readings in ns divided by the clock tick
 # again, which made every busy host's whole share "other processes".
 m host-other-ticks calibrate/cal_step.c '    double o = (busy_ns * 1e-9 - own_s) / (total_ns * 1e-9);' \

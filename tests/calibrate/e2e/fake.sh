@@ -146,6 +146,30 @@ jq -e '.self_test_result | .pass and .failed == 0 and (.first_attempt_pass | not
        and (.injected | map(.attempt)) == [1, 2]' "$tmp/r2/selftest-certificate.json" > /dev/null ||
   fail "a second sweep right: the JSON does not say so: $(jq -c .self_test_result "$tmp/r2/selftest-certificate.json")"
 
+# ... and passes when its first baseline alone was off: the client 40 us
+# busier per event in the first baseline only (E[S] - baseline 160 us
+# against 200: 20% off), as a bad minute on a shared host would make it. The
+# cost fails on its first sweep, is measured again, and its second sweep is
+# judged against a baseline measured again after it, not the skewed one.
+FAKE_LOADGEN_BASE_EXTRA_US=40 FAKE_LOADGEN_BASE_SEED_BELOW=20000 "$cal" --quick --quiet --self-test \
+  --self-test-cost exp:200 --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/b2" > "$tmp/b2.out" ||
+  fail "a first baseline off: exit $?, want 0: $(cat "$tmp/b2.out")"
+grep -Eqx "self-test: PASS \(0 of [0-9]+ checks failed\)" "$tmp/b2.out" || fail "a first baseline off: not a PASS"
+grep -Eq "^exp:200 k=1 E\[S\] - baseline E\[S\] \(us\) vs injected +160(\.[0-9]+)? .* FAIL \(measured again\)$" "$tmp/b2.out" ||
+  fail "a first baseline off: the first sweep's E[S] row is not 160 us, failed and measured again"
+grep -Eq "^k=1 baseline measured again, for the repeats \(same rates, no injected cost\): the client's own busy time 20(\.[0-9])? us" \
+  "$tmp/b2.out" || fail "a first baseline off: the second baseline (20 us per event) is not shown"
+jq -e '.self_test_result | .pass and .baselines == 2 and .measured_again == ["exp:200"]
+       and (.injected | map([.attempt, .baseline]) == [[1, 1], [2, 2]])
+       and (.injected[0].baseline_us - 60 | fabs) < 1 and (.injected[1].baseline_us - 20 | fabs) < 1' \
+  "$tmp/b2/selftest-certificate.json" > /dev/null ||
+  fail "a first baseline off: the JSON does not say which baseline judged which sweep: $(jq -c '.self_test_result | {baselines, injected}' "$tmp/b2/selftest-certificate.json")"
+ls "$tmp/b2/steps"/k1_rb01.json > /dev/null 2>&1 || fail "a first baseline off: no step file of the second baseline (k1_rb01.json)"
+# A run without a repeat measures one baseline (case 2's).
+jq -e '.self_test_result.baselines == 1 and all(.self_test_result.injected[]; .baseline == 1)' \
+  "$tmp/b/selftest-certificate.json" > /dev/null || fail "a run without a repeat: not one baseline"
+! grep -q "baseline measured again" "$tmp/b.out" || fail "a run without a repeat measured its baseline again"
+
 # 3. Bad flags: exit 2, naming the flag and the value.
 for args in "--budget-us -5" "--workers 0" "--workers 1,1" "--self-test-cost slow:5" \
             "--step-duration 1ns" "--bogus 1"; do

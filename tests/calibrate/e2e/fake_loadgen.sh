@@ -11,6 +11,10 @@
 # measured curve has an R that its own callbacks do not explain.
 # FAKE_LOADGEN_R_FACTOR_SEED_BELOW: that factor only for arrival seeds below
 # this one (calibrate's first sweep of a cost; its repeat's seeds are 5000 on).
+# FAKE_LOADGEN_BASE_EXTRA_US: a run without --client-cost (the self-test's
+# baseline) reports its client that many us busier per event, for arrival
+# seeds below FAKE_LOADGEN_BASE_SEED_BELOW (the first baseline; the one
+# measured again for the repeats has seeds from 20000 on).
 # FAKE_LOADGEN_PIDFILE: write the pid there; FAKE_LOADGEN_SLEEP: sleep first;
 # FAKE_LOADGEN_CRASH_ABOVE: crash above that rate; FAKE_LOADGEN_KILL_SIM_ABOVE:
 # kill the simulator above that rate.
@@ -48,11 +52,12 @@ rf=${FAKE_LOADGEN_R_FACTOR:-1}
 if [ -n "${FAKE_LOADGEN_R_FACTOR_SEED_BELOW:-}" ] && [ "$seed" -ge "$FAKE_LOADGEN_R_FACTOR_SEED_BELOW" ]; then
   rf=1
 fi
-kind=none us=0
-if [ -n "$cost" ]; then kind=${cost%%:*}; us=${cost#*:}; fi
+kind=none us=0 extra=0
+if [ -n "$cost" ]; then kind=${cost%%:*}; us=${cost#*:}
+elif [ "$seed" -lt "${FAKE_LOADGEN_BASE_SEED_BELOW:-0}" ]; then extra=${FAKE_LOADGEN_BASE_EXTRA_US:-0}; fi
 awk -v rate="$rate" -v k="$k" -v us="$us" -v kind="$kind" -v seed="$seed" -v dur="$dur" \
-    -v f="${FAKE_LOADGEN_ES_FACTOR:-1}" -v rf="$rf" 'BEGIN {
-  E = 18; m1 = (20 + us) * f; m2 = m1 * m1 + (20 * f) ^ 2 + (kind == "exp" ? (us * f) ^ 2 : 0); c = 40
+    -v f="${FAKE_LOADGEN_ES_FACTOR:-1}" -v rf="$rf" -v extra="$extra" 'BEGIN {
+  E = 18; m1 = (20 + us + extra) * f; m2 = m1 * m1 + (20 * f) ^ 2 + (kind == "exp" ? (us * f) ^ 2 : 0); c = 40
   lam = rate * E / k          # events per second per worker
   rho = lam * m1 * 1e-6
   achieved = rate; lag = 0.05
