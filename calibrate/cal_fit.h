@@ -169,6 +169,7 @@ typedef struct cal_check {
     int pass;
     int counted;    /* a failed row that counts against the self-test */
     int superseded; /* a failed row of a sweep measured again: shown, not counted */
+    int attempt;    /* the self-test's sweep of its cost: 1, or 2 for a repeat (0: unset) */
 } cal_check;
 
 /* Checks that each k's E[S] minus baseline_us[j] (for pk[j]), the client's

@@ -900,6 +900,7 @@ static int cost_checks(const cal_run *r, int c, cal_check *checks, int max, int 
                  r->repeat_of[c] >= 0 ? "#2" : "", checks[i].name);
         name[sizeof checks[i].name - 1] = '\0';
         memcpy(checks[i].name, name, sizeof checks[i].name);
+        checks[i].attempt = r->repeat_of[c] >= 0 ? 2 : 1;
     }
     return fails;
 }
@@ -960,7 +961,7 @@ static char *with_checks(const cal_run *r, char *text)
         cJSON_AddBoolToObject(o, "pass", checks[i].pass);
         cJSON_AddBoolToObject(o, "counted", checks[i].counted);
         cJSON_AddBoolToObject(o, "superseded", checks[i].superseded);
-        cJSON_AddNumberToObject(o, "attempt", strstr(checks[i].name, "#2 ") ? 2 : 1);
+        cJSON_AddNumberToObject(o, "attempt", checks[i].attempt);
     }
     if (st) {
         cJSON_AddBoolToObject(st, "pass", fails == 0);
@@ -1182,32 +1183,37 @@ static void plan_costs(cal_run *r)
         r->repeat_of[c] = -1;
 }
 
+/* Cost c's sweep over every k, into steps [cost_first[c], cost_end[c]). Each
+ * planned cost gets its share of the time from its own start, so one that
+ * ran over does not cut the next one short; a repeat gets a planned cost's
+ * share. Each k its share of that (cal_opts_budget_share); what one leaves
+ * over goes to the next, and one that ran over does not take the next one's
+ * own share (cal_opts_deadline_ns). */
+static void sweep_cost(cal_run *r, int c)
+{
+    int64_t tc = rb_now_ns();
+    r->cur_cost = c;
+    r->cost_first[c] = r->n_steps;
+    for (int i = 0; i < r->o.n_workers && !cal_proc_interrupted(); i++)
+        sweep_k(r, r->o.workers[i], cal_opts_deadline_ns(&r->o, i, tc, rb_now_ns(), r->n_planned));
+    r->cost_end[c] = r->n_steps;
+    r->cur_cost = 0;
+}
+
 /* The measurements: each cost's sweep over every k, then the baselines or the cost probe. */
 static void run_sweeps(cal_run *r)
 {
-    /* Each k gets its share of the time budget (cal_opts_budget_share); what
-     * one leaves over goes to the next, and one that ran over does not take
-     * the next one's own share (cal_opts_deadline_ns). */
     for (int b = 0; b < 2; b++)
         for (int i = 0; i < CAL_MAX_K; i++)
             r->bl[b].us[i] = r->bl[b].us_ci[i][0] = r->bl[b].us_ci[i][1] = r->bl[b].m1[i] =
                 r->bl[b].m2[i] = NAN;
     plan_costs(r);
     for (int c = 0; c < r->n_costs; c++) {
-        /* each cost its share of the time from its own start: one that ran
-         * over (a repeat) does not cut the next one short */
-        int64_t tc = rb_now_ns();
-        r->cur_cost = c;
-        r->cost_first[c] = r->n_steps;
         if (r->o.self_test)
             progress(r, "calibrate: self-test: injected cost %s:%g us per event\n", r->cost_kind[c],
                      r->cost_us[c]);
-        for (int i = 0; i < r->o.n_workers && !cal_proc_interrupted(); i++)
-            sweep_k(r, r->o.workers[i],
-                    cal_opts_deadline_ns(&r->o, i, tc, rb_now_ns(), r->n_costs));
-        r->cost_end[c] = r->n_steps;
+        sweep_cost(r, c);
     }
-    r->cur_cost = 0;
     for (int i = 0; r->o.self_test && i < r->o.n_workers && !cal_proc_interrupted() && !r->dead;
          i++)
         baseline_k(r, i, 0);
@@ -1241,14 +1247,7 @@ static void measure_failed_again(cal_run *r)
         r->repeat_of[d] = c;
         progress(r, "calibrate: self-test: %s:%g failed %d check%s; measured again\n",
                  r->cost_kind[c], r->cost_us[c], fails, fails == 1 ? "" : "s");
-        int64_t tc = rb_now_ns();
-        r->cur_cost = d; /* (its batches' arrival seeds: from d x 5000 on, run_level) */
-        r->cost_first[d] = r->n_steps;
-        for (int i = 0; i < r->o.n_workers && !cal_proc_interrupted(); i++)
-            sweep_k(r, r->o.workers[i],
-                    cal_opts_deadline_ns(&r->o, i, tc, rb_now_ns(), r->n_planned));
-        r->cost_end[d] = r->n_steps;
-        r->cur_cost = 0;
+        sweep_cost(r, d); /* (its batches' arrival seeds: from d x 5000 on, run_level) */
         for (int i = 0; i < r->o.n_workers; i++)
             cal_fit_per_k(r->steps + r->cost_first[d], r->cost_end[d] - r->cost_first[d],
                           r->o.workers[i], r->o.budget_us, &r->pkc[d][i]);
