@@ -8,9 +8,15 @@
 # incrementally, the script applies the substitution, builds the unit tests of
 # that file, runs them, and records the mutant as killed (a test failed) or
 # survived (every test passed).
-#   scripts/mutate.sh [--list | --anchors] [MUTANT...]
+#   scripts/mutate.sh [--list | --anchors | --prepare] [MUTANT...]
 # --list prints the mutants and exits; --anchors only checks that every
-# mutant's text still matches its source exactly once. Prints a table and, last, the line
+# mutant's text still matches its source exactly once. --prepare (with
+# RHOBENCH_MUTATE_WORK=DIR) copies the tree and builds both lanes for those
+# mutants in DIR, then stops; a run with the same DIR, on the same tree (its
+# commit and `git status`), finds them built and only runs the mutants (CI
+# prepares while README command 2 runs, its CPUs mostly idle). On another
+# tree the folder is emptied and built afresh. Without RHOBENCH_MUTATE_WORK
+# the work folder is a new temporary one. Prints a table and, last, the line
 # "mutants: N killed, M survived". Exit 0 when every mutant was killed, 1 when
 # one survived, 2 on bad usage, a source text that no longer matches exactly
 # once, a mutant that does not compile, or unit tests that fail unmutated.
@@ -874,12 +880,13 @@ me sd-export-copies-arrays loadgen/lg_export_vllm.c ' || vllm_metric_key(k) || l
   ' || vllm_metric_key(k);' "loadgen simserver" "lg_e2e_token_times"
 
 # ---- the run ------------------------------------------------------------
-list=0 anchors_only=0
+list=0 anchors_only=0 prepare=0
 want=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --list) list=1; shift ;;
     --anchors) anchors_only=1; shift ;;
+    --prepare) prepare=1; shift ;;
     -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "mutate.sh: unknown option '$1'" >&2; exit 2 ;;
     *) want+=("$1"); shift ;;
@@ -930,9 +937,27 @@ done
 [ "$drift" -eq 0 ] || { echo "mutate.sh: the sources have drifted from the mutants; update them" >&2; exit 2; }
 [ "$anchors_only" -eq 0 ] || { echo "mutate.sh: every anchor matches exactly once (${#sel[@]} mutants)"; exit 0; }
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/rhobench-mutate.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-# copy_tree DIR: the working tree's files (no .git, no build) into DIR.
+# The tree's identity: a prepared folder serves only the tree it was built from.
+tree_id() { { git -C "$here" rev-parse HEAD; git -C "$here" status --porcelain; } 2>/dev/null | cksum; }
+if [ -n "${RHOBENCH_MUTATE_WORK:-}" ]; then
+  work=$RHOBENCH_MUTATE_WORK
+  mkdir -p "$work" || { echo "mutate.sh: RHOBENCH_MUTATE_WORK: cannot make '$work'" >&2; exit 2; }
+  work=$(cd "$work" && pwd)
+  if [ -e "$work/tree.id" ] && [ "$(cat "$work/tree.id")" = "$(tree_id)" ] && [ "$prepare" -eq 0 ]; then
+    echo "mutate.sh: the builds prepared in $work are this tree's" >&2
+  else
+    [ ! -e "$work/tree.id" ] || echo "mutate.sh: $work was prepared for another tree: built afresh" >&2
+    find "$work" -mindepth 1 -delete
+  fi
+  [ "$prepare" -eq 1 ] || trap 'rm -rf "$work"' EXIT
+else
+  [ "$prepare" -eq 0 ] || { echo "mutate.sh: --prepare needs RHOBENCH_MUTATE_WORK=DIR" >&2; exit 2; }
+  work=$(mktemp -d "${TMPDIR:-/tmp}/rhobench-mutate.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+fi
+# copy_tree DIR: the working tree's files (no .git, no build) into DIR, each
+# with its own time (over a prepared copy of the same tree, make finds
+# nothing to rebuild).
 copy_tree() {
   mkdir -p "$1"
   tar -C "$here" --exclude=./.git --exclude='./build' --exclude='./build-*' --exclude=./out \
@@ -965,7 +990,7 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$work/build.log" 2>
 # RHOBENCH_MUTATE_BASELINE=0 leaves it out: .ci/run sets it, because README
 # command 2 ran every one of these tests on the same tree minutes before,
 # and a failure there already stopped CI.
-if [ "${RHOBENCH_MUTATE_BASELINE:-1}" != 0 ]; then
+if [ "$prepare" -eq 0 ] && [ "${RHOBENCH_MUTATE_BASELINE:-1}" != 0 ]; then
   ctest --test-dir "$build" -R "$(regex "${checks[@]}")" -j "$jobs" --timeout 300 >"$work/baseline.log" 2>&1 ||
     { cat "$work/baseline.log" >&2; echo "mutate.sh: the unit tests fail without any mutant" >&2; exit 2; }
 fi
@@ -1096,6 +1121,18 @@ if [ "$lanes" -eq 2 ]; then
     done
   done
   echo "mutate.sh: a second lane: building ${lane_targets[*]} in $build2" >&2
+  if [ "$prepare" -eq 1 ]; then
+    { cmake -S "$src2" -B "$build2" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/configure2.log" 2>&1 &&
+      cmake --build "$build2" -j "$jobs" --target "${lane_targets[@]}" >"$work/build2.log" 2>&1; } ||
+      { tail -n 30 "$work/build2.log" >&2; echo "mutate.sh: the second lane's build failed" >&2; exit 2; }
+  fi
+fi
+if [ "$prepare" -eq 1 ]; then
+  tree_id >"$work/tree.id"
+  echo "mutate.sh: prepared ${#sel[@]} mutants' builds in $work ($(( $(date +%s) - start )) s)" >&2
+  exit 0
+fi
+if [ "$lanes" -eq 2 ]; then
   # The lane builds while the first one already runs its mutants.
   ( { cmake -S "$src2" -B "$build2" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$work/configure2.log" 2>&1 &&
       cmake --build "$build2" -j 1 --target "${lane_targets[@]}" >"$work/build2.log" 2>&1; } ||
