@@ -78,10 +78,15 @@ void lg_bias_stage_figures(const lg_stage_stats *const *blocks, int k, const lg_
     b->run_delay_ms = (double)s->run_delay_ns / 1e6;
     b->nivcsw = (double)s->nivcsw;
     b->steal_share = s->host_cpu_ns > 0 ? (double)s->host_steal_ns / (double)s->host_cpu_ns : NAN;
-    b->lag_p99_us = NAN;
+    b->lag_p99_us = b->lag_p99_lo_us = NAN;
     b->achieved_ratio = NAN;
     if (!closed && s->dispatched) {
         b->lag_p99_us = (double)mdl_hist_percentile(lg_stats_hist_c(s, LG_H_LAG), 99.0) / 1e3;
+        /* The p99's lower bound at 95%, one-sided: the low end of the
+         * two-sided 90% interval (the verdict judges it, mdl_verdict.h). */
+        uint64_t lo;
+        if (mdl_hist_percentile_ci(lg_stats_hist_c(s, LG_H_LAG), 99.0, 0.90, &lo, NULL) == 0)
+            b->lag_p99_lo_us = (double)lo / 1e3;
         if (s->dispatched > 1) {
             /* Stretch of the dispatch span over the intended span: noise-free,
              * unlike dispatched / (rate x window). */
@@ -152,6 +157,7 @@ void lg_bias_judge(lg_bias_stage *b, const lg_bias_budget *budget)
     vi.run_delay_share = b->run_delay_share;
     vi.steal_share = b->steal_share;
     vi.lag_p99_us = b->lag_p99_us;
+    vi.lag_p99_lo_us = b->lag_p99_lo_us;
     vi.achieved_ratio = b->achieved_ratio;
     if (b->arrival.tested) {
         vi.arrival_p_value = b->arrival.p_value;

@@ -67,7 +67,7 @@ typedef struct lg_bias_stage {
     double nivcsw;          /* summed over workers */
     double steal_share;     /* host-wide steal over CPU time */
     /* the schedule */
-    double lag_p99_us, achieved_ratio;
+    double lag_p99_us, lag_p99_lo_us, achieved_ratio; /* lo: the p99's lower 95% bound */
     lg_arrival_test arrival;
     mdl_verdict verdict;
 } lg_bias_stage;

@@ -260,6 +260,7 @@ static void bias_figures_json(cJSON *b, const lg_bias_stage *x)
     rb_json_put_num_inf(h, "involuntary_switches", x->nivcsw);
     rb_json_put_num_inf(h, "steal_share", x->steal_share);
     rb_json_put_num_inf(b, "schedule_lag_p99_us", x->lag_p99_us);
+    rb_json_put_num_inf(b, "schedule_lag_p99_lower_us", x->lag_p99_lo_us);
     rb_json_put_num_inf(b, "achieved_ratio", x->achieved_ratio);
     arrival_json(b, &x->arrival);
     verdict_json(b, &x->verdict);

@@ -33,6 +33,7 @@ mdl_verdict_input mdl_verdict_input_none(void)
         .run_delay_share = NAN,
         .steal_share = NAN,
         .lag_p99_us = NAN,
+        .lag_p99_lo_us = NAN,
         .achieved_ratio = NAN,
         .arrival_p_value = NAN,
         .arrival_d = NAN,
@@ -125,6 +126,26 @@ static void say_delay(mdl_verdict *out, mdl_verdict_level level, const mdl_verdi
     append_cause(out, in, cause);
 }
 
+/* The schedule lag the rules judge: the p99's lower confidence bound when
+ * given, else the p99. */
+static double lag_judged(const mdl_verdict_input *in)
+{
+    return isnan(in->lag_p99_lo_us) ? in->lag_p99_us : in->lag_p99_lo_us;
+}
+
+/* "schedule lag p99 1561 us > 1000 us", with the bound when it was judged. */
+static void say_lag(mdl_verdict *out, mdl_verdict_level level, const mdl_verdict_input *in,
+                    double line_us)
+{
+    if (isnan(in->lag_p99_lo_us))
+        say(out, level, "schedule", "schedule lag p99 %.0f us > %.0f us", in->lag_p99_us, line_us);
+    else
+        say(out, level, "schedule",
+            "schedule lag p99 %.0f us > %.0f us (its lower 95%% bound %.0f us)", in->lag_p99_us,
+            line_us, in->lag_p99_lo_us);
+    append_cause(out, in, delay_cause(in, in->lag_p99_us, 1));
+}
+
 void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out)
 {
     double bm = isfinite(in->budget_mean_us) && in->budget_mean_us > 0
@@ -145,10 +166,9 @@ void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out)
             100.0 * in->achieved_ratio, 100.0 * MDL_VERDICT_BIASED_ACHIEVED_RATIO);
         return;
     }
-    if (in->lag_p99_us > MDL_VERDICT_BIASED_LAG_US) {
-        say(out, MDL_VERDICT_BIASED, "schedule", "schedule lag p99 %.0f us > %.0f us",
-            in->lag_p99_us, MDL_VERDICT_BIASED_LAG_US);
-        append_cause(out, in, delay_cause(in, in->lag_p99_us, 1));
+    double lag = lag_judged(in);
+    if (lag > MDL_VERDICT_BIASED_LAG_US) {
+        say_lag(out, MDL_VERDICT_BIASED, in, MDL_VERDICT_BIASED_LAG_US);
         return;
     }
     if (in->max_rho >= MDL_VERDICT_BIASED_RHO) {
@@ -187,10 +207,8 @@ void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out)
             "predicted client W_q %.0f us > budget %.0f us", in->predicted_wq_us, bm);
         return;
     }
-    if (in->lag_p99_us > MDL_VERDICT_AT_RISK_LAG_US) {
-        say(out, MDL_VERDICT_AT_RISK, "schedule", "schedule lag p99 %.0f us > %.0f us",
-            in->lag_p99_us, MDL_VERDICT_AT_RISK_LAG_US);
-        append_cause(out, in, delay_cause(in, in->lag_p99_us, 1));
+    if (lag > MDL_VERDICT_AT_RISK_LAG_US) {
+        say_lag(out, MDL_VERDICT_AT_RISK, in, MDL_VERDICT_AT_RISK_LAG_US);
         return;
     }
     if (in->arrival_p_value < MDL_VERDICT_AT_RISK_ARRIVAL_P &&
@@ -228,12 +246,17 @@ void mdl_verdict_judge(const mdl_verdict_input *in, mdl_verdict *out)
             append(out, "its delay per token (p99 %.0f us) being over their budget of %.0f us",
                    in->delay_p99_us, bp);
         append_cause(out, in, cause);
-        return;
-    }
-    if (isfinite(in->delay_mean_us))
+    } else if (isfinite(in->delay_mean_us)) {
         append(out,
                "; client delay per token mean %.0f us, p99 %.0f us within budgets %.0f/%.0f us",
                in->delay_mean_us, in->delay_p99_us, bm, bp);
-    else
+    } else {
         append(out, " within budget");
+    }
+    /* A p99 over the line that the sample cannot tell from 1% by chance. */
+    if (in->lag_p99_us > MDL_VERDICT_AT_RISK_LAG_US)
+        append(out,
+               "; schedule lag p99 %.0f us, but its lower 95%% bound %.0f us is within %.0f us: "
+               "too few late dispatches to call it over",
+               in->lag_p99_us, in->lag_p99_lo_us, MDL_VERDICT_AT_RISK_LAG_US);
 }

@@ -21,7 +21,8 @@
  * that was not measured (NAN) never fires a rule. Thresholds are strict (>)
  * except rho >= 0.90 and ratio < 0.95.
  *   BIASED   achieved/requested rate < 0.95                   cause "rate"
- *            schedule lag p99 > 10 ms                         cause "schedule"
+ *            schedule lag p99 > 10 ms, judged on its lower
+ *            95% confidence bound (below)                     cause "schedule"
  *            max worker rho >= 0.90                           cause "client queue"
  *            receive queue max >= 64 KiB while the client delay p99 is over
  *            its budget (the default initial receive window: the server may
@@ -31,7 +32,8 @@
  *   AT-RISK  max worker rho > the certificate's safe_rho, or, without a
  *            certificate, > 0.5                               cause "client queue"
  *            not wire-timed: predicted W_q > mean budget      cause "client queue"
- *            schedule lag p99 > 1 ms                          cause "schedule"
+ *            schedule lag p99 > 1 ms, judged on its lower
+ *            95% confidence bound (below)                     cause "schedule"
  *            arrival test p < 0.001 with KS D > 0.05          cause "schedule"
  *            not wire-timed: delay mean > mean budget, or p99 > p99 budget
  *                                                             cause from evidence
@@ -46,7 +48,15 @@
  *                   the steal share when measured (wake-ups of an idle vCPU
  *                   show in neither, and are the host's too).
  * A schedule-lag rule keeps the cause "schedule" and its reason names, by
- * the same evidence, whether the loop's queue or the host delayed dispatch. */
+ * the same evidence, whether the loop's queue or the host delayed dispatch.
+ * The schedule lag's p99 is judged by the sample, not by its point estimate:
+ * a stage of 279 dispatches has its 3rd-latest lag for p99, so a host whose
+ * wake-ups are late by over 1 ms for 0.5% of dispatches would be called
+ * AT-RISK in about one stage in six. The rules compare lag_p99_lo_us, the
+ * p99's lower 95% bound (one-sided; the order statistic that the binomial
+ * law puts below the p99 with 95% confidence), and fire only when the late
+ * dispatches are too many to be 1% by chance; without it (NAN) the p99
+ * itself. A p99 over a line whose bound is not is named in the OK reason. */
 #ifndef MDL_VERDICT_H
 #define MDL_VERDICT_H
 
@@ -81,6 +91,7 @@ typedef struct mdl_verdict_input {
     double run_delay_share; /* worst worker: runnable-but-waiting time over its window */
     double steal_share;     /* the host's steal time over its CPU time */
     double lag_p99_us;      /* schedule lag p99 (NAN: closed loop) */
+    double lag_p99_lo_us;   /* its lower 95% confidence bound (NAN: the p99 is judged) */
     double achieved_ratio;  /* achieved / requested rate (NAN: closed loop, infinite rate) */
     double arrival_p_value; /* the arrival test's p-value */
     double arrival_d;       /* its KS statistic D (NAN: p alone decides) */

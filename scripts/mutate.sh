@@ -131,8 +131,12 @@ m fit-m1-interval-4x-wide models/mdl_fit.c \
 # models/mdl_verdict.c
 m verdict-rho-boundary models/mdl_verdict.c 'if (in->max_rho >= MDL_VERDICT_BIASED_RHO) {' \
   'if (in->max_rho > MDL_VERDICT_BIASED_RHO) {'
-m verdict-lag-boundary models/mdl_verdict.c 'if (in->lag_p99_us > MDL_VERDICT_AT_RISK_LAG_US) {' \
-  'if (in->lag_p99_us >= MDL_VERDICT_AT_RISK_LAG_US) {'
+m verdict-lag-boundary models/mdl_verdict.c 'if (lag > MDL_VERDICT_AT_RISK_LAG_US) {' \
+  'if (lag >= MDL_VERDICT_AT_RISK_LAG_US) {'
+m verdict-lag-point-estimate models/mdl_verdict.c \
+  'return isnan(in->lag_p99_lo_us) ? in->lag_p99_us : in->lag_p99_lo_us;' 'return in->lag_p99_us;'
+m verdict-lag-note-dropped models/mdl_verdict.c \
+  $'if (in->lag_p99_us > MDL_VERDICT_AT_RISK_LAG_US)\n        append(out,' $'if (0)\n        append(out,'
 m verdict-uncertified-rho-boundary models/mdl_verdict.c '} else if (in->max_rho > MDL_VERDICT_UNCERTIFIED_RHO) {' \
   '} else if (in->max_rho >= MDL_VERDICT_UNCERTIFIED_RHO) {'
 m verdict-wire-share-boundary models/mdl_verdict.c \
@@ -209,6 +213,8 @@ m bias-achieved-ratio-inverted loadgen/lg_bias.c 'b->achieved_ratio = fmin(1.0, 
 m bias-lag-p50-not-p99 loadgen/lg_bias.c \
   'b->lag_p99_us = (double)mdl_hist_percentile(lg_stats_hist_c(s, LG_H_LAG), 99.0) / 1e3;' \
   'b->lag_p99_us = (double)mdl_hist_percentile(lg_stats_hist_c(s, LG_H_LAG), 50.0) / 1e3;'
+m bias-lag-bound-two-sided-95 loadgen/lg_bias.c '99.0, 0.90, &lo, NULL) == 0)' '99.0, 0.95, &lo, NULL) == 0)'
+m bias-lag-bound-not-judged loadgen/lg_bias.c '    vi.lag_p99_lo_us = b->lag_p99_lo_us;' ''
 m bias-transport-kept loadgen/lg_bias.c 'vi.delay_p99_us = fmax(0.0, b->overhead_us.p99 - tr);' \
   'vi.delay_p99_us = fmax(0.0, b->overhead_us.p99);'
 m bias-below-share-inverted loadgen/lg_bias.c \
@@ -309,8 +315,8 @@ m knee-last-saturated-stage loadgen/lg_knee.c $'        snprintf(k->criterion, s
 # models/mdl_verdict.c (more boundaries and guards)
 m verdict-achieved-boundary models/mdl_verdict.c 'if (in->achieved_ratio < MDL_VERDICT_BIASED_ACHIEVED_RATIO) {' \
   'if (in->achieved_ratio <= MDL_VERDICT_BIASED_ACHIEVED_RATIO) {'
-m verdict-biased-lag-boundary models/mdl_verdict.c 'if (in->lag_p99_us > MDL_VERDICT_BIASED_LAG_US) {' \
-  'if (in->lag_p99_us >= MDL_VERDICT_BIASED_LAG_US) {'
+m verdict-biased-lag-boundary models/mdl_verdict.c 'if (lag > MDL_VERDICT_BIASED_LAG_US) {' \
+  'if (lag >= MDL_VERDICT_BIASED_LAG_US) {'
 m verdict-safe-rho-boundary models/mdl_verdict.c 'if (in->max_rho > in->safe_rho) {' 'if (in->max_rho >= in->safe_rho) {'
 m verdict-arrival-d-ignored models/mdl_verdict.c $'if (in->arrival_p_value < MDL_VERDICT_AT_RISK_ARRIVAL_P &&\n        !(in->arrival_d <= MDL_VERDICT_AT_RISK_ARRIVAL_D)) {' \
   'if (in->arrival_p_value < MDL_VERDICT_AT_RISK_ARRIVAL_P) {'

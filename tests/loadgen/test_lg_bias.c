@@ -1,7 +1,8 @@
 /* Unit tests of lg_bias: a stage's figures from the workers' blocks (the
  * worst worker's rho and W_q, shares of kernel-timed and exact tokens, the
  * host's run-queue and steal shares, achieved ratio), the arrival test
- * against intended gaps above the resolution, and which delay is judged. */
+ * against intended gaps above the resolution, which delay is judged, and
+ * the schedule lag judged by its p99's lower confidence bound. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -148,6 +149,52 @@ static void test_judge_picks_the_delay(void **state)
     free(m);
 }
 
+/* A stage of n dispatches, 100 us late but for `late` that the host woke
+ * 2 ms late, judged. */
+static void judge_late(int n, int late, lg_bias_stage *b)
+{
+    lg_bias_budget bud = {.safe_rho = NAN, .mean_us = 100, .p99_us = 2000, .transport_us = NAN};
+    const lg_stage_stats *none[1] = {NULL};
+    lg_stage_stats *m = block();
+    m->dispatched = (uint64_t)n;
+    mdl_hist_record_n(lg_stats_hist(m, LG_H_LAG), 100000, (uint64_t)(n - late));
+    mdl_hist_record_n(lg_stats_hist(m, LG_H_LAG), 2000000, (uint64_t)late);
+    lg_bias_stage_figures(none, 1, m, 0, b);
+    lg_bias_judge(b, &bud);
+    free(m);
+}
+
+/* A 5 s stage at 66.7 requests/s: 279 dispatches. The p99 (the 3rd-latest)
+ * is over the 1 ms line with 3 late ones; the sample tells it from 1% by
+ * chance only with 7 (the binomial law: 6 or more of 279 at 1% happen in
+ * 6.3% of stages, 7 or more in 2.3%). The lag rule judges the bound, and
+ * names a p99 over the line that it lets pass. */
+static void test_lag_judged_by_its_bound(void **state)
+{
+    (void)state;
+    lg_bias_stage b;
+    for (int late = 3; late <= 7; late++) {
+        judge_late(279, late, &b);
+        assert_true(b.lag_p99_us > 1900.0); /* the point estimate is over the line */
+        if (late < 7) {
+            assert_true(b.lag_p99_lo_us < 110.0);
+            assert_int_equal(b.verdict.level, MDL_VERDICT_OK);
+            assert_non_null(strstr(b.verdict.reason, "but its lower 95% bound 100 us is within"));
+        } else {
+            assert_true(b.lag_p99_lo_us > 1900.0);
+            assert_int_equal(b.verdict.level, MDL_VERDICT_AT_RISK);
+            assert_string_equal(b.verdict.cause, "schedule");
+            assert_non_null(strstr(b.verdict.reason, "> 1000 us (its lower 95% bound 2000 us)"));
+        }
+    }
+    /* With ten times the dispatches the line sits closer to 1%: 37 of 2790
+     * over it (1.33%) happen by chance in 5.6% of stages, 38 in 3.9%. */
+    judge_late(2790, 37, &b);
+    assert_int_equal(b.verdict.level, MDL_VERDICT_OK);
+    judge_late(2790, 38, &b);
+    assert_int_equal(b.verdict.level, MDL_VERDICT_AT_RISK);
+}
+
 /* Dispatch samples with intended gaps alternating 0.5 ms and 2 ms: half
  * are below the 1 ms resolution. */
 static size_t samples(lg_dispatch_sample *s, size_t n, int64_t jitter_ns, int bunch)
@@ -215,6 +262,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stage_figures),
         cmocka_unit_test(test_judge_picks_the_delay),
+        cmocka_unit_test(test_lag_judged_by_its_bound),
         cmocka_unit_test(test_arrival),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

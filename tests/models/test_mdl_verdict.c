@@ -103,6 +103,36 @@ static void test_rate_and_schedule(void **state)
     in.lag_p99_us = 1000; /* exactly at the AT-RISK line: OK */
     assert_verdict(in, MDL_VERDICT_OK, "none", "wire-timed");
 
+    /* With the p99's lower confidence bound the rules judge the bound, at
+     * the same lines, and the reason gives both. */
+    in = calm();
+    in.lag_p99_us = 50000;
+    in.lag_p99_lo_us = 10001;
+    assert_verdict(in, MDL_VERDICT_BIASED, "schedule",
+                   "schedule lag p99 50000 us > 10000 us (its lower 95% bound 10001 us)");
+    in.lag_p99_lo_us = 10000;
+    assert_verdict(in, MDL_VERDICT_AT_RISK, "schedule",
+                   "schedule lag p99 50000 us > 1000 us (its lower 95% bound 10000 us)");
+    in.lag_p99_us = 1500;
+    in.lag_p99_lo_us = 1001;
+    assert_verdict(in, MDL_VERDICT_AT_RISK, "schedule", "(its lower 95% bound 1001 us): the host");
+    in.lag_p99_lo_us = 1000; /* the bound at the line: OK, and the p99 named */
+    assert_verdict(in, MDL_VERDICT_OK, "none",
+                   "; schedule lag p99 1500 us, but its lower 95% bound 1000 us is within 1000 us: "
+                   "too few late dispatches to call it over");
+    in.lag_p99_us = 900; /* a p99 within the line needs no word */
+    in.lag_p99_lo_us = 400;
+    mdl_verdict v = judge(in);
+    assert_int_equal(v.level, MDL_VERDICT_OK);
+    assert_null(strstr(v.reason, "schedule lag"));
+    in.lag_p99_us = 1500; /* the note follows the delay's sentence, user-timed too */
+    in.lag_p99_lo_us = 700;
+    in.wire_share = 0.0;
+    in.pickup_mean_us = NAN;
+    v = judge(in);
+    assert_int_equal(v.level, MDL_VERDICT_OK);
+    assert_non_null(strstr(v.reason, "within budgets 100/2000 us; schedule lag p99 1500 us"));
+
     /* The arrival test needs both a small p and an effect. */
     in = calm();
     in.arrival_p_value = 0.0009;
