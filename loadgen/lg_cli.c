@@ -214,6 +214,25 @@ static int parse_cost(void *base, const char *val, char *why, size_t n)
     return 0;
 }
 
+/* "250us", "1ms" (a unit is a must: this is a tick, not a run length),
+ * or 0 / "off". At most 10 ms: past that the dispatch lag it adds is the
+ * lag the verdict calls AT-RISK. */
+static int parse_batch_tick(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    size_t len = strlen(val);
+    if (strcmp(val, "0") == 0 || strcmp(val, "off") == 0) {
+        o->batch_tick_ns = 0;
+        return 0;
+    }
+    int64_t ns = 0;
+    if (len == 0 || !(val[len - 1] >= 'a' && val[len - 1] <= 'z') ||
+        rb_parse_duration_ns(val, &ns) || ns < 10000 || ns > 10000000)
+        return WHY("must be a duration in [10us, 10ms] with its unit (e.g. 250us, 1ms), or off");
+    o->batch_tick_ns = ns;
+    return 0;
+}
+
 /* "mean:100us,p99:2ms": either part alone keeps the other's value. Each
  * value needs its unit (a latency, not a run length). */
 static int parse_budget(void *base, const char *val, char *why, size_t n)
@@ -439,6 +458,10 @@ static const rb_opt OPTS[] = {
     FLAG("allow-remote", allow_remote, 1, "allow a base URL that is not a loopback address"),
     STRING("base-url", "URL", base_url, "http://127.0.0.1:8000", "the server; loopback only",
            .key = "server.base_url"),
+    CUSTOM("batch-tick", "D", parse_batch_tick,
+           "wake on a tick of D (e.g. 250us) and then send everything due and read everything "
+           "ready, instead of on each socket and each send (fewer wake-ups; the dispatch lag "
+           "grows by up to D; reads wait up to D, so it needs the wire or kernel clock)"),
     CUSTOM("bias-budget", "mean:D,p99:D", parse_budget,
            "the client's own delay per token the verdict accepts (default mean:100us,p99:2ms)"),
     {.name = "burstiness",
@@ -1238,9 +1261,20 @@ static int finish_dataset(lg_opts *o, char *err, size_t errlen)
     return 0;
 }
 
+/* --batch-tick reads each response up to a tick late: the user clock
+ * would put that wait into every latency figure. */
+static int finish_batch_tick(lg_opts *o, char *err, size_t errlen)
+{
+    if (!o->batch_tick_ns || o->receive_clock != LG_RXC_USER) return 0;
+    const char *flag = "--receive-clock", *val = "user";
+    return BAD("cannot be combined with --batch-tick, which reads each response up to a tick "
+               "late: the user clock would time that wait (use wire or kernel)");
+}
+
 int lg_cli_finish(lg_opts *o, char *err, size_t errlen)
 {
     int rc;
+    if ((rc = finish_batch_tick(o, err, errlen))) return rc;
     if ((rc = finish_urls(o, err, errlen)) || (rc = finish_tls(o, err, errlen)) ||
         (rc = lg_extra_body_render(o, err, errlen)) || (rc = finish_outputs(o, err, errlen)))
         return rc;

@@ -136,6 +136,11 @@ typedef struct lg_opts {
     lg_cost_kind client_cost;
     double client_cost_us;
     lg_rxc_mode receive_clock;
+    /* --batch-tick: the worker sleeps to the next multiple of this many ns
+     * from the send window's start, then sends everything due and reads
+     * everything ready, instead of waking on each socket and each intended
+     * time (0: off) */
+    int64_t batch_tick_ns;
     int receive_clock_given;          /* --receive-clock was given (wire is then a must) */
     char receive_clock_fallback[256]; /* why wire became kernel ("": it did not) */
     char capture_iface[64];           /* the wire clock's interface (lg_capture_resolve) */

@@ -114,6 +114,8 @@ int lg_judge_run(const lg_judge_in *in, double max_rho, double worst_wq_us, lg_b
         if (sl->clock_spread_ns > rep->clock_spread_ns) rep->clock_spread_ns = sl->clock_spread_ns;
         if (sl->clock_width_ns > rep->clock_width_ns) rep->clock_width_ns = sl->clock_width_ns;
         rep->clock_steps += sl->clock_steps;
+        rep->ticks += sl->ticks;
+        rep->ticks_overrun += sl->ticks_overrun;
         rep->rx_enable_failed += sl->rx_enable_failed;
         rep->sess_waited += sl->sess_waited;
         rep->sess_capped += sl->sess_capped;

@@ -317,6 +317,16 @@ static cJSON *bias_json(const lg_report *r)
     rb_json_put_num_inf(c, "offset_reading_width_us", (double)r->clock_width_ns / 1e3);
     rb_json_put_num_inf(c, "steps", (double)r->clock_steps);
     rb_json_put_num_inf(c, "sockets_without_stamps", (double)r->rx_enable_failed);
+    if (r->o->batch_tick_ns > 0) {
+        /* overrun: a tick's work ran past the next tick, which then came
+         * late (a share near 1: the tick is too short for the load) */
+        cJSON *t = cJSON_AddObjectToObject(b, "batch_tick");
+        rb_json_put_num_inf(t, "tick_us", (double)r->o->batch_tick_ns / 1e3);
+        rb_json_put_num_inf(t, "ticks", (double)r->ticks);
+        rb_json_put_num_inf(t, "ticks_overrun", (double)r->ticks_overrun);
+    } else {
+        cJSON_AddNullToObject(b, "batch_tick");
+    }
     return b;
 }
 
@@ -486,6 +496,10 @@ static void load_json(cJSON *j, const lg_report *r)
     rb_json_put_num_inf(j, "seed", (double)o->seed);
     rb_json_put_num_inf(j, "nice", o->nice);
     rb_json_put_num_inf(j, "realtime_priority", o->rt_priority);
+    if (o->batch_tick_ns > 0)
+        rb_json_put_num_inf(j, "batch_tick_us", (double)o->batch_tick_ns / 1e3);
+    else
+        cJSON_AddNullToObject(j, "batch_tick_us");
     cJSON_AddBoolToObject(j, "interrupted", r->interrupted);
 }
 

@@ -69,6 +69,7 @@ typedef struct lg_report {
     const lg_bias_stage *run_bias;           /* the whole run (NULL: not judged) */
     int64_t clock_spread_ns, clock_width_ns; /* the receive clock's map, worst worker */
     uint64_t clock_steps, rx_enable_failed;
+    uint64_t ticks, ticks_overrun;    /* --batch-tick, over the workers */
     int64_t sess_waited, sess_capped; /* multi-turn (lg_session.h), over the workers */
     rb_host host;
     char certificate_note[512];

@@ -47,6 +47,8 @@ typedef struct lg_slot {
     int64_t clock_spread_ns;   /* realtime-monotonic offset: largest spread between steps */
     int64_t clock_width_ns;    /* narrowest paired reading */
     uint64_t clock_steps;      /* realtime steps seen */
+    /* --batch-tick: the loop's ticks, and those whose work ran past the next */
+    uint64_t ticks, ticks_overrun;
     /* multi-turn sessions (lg_session.h): rounds that waited for their
      * user's previous one, contexts that stopped growing at the cap */
     int64_t sess_waited, sess_capped;

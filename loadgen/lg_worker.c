@@ -191,6 +191,11 @@ struct lg_worker {
     } * conn_rx;
     size_t n_conn_rx;
     int rx_fd; /* the descriptor of the last read (-1: none) */
+    /* --batch-tick: the time slept between ticks (the loop's own idle time
+     * is then ~0: it polls without waiting), and the ticks whose work ran
+     * past the next tick (the next one then started at once) */
+    int64_t tick_idle_ns;
+    uint64_t ticks, ticks_overrun;
     /* multi-turn sessions (lg_session.h; NULL: none); from_queue while a
      * waiting round is dispatched */
     lg_sessions *sess;
@@ -255,11 +260,18 @@ static lg_stage_stats *stats_of(lg_worker *w, int stage)
 /* Closes the accounting of the stage being timed and opens `next`, from one
  * reading of the clock, the loop and the host (lg_meter_stage). Called at
  * stage changes: a few times a run. */
+/* The loop's idle time: waiting in epoll, and under --batch-tick the sleeps
+ * between ticks. */
+static int64_t loop_idle_ns(lg_worker *w)
+{
+    return (int64_t)uv_metrics_idle_time(&w->loop) + w->tick_idle_ns;
+}
+
 static void account_stage(lg_worker *w, int next)
 {
     rb_host_reading h;
     rb_host_sample(&h);
-    int64_t now = rb_now_ns(), idle = (int64_t)uv_metrics_idle_time(&w->loop);
+    int64_t now = rb_now_ns(), idle = loop_idle_ns(w);
     int s = w->meter.stage;
     lg_meter_stage(&w->meter, now, idle, &h, next, s >= 0 ? stats_of(w, s) : NULL);
 }
@@ -269,12 +281,14 @@ static void end_window(lg_worker *w)
     if (!w->meter.in_window) return;
     rb_host_reading h;
     rb_host_sample(&h);
-    int64_t now = rb_now_ns(), idle = (int64_t)uv_metrics_idle_time(&w->loop);
+    int64_t now = rb_now_ns(), idle = loop_idle_ns(w);
     int s = w->meter.stage;
     lg_meter_end_window(&w->meter, now, idle, &h, s >= 0 ? stats_of(w, s) : NULL, w->slot);
     w->slot->clock_spread_ns = w->clock.spread_ns;
     w->slot->clock_width_ns = w->clock.width_ns;
     w->slot->clock_steps = w->clock.steps;
+    w->slot->ticks = w->ticks;
+    w->slot->ticks_overrun = w->ticks_overrun;
 }
 
 /* ---- SSE handling ----------------------------------------------------- */
@@ -1716,6 +1730,36 @@ static int worker_open_records(lg_worker *w)
     return 0;
 }
 
+/* --batch-tick: the loop never waits in epoll. It sleeps to the next tick
+ * (multiples of `tick` from the window's start, so ticks do not drift),
+ * then runs once without waiting: every socket ready, every timer due (the
+ * dispatch timer among them: the arrivals due go out) and the closes. One
+ * wake-up per tick however many sockets and sends fall in it. A tick whose
+ * work runs past the next one is followed at once (counted). The sleeps
+ * are the loop's idle time. */
+static void run_ticked(lg_worker *w, int64_t tick)
+{
+    int64_t next = w->slot->window_start_ns;
+    while (!w->finishing) {
+        w->ticks++;
+        if (!uv_run(&w->loop, UV_RUN_NOWAIT)) break; /* no handle left */
+        if (w->finishing) break;
+        int64_t now = rb_now_ns();
+        next += tick;
+        if (next <= now) {
+            /* at once; the next sleep to the boundary after the tick under way */
+            w->ticks_overrun++;
+            next = now - (now - w->slot->window_start_ns) % tick;
+            continue;
+        }
+        struct timespec ts = {.tv_sec = next / 1000000000LL, .tv_nsec = next % 1000000000LL};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+            if (__atomic_load_n(&w->sh->stop, __ATOMIC_RELAXED)) break;
+        }
+        w->tick_idle_ns += rb_now_ns() - now;
+    }
+}
+
 /* The run: from the run's start (t0) to the loop's end, then the window's
  * accounting and the records' flush. */
 static void worker_run_window(lg_worker *w)
@@ -1732,11 +1776,15 @@ static void worker_run_window(lg_worker *w)
     rb_host_reading h;
     rb_host_sample(&h);
     w->slot->window_start_ns = rb_now_ns();
-    lg_meter_open(&w->meter, w->slot->window_start_ns, (int64_t)uv_metrics_idle_time(&w->loop), &h,
-                  0);
+    lg_meter_open(&w->meter, w->slot->window_start_ns, loop_idle_ns(w), &h, 0);
     dispatch_due(w);
     maybe_finish(w);
-    if (!w->finishing) uv_run(&w->loop, UV_RUN_DEFAULT);
+    if (w->finishing)
+        ;
+    else if (w->o->batch_tick_ns > 0)
+        run_ticked(w, w->o->batch_tick_ns);
+    else
+        uv_run(&w->loop, UV_RUN_DEFAULT);
     end_window(w);
     flush_detailed(w);
 }

@@ -18,6 +18,9 @@
 #                                 scraping the target's /metrics each second,
 #                                 carries; the workers' own busy time per
 #                                 request is given for both)
+#        [--tick D]              (also loadgen with --batch-tick D, alternated in
+#                                 the closed loop, and a second rate search
+#                                 with it into DIR/cpu-rate-tick/)
 #        [--prompt-pool N]       (--prompt-pool-size N for the closed-loop and RSS runs:
 #                                 by default a duration-bound closed loop, and
 #                                 an open loop of more than 16,384 requests,
@@ -50,6 +53,7 @@ lg_args=""
 rate_workers=1
 pool=""
 scrape_cmp=0
+tick=""
 cmdline="scripts/bench_cpu.sh"
 [ $# -eq 0 ] || cmdline+=$(printf ' %q' "$@")
 while [ $# -gt 0 ]; do
@@ -68,12 +72,14 @@ while [ $# -gt 0 ]; do
     --rate-workers) rate_workers=$2; shift 2 ;;
     --prompt-pool) pool=$2; shift 2 ;;
     --scrape-compare) scrape_cmp=1; shift ;;
+    --tick) tick=$2; shift 2 ;;
     *) echo "bench_cpu.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 for v in "$duration" "$reps" "$conns" "$rss_duration" "$rss_rate"; do
   [[ "$v" =~ ^[0-9]+$ ]] || { echo "bench_cpu.sh: '$v' is not a whole number" >&2; exit 2; }
 done
+[ -z "$tick" ] || [[ "$tick" =~ ^[0-9]+(us|ms)$ ]] || { echo "bench_cpu.sh: --tick: '$tick' is not a duration such as 250us or 1ms" >&2; exit 2; }
 [ -z "$pool" ] || [[ "$pool" =~ ^[0-9]+$ && "$pool" -ge 1 ]] || { echo "bench_cpu.sh: --prompt-pool: '$pool' is not a whole number >= 1" >&2; exit 2; }
 for v in $rate_workers; do
   [[ "$v" =~ ^[0-9]+$ ]] && [ "$v" -ge 1 ] && [ "$v" -le 64 ] || { echo "bench_cpu.sh: --rate-workers: '$v' is not a worker count (1..64)" >&2; exit 2; }
@@ -163,13 +169,16 @@ med() { printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { if (NR) print a
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 rows=() wrk_us=() lg_us=() ratios=() wrk_rate=() lg_rate=() cmp_us=()
 off_us=() off_w=() on_w=() off_ratios=()
+tick_us=() tick_w=() tick_ratios=()
 for i in $(seq 1 "$reps"); do
   # Alternate which client goes first, so a drift in the host's load does
   # not always fall on the same one.
   off=""
   [ "$scrape_cmp" = 1 ] && off=off
-  order="wrk lg${cmp_loadgen:+ cmp}${off:+ off}"
-  [ $((i % 2)) -eq 0 ] && order="${off:+off }${cmp_loadgen:+cmp }lg wrk"
+  tk=""
+  [ -n "$tick" ] && tk=tick
+  order="wrk lg${cmp_loadgen:+ cmp}${off:+ off}${tk:+ tick}"
+  [ $((i % 2)) -eq 0 ] && order="${tk:+tick }${off:+off }${cmp_loadgen:+cmp }lg wrk"
   for c in $order; do
     if [ "$c" = wrk ]; then
       read -r n u s bad < <(run_wrk)
@@ -181,6 +190,11 @@ for i in $(seq 1 "$reps"); do
       x=$(per_req "$n" "$u" "$s"); o_x=$x
       off_us+=("$x"); off_w+=("$wb")
       rows+=("| $i | loadgen -k1 -C$conns --server-metrics off | $n | $((n / duration)) | $u | $s | $x | $bad |")
+    elif [ "$c" = tick ]; then
+      read -r n u s bad wb < <(run_lg "$loadgen" --batch-tick "$tick")
+      x=$(per_req "$n" "$u" "$s"); t_x=$x
+      tick_us+=("$x"); tick_w+=("$wb")
+      rows+=("| $i | loadgen -k1 -C$conns --batch-tick $tick | $n | $((n / duration)) | $u | $s | $x | $bad |")
     elif [ "$c" = cmp ]; then
       read -r n u s bad wb < <(run_lg "$cmp_loadgen")
       x=$(per_req "$n" "$u" "$s")
@@ -195,6 +209,7 @@ for i in $(seq 1 "$reps"); do
     echo "  rep $i $c: $n requests, $x us CPU each" >&2
   done
   ratios+=("$(awk -v a="$l_x" -v b="$w_x" 'BEGIN { printf "%.2f", a / b }')")
+  [ -z "$tick" ] || tick_ratios+=("$(awk -v a="$t_x" -v b="$l_x" 'BEGIN { printf "%.3f", a / b }')")
   [ "$scrape_cmp" = 0 ] || off_ratios+=("$(awk -v a="$l_x" -v b="$o_x" 'BEGIN { printf "%.3f", a / b }')")
 done
 w_med=$(med "${wrk_us[@]}")
@@ -218,6 +233,22 @@ if [ "$rate_search" = 1 ]; then
       rate_lines+=("k=$k: $best req/s ($(awk -v a="$best" -v b="$wr_med" 'BEGIN { printf "%.0f", 100 * a / b }')% of wrk's median closed-loop rate above; the goal, for k=1: >= 40%); record: cpu-rate/summary.md")
     else
       rate_lines+=("k=$k: the search gave no result (see its stderr: $(tail -n 1 "$work/rate.err" 2>/dev/null))")
+    fi
+  done
+fi
+
+# The same search with --batch-tick: one worker that wakes on the tick only.
+tick_lines=()
+if [ "$rate_search" = 1 ] && [ -n "$tick" ]; then
+  RB_BUILD_DIR="$build" "$here/scripts/bench_loadgen.sh" --build-dir "$build" --out "$out/cpu-rate-tick" \
+    --workers "$rate_workers" --servers sim --loadgen-args "$lg_args --batch-tick $tick" \
+    >"$work/rate-tick.txt" 2>"$work/rate-tick.err" || true
+  for k in $rate_workers; do
+    best=$(awk -F'|' -v k="$k" '$2 ~ /sim/ && $3 + 0 == k { sub(/^ +/, "", $4); sub(/ +$/, "", $4); print $4 }' "$out/cpu-rate-tick/summary.md" 2>/dev/null | head -n 1)
+    if [[ "$best" =~ ^[0-9]+$ ]] && [ "$best" != 0 ]; then
+      tick_lines+=("k=$k with --batch-tick $tick: $best req/s ($(awk -v a="$best" -v b="$wr_med" 'BEGIN { printf "%.0f", 100 * a / b }')% of wrk's median closed-loop rate); record: cpu-rate-tick/summary.md")
+    else
+      tick_lines+=("k=$k with --batch-tick $tick: no rate sustained (${best:-no result}; see cpu-rate-tick/)")
     fi
   done
 fi
@@ -283,6 +314,10 @@ pool_note=""
     o_med=$(med "${off_us[@]}")
     echo "The scraper (the default run above scrapes the target's /metrics each second, in the coordinator): with \`--server-metrics off\`, $o_med us per request against $l_med us with it (ratio on/off of the medians $(awk -v a="$l_med" -v b="$o_med" 'BEGIN { printf "%.3f", a / b }'); per repetition, measured side by side: ${off_ratios[*]}). The worker loop's own busy time per request (callbacks x mean service time, from the report): median $(med "${on_w[@]}") us scraping, $(med "${off_w[@]}") us not (per repetition: ${on_w[*]} against ${off_w[*]})."
   fi
+  if [ -n "$tick" ]; then
+    t_med=$(med "${tick_us[@]}")
+    echo "With \`--batch-tick $tick\`: $t_med us per request against $l_med us without (ratio of the medians $(awk -v a="$t_med" -v b="$l_med" 'BEGIN { printf "%.3f", a / b }'); per repetition, side by side: ${tick_ratios[*]}); the worker loop's own busy time per request: median $(med "${tick_w[@]}") us ticked, $(med "${on_w[@]}") us not."
+  fi
   if [ -n "$cmp_loadgen" ]; then
     c_med=$(med "${cmp_us[@]}")
     echo "The --compare build ($compare, $(git -C "$compare/.." rev-parse --short HEAD 2>/dev/null || echo "its commit unknown")): $c_med us per request, ratio $(awk -v a="$c_med" -v b="$w_med" 'BEGIN { printf "%.2f", a / b }') to wrk."
@@ -290,6 +325,7 @@ pool_note=""
   echo
   echo "- highest sustained open-loop rate (bench_loadgen.sh's search, --loadgen-args: ${lg_args:-none}):"
   printf '  - %s\n' "${rate_lines[@]}"
+  [ ${#tick_lines[@]} -eq 0 ] || printf '  - %s\n' "${tick_lines[@]}"
   echo "- RSS, open loop at $rss_rate req/s for ${rss_duration}s with --save-detailed${pool:+ --prompt-pool-size $pool}: $rss_line"
   if [ ${#rss_rows[@]} -gt 0 ]; then
     echo

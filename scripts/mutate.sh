@@ -487,6 +487,21 @@ m worker-other-share loadgen/lg_worker.c \
 m worker-stage-zero loadgen/lg_worker.c '    lg_stage_stats *st = stats_of(w, a->stage);' \
   '    lg_stage_stats *st = stats_of(w, 0);'
 m worker-receive-before-send loadgen/lg_worker.c '    if (t < r->dispatch_ns) t = r->dispatch_ns;' '    ;'
+# --batch-tick: the tick ignored (the loop waits in epoll as without it), its
+# sleeps not counted as the loop's idle time, the sleep dropped (a busy
+# poll); the flag without its unit, or with the user clock, accepted.
+m worker-tick-ignored loadgen/lg_worker.c '    else if (w->o->batch_tick_ns > 0)' '    else if (0)'
+m worker-tick-sleep-not-idle loadgen/lg_worker.c '        w->tick_idle_ns += rb_now_ns() - now;' \
+  '        (void)now;'
+m worker-tick-no-sleep loadgen/lg_worker.c \
+  '        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {' \
+  '        while (0 && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {'
+me cli-tick-without-unit loadgen/lg_cli.c "    if (len == 0 || !(val[len - 1] >= 'a' && val[len - 1] <= 'z') ||" \
+  '    if (len == 0 ||' "test_lg_cli" "test_lg_cli"
+me cli-tick-with-user-clock loadgen/lg_cli.c '    if (!o->batch_tick_ns || o->receive_clock != LG_RXC_USER) return 0;' \
+  '    return 0;' "test_lg_cli" "test_lg_cli"
+me report-tick-dropped loadgen/lg_report.c '    if (r->o->batch_tick_ns > 0) {' '    if (0) {' \
+  "loadgen simserver" "lg_e2e_batch_tick"
 # the wire clock's bound sockets closed without a reset (left in TIME_WAIT)
 me wire-ports-time-wait loadgen/lg_worker.c '        setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);' \
   '        (void)lg;' "loadgen simserver" "lg_e2e_wire_capture"

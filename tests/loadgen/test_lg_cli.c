@@ -75,6 +75,37 @@ static void test_bad_values_name_flag_and_value(void **state)
     refuses("--vocab-size", "0", "0");
 }
 
+/* --batch-tick: a duration with its unit in [10us, 10ms], or off; never
+ * with the user clock, which would time the reads' wait for the tick. */
+static void test_batch_tick(void **state)
+{
+    (void)state;
+    lg_opts o;
+    char err[512] = "";
+    assert_int_equal(parse(&o, err, sizeof err, "--batch-tick", "250us", (char *)NULL), 0);
+    assert_int_equal(o.batch_tick_ns, 250000);
+    assert_int_equal(parse(&o, err, sizeof err, "--batch-tick", "10ms", (char *)NULL), 0);
+    assert_int_equal(o.batch_tick_ns, 10000000);
+    assert_int_equal(parse(&o, err, sizeof err, "--batch-tick", "10us", "--receive-clock", "kernel",
+                           (char *)NULL),
+                     0);
+    assert_int_equal(o.batch_tick_ns, 10000);
+    assert_int_equal(parse(&o, err, sizeof err, (char *)NULL), 0);
+    assert_int_equal(o.batch_tick_ns, 0); /* off by default */
+    assert_int_equal(
+        parse(&o, err, sizeof err, "--batch-tick", "1ms", "--batch-tick", "off", (char *)NULL), 0);
+    assert_int_equal(o.batch_tick_ns, 0);
+    refuses("--batch-tick", "0.5", "0.5"); /* no unit: not a run length's seconds */
+    refuses("--batch-tick", "9us", "9us");
+    refuses("--batch-tick", "11ms", "11ms");
+    refuses("--batch-tick", "-1ms", "-1ms");
+    int rc =
+        parse(&o, err, sizeof err, "--batch-tick", "1ms", "--receive-clock", "user", (char *)NULL);
+    assert_int_equal(rc, -EINVAL);
+    if (!strstr(err, "--receive-clock") || !strstr(err, "--batch-tick") || !strstr(err, "user"))
+        fail_msg("the refusal does not name both flags and the clock: %s", err);
+}
+
 /* --token-ids: the ids' range, and the modes that cannot carry ids. */
 static void test_token_ids(void **state)
 {
@@ -443,6 +474,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table_and_usage),
         cmocka_unit_test(test_bad_values_name_flag_and_value),
+        cmocka_unit_test(test_batch_tick),
         cmocka_unit_test(test_token_ids),
         cmocka_unit_test(test_token_times),
         cmocka_unit_test(test_unknown_flag_and_missing_value),

@@ -5,7 +5,8 @@
  * arrival of the worker's share that was not sent; and k workers take the
  * arrivals by index mod k, each once; --save-token-times lists each
  * token's time as the ITL histogram took it, up to its cap, the rest
- * counted. No bound on lateness: the host may be slow. Every wait is
+ * counted; under --batch-tick requests wait for the worker's ticks, which
+ * sleep in between. No bound on lateness: the host may be slow. Every wait is
  * bounded (the server's poll, the worker's deadline). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -54,6 +55,7 @@ typedef struct run run;
 typedef struct fixture {
     srv *s;
     run *r;
+    int64_t batch_tick_ns; /* --batch-tick for run_new (0: off) */
 } fixture;
 
 /* ---- the server --------------------------------------------------------- */
@@ -348,6 +350,9 @@ static run *run_new(fixture *f, int k, int stream, const int64_t *counts, int n_
     r->pause_ns = n_stages > 1 ? pause_s * 1000000000LL : 0;
     if (lg_cli_finish(&r->o, err, sizeof err))
         fail_msg("lg_cli_finish refused the test's flags: %s", err);
+    /* (after lg_cli_finish, which refuses it with the user clock: the
+     * worker's ticks are under test here, not the clock) */
+    r->o.batch_tick_ns = f->batch_tick_ns;
     r->have_plan = 1; /* lg_plan_free after lg_plan_build either way */
     if (lg_plan_build(&r->p, &r->o, k, 0, err, sizeof err)) fail_msg("lg_plan_build: %s", err);
     assert_false(r->p.closed);
@@ -567,6 +572,58 @@ static void dispatch_is_never_early_and_at_the_schedules_times(void **state)
         assert_int_equal(seen[i], 1);
     assert_int_equal(srv_answered(f->s), count);
     assert_int_equal(__atomic_load_n(&f->s->bad_requests, __ATOMIC_RELAXED), 0);
+}
+
+/* --batch-tick: the worker wakes only on its ticks, so a request waits for
+ * the first tick at or after its intended time: its lag is at least the
+ * distance to that tick, about uniform over [0, tick) for Poisson arrivals.
+ * The mean of 40 is then 2.5 ms +/- 0.23 ms for a 5 ms tick, and under
+ * 0.3 tick (1.5 ms) with odds of about 1e-5; a loop that woke at each
+ * intended time has a mean lag of its wake-up latency (tens of us; more on
+ * a busy host, which only the mutants would notice). Each request still goes
+ * out in order and never early (check_dispatches). Between ticks the worker
+ * sleeps: its loop idle most of the window, and never more sleeps than
+ * there are tick boundaries in it. */
+static void a_ticked_worker_sends_on_its_ticks(void **state)
+{
+    fixture *f = *state;
+    int64_t count = 40, tick = 5000000;
+    f->batch_tick_ns = tick;
+    srv_start(f);
+    run_new(f, 1, 1, &count, 1, 0);
+    run *r = f->r;
+    expect e;
+    expect_of(r, &e);
+    run_start_instant(r);
+    run_worker(r, 0);
+
+    assert_int_equal(check_dispatches(r, &e, 0), count);
+    const lg_dispatch_sample *d = lg_plan_sample(&r->p, 0);
+    double lag = 0;
+    for (int64_t i = 0; i < count; i++)
+        lag += (double)(d[i].dispatch_ns - d[i].intended_ns);
+    lag /= (double)count;
+    if (lag < 0.3 * (double)tick)
+        fail_msg("mean dispatch lag %.0f us under a %lld us tick: the requests did not wait for "
+                 "their ticks",
+                 lag / 1e3, (long long)(tick / 1000));
+    const lg_slot *sl = lg_plan_slot(&r->p, 0);
+    int64_t win = sl->window_end_ns - sl->window_start_ns;
+    assert_true(win > 0);
+    assert_true(sl->ticks >= 1);
+    assert_true(sl->ticks_overrun <= sl->ticks);
+    if (sl->ticks - sl->ticks_overrun > (uint64_t)(win / tick) + 1)
+        fail_msg("%llu sleeps in a %lld us window of %lld us ticks",
+                 (unsigned long long)(sl->ticks - sl->ticks_overrun), (long long)(win / 1000),
+                 (long long)(tick / 1000));
+    if (sl->idle_ns < win / 2)
+        fail_msg("loop idle %lld us of a %lld us window: the sleeps between ticks are not idle",
+                 (long long)(sl->idle_ns / 1000), (long long)(win / 1000));
+    const lg_stage_stats *st = stats(r, 0, 0);
+    assert_int_equal(st->completed, count);
+    assert_int_equal(st->failed, 0);
+    assert_int_equal(st->output_tokens, OUT_TOKENS * count);
+    assert_int_equal(srv_answered(f->s), count);
 }
 
 static void each_stage_counts_its_own_requests(void **state)
@@ -827,6 +884,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(dispatch_is_never_early_and_at_the_schedules_times, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(a_ticked_worker_sends_on_its_ticks, setup, teardown),
         cmocka_unit_test_setup_teardown(each_stage_counts_its_own_requests, setup, teardown),
         cmocka_unit_test_setup_teardown(a_stop_before_the_start_counts_the_whole_share, setup,
                                         teardown),
