@@ -33,6 +33,8 @@ static void worker_bias(const lg_slot *s, int w, lg_worker_bias *b)
     b->event_rate_per_s = (double)s->events / el_s;
     b->predicted_wq_us = mdl_mg1_wq(b->callback_rate_per_s, es, es2) * 1e6;
     b->preemptions = (double)s->nivcsw;
+    b->receive_clock = s->rx_clock;
+    b->capture_interface = s->capture_iface;
 }
 
 void lg_judge_workers(const lg_judge_in *in, lg_worker_bias *b, double *max_rho,
@@ -43,6 +45,13 @@ void lg_judge_workers(const lg_judge_in *in, lg_worker_bias *b, double *max_rho,
     *stamps = 0;
     for (int w = 0; w < in->k; w++) {
         worker_bias(in->slots[w], w, &b[w]);
+        uint64_t wire = 0, all = 0;
+        for (int s = 0; s < in->n_stages; s++) {
+            const lg_stage_stats *x = block_of(in, w, s);
+            wire += x->rx_wire_tokens;
+            all += x->rx_kernel_tokens + x->rx_user_tokens;
+        }
+        b[w].wire_share = all ? (double)wire / (double)all : NAN;
         if (in->lost[w]) {
             b[w].lost = 1;
             continue;

@@ -24,6 +24,10 @@ typedef struct lg_worker_bias {
     double events, event_rate_per_s;
     double predicted_wq_us;
     double preemptions; /* involuntary context switches in the window */
+    /* its receive clock and capture interface (the slot's; "": not known),
+     * and the share of its tokens timed from a captured segment (NAN: none) */
+    const char *receive_clock, *capture_interface;
+    double wire_share;
 } lg_worker_bias;
 
 typedef struct lg_stage_view {

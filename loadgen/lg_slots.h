@@ -49,6 +49,11 @@ typedef struct lg_slot {
     uint64_t clock_steps;      /* realtime steps seen */
     /* --batch-tick: the loop's ticks, and those whose work ran past the next */
     uint64_t ticks, ticks_overrun;
+    /* The receive clock this worker ran ("wire" only when its own capture
+     * opened; "": it never started) and its capture's interface ("": none).
+     * Under --mpi each rank resolves its own, on its own host. */
+    char rx_clock[8];
+    char capture_iface[64];
     /* multi-turn sessions (lg_session.h): rounds that waited for their
      * user's previous one, contexts that stopped growing at the cap */
     int64_t sess_waited, sess_capped;

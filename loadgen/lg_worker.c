@@ -1616,6 +1616,13 @@ static void worker_open_clocks(lg_worker *w)
         lg_rx_set_hook(on_rx_read, w);
     }
     if (w->rx_wire) lg_tx_set_hook(on_tx_write, w);
+    int wire = w->rx_wire && w->wc.on;
+    snprintf(w->slot->rx_clock, sizeof w->slot->rx_clock, "%s",
+             wire           ? "wire"
+             : w->rx_kernel ? "kernel"
+                            : "user");
+    snprintf(w->slot->capture_iface, sizeof w->slot->capture_iface, "%s",
+             wire ? p->o->capture_iface : "");
 }
 
 /* The clocks off again: no hook is left pointing at this worker. */

@@ -502,6 +502,13 @@ me cli-tick-with-user-clock loadgen/lg_cli.c '    if (!o->batch_tick_ns || o->re
   '    return 0;' "test_lg_cli" "test_lg_cli"
 me report-tick-dropped loadgen/lg_report.c '    if (r->o->batch_tick_ns > 0) {' '    if (0) {' \
   "loadgen simserver" "lg_e2e_batch_tick"
+# each worker's own clock: its wire share over one stage only, or over the
+# kernel's tokens alone (the user-timed ones left out of the whole)
+m judge-worker-wire-one-stage loadgen/lg_judge.c '        for (int s = 0; s < in->n_stages; s++) {
+            const lg_stage_stats *x = block_of(in, w, s);' '        for (int s = 0; s < 1; s++) {
+            const lg_stage_stats *x = block_of(in, w, s);'
+m judge-worker-wire-user-left-out loadgen/lg_judge.c '            all += x->rx_kernel_tokens + x->rx_user_tokens;' \
+  '            all += x->rx_kernel_tokens;'
 # the wire clock's bound sockets closed without a reset (left in TIME_WAIT)
 me wire-ports-time-wait loadgen/lg_worker.c '        setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);' \
   '        (void)lg;' "loadgen simserver" "lg_e2e_wire_capture"

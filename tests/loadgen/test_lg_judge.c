@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,36 @@ static void a_lost_worker_is_figured_but_left_out(void **state)
     lg_judge_workers(&f->in, b, &max_rho, &wq, &stamps);
     assert_true(fabs(max_rho - 0.9) < 1e-9);
     assert_int_equal(stamps, 1);
+}
+
+/* Each worker's own receive clock (under --mpi, its rank's, resolved on its
+ * host): the slot's clock and interface, and the share of its tokens timed
+ * from a capture over all its stages; a worker that timed no token has none. */
+static void each_worker_names_its_own_clock(void **state)
+{
+    fixture *f = *state;
+    snprintf(f->slot[0].rx_clock, sizeof f->slot[0].rx_clock, "wire");
+    snprintf(f->slot[0].capture_iface, sizeof f->slot[0].capture_iface, "vr0");
+    snprintf(f->slot[1].rx_clock, sizeof f->slot[1].rx_clock, "kernel");
+    /* worker 0: 30 + 10 tokens, 27 + 9 wire-timed: 0.9; worker 1: none wire */
+    f->block[0 * S + 0]->rx_kernel_tokens = 30;
+    f->block[0 * S + 0]->rx_wire_tokens = 27;
+    f->block[0 * S + 1]->rx_kernel_tokens = 8;
+    f->block[0 * S + 1]->rx_user_tokens = 2;
+    f->block[0 * S + 1]->rx_wire_tokens = 9;
+    f->block[1 * S + 1]->rx_kernel_tokens = 5;
+    lg_worker_bias b[K] = {0};
+    double max_rho, wq;
+    int stamps;
+    lg_judge_workers(&f->in, b, &max_rho, &wq, &stamps);
+    assert_string_equal(b[0].receive_clock, "wire");
+    assert_string_equal(b[0].capture_interface, "vr0");
+    assert_true(fabs(b[0].wire_share - 0.9) < 1e-12);
+    assert_string_equal(b[1].receive_clock, "kernel");
+    assert_string_equal(b[1].capture_interface, "");
+    assert_true(b[1].wire_share == 0.0);
+    assert_string_equal(b[2].receive_clock, "");
+    assert_true(isnan(b[2].wire_share));
 }
 
 static void the_worst_stage_decides(void **state)
@@ -212,6 +243,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_lost_worker_is_figured_but_left_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(each_worker_names_its_own_clock, setup, teardown),
         cmocka_unit_test_setup_teardown(the_worst_stage_decides, setup, teardown),
         cmocka_unit_test_setup_teardown(among_equals_the_busiest_stage_is_named, setup, teardown),
         cmocka_unit_test_setup_teardown(the_clock_health_is_the_worst_kept_workers, setup,

@@ -4,7 +4,11 @@
 # its own veth pair (addresses only inside these namespaces). Rank 2's link
 # is rate-limited with tbf (this kernel has no netem). The run completes,
 # each rank's requests crossed its own link (its veth counters), and rank
-# 2's figures show its slower path. Skipped (77) without root or ip(8).
+# 2's figures show its slower path. Each rank timed its tokens on the wire
+# from its own capture, on its own host's interface (its veth): the
+# report's worker entry names it, at least 99% of the rank's tokens are
+# wire-timed, and every one of its requests has a captured departure.
+# Skipped (77) without root or ip(8).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/mpi_lib.sh"
 [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null && command -v tc >/dev/null ||
@@ -79,4 +83,13 @@ done
 awk -v a="${mean[0]}" -v b="${mean[1]}" -v c="${mean[2]}" \
   'BEGIN { m = a > b ? a : b; exit !(c > m + 20) }' ||
   fail "rank 2's mean latency ${mean[2]} ms is not above ranks 0 and 1 (${mean[0]}, ${mean[1]} ms) by 20 ms"
-pass "3 ranks in 3 namespaces: ${tx[*]} bytes sent; mean latency ${mean[*]} ms (rank 2 behind tbf)"
+# each rank captured on its own host: its own veth, its tokens, its departures
+for r in 0 1 2; do
+  jq -e --arg i "vr$r" --argjson r "$r" '.client_bias.workers[$r]
+      | .receive_clock == "wire" and .capture_interface == $i and .receive_clock_wire_share >= 0.99' \
+    "$R" >/dev/null ||
+    fail "rank $r's capture: $(jq -c ".client_bias.workers[$r] | {receive_clock, capture_interface, receive_clock_wire_share}" "$R")"
+  nodep=$(jq -s 'map(select(.class == "ok" and .sent_wire_ns == null)) | length' "$WORK/m.rank$r.jsonl")
+  [ "$nodep" -eq 0 ] || fail "rank $r: $nodep completed requests without a captured departure"
+done
+pass "3 ranks in 3 namespaces, each capturing on its own veth: ${tx[*]} bytes sent; mean latency ${mean[*]} ms (rank 2 behind tbf)"
