@@ -251,18 +251,8 @@ int lg_capture_resolve(lg_opts *o, int k)
     o->capture_iface[0] = 0;
     o->capture_filter[0] = 0;
     if (o->receive_clock != LG_RXC_WIRE) return 0;
-    if (strncasecmp(o->base_url, "https:", 6) == 0) {
-        /* TLS records are ciphertext: the SSE framing is not on the wire. */
-        static const char tls[] = "TLS: a capture cannot see where events end in ciphertext";
-        if (o->receive_clock_given) {
-            fprintf(stderr, "loadgen: --receive-clock wire: %s (use kernel)\n", tls);
-            return 2;
-        }
-        snprintf(o->receive_clock_fallback, sizeof o->receive_clock_fallback, "%s", tls);
-        fprintf(stderr, "loadgen: receive clock: kernel, not wire (%s)\n", tls);
-        o->receive_clock = LG_RXC_KERNEL;
-        return 0;
-    }
+    /* (TLS too: its events are timed by the records that carried them,
+     * lg_tls_scan in lg_wire.h) */
     char addr[INET6_ADDRSTRLEN + 8], err[512] = "", filter[320];
     int port, why = -EIO, lo, hi;
     lg_cap *c = NULL;
@@ -354,6 +344,12 @@ int lg_wclock_time(lg_wclock *wc, int port, const char *p, int64_t *real_ns)
     if (got <= 0) return -1;
     wc->packets += (uint64_t)got;
     return lg_wire_lookup(wc->wire, (uint16_t)port, off, real_ns);
+}
+
+int lg_wclock_time_last(lg_wclock *wc, int port, int64_t *real_ns)
+{
+    if (!wc->on || port != wc->port || !wc->buf || !wc->n) return -1;
+    return lg_wclock_time(wc, port, wc->buf + wc->n - 1, real_ns);
 }
 
 /* Both ends of [lo, hi) of port's request stream: 0, or -1. */

@@ -76,6 +76,9 @@ int lg_wclock_read(lg_wclock *wc, int port, const void *buf, size_t n, uint64_t 
  * in the last read of port's connection (drains the ring again when the
  * segment is not in the map yet). 0, or -1: not found. */
 int lg_wclock_time(lg_wclock *wc, int port, const char *p, int64_t *real_ns);
+/* The same for the last byte of the last read of port's connection (under
+ * TLS, whose plaintext does not point into the read: see lg_tls_scan). */
+int lg_wclock_time_last(lg_wclock *wc, int port, int64_t *real_ns);
 /* The capture times (realtime ns) of the first and last bytes of [lo, hi)
  * of port's request stream (a request's bytes, as the client wrote them),
  * draining the ring again when they are not in the map yet; frees the

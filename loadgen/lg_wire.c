@@ -366,3 +366,31 @@ lg_wire_counts lg_wire_get_counts(const lg_wire *w)
 {
     return w->c;
 }
+
+int lg_tls_scan_read(lg_tls_scan *s, const uint8_t *buf, size_t n)
+{
+    if (s->bad) return -1;
+    int body = 0; /* the last byte taken was a record's last body byte */
+    size_t i = 0;
+    while (i < n) {
+        if (s->body_left) {
+            size_t take = n - i < s->body_left ? n - i : s->body_left;
+            s->body_left -= (uint32_t)take;
+            i += take;
+            body = s->body_left == 0;
+            continue;
+        }
+        s->hdr[s->hdr_n++] = buf[i++];
+        body = 0;
+        if (s->hdr_n < 5) continue;
+        s->hdr_n = 0;
+        uint32_t len = (uint32_t)s->hdr[3] << 8 | s->hdr[4];
+        if (s->hdr[0] < 20 || s->hdr[0] > 24 || s->hdr[1] != 3 || len > 16384 + 2048) {
+            s->bad = 1;
+            return -1;
+        }
+        s->body_left = len;
+        body = len == 0;
+    }
+    return body;
+}

@@ -126,4 +126,22 @@ void lg_wire_close(lg_wire *w, uint16_t port);
 size_t lg_wire_ranges(const lg_wire *w, uint16_t port);
 lg_wire_counts lg_wire_get_counts(const lg_wire *w);
 
+/* TLS records in a connection's received ciphertext. Under TLS the SSE
+ * framing is inside ciphertext, so an event cannot be found by its bytes;
+ * but the TLS layer (OpenSSL through libcurl) reads a record's 5-byte
+ * header, then exactly its body, decrypts it, and hands its plaintext to
+ * the write callback before it reads again. So the plaintext delivered
+ * after a read that ended exactly at a record's end came from that record,
+ * and its arrival is the capture time of the read's last byte. The scan
+ * follows the headers across reads (type 20-24, version 3.x, length at most
+ * 2^14 + 2048), and says whether a read ended a record's body: 1, 0, or -1
+ * once the stream is not TLS records (every later read then -1). */
+typedef struct lg_tls_scan {
+    uint32_t body_left; /* bytes of the current record's body still to come */
+    uint8_t hdr[5];
+    uint8_t hdr_n; /* header bytes seen so far */
+    uint8_t bad;
+} lg_tls_scan;
+int lg_tls_scan_read(lg_tls_scan *s, const uint8_t *buf, size_t n);
+
 #endif

@@ -188,9 +188,13 @@ struct lg_worker {
          * request whole before its response, with no 100-continue) */
         int64_t sent, req_lo, req_hi;
         int reading;
+        lg_tls_scan tls; /* an https target: its records' headers so far */
     } * conn_rx;
     size_t n_conn_rx;
     int rx_fd; /* the descriptor of the last read (-1: none) */
+    /* an https target: the last read ended a TLS record (lg_tls_scan), so
+     * the plaintext delivered before the next read came from that record */
+    int tls_read_ended;
     /* --batch-tick: the time slept between ticks (the loop's own idle time
      * is then ~0: it polls without waiting), and the ticks whose work ran
      * past the next tick (the next one then started at once) */
@@ -299,7 +303,11 @@ static void end_window(lg_worker *w)
 static int wire_time(lg_worker *w, const lg_req *r, const char *p, int64_t tu, int64_t *t)
 {
     int64_t real;
-    if (lg_wclock_time(&w->wc, r->local_port, p, &real) != 0) return 0;
+    /* Under TLS p is plaintext, not in the read: the record that carried it
+     * ended with the last read, when that read ended one (lg_tls_scan). */
+    if (w->tls_target ? !w->tls_read_ended || lg_wclock_time_last(&w->wc, r->local_port, &real)
+                      : lg_wclock_time(&w->wc, r->local_port, p, &real))
+        return 0;
     int64_t m = lg_clock_map_to_mono(&w->clock, real);
     if (m <= 0 || tu - m > 60000000000LL) return 0; /* a clock step */
     *t = m < tu ? m : tu;
@@ -567,6 +575,8 @@ static void on_rx_read(void *ctx, int fd, const void *buf, ssize_t n, size_t len
      * baseline for the next read; a segment that arrived after this read
      * shows as bytes left, and then the count only overstates. */
     if (w->rx_wire) wire_read(w, cr->port, buf, (size_t)n, (uint64_t)cr->consumed);
+    if (w->tls_target && w->rx_wire)
+        w->tls_read_ended = lg_tls_scan_read(&cr->tls, buf, (size_t)n) == 1;
     cr->consumed += n;
     int64_t segs_now = -1, rcvd = -1, left = -1;
     if (lg_rx_tcp_counts(fd, &segs_now, &rcvd) == 0 && rcvd >= cr->consumed)

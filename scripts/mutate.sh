@@ -509,6 +509,22 @@ m judge-worker-wire-one-stage loadgen/lg_judge.c '        for (int s = 0; s < in
             const lg_stage_stats *x = block_of(in, w, s);'
 m judge-worker-wire-user-left-out loadgen/lg_judge.c '            all += x->rx_kernel_tokens + x->rx_user_tokens;' \
   '            all += x->rx_kernel_tokens;'
+# TLS under the wire clock: a record's length bound, its version, a body cut
+# short taken for a record's end; https sent back to the kernel's clock; the
+# plaintext looked up in the ciphertext read (never found: every token falls back)
+me tls-scan-length-2-14 loadgen/lg_wire.c 'len > 16384 + 2048) {' 'len > 16384) {' "test_lg_wire" "test_lg_wire"
+me tls-scan-any-version loadgen/lg_wire.c "s->hdr[0] > 24 || s->hdr[1] != 3 ||" "s->hdr[0] > 24 ||" \
+  "test_lg_wire" "test_lg_wire"
+me tls-scan-body-always-ends loadgen/lg_wire.c '            body = s->body_left == 0;' '            body = 1;' \
+  "test_lg_wire" "test_lg_wire"
+me capture-tls-kernel-again loadgen/lg_capture.c '    if (o->receive_clock != LG_RXC_WIRE) return 0;' \
+  '    if (o->receive_clock != LG_RXC_WIRE) return 0;
+    if (strncasecmp(o->base_url, "https:", 6) == 0) {
+        o->receive_clock = LG_RXC_KERNEL;
+        return 0;
+    }' "loadgen simserver" "lg_e2e_wire_tls"
+me worker-tls-plaintext-looked-up loadgen/lg_worker.c '    if (w->tls_target ? !w->tls_read_ended' '    if (0 ? !w->tls_read_ended' \
+  "loadgen simserver" "lg_e2e_wire_tls"
 # the wire clock's bound sockets closed without a reset (left in TIME_WAIT)
 me wire-ports-time-wait loadgen/lg_worker.c '        setsockopt(s, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);' \
   '        (void)lg;' "loadgen simserver" "lg_e2e_wire_capture"

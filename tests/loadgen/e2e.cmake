@@ -39,12 +39,13 @@ set_tests_properties(lg_e2e_lateness PROPERTIES RUN_SERIAL TRUE)
 # wire_netns: the same off loopback, over a veth pair into a namespace
 # (skipped without root or namespaces, outside CI).
 # batch_tick: --batch-tick under the wire clock (skipped without CAP_NET_RAW outside CI).
-foreach(t wire_capture wire_fallback wire_netns batch_tick)
+# wire_tls: the wire clock through a TLS terminator (nginx), under a loaded client.
+foreach(t wire_capture wire_fallback wire_netns batch_tick wire_tls)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 180)
 endforeach()
 set_tests_properties(lg_e2e_wire_capture lg_e2e_wire_fallback lg_e2e_wire_netns lg_e2e_batch_tick
-                     PROPERTIES SKIP_RETURN_CODE 77)
-set_tests_properties(lg_e2e_wire_capture lg_e2e_wire_netns PROPERTIES RUN_SERIAL TRUE)
+                     lg_e2e_wire_tls PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(lg_e2e_wire_capture lg_e2e_wire_netns lg_e2e_wire_tls PROPERTIES RUN_SERIAL TRUE)
 # The first hour's tests: units, prompt reuse, the report's small things, the knee.
 foreach(t units prompts report knee server_metrics request_options)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 120)

@@ -414,6 +414,55 @@ static void test_client_stream(void **state)
     lg_wire_free(w);
 }
 
+/* TLS record headers followed across reads: a read ends a record's body
+ * (1) only when its last byte is the body's last; a header alone, a body
+ * cut short, or a read that runs into the next header do not (0); a
+ * stream that is not TLS records is refused for good (-1). */
+static void test_tls_scan(void **state)
+{
+    (void)state;
+    lg_tls_scan s = {0};
+    const uint8_t hdr[5] = {23, 3, 3, 0, 4}; /* application data, 4 bytes */
+    const uint8_t body[4] = {1, 2, 3, 4};
+    assert_int_equal(lg_tls_scan_read(&s, hdr, 5), 0);  /* OpenSSL's header read */
+    assert_int_equal(lg_tls_scan_read(&s, body, 4), 1); /* and its body read */
+    /* the same record in pieces: header split, body split */
+    assert_int_equal(lg_tls_scan_read(&s, hdr, 3), 0);
+    assert_int_equal(lg_tls_scan_read(&s, hdr + 3, 2), 0);
+    assert_int_equal(lg_tls_scan_read(&s, body, 3), 0);
+    assert_int_equal(lg_tls_scan_read(&s, body + 3, 1), 1);
+    /* two records in one read, ending with the second's body: 1; a read
+     * that ends inside the next header: 0 */
+    uint8_t two[5 + 4 + 5 + 4 + 2];
+    memcpy(two, hdr, 5);
+    memcpy(two + 5, body, 4);
+    memcpy(two + 9, hdr, 5);
+    two[9 + 4] = 2; /* length 2 */
+    two[14] = 9;
+    two[15] = 9;
+    two[16] = 22; /* the next record's first header bytes */
+    two[17] = 3;
+    assert_int_equal(lg_tls_scan_read(&s, two, 16), 1);
+    assert_int_equal(lg_tls_scan_read(&s, two + 16, 2), 0);
+    const uint8_t rest[3 + 1] = {3, 0, 1, 7}; /* version's minor, length 1, body */
+    assert_int_equal(lg_tls_scan_read(&s, rest, 3), 0);
+    assert_int_equal(lg_tls_scan_read(&s, rest + 3, 1), 1);
+    /* a body longer than a record may be, or not TLS at all: -1 from then on */
+    lg_tls_scan t = {0};
+    const uint8_t big[5] = {23, 3, 3, 0x48, 0x01}; /* 18433 > 2^14 + 2048 */
+    assert_int_equal(lg_tls_scan_read(&t, big, 5), -1);
+    assert_int_equal(lg_tls_scan_read(&t, hdr, 5), -1);
+    lg_tls_scan u = {0};
+    assert_int_equal(lg_tls_scan_read(&u, (const uint8_t *)"HTTP/", 5), -1);
+    lg_tls_scan x = {0};
+    const uint8_t v2[5] = {23, 2, 0, 0, 1}; /* a record type, but not version 3.x */
+    assert_int_equal(lg_tls_scan_read(&x, v2, 5), -1);
+    lg_tls_scan v = {0};
+    const uint8_t top[5] = {23, 3, 3, 0x48, 0x00}; /* 18432: the largest allowed */
+    assert_int_equal(lg_tls_scan_read(&v, top, 5), 0);
+    assert_int_equal(v.body_left, 18432);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_feed),
         cmocka_unit_test(test_client_anchor),
         cmocka_unit_test(test_client_stream),
+        cmocka_unit_test(test_tls_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

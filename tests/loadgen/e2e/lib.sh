@@ -69,3 +69,21 @@ write_sharegpt() {
                     {"from": "gpt", "value": "red yellow and blue"}]}]
 JSON
 }
+
+# load_until_rho NAME: the caller's `run NAME wire COST_US` with an
+# exponential client cost from 16,000 us, raised by a quarter (at most six
+# tries) until the worker's rho is at least 0.85; fails if it never is. Sets
+# cost and rho; the last run's report is $WORK/NAME.json.
+load_until_rho() {
+  local name=$1 attempt share
+  cost=16000 rho=0
+  for attempt in 1 2 3 4 5 6; do
+    run "$name" wire "$cost" 2>"$WORK/$name.err" || fail "loadgen exited $?: $(cat "$WORK/$name.err")"
+    rho=$(jnum "$WORK/$name.json" '.client_bias.workers[0].rho')
+    share=$(jnum "$WORK/$name.json" '.receive_clock_wire_share // 0')
+    echo "attempt $attempt: cost exp:$cost us, worker rho $rho, wire share $share"
+    awk -v r="$rho" 'BEGIN { exit !(r >= 0.85) }' && return 0
+    cost=$((cost * 5 / 4))
+  done
+  fail "the worker's rho $rho stayed under 0.85"
+}

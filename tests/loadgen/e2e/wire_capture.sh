@@ -86,16 +86,7 @@ jq -e '.capture.filter | contains("ip6")' "$WORK/v6-long.json" >/dev/null || fai
 SIM_URL=$v4_url
 
 # The worker's cost is raised until it is loaded (rho >= 0.85, bounded).
-cost=16000 rho=0
-for attempt in 1 2 3 4 5 6; do
-  run wire wire "$cost" 2>"$WORK/wire.err" || fail "loadgen exited $?: $(cat "$WORK/wire.err")"
-  rho=$(jnum "$WORK/wire.json" '.client_bias.workers[0].rho')
-  share=$(jnum "$WORK/wire.json" '.receive_clock_wire_share // 0')
-  echo "attempt $attempt: cost exp:$cost us, worker rho $rho, wire share $share"
-  awk -v r="$rho" 'BEGIN { exit !(r >= 0.85) }' && break
-  cost=$((cost * 5 / 4))
-done
-awk -v r="$rho" 'BEGIN { exit !(r >= 0.85) }' || fail "the worker's rho $rho stayed under 0.85"
+load_until_rho wire
 out="$WORK/wire.json"
 sent_equals_done "$out"
 [ "$(jnum "$out" .failed)" -eq 0 ] || fail "failed requests: $(jq -c .failures_by_class "$out")"
