@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # What the receive clocks measure under TLS: one loadgen worker against
 # simserver (TTFT 20 ms, tokens 5 ms +/- 1 ms apart, each send stamped),
-# over plain HTTP with the wire clock and with the kernel's, and over TLS
-# (nginx as the terminator in front of the same simserver, scripts/lib/
-# nginx_tls.sh) with the kernel's, the only clock TLS allows; idle, and with
+# over plain HTTP and over TLS (nginx as the terminator in front of the
+# same simserver, scripts/lib/nginx_tls.sh), each with the wire clock (under
+# TLS, each event timed by the capture of its record: lg_tls_scan) and with
+# the kernel's; idle, and with
 # the worker slowed by an exponential busy cost per received event (its
 # loop's rho is printed). For each: the client's median and p99 ITL against
 # simserver's own send-stamp ITL over the same run, the share of tokens the
@@ -43,7 +44,7 @@ nginx_tls_start "$work/nginx" "$SIM_URL" || { echo "bench_tls_clock: nginx did n
 tls=$NGINX_URL cert=$NGINX_TLS_CERT
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 declare -A rows
-configs=("http wire" "http kernel" "https kernel")
+configs=("http wire" "http kernel" "https wire" "https kernel")
 for i in $(seq 1 "$runs"); do
   for load in idle loaded; do
     c=0
@@ -93,7 +94,7 @@ mkdir -p "$(dirname "$out")"
   echo
   echo "- command: \`scripts/bench_tls_clock.sh --runs $runs --cost-us $cost\`"
   echo "- date: $(date -u +%Y-%m-%dT%H:%M:%SZ); commit $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  echo "- measures: loadgen/lg_rxclock.c loadgen/lg_capture.c loadgen/lg_worker.c scripts/lib/nginx_tls.sh"
+  echo "- measures: loadgen/lg_rxclock.c loadgen/lg_capture.c loadgen/lg_wire.c loadgen/lg_worker.c scripts/lib/nginx_tls.sh scripts/bench_tls_clock.sh"
   echo "- CPU: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1), $(nproc) online CPUs shared by client, nginx and server; kernel $(uname -r); $(nginx -v 2>&1)"
   echo "- load average at start: $load_start; at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$out.tmp"
