@@ -9,10 +9,11 @@
 #    scrape succeeds), the report says `tls.verify` "ca_cert", the receive
 #    clock is the wire's (every token timed by the capture of its TLS
 #    record; lg_e2e_wire_tls checks it under load), or where this user may
-#    not capture the kernel's with the reason and no token counted exact
+#    not capture the kernel's with the reason, and the client sees tokens
+#    5 ms apart (median, the server's pacing through the proxy);
+#  - --receive-clock kernel: every token kernel-timed and none counted exact
 #    (ciphertext reads cannot prove an event's time: results/loadgen/
-#    tls_clock.md), and the client sees tokens 5 ms apart (median, the
-#    server's pacing through the proxy);
+#    tls_clock.md);
 #  - --insecure: every request completes, `tls.verify` "off";
 #  - mutual TLS (nginx then asks for a client certificate that the test's
 #    own CA signed): without --cert every request is refused (HTTP 400),
@@ -52,6 +53,11 @@ jq -e --arg cert "$CERT" '.completed == 40 and .failed == 0 and .total_output_to
        and .warmup.completed == 2 and .warmup.failed == 0
        and .server_metrics.scrapes >= 2 and .server_metrics.failed_scrapes == 0' "$WORK/ca.json" >/dev/null ||
   fail "--ca-cert: $(jq -c '{completed, failed, failures_by_class, tls, receive_clock, receive_clock_fallback_reason, receive_clock_kernel_share, receive_clock_exact_share, warmup, s: (.server_metrics | {scrapes, failed_scrapes, last_error})}' "$WORK/ca.json")"
+"$LOADGEN" "${common[@]}" --num-workers 1 --ca-cert "$CERT" --receive-clock kernel --quiet \
+  --result-filename kernel.json 2>"$WORK/kernel.err" || fail "kernel-clock run: exit $?: $(cat "$WORK/kernel.err")"
+jq -e '.completed == 40 and .receive_clock == "kernel" and .receive_clock_kernel_share == 1
+       and .receive_clock_exact_share == 0' "$WORK/kernel.json" >/dev/null ||
+  fail "kernel clock through TLS: $(jq -c '{completed, receive_clock, receive_clock_kernel_share, receive_clock_exact_share}' "$WORK/kernel.json")"
 itl=$(jnum "$WORK/ca.json" .median_itl_ms)
 in_range "$itl" 4 6.5 "median ITL through the TLS terminator (ms; simserver paces 5 ms)"
 
