@@ -13,7 +13,8 @@
 # and no commit after the one that last wrote the record (the record is
 # committed with the code it measured, or after it; a record changed and
 # not yet committed is taken as current) changed those paths, nor does an
-# uncommitted change to them. A
+# uncommitted change to them (Markdown files under them aside: a module's
+# README describes the code, it does not run). A
 # block whose record does
 # not is followed, inside the block, by one line saying so ("> **Not
 # current:** ..."), which this script writes and --check demands: the README
@@ -71,11 +72,11 @@ is_fresh() {
     base=$(git -C "$here" log -1 --format=%h -- "$1")
     [ -n "$base" ] || base=$c
     # shellcheck disable=SC2086 # the paths are words
-    changed=$(git -C "$here" log --format=%h "$base..HEAD" -- $m | head -n 5 | tr '\n' ' ')
+    changed=$(git -C "$here" log --format=%h "$base..HEAD" -- $m ':(exclude)*.md' | head -n 5 | tr '\n' ' ')
     # what it measures changed and not yet committed is a change too: the
     # README is then right whether it is rewritten before or after the commit
     # shellcheck disable=SC2086 # the paths are words
-    if [ -n "$(git -C "$here" status --porcelain --untracked-files=no -- $m)" ]; then
+    if [ -n "$(git -C "$here" status --porcelain --untracked-files=no -- $m ':(exclude)*.md')" ]; then
       changed="${changed}uncommitted "
     fi
     [ -z "$changed" ] && return 0

@@ -33,6 +33,9 @@ fi
   bash scripts/records.sh README.md >/dev/null
   git add -A && git commit -qm record
   bash scripts/records.sh --check --fresh README.md >/dev/null || { echo "FAIL: a current record failed --fresh"; exit 1; }
+  # a Markdown file under what it measures (a module's README) changes no figure
+  echo notes >code/README.md && git add -A && git commit -qm docs
+  bash scripts/records.sh --check --fresh README.md >/dev/null || { echo "FAIL: a docs-only change staled the record"; exit 1; }
   # what it measures changed but not yet committed: stale already, so a
   # README rewritten before the commit is still right after it
   echo 2 >code/a.c
