@@ -148,6 +148,14 @@ static void put_per_k(cJSON *o, const cal_per_k *p)
     cJSON_AddBoolToObject(o, "host_limited", p->host_limited);
     if (p->host_limited) cJSON_AddStringToObject(o, "host_note", p->host_note);
     rb_json_put_num(o, "measured_rho", p->measured_rho);
+    if (p->crossing_over_rho > 0) {
+        cJSON *c = cJSON_AddObjectToObject(o, "crossing");
+        rb_json_put_num(c, "within_rho", p->measured_rho);
+        rb_json_put_num(c, "over_rho", p->crossing_over_rho);
+        cJSON_AddBoolToObject(c, "over_confirmed", p->crossing_over_confirmed);
+        rb_json_put_num(c, "rho", p->crossing_rho);
+        rb_json_put_pair(c, "rho_ci", p->crossing_rho_ci);
+    }
     rb_json_put_num(o, "model_rho", p->model_rho);
     rb_json_put_pair(o, "cost_scale_ci", p->cost_scale_ci);
     rb_json_put_num(o, "conservative_safe_total_rate", p->conservative_safe_total_rate);
@@ -309,6 +317,12 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
         rb_json_str(o, "certified_note", p->cert_note, sizeof p->cert_note);
         p->model_rho = rb_json_num(o, "model_rho");
         p->measured_rho = rb_json_num(o, "measured_rho");
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "crossing");
+        p->crossing_over_rho = rb_json_num(c, "over_rho");
+        p->crossing_rho = rb_json_num(c, "rho");
+        rb_json_pair(c, "rho_ci", p->crossing_rho_ci);
+        p->crossing_over_confirmed =
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "over_confirmed"));
         p->host_limited = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "host_limited"));
         rb_json_str(o, "host_note", p->host_note, sizeof p->host_note);
         *npk = i + 1;

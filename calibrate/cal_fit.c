@@ -102,6 +102,8 @@ static void clear_out(cal_per_k *out, int k)
     out->events_per_request = out->safe_event_rate_per_worker = out->safe_rho = NAN;
     out->safe_rate_per_worker = out->safe_total_rate = out->conservative_safe_total_rate = NAN;
     out->model_safe_total_rate = out->model_rho = out->measured_rho = NAN;
+    out->crossing_rho = out->crossing_over_rho = NAN;
+    set_nan2(out->crossing_rho_ci);
     out->cost_scale = NAN;
     set_nan2(out->cost_scale_ci);
 }
@@ -375,6 +377,13 @@ static void certify_levels(cal_per_k *out, const int *idx, int L, double budget_
     }
     cal_rule_certify(pts, np, budget_us, out->model_rho, out->fit_ok, rule);
     out->measured_rho = rule->measured_rho;
+    if (rule->over_rho > 0) {
+        out->crossing_rho = rule->crossing_rho;
+        out->crossing_rho_ci[0] = rule->crossing_rho_ci[0];
+        out->crossing_rho_ci[1] = rule->crossing_rho_ci[1];
+        out->crossing_over_rho = rule->over_rho;
+        out->crossing_over_confirmed = rule->over_confirmed;
+    }
     snprintf(out->limited_by, sizeof out->limited_by, "%s", cal_limit_name(rule->limit));
     snprintf(out->cert_note, sizeof out->cert_note, "%s", rule->note);
     if (!strcmp(out->method, "failed-fit")) {

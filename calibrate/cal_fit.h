@@ -84,6 +84,12 @@ typedef struct cal_per_k {
     double model_rho;                    /* the fit's conservative bound */
     double cost_scale, cost_scale_ci[2]; /* cal_cost_scale for this k (NAN: none) */
     double measured_rho; /* highest level measured within budget, below any bad one */
+    /* where the delay crosses the budget between measured_rho and the level
+     * over it (cal_rule): of the means, [of the upper bounds, of the lower
+     * bounds], that level's rho and whether a repeat confirmed it (NAN, 0:
+     * no crossing) */
+    double crossing_rho, crossing_rho_ci[2], crossing_over_rho;
+    int crossing_over_confirmed;
     char limited_by[20]; /* cal_limit_name */
     char cert_note[200];
     int host_limited; /* the host's CPUs gave out before the client reached its limit */

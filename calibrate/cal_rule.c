@@ -58,13 +58,52 @@ double cal_rule_cross(double rho_a, double ya, double rho_b, double yb, double b
     return x / (1.0 + x);
 }
 
+/* The level over budget that bounds the crossing: the lowest above
+ * measured_rho (p[i_best]) that kept up, confirmed or not. An unconfirmed
+ * one has not been refuted (a refuted level never reaches the rule: its
+ * repeat overruled it), so it caps too; one below measured_rho is refuted
+ * by the level within budget above it. Measured: two quiet quick runs' k=2
+ * levels at rho 0.32 and 0.38, within budget by the sweep's bars and over by
+ * the final ones, were never repeated; with only a saturated level above
+ * them the certificates fell to the grid point below, 0.099 and 0.082, where
+ * the other three certified 0.29-0.34. Returns the certified crossing (of
+ * the upper bounds), or measured_rho when there is no such level; fills
+ * out's crossing fields. */
+static double crossing(const cal_point *p, int n, double budget_us, int i_best, double bad,
+                       double bad_rate, cal_rule_result *out)
+{
+    double best = p[i_best].rho;
+    int i_over = -1;
+    for (int i = 0; i < n; i++) {
+        if (within(&p[i], budget_us) || p[i].saturated || !isfinite(p[i].delay_us) ||
+            !(p[i].rho > best) || !(p[i].rho <= bad) || !(p[i].rho < 1) ||
+            !below_rate(&p[i], bad_rate))
+            continue;
+        if (i_over < 0 || p[i].rho < p[i_over].rho) i_over = i;
+    }
+    if (i_over < 0) return best;
+    /* The crossing between the last level within and the first over: no
+     * grid point, and one level 13 us over no longer halves the figure. */
+    const cal_point *a = &p[i_best], *b = &p[i_over];
+    double ea = isfinite(a->err_us) && a->err_us > 0 ? a->err_us : 0;
+    double eb = isfinite(b->err_us) && b->err_us > 0 ? b->err_us : 0;
+    double cross = cal_rule_cross(a->rho, a->delay_us + ea, b->rho, b->delay_us + eb, budget_us);
+    out->crossing_rho = cal_rule_cross(a->rho, a->delay_us, b->rho, b->delay_us, budget_us);
+    out->crossing_rho_ci[0] = cross;
+    out->crossing_rho_ci[1] =
+        cal_rule_cross(a->rho, a->delay_us - ea, b->rho, b->delay_us - eb, budget_us);
+    out->interpolated = cross > best;
+    out->over_rho = b->rho;
+    out->over_confirmed = b->confirmed;
+    return cross;
+}
+
 int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_rho, int fit_ok,
                      cal_rule_result *out)
 {
     memset(out, 0, sizeof *out);
     out->safe_rho = out->measured_rho = out->bad_rho = NAN;
     out->crossing_rho = out->crossing_rho_ci[0] = out->crossing_rho_ci[1] = NAN;
-    int i_bad = -1; /* the lowest confirmed bad level that kept up */
     /* the lowest confirmed bad level caps everything above it */
     double bad = INFINITY; /* rho cap: bad levels that kept up, saturated ones of unknown rate */
     double bad_rate = INFINITY;  /* offered-rate cap: saturated levels */
@@ -81,7 +120,6 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
             if (p[i].rate < bad_rate) bad_rate = p[i].rate;
         } else if (r < bad) {
             bad = r;
-            i_bad = p[i].saturated ? -1 : i;
         }
         if (r < bad_shown) bad_shown = r;
     }
@@ -104,21 +142,7 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
         return -ENODATA;
     }
     out->measured_rho = best;
-    /* The crossing between the last level within and the first over: no
-     * grid point, and one level 13 us over no longer halves the figure. */
-    double cross = best;
-    if (i_bad >= 0 && i_best >= 0 && isfinite(p[i_bad].delay_us) && p[i_bad].rho > best &&
-        p[i_bad].rho < 1 && below_rate(&p[i_bad], bad_rate)) {
-        const cal_point *a = &p[i_best], *b = &p[i_bad];
-        double ea = isfinite(a->err_us) && a->err_us > 0 ? a->err_us : 0;
-        double eb = isfinite(b->err_us) && b->err_us > 0 ? b->err_us : 0;
-        cross = cal_rule_cross(a->rho, a->delay_us + ea, b->rho, b->delay_us + eb, budget_us);
-        out->crossing_rho = cal_rule_cross(a->rho, a->delay_us, b->rho, b->delay_us, budget_us);
-        out->crossing_rho_ci[0] = cross;
-        out->crossing_rho_ci[1] =
-            cal_rule_cross(a->rho, a->delay_us - ea, b->rho, b->delay_us - eb, budget_us);
-        out->interpolated = cross > best;
-    }
+    double cross = crossing(p, n, budget_us, i_best, bad, bad_rate, out);
     int have_model = fit_ok && isfinite(model_rho) && model_rho > 0;
     /* The fit's bound caps only above the levels measured within budget:
      * a level whose own upper bound is within budget is direct evidence,
@@ -140,6 +164,14 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
                  "no fit passed its goodness-of-fit test: certified over the measured range only, "
                  "up to rho %.3f",
                  cross);
+    } else if (out->interpolated) {
+        out->limit = CAL_LIMIT_OVER;
+        snprintf(out->note, sizeof out->note,
+                 "the delay crosses the budget between rho %.3f (within) and %.3f (over, %s): at "
+                 "rho %.3f [%.3f, %.3f]; certified %.3f",
+                 best, out->over_rho,
+                 out->over_confirmed ? "confirmed by a repeat" : "not measured again",
+                 out->crossing_rho, out->crossing_rho_ci[0], out->crossing_rho_ci[1], cross);
     } else if (isfinite(bad) || isfinite(bad_rate)) {
         out->limit = CAL_LIMIT_OVER;
         if (!isfinite(bad))
@@ -147,12 +179,6 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
                      "the level offered at %.0f/s did not keep up (confirmed by a repeat): "
                      "certified up to the highest level below it measured within budget, rho %.3f",
                      bad_rate, best);
-        else if (out->interpolated)
-            snprintf(out->note, sizeof out->note,
-                     "the delay crosses the budget between rho %.3f (within) and %.3f (over, "
-                     "confirmed by a repeat): at rho %.3f [%.3f, %.3f]; certified %.3f",
-                     best, bad, out->crossing_rho, out->crossing_rho_ci[0], out->crossing_rho_ci[1],
-                     cross);
         else
             snprintf(out->note, sizeof out->note,
                      "the level at rho %.3f was over budget (confirmed by a repeat): certified up "

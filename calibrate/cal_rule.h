@@ -8,9 +8,13 @@
  * up at all (saturated). A point is "within budget" when it kept up and
  * delay + error <= budget; otherwise it is "bad".
  *
- * One host hiccup never decides: a bad point counts only when `confirmed`,
- * i.e. the level was measured again and was bad again. An unconfirmed bad
- * point (its repeat was within budget) is ignored by the rule.
+ * One host hiccup never decides: a bad point caps the levels above it only
+ * when `confirmed`, i.e. the level was measured again and was bad again. A
+ * level that its repeat refuted (the repeat was within budget) is not passed
+ * to the rule; an unconfirmed bad point that is passed (never measured
+ * again: within budget by the bars the sweep had, over by the final ones)
+ * is refuted by a level within budget above it, and otherwise bounds the
+ * crossing below (it is not certified past).
  *
  * The rule:
  *   - measured_rho: the highest rho of a point within budget that lies below
@@ -32,9 +36,10 @@
  *   - without one (no fit, or one that failed the test), safe_rho is
  *     measured_rho, and the certificate says it is limited to the measured
  *     range.
- *   - the crossing: when the level over budget above measured_rho kept up
- *     (confirmed, not saturated), the certified rho is not measured_rho's
- *     grid point but where the delay crosses the budget between the two,
+ *   - the crossing: when a level over budget lies above measured_rho and
+ *     kept up (the lowest such, confirmed or not, below any confirmed cap),
+ *     the certified rho is not measured_rho's grid point but where the
+ *     delay crosses the budget between the two,
  *     interpolated linearly in x = rho/(1-rho) (in which PK's delay
  *     c + R x is a straight line): the conservative crossing, of the two
  *     levels' upper bounds (delay + error), is certified, and the
@@ -72,6 +77,8 @@ typedef struct cal_rule_result {
     double bad_rho;                 /* lowest confirmed bad level (NAN: none) */
     int n_within, n_bad, n_ignored; /* points within budget, confirmed bad, unconfirmed bad */
     int interpolated;               /* safe_rho is the crossing between two levels */
+    double over_rho;                /* the level over budget it crosses toward (0: none) */
+    int over_confirmed;             /* that level was confirmed by a repeat */
     double crossing_rho;            /* the crossing of the two levels' means (NAN: none) */
     double crossing_rho_ci[2];      /* of their upper and lower bounds (NAN: none) */
     cal_limit limit;

@@ -80,6 +80,7 @@ tests_for() {
     calibrate/cal_sweep.c) echo "test_cal_sweep" ;;
     calibrate/cal_opts.c) echo "test_cal_opts" ;;
     calibrate/cal_fit.c) echo "test_cal_fit" ;;
+    calibrate/cal_cert.c) echo "test_cal_cert" ;;
     common/rb_cert.c) echo "test_rb_cert test_lg_cert test_cal_cert" ;;
 
     loadgen/lg_dataset.c) echo "test_lg_dataset" ;;
@@ -670,6 +671,20 @@ m cross-means-not-bounds calibrate/cal_rule.c \
   'cross = cal_rule_cross(a->rho, a->delay_us, b->rho, b->delay_us, budget_us);'
 m cross-not-applied calibrate/cal_rule.c '    out->safe_rho = cross;' '    out->safe_rho = best;'
 m rule-model-below-measured calibrate/cal_rule.c 'model_rho < cross && model_rho > best' 'model_rho < cross'
+m rule-over-only-confirmed calibrate/cal_rule.c 'if (i_over < 0 || p[i].rho < p[i_over].rho) i_over = i;' \
+  'if (p[i].confirmed && (i_over < 0 || p[i].rho < p[i_over].rho)) i_over = i;'
+m rule-over-highest calibrate/cal_rule.c 'if (i_over < 0 || p[i].rho < p[i_over].rho) i_over = i;' \
+  'if (i_over < 0 || p[i].rho > p[i_over].rho) i_over = i;'
+m rule-over-below-best calibrate/cal_rule.c '!(p[i].rho > best) ||' '!(p[i].rho != best) ||'
+m rule-over-saturated calibrate/cal_rule.c '|| p[i].saturated || !isfinite(p[i].delay_us) ||' \
+  '|| !isfinite(p[i].delay_us) ||'
+m rule-over-no-delay calibrate/cal_rule.c '|| p[i].saturated || !isfinite(p[i].delay_us) ||' '|| p[i].saturated ||'
+m rule-over-past-cap calibrate/cal_rule.c '!(p[i].rho <= bad) || ' ''
+m rule-over-above-rate calibrate/cal_rule.c $' ||\n            !below_rate(&p[i], bad_rate))' ')'
+m fit-crossing-dropped calibrate/cal_fit.c '    if (rule->over_rho > 0) {' '    if (0) {'
+m cert-crossing-not-read calibrate/cal_cert.c 'p->crossing_over_rho = rb_json_num(c, "over_rho");' \
+  'p->crossing_over_rho = NAN;'
+m cert-crossing-written-always calibrate/cal_cert.c '    if (p->crossing_over_rho > 0) {' '    if (1) {'
 # calibrate/cal_sweep.c
 m within-no-transport calibrate/cal_rule.c 'double c = isfinite(transport_us) ? transport_us : 0;' 'double c = 0;'
 m within-no-bar calibrate/cal_rule.c 'double err = isfinite(err_us) && err_us > 0 ? err_us : 0;' 'double err = 0;'

@@ -67,6 +67,12 @@ static void fill(cal_cert_info *info, cal_per_k pk[2], cal_step *st)
         snprintf(p->limited_by, sizeof p->limited_by, "measured range");
     }
     pk[1].r2 = NAN; /* not measured: null */
+    /* k=1 certified at the crossing toward a level over budget, not repeated */
+    pk[0].measured_rho = 0.75;
+    pk[0].crossing_over_rho = 0.875;
+    pk[0].crossing_rho = 0.84375;
+    pk[0].crossing_rho_ci[0] = 0.8125;
+    pk[0].crossing_rho_ci[1] = 0.859375;
     cal_step_clear(st);
     st->workers = 1;
     st->request_rate = st->achieved_rate = 100;
@@ -122,6 +128,11 @@ static void test_round_trip(void **state)
         assert_string_equal(pb[i].limited_by, "measured range");
     }
     assert_true(fabs(pb[0].r2 - 0.9987) < 1e-12);
+    /* the crossing and its interval, for k=1 only */
+    assert_true(pb[0].crossing_over_rho == 0.875 && pb[0].crossing_rho == 0.84375);
+    assert_true(pb[0].crossing_rho_ci[0] == 0.8125 && pb[0].crossing_rho_ci[1] == 0.859375);
+    assert_false(pb[0].crossing_over_confirmed);
+    assert_true(isnan(pb[1].crossing_over_rho) && isnan(pb[1].crossing_rho));
     assert_true(isnan(pb[1].r2));
 
     /* the table and the keys loadgen reads, by their exact names */
@@ -130,6 +141,11 @@ static void test_round_trip(void **state)
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(root, "table")), 1);
     cJSON *p1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "per_k"), 1);
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(p1, "r2")));
+    assert_null(cJSON_GetObjectItemCaseSensitive(p1, "crossing"));
+    cJSON *x0 = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "per_k"), 0), "crossing");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(x0, "over_confirmed")));
+    assert_true(cJSON_GetObjectItemCaseSensitive(x0, "within_rho")->valuedouble == 0.75);
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p1, "safe_rate_per_worker")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p1, "safe_total_rate")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p1, "safe_rho")));

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "cal_fit.h"
+#include "cal_rule.h"
 
 #define NEAR(a, b, rel) assert_true(fabs((double)(a) - (double)(b)) <= (rel)*fabs((double)(b)))
 
@@ -82,12 +83,20 @@ static void test_fit_and_safe_region(void **state)
     NEAR(p.busy_per_request_us, 360, 1e-9);
     NEAR(p.events_per_request, 18, 1e-12);
     /* the model allows b / (b + R_hi) ~ 0.833, but the level at 0.85 has
-     * W_q = 113 us > 100 (not confirmed): the certificate stops at the
-     * highest level measured within budget, 0.7 */
+     * W_q = 113 us > 100 (not measured again): the certificate is where the
+     * upper bounds of the levels at 0.7 (within) and 0.85 cross the budget */
     NEAR(p.model_rho, 100.0 / 120.0, 0.02);
-    NEAR(p.safe_rho, 0.7, 1e-12);
-    assert_string_equal(p.limited_by, "measured range");
-    NEAR(p.safe_rate_per_worker, 0.7 / 360e-6, 1e-6);
+    const cal_level *l3 = &p.levels[3], *l4 = &p.levels[4];
+    double c = p.transport_us;
+    double cross = cal_rule_cross(l3->rho, l3->delay_us - c + l3->delay_err_us, l4->rho,
+                                  l4->delay_us - c + l4->delay_err_us, 100);
+    assert_true(cross > 0.75 && cross < 0.85);
+    NEAR(p.safe_rho, cross, 1e-12);
+    assert_string_equal(p.limited_by, "over budget");
+    assert_non_null(strstr(p.cert_note, "and 0.850 (over, not measured again)"));
+    assert_true(p.crossing_over_rho == l4->rho && !p.crossing_over_confirmed);
+    assert_true(p.crossing_rho_ci[0] == cross && p.crossing_rho > cross);
+    NEAR(p.safe_rate_per_worker, cross / 360e-6, 1e-6);
     NEAR(p.safe_total_rate, p.safe_rate_per_worker, 1e-12);
     assert_true(p.conservative_safe_total_rate == p.safe_total_rate);
     NEAR(p.level_pred_us[2], truth(0.5), 0.02);
@@ -96,7 +105,7 @@ static void test_fit_and_safe_region(void **state)
     /* two workers: the same per worker, twice the total */
     static cal_per_k p2;
     assert_int_equal(cal_fit_per_k(s, n, 2, 100, &p2), 0);
-    NEAR(p2.safe_rate_per_worker, 0.7 / 360e-6, 1e-6);
+    NEAR(p2.safe_rate_per_worker, cross / 360e-6, 1e-6);
     NEAR(p2.safe_total_rate, 2 * p2.safe_rate_per_worker, 1e-12);
     /* a larger budget: the level at 0.85 is within it, the model limits */
     static cal_per_k p3;
@@ -240,14 +249,17 @@ static void test_pooled_error_bars(void **state)
     const cal_level *three = &p.levels[0];
     NEAR(one->delay_err_us / one->delay_us, sqrt(3.0) * three->delay_err_us / three->delay_us,
          1e-9);
-    /* 30% noise per batch: the bars grow, and the level at 0.7 (W_q 47 us)
-     * is no longer within budget with its bar */
+    /* 30% noise per batch: the bars grow (the level at 0.7, W_q 47 us, by
+     * about 33 us: still within budget), and the crossing of the upper
+     * bounds toward the level at 0.85 comes down toward 0.7 */
+    double quiet = p.safe_rho;
     static const double BIG[NLV][3] = {
         {0.3, -0.3, 0}, {-0.3, 0.3, 0}, {0.3, -0.3, 0}, {-0.3, 0.3, 0}, {0.3, -0.3, 0}};
     n = levels(s, 1, 0, BIG);
     assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
     assert_true(p.levels[3].delay_err_us > 0.3 * p.levels[3].delay_us);
-    assert_true(p.safe_rho < 0.7);
+    assert_true(p.measured_rho == p.levels[3].rho);
+    assert_true(p.safe_rho >= p.levels[3].rho && p.safe_rho < quiet - 0.05);
 }
 
 /* The host ran out first: the fastest level saturated on a host whose CPUs

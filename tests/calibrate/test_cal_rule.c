@@ -202,6 +202,97 @@ static void test_saturated_caps_by_rate(void **state)
     assert_non_null(strstr(r.note, "over, confirmed by a repeat"));
 }
 
+/* A level over budget that was never measured again (within budget by the
+ * bars the sweep had, over by the final ones) has not been refuted: it
+ * bounds the crossing above the highest level within, as a confirmed one
+ * would, and the certificate is no grid point. Below a level within budget
+ * it is refuted; a saturated one has no delay to cross toward; nothing
+ * above a confirmed cap counts. */
+static void test_unconfirmed_over_bounds_the_crossing(void **state)
+{
+    (void)state;
+    cal_point p[10];
+    int n = good(p);
+    for (int i = 0; i < n; i++)
+        p[i].rate = 1000.0 * (i + 1);
+    /* the two orders: the lowest level over counts, not the first given */
+    for (int order = 0; order < 2; order++) {
+        int m = n;
+        cal_point hi = pt(0.9, 300, 20), lo = pt(0.8, 150, 20);
+        hi.rate = 7000, lo.rate = 5000;
+        p[m++] = order ? lo : hi;
+        p[m++] = order ? hi : lo;
+        p[m++] = pt(0.6, 500, 10); /* refuted by 0.7 within */
+        p[m - 1].rate = 3500;
+        cal_rule_result r = certify(p, m, 0.9, 1, 0);
+        /* (0.7, 80 +- 15) and (0.8, 150 +- 20): x = 7/3 and 4; the upper
+         * bounds 95 and 170 reach 100 at x = 22/9, rho 22/31; the means at
+         * rho 59/80, the lower bounds (65, 130) at 42/55 */
+        NEAR(r.safe_rho, 22.0 / 31.0);
+        NEAR(r.crossing_rho, 59.0 / 80.0);
+        NEAR(r.crossing_rho_ci[0], 22.0 / 31.0);
+        NEAR(r.crossing_rho_ci[1], 42.0 / 55.0);
+        assert_true(r.interpolated);
+        assert_true(r.measured_rho == 0.7);
+        assert_true(r.over_rho == 0.8);
+        assert_false(r.over_confirmed);
+        assert_int_equal(r.limit, CAL_LIMIT_OVER);
+        assert_int_equal(r.n_bad, 0);
+        assert_int_equal(r.n_ignored, 3);
+        assert_non_null(strstr(r.note, "and 0.800 (over, not measured again)"));
+        /* a confirmed saturated level offered below it: it is not crossed
+         * toward, and the certificate stays at the level below the cap */
+        p[m] = pt(0.75, 4000, 100);
+        p[m].saturated = p[m].confirmed = 1;
+        p[m].rate = 4500;
+        r = certify(p, m + 1, 0.9, 1, 0);
+        assert_true(r.safe_rho == 0.7);
+        assert_false(r.interpolated);
+        assert_non_null(strstr(r.note, "did not keep up"));
+        /* offered above it, it does not stop the crossing below */
+        p[m].rate = 6000;
+        r = certify(p, m + 1, 0.9, 1, 0);
+        NEAR(r.safe_rho, 22.0 / 31.0);
+        /* of unknown rate, it caps by its rho 0.75: 0.8 is beyond it */
+        p[m].rate = NAN;
+        r = certify(p, m + 1, 0.9, 1, 0);
+        assert_true(r.safe_rho == 0.7);
+        assert_false(r.interpolated);
+    }
+    /* a level above of unknown delay has nothing to cross toward */
+    n = good(p);
+    p[n] = pt(0.8, NAN, 0);
+    cal_rule_result r0 = certify(p, n + 1, 0.9, 1, 0);
+    assert_true(r0.safe_rho == 0.7);
+    assert_false(r0.interpolated);
+    /* a confirmed level over budget at 0.85 that kept up caps: an
+     * unconfirmed one beyond it is no bound, the confirmed one is */
+    p[n] = pt(0.9, 150, 20);
+    p[n + 1] = pt(0.85, 150, 20);
+    p[n + 1].confirmed = 1;
+    r0 = certify(p, n + 2, 0.9, 1, 0);
+    assert_true(r0.over_rho == 0.85 && r0.over_confirmed);
+    NEAR(r0.safe_rho, cal_rule_cross(0.7, 95, 0.85, 170, 100));
+    assert_non_null(strstr(r0.note, "and 0.850 (over, confirmed by a repeat)"));
+    /* a saturated level above, unconfirmed, is no delay to cross toward */
+    n = good(p);
+    p[n] = pt(0.8, 5000, 500);
+    p[n].saturated = 1;
+    cal_rule_result r = certify(p, n + 1, 0.9, 1, 0);
+    assert_true(r.safe_rho == 0.7);
+    assert_int_equal(r.limit, CAL_LIMIT_MEASURED);
+    /* a quick k=2 sweep as measured: levels within up to rho 0.099, then
+     * 0.321 over by its final bar (72.6 + 46.1 us), never repeated, and a
+     * saturated level confirmed above: the crossing, not 0.099 */
+    cal_point q[4] = {pt(0.052, 3.5, 12.5), pt(0.099, 12.8, 17.0), pt(0.321, 72.6, 46.1),
+                      pt(0.572, 4244, 2070)};
+    q[0].rate = 217, q[1].rate = 471, q[2].rate = 1550, q[3].rate = 2418;
+    q[3].saturated = q[3].confirmed = 1;
+    r = certify(q, 4, NAN, 1, 0);
+    assert_true(r.safe_rho > 0.25 && r.safe_rho < 0.321);
+    NEAR(r.safe_rho, cal_rule_cross(0.099, 29.8, 0.321, 118.7, 100));
+}
+
 /* a fit that failed its test gives the measured range, and says so, even
  * when its bound would be lower */
 static void test_failed_fit_measured_range(void **state)
@@ -261,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_outlier_does_not_move),
         cmocka_unit_test(test_saturated_caps),
         cmocka_unit_test(test_saturated_caps_by_rate),
+        cmocka_unit_test(test_unconfirmed_over_bounds_the_crossing),
         cmocka_unit_test(test_failed_fit_measured_range),
         cmocka_unit_test(test_nothing_within),
         cmocka_unit_test(test_within_budget),
