@@ -56,6 +56,14 @@ void rb_json_put_pair(cJSON *o, const char *key, const double v[2])
         cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
 }
 
+void rb_json_put_str(cJSON *o, const char *key, const char *s)
+{
+    if (s && s[0])
+        cJSON_AddStringToObject(o, key, s);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
 void rb_json_copy(cJSON *dst, const cJSON *src, const char *key)
 {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(src, key);

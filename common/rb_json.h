@@ -31,6 +31,8 @@ void rb_json_put_num(cJSON *o, const char *key, double v);
 void rb_json_put_num_inf(cJSON *o, const char *key, double v);
 /* Adds key: [v0, v1], each null when not finite. */
 void rb_json_put_pair(cJSON *o, const char *key, const double v[2]);
+/* Adds key: s, or key: null when s is NULL or empty. */
+void rb_json_put_str(cJSON *o, const char *key, const char *s);
 /* Adds key: a deep copy of src[key], when src has it (else nothing). */
 void rb_json_copy(cJSON *dst, const cJSON *src, const char *key);
 

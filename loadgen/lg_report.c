@@ -288,15 +288,10 @@ static cJSON *bias_json(const lg_report *r)
         rb_json_put_num_inf(o, "predicted_wq_us", w->predicted_wq_us);
         rb_json_put_num_inf(o, "preemptions", w->preemptions);
         /* each worker's own clock: under --mpi, its rank's capture on its host */
-        if (w->receive_clock && w->receive_clock[0])
-            cJSON_AddStringToObject(o, "receive_clock", w->receive_clock);
-        else
-            cJSON_AddNullToObject(o, "receive_clock");
-        if (w->capture_interface && w->capture_interface[0])
-            cJSON_AddStringToObject(o, "capture_interface", w->capture_interface);
-        else
-            cJSON_AddNullToObject(o, "capture_interface");
+        rb_json_put_str(o, "receive_clock", w->receive_clock);
+        rb_json_put_str(o, "capture_interface", w->capture_interface);
         rb_json_put_num_inf(o, "receive_clock_wire_share", w->wire_share);
+        rb_json_put_str(o, "receive_clock_fallback_reason", w->receive_clock_fallback);
         cJSON_AddItemToArray(ws, o);
     }
     const mdl_hist *ov = lg_stats_hist_c(r->total, LG_H_OVERHEAD);

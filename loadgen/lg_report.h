@@ -27,6 +27,7 @@ typedef struct lg_worker_bias {
     /* its receive clock and capture interface (the slot's; "": not known),
      * and the share of its tokens timed from a captured segment (NAN: none) */
     const char *receive_clock, *capture_interface;
+    const char *receive_clock_fallback; /* why not wire ("": it was, or not asked) */
     double wire_share;
 } lg_worker_bias;
 

@@ -54,6 +54,9 @@ typedef struct lg_slot {
      * Under --mpi each rank resolves its own, on its own host. */
     char rx_clock[8];
     char capture_iface[64];
+    /* why this worker does not run the wire clock ("": it does, or it was
+     * not asked for): its rank's fallback, or its own capture's error */
+    char rx_fallback[160];
     /* multi-turn sessions (lg_session.h): rounds that waited for their
      * user's previous one, contexts that stopped growing at the cap */
     int64_t sess_waited, sess_capped;

@@ -261,9 +261,6 @@ static lg_stage_stats *stats_of(lg_worker *w, int stage)
     return lg_plan_stats(w->p, w->id, stage);
 }
 
-/* Closes the accounting of the stage being timed and opens `next`, from one
- * reading of the clock, the loop and the host (lg_meter_stage). Called at
- * stage changes: a few times a run. */
 /* The loop's idle time: waiting in epoll, and under --batch-tick the sleeps
  * between ticks. */
 static int64_t loop_idle_ns(lg_worker *w)
@@ -271,6 +268,9 @@ static int64_t loop_idle_ns(lg_worker *w)
     return (int64_t)uv_metrics_idle_time(&w->loop) + w->tick_idle_ns;
 }
 
+/* Closes the accounting of the stage being timed and opens `next`, from one
+ * reading of the clock, the loop and the host (lg_meter_stage). Called at
+ * stage changes: a few times a run. */
 static void account_stage(lg_worker *w, int next)
 {
     rb_host_reading h;
@@ -1612,11 +1612,17 @@ static void worker_open_clocks(lg_worker *w)
             int half = (w->wc.port_hi - w->wc.port_lo + 1) / 2;
             w->port_start =
                 w->wc.port_lo + (half > 0 ? (int)((uint64_t)rb_now_ns() % (uint64_t)half) : 0);
-        } else if (!w->wc.on)
+        } else if (!w->wc.on) {
             fprintf(stderr,
                     "loadgen: worker %d: wire clock: %s; its tokens take the kernel's "
                     "stamps\n",
                     w->id, werr);
+            snprintf(w->slot->rx_fallback, sizeof w->slot->rx_fallback, "%s", werr);
+        }
+    } else if (p->o->receive_clock_fallback[0]) {
+        /* the run (under --mpi: this rank, on its host) fell back */
+        snprintf(w->slot->rx_fallback, sizeof w->slot->rx_fallback, "%.*s",
+                 (int)sizeof w->slot->rx_fallback - 1, p->o->receive_clock_fallback);
     }
     if (w->rx_kernel) {
         sample_clock(w);
@@ -1796,12 +1802,12 @@ static void worker_run_window(lg_worker *w)
     lg_meter_open(&w->meter, w->slot->window_start_ns, loop_idle_ns(w), &h, 0);
     dispatch_due(w);
     maybe_finish(w);
-    if (w->finishing)
-        ;
-    else if (w->o->batch_tick_ns > 0)
-        run_ticked(w, w->o->batch_tick_ns);
-    else
-        uv_run(&w->loop, UV_RUN_DEFAULT);
+    if (!w->finishing) {
+        if (w->o->batch_tick_ns > 0)
+            run_ticked(w, w->o->batch_tick_ns);
+        else
+            uv_run(&w->loop, UV_RUN_DEFAULT);
+    }
     end_window(w);
     flush_detailed(w);
 }

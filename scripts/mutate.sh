@@ -65,6 +65,7 @@ tests_for() {
     loadgen/lg_extra.c) echo "test_lg_extra" ;;
     loadgen/lg_meter.c) echo "test_lg_meter" ;;
     common/rb_host.c) echo "test_lg_meter" ;;
+    common/rb_json.c) echo "test_rb_json" ;;
     simserver/sim_http.c) echo "test_sim_http" ;;
     simserver/sim_model.c) echo "test_sim_model" ;;
     simserver/sim_metrics.c) echo "test_sim_metrics" ;;
@@ -491,7 +492,7 @@ m worker-receive-before-send loadgen/lg_worker.c '    if (t < r->dispatch_ns) t 
 # --batch-tick: the tick ignored (the loop waits in epoll as without it), its
 # sleeps not counted as the loop's idle time, the sleep dropped (a busy
 # poll); the flag without its unit, or with the user clock, accepted.
-m worker-tick-ignored loadgen/lg_worker.c '    else if (w->o->batch_tick_ns > 0)' '    else if (0)'
+m worker-tick-ignored loadgen/lg_worker.c '        if (w->o->batch_tick_ns > 0)' '        if (0)'
 m worker-tick-sleep-not-idle loadgen/lg_worker.c '        w->tick_idle_ns += rb_now_ns() - now;' \
   '        (void)now;'
 m worker-tick-no-sleep loadgen/lg_worker.c \
@@ -510,6 +511,15 @@ m judge-worker-wire-one-stage loadgen/lg_judge.c '        for (int s = 0; s < in
             const lg_stage_stats *x = block_of(in, w, s);'
 m judge-worker-wire-user-left-out loadgen/lg_judge.c '            all += x->rx_kernel_tokens + x->rx_user_tokens;' \
   '            all += x->rx_kernel_tokens;'
+# why a worker runs no wire clock: its own capture's error, or its run's
+# (rank's) fallback, not kept in its slot, or not passed to the report
+m worker-capture-error-unsaid loadgen/lg_worker.c \
+  '            snprintf(w->slot->rx_fallback, sizeof w->slot->rx_fallback, "%s", werr);' '            ;'
+m worker-run-fallback-unsaid loadgen/lg_worker.c '    } else if (p->o->receive_clock_fallback[0]) {' \
+  '    } else if (0) {'
+m judge-worker-fallback-dropped loadgen/lg_judge.c '    b->receive_clock_fallback = s->rx_fallback;' \
+  '    b->receive_clock_fallback = "";'
+m json-put-str-empty common/rb_json.c '    if (s && s[0])' '    if (s)'
 # TLS under the wire clock: a record's length bound, its version, a body cut
 # short taken for a record's end; https sent back to the kernel's clock; the
 # plaintext looked up in the ciphertext read (never found: every token falls back)

@@ -21,7 +21,7 @@
 #       commit the record measured (any path but results/, *.md, .ci/ and
 #       this script and records.sh), when that commit is not in this
 #       history, or with RHOBENCH_MUTATE_FULL=1; else one in
-#       RHOBENCH_MUTATE_SAMPLE (default 4), chosen by HEAD's hash, so that
+#       RHOBENCH_MUTATE_SAMPLE (default 5), chosen by HEAD's hash, so that
 #       successive commits re-run different parts of a record that the code
 #       has not moved away from (a full run of it re-judges the same code).
 set -euo pipefail
@@ -51,7 +51,7 @@ if [ "${1:-}" = --check ]; then
 fi
 if [ "${1:-}" = --plan ]; then
   [ $# -eq 1 ] || { echo "mutation_record: usage: mutation_record.sh --plan" >&2; exit 2; }
-  every=${RHOBENCH_MUTATE_SAMPLE:-4}
+  every=${RHOBENCH_MUTATE_SAMPLE:-5}
   [[ "$every" =~ ^[1-9][0-9]*$ ]] || { echo "mutation_record: RHOBENCH_MUTATE_SAMPLE: a positive integer, got '$every'" >&2; exit 2; }
   mapfile -t all < <(bash "$here/scripts/mutate.sh" --list | cut -f1)
   rcommit=$(sed -n 's/^- date: .*; commit \([0-9a-f]*\).*/\1/p' "$rec" 2>/dev/null | head -n 1)

@@ -52,8 +52,12 @@ static void putters_write_null_for_what_is_not_finite(void **state)
     rb_json_put_num(o, "c", -INFINITY);
     const double ci[2] = {INFINITY, 3};
     rb_json_put_pair(o, "ci", ci);
+    rb_json_put_str(o, "s", "lo");
+    rb_json_put_str(o, "e", "");
+    rb_json_put_str(o, "n", NULL);
     char *text = cJSON_PrintUnformatted(o);
-    assert_string_equal(text, "{\"a\":1.5,\"b\":null,\"c\":null,\"ci\":[null,3]}");
+    assert_string_equal(text, "{\"a\":1.5,\"b\":null,\"c\":null,\"ci\":[null,3],\"s\":\"lo\","
+                              "\"e\":null,\"n\":null}");
     free(text);
     cJSON_Delete(o);
 }

@@ -112,6 +112,7 @@ static void each_worker_names_its_own_clock(void **state)
     snprintf(f->slot[0].rx_clock, sizeof f->slot[0].rx_clock, "wire");
     snprintf(f->slot[0].capture_iface, sizeof f->slot[0].capture_iface, "vr0");
     snprintf(f->slot[1].rx_clock, sizeof f->slot[1].rx_clock, "kernel");
+    snprintf(f->slot[1].rx_fallback, sizeof f->slot[1].rx_fallback, "no CAP_NET_RAW");
     /* worker 0: 30 + 10 tokens, 27 + 9 wire-timed: 0.9; worker 1: none wire */
     f->block[0 * S + 0]->rx_kernel_tokens = 30;
     f->block[0 * S + 0]->rx_wire_tokens = 27;
@@ -129,6 +130,8 @@ static void each_worker_names_its_own_clock(void **state)
     assert_string_equal(b[1].receive_clock, "kernel");
     assert_string_equal(b[1].capture_interface, "");
     assert_true(b[1].wire_share == 0.0);
+    assert_string_equal(b[0].receive_clock_fallback, "");
+    assert_string_equal(b[1].receive_clock_fallback, "no CAP_NET_RAW");
     assert_string_equal(b[2].receive_clock, "");
     assert_true(isnan(b[2].wire_share));
 }

@@ -626,6 +626,43 @@ static void a_ticked_worker_sends_on_its_ticks(void **state)
     assert_int_equal(srv_answered(f->s), count);
 }
 
+/* A worker that runs no wire clock says why in its slot (the report's
+ * client_bias.workers[].receive_clock_fallback_reason; under --mpi, each
+ * rank's own): its capture's error when its own capture did not open (here
+ * an interface that does not exist), its run's fallback when the run fell
+ * back before it started; its tokens are timed all the same. */
+static void a_worker_without_the_wire_clock_says_why(void **state)
+{
+    fixture *f = *state;
+    int64_t count = 4;
+    srv_start(f);
+    for (int pass = 0; pass < 2; pass++) {
+        __atomic_store_n(&f->s->sh, NULL, __ATOMIC_RELEASE); /* not the region freed next */
+        run_free(f->r);
+        f->r = NULL;
+        run_new(f, 1, 1, &count, 1, 0);
+        run *r = f->r;
+        if (pass == 0) {
+            r->o.receive_clock = LG_RXC_WIRE;
+            snprintf(r->o.capture_iface, sizeof r->o.capture_iface, "rbnoif9");
+        } else {
+            r->o.receive_clock = LG_RXC_KERNEL;
+            snprintf(r->o.receive_clock_fallback, sizeof r->o.receive_clock_fallback,
+                     "no CAP_NET_RAW: packets cannot be captured");
+        }
+        run_start_instant(r);
+        run_worker(r, 0);
+        const lg_slot *sl = lg_plan_slot(&r->p, 0);
+        assert_string_equal(sl->rx_clock, "kernel");
+        assert_string_equal(sl->capture_iface, "");
+        if (pass == 0) {
+            if (!sl->rx_fallback[0]) fail_msg("no reason for the capture that did not open");
+        } else
+            assert_string_equal(sl->rx_fallback, "no CAP_NET_RAW: packets cannot be captured");
+        assert_int_equal(stats(r, 0, 0)->completed, count);
+    }
+}
+
 static void each_stage_counts_its_own_requests(void **state)
 {
     fixture *f = *state;
@@ -885,6 +922,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(dispatch_is_never_early_and_at_the_schedules_times, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_ticked_worker_sends_on_its_ticks, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_worker_without_the_wire_clock_says_why, setup, teardown),
         cmocka_unit_test_setup_teardown(each_stage_counts_its_own_requests, setup, teardown),
         cmocka_unit_test_setup_teardown(a_stop_before_the_start_counts_the_whole_share, setup,
                                         teardown),

@@ -86,7 +86,8 @@ awk -v a="${mean[0]}" -v b="${mean[1]}" -v c="${mean[2]}" \
 # each rank captured on its own host: its own veth, its tokens, its departures
 for r in 0 1 2; do
   jq -e --arg i "vr$r" --argjson r "$r" '.client_bias.workers[$r]
-      | .receive_clock == "wire" and .capture_interface == $i and .receive_clock_wire_share >= 0.99' \
+      | .receive_clock == "wire" and .capture_interface == $i and .receive_clock_wire_share >= 0.99
+        and .receive_clock_fallback_reason == null' \
     "$R" >/dev/null ||
     fail "rank $r's capture: $(jq -c ".client_bias.workers[$r] | {receive_clock, capture_interface, receive_clock_wire_share}" "$R")"
   nodep=$(jq -s 'map(select(.class == "ok" and .sent_wire_ns == null)) | length' "$WORK/m.rank$r.jsonl")

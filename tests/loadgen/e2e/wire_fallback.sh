@@ -35,8 +35,10 @@ cat "$WORK/nocap.err"
 grep -q CAP_NET_RAW "$WORK/nocap.err" || fail "stderr does not name CAP_NET_RAW"
 jq -e '.receive_clock == "kernel" and (.receive_clock_fallback_reason | test("CAP_NET_RAW"))
        and .capture == null and .receive_clock_wire_share == 0 and .completed == 20
-       and .receive_clock_kernel_share == 1' "$out" >/dev/null \
-  || fail "fallback report: $(jq -c '{receive_clock, receive_clock_fallback_reason, capture, completed}' "$out")"
+       and .receive_clock_kernel_share == 1
+       and (.client_bias.workers[0] | .receive_clock == "kernel"
+            and (.receive_clock_fallback_reason | test("CAP_NET_RAW")))' "$out" >/dev/null \
+  || fail "fallback report: $(jq -c '{receive_clock, receive_clock_fallback_reason, capture, completed, w: .client_bias.workers[0]}' "$out")"
 rc=0
 "${nocap[@]}" "$LOADGEN" "${common[@]}" --num-prompts 2 --random-output-len 2 --receive-clock wire \
   2>"$WORK/explicit.err" || rc=$?
