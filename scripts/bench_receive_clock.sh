@@ -5,7 +5,12 @@
 # (every read stamped, plus a TCP_INFO call per read) and user, side by side
 # on the same zero-latency simulator and arrival stream, alternating the
 # three so that host drift hits each; at each rate and worker count. Also the
-# wire runs' capture drops, wire share and the largest resident set. Prints
+# wire runs' capture drops, wire share and the largest resident set, and the
+# capture's own cost as the workers time it (capture.cost_us_per_request:
+# draining the ring and mapping its segments, measured inside the run, so
+# the host's run-to-run spread of whole-process CPU, +-20% here, does not
+# blur it): the wire clock is the kernel clock plus that work, so
+# 1 + capture / kernel is its ratio to the kernel clock without that noise. Prints
 # and writes a Markdown record. The wire clock needs CAP_NET_RAW (root).
 #   scripts/bench_receive_clock.sh [--build DIR] [--runs N] [--rates "R..."]
 #                                  [--workers "K..."] [--duration S] [--out FILE]
@@ -41,7 +46,7 @@ sim_pid=$SIM_PID
 [ "$rc" -eq 0 ] || { echo "bench_receive_clock: simserver did not start" >&2; exit 1; }
 url=$SIM_URL
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-declare -A per_req drops share rss
+declare -A per_req drops share rss capcost
 for rate in $rates; do
   for k in $workers; do
     cmd=("$build/loadgen/loadgen" --base-url "$url" --num-workers "$k" --request-rate "$rate"
@@ -60,6 +65,7 @@ for rate in $rates; do
         if [ "$clock" = wire ]; then
           drops[$key]+="$(jq .capture.drops "$work/r.json") "
           share[$key]+="$(jq .receive_clock_wire_share "$work/r.json") "
+          capcost[$key]+="$(jq '.capture.cost_us_per_request | . * 100 | round / 100' "$work/r.json") "
         fi
         echo "$rate req/s k=$k run $i $clock: $n requests, user $u s, sys $s s, $us us per request, max RSS $m KiB" >&2
       done
@@ -75,14 +81,16 @@ mkdir -p "$(dirname "$out")"
   echo "16 output tokens, Poisson for $duration s; $runs runs of each clock, alternating"
   echo "wire, kernel, user. The host is shared with other work: the load average is below."
   echo
-  echo "| rate (req/s) | workers | wire (us/req, runs) | kernel | user | wire median | kernel median | user median | wire / kernel | wire drops | wire share | max RSS wire (KiB) |"
-  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+  echo "| rate (req/s) | workers | wire (us/req, runs) | kernel | user | wire median | kernel median | user median | wire / kernel | capture cost (us/req, wire runs) | 1 + capture / kernel (medians) | wire drops | wire share | max RSS wire (KiB) |"
+  echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
   for rate in $rates; do
     for k in $workers; do
       w=$(med "${per_req[$rate/$k/wire]}") kk=$(med "${per_req[$rate/$k/kernel]}")
       uu=$(med "${per_req[$rate/$k/user]}")
       r=$(awk -v a="$w" -v b="$kk" 'BEGIN { printf "%.3f", a / b }')
-      echo "| $rate | $k | ${per_req[$rate/$k/wire]}| ${per_req[$rate/$k/kernel]}| ${per_req[$rate/$k/user]}| $w | $kk | $uu | $r | ${drops[$rate/$k/wire]}| ${share[$rate/$k/wire]}| ${rss[$rate/$k/wire]}|"
+      cc=$(med "${capcost[$rate/$k/wire]}")
+      rc=$(awk -v c="$cc" -v b="$kk" 'BEGIN { printf "%.3f", 1 + c / b }')
+      echo "| $rate | $k | ${per_req[$rate/$k/wire]}| ${per_req[$rate/$k/kernel]}| ${per_req[$rate/$k/user]}| $w | $kk | $uu | $r | ${capcost[$rate/$k/wire]}| $rc | ${drops[$rate/$k/wire]}| ${share[$rate/$k/wire]}| ${rss[$rate/$k/wire]}|"
     done
   done
   echo
