@@ -7,11 +7,13 @@
 # three so that host drift hits each; at each rate and worker count. Also the
 # wire runs' capture drops, wire share and the largest resident set, and the
 # capture's own cost as the workers time it (capture.cost_us_per_request:
-# draining the ring and mapping its segments, measured inside the run, so
-# the host's run-to-run spread of whole-process CPU, +-20% here, does not
-# blur it): the wire clock is the kernel clock plus that work, so
-# 1 + capture / kernel is its ratio to the kernel clock without that noise. Prints
-# and writes a Markdown record. The wire clock needs CAP_NET_RAW (root).
+# draining the ring and mapping its segments after each read, timed inside
+# the run, so the host's run-to-run spread of whole-process CPU, +-20% here,
+# does not blur it; the per-token lookups, a search in those segments, are
+# not in it): the wire clock is the kernel clock plus that work, so
+# 1 + capture / kernel estimates its ratio to the kernel clock without that
+# noise. Prints and writes a Markdown record. The wire clock needs
+# CAP_NET_RAW (root).
 #   scripts/bench_receive_clock.sh [--build DIR] [--runs N] [--rates "R..."]
 #                                  [--workers "K..."] [--duration S] [--out FILE]
 set -euo pipefail
@@ -26,7 +28,7 @@ while [ $# -gt 0 ]; do
     --workers) workers=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "bench_receive_clock: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
