@@ -10,9 +10,14 @@
 # byte (lg_tls_scan). Then:
 #  - receive_clock "wire" with no fallback reason, wire share >= 0.99, no
 #    capture drop, every completed request's departure captured;
-#  - the wire-timed median ITL within 0.2 ms, and p99 within 0.5 ms, of the
-#    simulator's own send-stamp ITL over the same run (nginx's hop adds a
-#    delay to every token alike, which gaps cancel);
+#  - the wire-timed median ITL within 0.2 ms, and p99 within 1 ms, of the
+#    simulator's own send-stamp ITL over the same run: nginx's hop adds a
+#    delay to every token, which gaps cancel where it is alike; where nginx
+#    waits for a CPU (the slowed worker holds one of the host's two) it is
+#    not, and the stamps are one hop upstream of what the wire clock times.
+#    Measured (scripts/pass_rate.sh, afd8bbb): 9 runs of 10 within 0.5 ms,
+#    one 0.56 ms off (8.05 against 7.48); the kernel's stamps through TLS
+#    read p99 52 ms against 7.5, so 1 ms still tells a wrong clock apart;
 #  - the median TTFT from dispatch never before the simulator's (no client
 #    sees a token before it was sent) and within 1 ms of it (the hop);
 #  - the user-timed p99 ITL at least 2x the wire-timed one (the load was real).
@@ -58,7 +63,7 @@ near() { # near VALUE REF TOL NAME
     fail "$4: $1 ms, the simulator's $2 ms (tolerance $3 ms)"
 }
 near "$(jnum "$out" .median_itl_ms)" "$(jnum "$out" .server_stamped.median_itl_ms)" 0.2 "median ITL"
-near "$(jnum "$out" .p99_itl_ms)" "$(jnum "$out" .server_stamped.p99_itl_ms)" 0.5 "p99 ITL"
+near "$(jnum "$out" .p99_itl_ms)" "$(jnum "$out" .server_stamped.p99_itl_ms)" 1.0 "p99 ITL"
 in_range "$(jnum "$out" .median_ttft_dispatch_ms)" "$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" \
   "$(awk -v s="$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" 'BEGIN { print s + 1 }')" \
   "median TTFT from dispatch against the simulator's"
