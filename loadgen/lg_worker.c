@@ -1617,7 +1617,8 @@ static void worker_open_clocks(lg_worker *w)
                     "loadgen: worker %d: wire clock: %s; its tokens take the kernel's "
                     "stamps\n",
                     w->id, werr);
-            snprintf(w->slot->rx_fallback, sizeof w->slot->rx_fallback, "%s", werr);
+            snprintf(w->slot->rx_fallback, sizeof w->slot->rx_fallback, "%.*s",
+                     (int)sizeof w->slot->rx_fallback - 1, werr);
         }
     } else if (p->o->receive_clock_fallback[0]) {
         /* the run (under --mpi: this rank, on its host) fell back */

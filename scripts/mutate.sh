@@ -514,7 +514,7 @@ m judge-worker-wire-user-left-out loadgen/lg_judge.c '            all += x->rx_k
 # why a worker runs no wire clock: its own capture's error, or its run's
 # (rank's) fallback, not kept in its slot, or not passed to the report
 m worker-capture-error-unsaid loadgen/lg_worker.c \
-  '            snprintf(w->slot->rx_fallback, sizeof w->slot->rx_fallback, "%s", werr);' '            ;'
+  $'            snprintf(w->slot->rx_fallback, sizeof w->slot->rx_fallback, "%.*s",\n                     (int)sizeof w->slot->rx_fallback - 1, werr);' '            ;'
 m worker-run-fallback-unsaid loadgen/lg_worker.c '    } else if (p->o->receive_clock_fallback[0]) {' \
   '    } else if (0) {'
 m judge-worker-fallback-dropped loadgen/lg_judge.c '    b->receive_clock_fallback = s->rx_fallback;' \
