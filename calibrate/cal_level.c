@@ -46,6 +46,7 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
         total[j]++;
         out[j].n_saturated += s->saturated != 0;
         out[j].outlier |= s->outlier;
+        out[j].repeated |= s->repeated;
         out[j].confirmed |= s->confirmed;
         out[j].retried += s->retried;
     }

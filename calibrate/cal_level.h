@@ -8,9 +8,9 @@
  * n counts the batches in the means. delay_err_us is the half-width of the
  * 95% t interval of the mean delay over those batches (NAN with one; cal_fit
  * replaces it by the pooled one). A level is saturated when more than half
- * of its batches were. outlier / confirmed come from the batches (the sweep marks
- * every batch of a level that its repeat overruled, or that its repeat
- * confirmed). */
+ * of its batches were. outlier / confirmed / repeated come from the batches
+ * (the sweep pools a repeat's batches into its level, marks them repeated,
+ * and marks them confirmed when the pool is bad: cal_sweep_pool_repeat). */
 #ifndef CAL_LEVEL_H
 #define CAL_LEVEL_H
 
@@ -30,6 +30,7 @@ typedef struct cal_level {
     double run_delay_share; /* the worker's run-queue share, mean over batches (NAN: unknown) */
     int retried;            /* batches measured again, the host too busy with other work */
     int saturated, outlier, confirmed;
+    int repeated; /* measured twice at its rate, both measurements pooled in it */
 } cal_level;
 
 /* The levels of worker count k in steps[0..n) (steps with level < 0 or of

@@ -69,8 +69,9 @@ typedef struct cal_step {
     double run_delay_share; /* client_bias.host.run_delay_share: the busiest worker's time
                                waiting for a CPU while runnable (NAN: absent) */
     int retried;            /* batches measured again before this one, their host too busy */
-    int outlier;            /* looked bad, and its repeat at the same rate did not: not counted */
+    int outlier;            /* not counted (the sweep pools a repeat with its level instead) */
     int confirmed;          /* a repeat of a step that looked bad, and bad again */
+    int repeated;           /* measured twice, both pooled (cal_sweep_pool_repeat) */
     int used_in_fit;
     double fit_pred_us; /* the fitted curve at this step's lambda (NAN: none) */
 } cal_step;

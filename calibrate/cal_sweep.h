@@ -116,6 +116,46 @@ int cal_retry_again(cal_retry *r, int disturbed, int tries, int level_retries, i
 int cal_sweep_out_of_time(int made, int min_levels, long long now_ns, long long per_level_ns,
                           long long deadline_ns, int limit, int fills);
 
+/* 1 when level `level` of view[0..n) (each level's means, err[i] its error
+ * bar: cal_level_pooled_err_us, 0 when not known), just measured and bad by
+ * the rule's own test, must be measured again before it counts; 0 when it
+ * need not be. A level over budget is always measured again (one host
+ * hiccup never decides a cap). A saturated level is not when it lies where
+ * the sweep expected its limit: its own mean delay over budget, offered
+ * above a level that kept up within budget (cal_rule_within with that
+ * level's bar against transport_us and budget_us), and at or below none. Its repeat would be
+ * another saturated level, and the time goes instead to the levels between it and the one within,
+ * where the crossing is (cal_sweep_fill_rate): an unconfirmed saturated level caps nothing in the
+ * certificate (cal_rule_certify), it only steers the bisection. Measured (bench-afd8bbb): three of
+ * five quick k=2 sweeps spent one of their seven levels on a saturated repeat (3,642 to 6,285 us
+ * against a 100 us budget), and certified by interpolating across one fill level; the other two ran
+ * out of k=2's time before any level above rho 0.29. A saturated level with no level within below
+ * it (the one-batch probe, called saturated by one late wake-up at rho 0.03: bench-6b48c60) or with
+ * one at or above its rate is measured again, and so is one whose delay is within budget: measured
+ * (a quick k=1 sweep on a host other work had just disturbed), a level at rho 0.42 "saturated" with
+ * a delay of 40 us, not measured again, steered the bisection below it and
+ * the certificate to 0.52 where the others read 0.60-0.64. */
+int cal_sweep_repeat_bad(const cal_step *view, int n, const double *err, int level,
+                         double transport_us, double budget_us);
+
+/* After level `level` of worker count k looked bad and was measured again
+ * at its rate as level `repeat` (steps[0..n) holding both): the repeat's
+ * batches join the level's (their level set to `level`, all marked
+ * repeated), so both measurements count, pooled, and neither overrules the
+ * other. The pooled level is then judged by the rule's own test, its mean
+ * delay with the bar a repeat confirms with (cal_level_confirm_err_us)
+ * against transport_us and budget_us: bad (over budget, or saturated with
+ * more than half its batches), every batch is marked confirmed and 1 is
+ * returned; else 0, and it counts as any level does. The repeats are
+ * symmetric: a first measurement over budget and a repeat within (or the
+ * reverse) give the same pool. Until this commit a repeat within budget
+ * marked the first measurement an outlier and dropped it, so a level near
+ * the budget had two chances to pass and one to fail: measured
+ * (bench-afd8bbb), two of ten quick sweeps dropped a level at 130 and 231
+ * us whose repeat read 80 and 71. */
+int cal_sweep_pool_repeat(cal_step *steps, int n, int k, int level, int repeat, double transport_us,
+                          double budget_us);
+
 /* The next offered rate (requests/s, all workers) after steps[0..n) of this
  * sweep, or 0 when the sweep is over (a saturated step, stop_rho reached,
  * max_steps or max_rate used up, no target left). n = 0 gives start_rate. */

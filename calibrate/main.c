@@ -467,10 +467,9 @@ static int run_level(cal_run *r, int k, int lv, double rate, int nb, cal_level *
 
 /* The levels of k measured so far (steps from first on) that count, one
  * step each standing for its level (its means), for the sweep's rules; err
- * (may be NULL): each one's error bar, cerr (may be NULL): the bar a repeat
- * confirms it with (cal_level_confirm_err_us). */
+ * (may be NULL): each one's error bar. */
 static int level_view(const cal_run *r, int k, int first, cal_step *view, int max, int *confirmed,
-                      double *err, double *cerr)
+                      double *err)
 {
     static cal_level lv[CAL_MAX_LEVELS];
     int n = cal_levels_build(r->steps + first, r->n_steps - first, k, lv, CAL_MAX_LEVELS), m = 0;
@@ -493,7 +492,6 @@ static int level_view(const cal_run *r, int k, int first, cal_step *view, int ma
             double e = cal_level_pooled_err_us(lv, n, i, r->o.budget_us);
             err[m - 1] = isfinite(e) ? e : 0;
         }
-        if (cerr) cerr[m - 1] = cal_level_confirm_err_us(lv, n, i, r->o.budget_us);
     }
     return m;
 }
@@ -516,15 +514,6 @@ static double err_of(const cal_step *view, const double *err, int nv, int lv)
     return 0;
 }
 
-static void mark_level(cal_run *r, int k, int lv, int outlier, int confirmed)
-{
-    for (int i = 0; i < r->n_steps; i++)
-        if (r->steps[i].workers == k && r->steps[i].level == lv) {
-            r->steps[i].outlier |= outlier;
-            r->steps[i].confirmed |= confirmed;
-        }
-}
-
 /* The sweep of one worker count: levels aimed at the mode's utilisation
  * targets, until deadline_ns (after at least CAL_MIN_LEVELS levels).
  * Returns the number of levels made. */
@@ -533,7 +522,7 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
     int first = r->n_steps, made = 0, fills = 0;
     int64_t spent_ns = 0;
     static cal_step view[CAL_MAX_LEVELS];
-    static double err[CAL_MAX_LEVELS], cerr[CAL_MAX_LEVELS];
+    static double err[CAL_MAX_LEVELS];
     for (;;) {
         if (cal_proc_interrupted() || r->dead || r->n_steps + 16 >= MAX_STEPS) break;
         /* a level costs its batches plus their start-up and drain: as measured */
@@ -542,7 +531,7 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
                                 : cal_opts_batches(&r->o) * (cal_opts_step_ns(&r->o) + 500000000LL);
         int64_t t0 = rb_now_ns();
         int confirmed = 0;
-        int nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err, NULL);
+        int nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
         /* (the self-test's budget is 5 x its injected cost: the sweep repeats and
          * bisects at its crossing as a calibration does, and the rule is judged) */
         double budget = r->o.budget_us;
@@ -581,25 +570,36 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
          * bisected below, and the certificate would fall to the level under
          * it: measured, one quiet run certified 0.50 with levels at 0.76 and
          * 0.83 in that state and none between). */
-        nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err, NULL);
+        nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
         double c_est = lowest_delay(view, nv);
         int bad = !cal_rule_within(lv.delay_us, err_of(view, err, nv, no), c_est, lv.saturated,
                                    r->o.budget_us);
-        if (bad && !confirmed && !cal_proc_interrupted()) {
+        if (bad && !confirmed && !cal_sweep_repeat_bad(view, nv, err, no, c_est, r->o.budget_us)) {
+            progress(r,
+                     "calibrate: k=%d level %2d saturated at rho %.2f, above a level within "
+                     "budget: not measured again; the sweep bisects below it\n",
+                     k, no, lv.rho);
+        } else if (bad && !confirmed && !cal_proc_interrupted()) {
             progress(r, "calibrate: k=%d level %2d looks %s at rho %.2f; measured again\n", k, no,
                      lv.saturated ? "saturated" : "over budget", lv.rho);
             cal_level again;
             int no2 = made++;
             if (run_level(r, k, no2, rate, cal_opts_batches(&r->o), &again) != 0) break;
-            nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err, cerr);
-            /* confirmed bad by a bar from a pool of enough batches, else by
+            /* both measurements pooled into level no, and the pool judged:
+             * confirmed bad by a bar from a pool of enough batches, else by
              * its mean (cal_level_confirm_err_us) */
-            int bad2 = !cal_rule_within(again.delay_us, err_of(view, cerr, nv, no2), c_est,
-                                        again.saturated, r->o.budget_us);
-            if (bad2)
-                mark_level(r, k, no2, 0, 1);
-            else
-                mark_level(r, k, no, 1, 0);
+            int bad2 = cal_sweep_pool_repeat(r->steps + first, r->n_steps - first, k, no, no2,
+                                             c_est, r->o.budget_us);
+            nv = level_view(r, k, first, view, CAL_MAX_LEVELS, &confirmed, err);
+            for (int i = 0; i < nv; i++)
+                if (view[i].level == no)
+                    progress(r,
+                             "calibrate: k=%d level %2d pooled with its repeat: rho %.3f delay "
+                             "%.1f us: %s\n",
+                             k, no, view[i].rho_mean, view[i].overhead_mean_us,
+                             bad2 ? (view[i].saturated ? "saturated, confirmed"
+                                                       : "over budget, confirmed")
+                                  : "within budget");
         }
         spent_ns += rb_now_ns() - t0;
     }
@@ -821,10 +821,11 @@ static void print_summary(const cal_run *r, const cal_cert_info *info)
                    l->level, l->request_rate, rho, l->event_rate_per_worker,
                    l->event_rate_per_worker > 0 ? l->rho / l->event_rate_per_worker * 1e6 : NAN, d,
                    p->level_pred_us[i], 100.0 * l->host_busy, 100.0 * l->host_other,
-                   l->outlier ? "outlier (its repeat was fine)"
+                   l->outlier ? "outlier"
                    : l->confirmed
                        ? (l->saturated ? "saturated, confirmed" : "over budget, confirmed")
                    : l->saturated ? "saturated"
+                   : l->repeated  ? "measured twice, pooled"
                                   : "");
         }
     }

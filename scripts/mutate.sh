@@ -74,7 +74,7 @@ tests_for() {
     simserver/sim_render.c) echo "test_sim_render" ;;
     common/rb_timer.c) echo "test_rb_timer" ;;
     loadgen/lg_merge.c) echo "test_lg_merge" ;;
-    calibrate/cal_level.c) echo "test_cal_level" ;;
+    calibrate/cal_level.c) echo "test_cal_level test_cal_sweep" ;;
     calibrate/cal_step.c) echo "test_cal_step" ;;
     loadgen/lg_cert.c) echo "test_lg_cert" ;;
     calibrate/cal_rule.c) echo "test_cal_rule" ;;
@@ -718,6 +718,25 @@ m fill-never-past-deadline calibrate/cal_sweep.c 'return !(limit && fills == 0);
 m fill-past-deadline-twice calibrate/cal_sweep.c 'return !(limit && fills == 0);' 'return !(limit && fills <= 1);'
 m secant-uncapped calibrate/cal_sweep.c 'if (secant > want) want = secant < 1.25 * want ? secant : 1.25 * want;' \
   'if (secant > want) want = secant;'
+m aim-skip-for-one-worker calibrate/cal_sweep.c 'if (last->workers > 1 && closer > clear) clear = closer;' \
+  'if (closer > clear) clear = closer;'
+m aim-skip-dropped calibrate/cal_sweep.c 'if (last->workers > 1 && closer > clear) clear = closer;' '(void)closer;'
+m aim-skip-by-ratio calibrate/cal_sweep.c 'double closer = 1.0 - (1.0 - rho) / 1.1;' 'double closer = 1.25 * rho;'
+m repeat-saturated-always calibrate/cal_sweep.c '    if (j < 0 || !view[j].saturated) return 1;' '    return 1;'
+m repeat-saturated-never calibrate/cal_sweep.c '    if (j < 0 || !view[j].saturated) return 1;' '    return j < 0 || !view[j].saturated;'
+m repeat-stall-not-repeated calibrate/cal_sweep.c '    if (cal_rule_within(view[j].overhead_mean_us, 0, transport_us, 0, budget_us)) return 1;' ''
+m repeat-ignores-within-above calibrate/cal_sweep.c 'if (!(view[i].request_rate < rate)) return 1; /* within at or above it */' \
+  'if (!(view[i].request_rate < rate)) continue;'
+m repeat-within-by-mean calibrate/cal_sweep.c 'err ? err[i] : 0, transport_us,' '0, transport_us,'
+m repeat-no-transport calibrate/cal_sweep.c 'err ? err[i] : 0, transport_us,' 'err ? err[i] : 0, 0,'
+m pool-repeat-not-joined calibrate/cal_sweep.c '            steps[i].level = level;' '            (void)0;'
+m pool-repeat-any-k calibrate/cal_sweep.c 'if (steps[i].workers == k && (steps[i].level == level || steps[i].level == repeat)) {' \
+  'if (steps[i].level == level || steps[i].level == repeat) {'
+m pool-repeat-not-confirmed calibrate/cal_sweep.c $'    if (bad)\n        for (int i = 0; i < n; i++)' $'    if (0)\n        for (int i = 0; i < n; i++)'
+m pool-repeat-no-bar calibrate/cal_sweep.c 'double e = cal_level_confirm_err_us(lv, m, j, budget_us);' 'double e = 0;'
+m pool-repeat-not-marked calibrate/cal_sweep.c '            steps[i].repeated = 1;' '            (void)0;'
+m cert-repeated-unsaid calibrate/cal_cert.c '        cJSON_AddBoolToObject(e, "repeated", l->repeated);' ''
+m level-repeated-dropped calibrate/cal_level.c '        out[j].repeated |= s->repeated;' ''
 
 # loadgen/lg_merge.c
 m merge-used-counts-stages loadgen/lg_merge.c 'if (m->stages[s]->dispatched) m->n_used = s + 1;' \

@@ -77,6 +77,16 @@ static void fill(cal_cert_info *info, cal_per_k pk[2], cal_step *st)
     st->workers = 1;
     st->request_rate = st->achieved_rate = 100;
     st->overhead_mean_us = 41;
+    /* k=1: two levels, the second measured twice and pooled */
+    pk[0].n_levels = 2;
+    memset(pk[0].levels, 0, 2 * sizeof pk[0].levels[0]);
+    for (int j = 0; j < 2; j++) {
+        pk[0].levels[j].level = j;
+        pk[0].levels[j].n = 3 + 3 * j;
+        pk[0].levels[j].request_rate = 100.0 * (j + 1);
+        pk[0].level_pred_us[j] = 40;
+    }
+    pk[0].levels[1].repeated = pk[0].levels[1].confirmed = 1;
 }
 
 static void test_round_trip(void **state)
@@ -146,6 +156,16 @@ static void test_round_trip(void **state)
         cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "per_k"), 0), "crossing");
     assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(x0, "over_confirmed")));
     assert_true(cJSON_GetObjectItemCaseSensitive(x0, "within_rho")->valuedouble == 0.75);
+    /* each level says whether it was measured twice and pooled */
+    cJSON *lv = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "per_k"), 0), "levels");
+    assert_int_equal(cJSON_GetArraySize(lv), 2);
+    assert_true(
+        cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(lv, 0), "repeated")));
+    assert_true(
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(lv, 1), "repeated")));
+    assert_int_equal(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(lv, 1), "batches")->valueint, 6);
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p1, "safe_rate_per_worker")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p1, "safe_total_rate")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p1, "safe_rho")));

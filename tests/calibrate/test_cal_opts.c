@@ -72,24 +72,30 @@ static void test_defaults(void **state)
     cal_opts q;
     cal_opts_defaults(&q, 2);
     q.mode = CAL_MODE_QUICK;
-    assert_true(cal_opts_budget_ns(&q) == 50000000000LL);
-    /* k = 1 first gets 60% of the time, the others share the rest */
+    assert_true(cal_opts_budget_ns(&q) == 60000000000LL);
+    /* quick: k = 1 first gets half of the time (30 s), the others share
+     * the rest */
     q.n_workers = 3;
     q.workers[0] = 1, q.workers[1] = 2, q.workers[2] = 4;
-    assert_true(fabs(cal_opts_budget_share(&q, 0) - 0.6) < 1e-12);
-    assert_true(fabs(cal_opts_budget_share(&q, 1) - 0.8) < 1e-12);
+    assert_true(fabs(cal_opts_budget_share(&q, 0) - 0.5) < 1e-12);
+    assert_true(fabs(cal_opts_budget_share(&q, 1) - 0.75) < 1e-12);
     assert_true(cal_opts_budget_share(&q, 2) == 1.0);
     /* the deadlines: the cumulative share's end, or the own share from the
-     * sweep's start when an earlier k ran over (50 s, one cost: k=1 30 s,
-     * k=2 10 s, k=4 10 s; two costs: half each) */
+     * sweep's start when an earlier k ran over (60 s, one cost: k=1 30 s,
+     * k=2 15 s, k=4 15 s; two costs: half each) */
     const int64_t S = 1000000000LL;
     assert_true(cal_opts_deadline_ns(&q, 0, 100 * S, 100 * S, 1) == 130 * S);
-    assert_true(cal_opts_deadline_ns(&q, 1, 100 * S, 120 * S, 1) == 140 * S); /* k=1 left 10 s */
-    assert_true(cal_opts_deadline_ns(&q, 1, 100 * S, 135 * S, 1) == 145 * S); /* k=1 ran 5 s over */
-    assert_true(cal_opts_deadline_ns(&q, 2, 100 * S, 150 * S, 1) == 160 * S);
-    assert_true(cal_opts_deadline_ns(&q, 2, 100 * S, 130 * S, 1) == 150 * S);
-    assert_true(cal_opts_deadline_ns(&q, 1, 100 * S, 130 * S, 2) == 135 * S); /* 25 s a cost */
-    assert_true(cal_opts_deadline_ns(&q, 1, 100 * S, 112 * S, 2) == 120 * S);
+    assert_true(cal_opts_deadline_ns(&q, 1, 100 * S, 120 * S, 1) == 145 * S); /* k=1 left 10 s */
+    assert_true(cal_opts_deadline_ns(&q, 1, 100 * S, 135 * S, 1) == 150 * S); /* k=1 ran 5 s over */
+    assert_true(cal_opts_deadline_ns(&q, 2, 100 * S, 150 * S, 1) == 165 * S);
+    assert_true(cal_opts_deadline_ns(&q, 2, 100 * S, 130 * S, 1) == 160 * S);
+    assert_true(cal_opts_deadline_ns(&q, 1, 100 * S, 130 * S, 2) == 137.5 * S); /* 30 s a cost */
+    assert_true(cal_opts_deadline_ns(&q, 1, 100 * S, 112 * S, 2) == 122.5 * S);
+    /* the default mode: k = 1 first gets 60% */
+    q.mode = CAL_MODE_DEFAULT;
+    assert_true(fabs(cal_opts_budget_share(&q, 0) - 0.6) < 1e-12);
+    assert_true(fabs(cal_opts_budget_share(&q, 1) - 0.8) < 1e-12);
+    q.mode = CAL_MODE_QUICK;
     q.workers[0] = 3; /* no single worker: equal shares */
     assert_true(fabs(cal_opts_budget_share(&q, 0) - 1.0 / 3) < 1e-12);
     q.n_workers = 1;

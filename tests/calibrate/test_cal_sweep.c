@@ -8,6 +8,7 @@
 
 #include <cmocka.h>
 
+#include "cal_level.h"
 #include "cal_sweep.h"
 
 static cal_step step(double offered, double achieved, double rho)
@@ -99,10 +100,11 @@ static void test_next_rate(void **state)
     /* rho 0.58: 0.6 is within 0.03, so 0.7 -> 120.69/s */
     s[0] = step(100, 100, 0.58);
     NEAR(cal_sweep_next_rate(&c, s, 1, 20), 100 * 0.7 / 0.58);
-    /* two workers: busy per request = rho k / achieved */
+    /* two workers: busy per request = rho k / achieved; rho 0.1 at 200/s,
+     * 0.15 within a tenth in 1 - rho (1 - 0.9 / 1.1 = 0.18): 0.3 -> 600/s */
     s[0] = step(200, 200, 0.1);
     s[0].workers = 2;
-    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 300);
+    NEAR(cal_sweep_next_rate(&c, s, 1, 20), 600);
     /* rho 0.8: 0.87 is the next target -> 108.75/s */
     s[0] = step(100, 100, 0.8);
     NEAR(cal_sweep_next_rate(&c, s, 1, 20), 108.75);
@@ -142,13 +144,44 @@ static void test_next_rate(void **state)
     /* a level already past the next target in turn aims by what it measured */
     s[2] = step(400, 400, 0.4);
     NEAR(cal_sweep_next_rate(&c, s, 3, 20), 400 * 0.45 / 0.4);
-    /* two workers re-aim at the target they fell short of: 0.15 */
+    /* targets in turn are for one worker only: after five levels, the last
+     * at rho 0.35, one worker aims at the fifth target (0.6), two at the
+     * first clear of 0.35 (1 - 0.65 / 1.1 = 0.41): 0.45 (the secant through
+     * 0.1 at 300/s is lower, not taken) */
+    for (int i = 0; i < 5; i++)
+        s[i] = step(20.0 * (i + 1), 20.0 * (i + 1), 0.01 * (i + 1));
+    s[3] = step(300, 300, 0.1);
+    s[4] = step(400, 400, 0.35);
+    NEAR(cal_sweep_next_rate(&c, s, 5, 20), 400 * 0.6 / 0.35);
+    for (int i = 0; i < 5; i++)
+        s[i].workers = 2;
+    NEAR(cal_sweep_next_rate(&c, s, 5, 20), 400 * 0.45 / 0.35);
+    /* and two workers at rho 0.08 skip 0.15 (1 - 0.92 / 1.1 = 0.164): 0.3 */
     s[0] = step(20, 20, 0.004);
     s[1] = step(250, 250, 0.05);
     s[2] = step(400, 400, 0.08);
     for (int i = 0; i < 3; i++)
         s[i].workers = 2;
-    NEAR(cal_sweep_next_rate(&c, s, 3, 20), 400 * 0.15 / 0.08);
+    NEAR(cal_sweep_next_rate(&c, s, 3, 20), 400 * 0.3 / 0.08);
+    /* two workers skip a target they came within a tenth of in 1 - rho:
+     * quick targets 0.1, 0.3, 0.5, 0.7, 0.85; at rho 0.25 (1 - 0.75 / 1.1 =
+     * 0.318 > 0.3) the aim is 0.5, where one worker aims at 0.3 still
+     * (0.25 + 0.03 < 0.3) */
+    cal_sweep_cfg q;
+    cal_sweep_defaults(&q, 0);
+    s[0] = step(1000, 1000, 0.25);
+    NEAR(cal_sweep_next_rate(&q, s, 1, 20), 1200);
+    s[0].workers = 2;
+    NEAR(cal_sweep_next_rate(&q, s, 1, 20), 2000);
+    s[0] = step(1000, 1000, 0.2); /* 1 - 0.8 / 1.1 = 0.273 < 0.3: 0.3 still */
+    s[0].workers = 2;
+    NEAR(cal_sweep_next_rate(&q, s, 1, 20), 1500);
+    s[0] = step(1000, 1000, 0.06); /* 0.145 > 0.1: 0.3 */
+    s[0].workers = 2;
+    NEAR(cal_sweep_next_rate(&q, s, 1, 20), 5000);
+    s[0] = step(1000, 1000, 0.7); /* 0.727 < 0.85: 0.85, as for one worker */
+    s[0].workers = 2;
+    NEAR(cal_sweep_next_rate(&q, s, 1, 20), 1000 * 0.85 / 0.7);
     /* past the list's end (9 targets in the default mode): by what was measured */
     for (int i = 0; i < 10; i++)
         s[i] = step(100.0 * (i + 1), 100.0 * (i + 1), 0.05 + 0.05 * i);
@@ -240,6 +273,140 @@ static void test_fill_over_budget(void **state)
     /* an over-budget step whose repeat was fine (outlier) is no limit */
     s[2].outlier = s[3].outlier = 1;
     assert_true(cal_sweep_fill_rate(s, 4, 40, 100) == 0);
+}
+
+/* A saturated level is measured again only when nothing places it: no
+ * level within budget below it, or one at or above its rate. A level over
+ * budget always is. */
+static void test_repeat_bad(void **state)
+{
+    (void)state;
+    cal_step v[4] = {step(100, 100, 0.05), step(400, 400, 0.2), step(1600, 1600, 0.7),
+                     step(3200, 3000, 0.99)};
+    double err[4] = {5, 10, 10, 0};
+    for (int i = 0; i < 4; i++) {
+        v[i].level = i;
+        v[i].overhead_mean_us = 50;
+    }
+    v[3].saturated = 1;
+    /* the delays of levels 0-2 and of the saturated level 3, the transport,
+     * the budget, and whether level 3 is measured again */
+    static const struct {
+        double d0, d1, d2, d3, c, budget;
+        int again;
+    } cases[] = {
+        /* saturated above three within (50 + 10 - 40 <= 100): bisect below */
+        {50, 50, 50, 5000, 40, 100, 0},
+        /* saturated with a delay within budget (a stall): measured again */
+        {50, 50, 50, 130, 40, 100, 1},
+        {50, 50, 50, 145, 40, 100, 0},
+        /* the self-test without a budget: every delay is within */
+        {50, 50, 50, 5000, 40, INFINITY, 1},
+        /* within net of the transport: 130 + 10 - 40 <= 100 (not without) */
+        {130, 130, 130, 5000, 40, 100, 0},
+        {130, 130, 130, 5000, 0, 100, 1},
+        /* the fastest level below over budget by its bar: still placed */
+        {50, 50, 135, 5000, 40, 100, 0},
+        /* none within below it: measured again */
+        {145, 145, 135, 5000, 40, 100, 1},
+    };
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        v[0].overhead_mean_us = cases[t].d0;
+        v[1].overhead_mean_us = cases[t].d1;
+        v[2].overhead_mean_us = cases[t].d2;
+        v[3].overhead_mean_us = cases[t].d3;
+        if (cal_sweep_repeat_bad(v, 4, err, 3, cases[t].c, cases[t].budget) != cases[t].again)
+            fail_msg("case %zu: measured again %d, wanted %d", t, !cases[t].again, cases[t].again);
+    }
+    v[0].overhead_mean_us = v[1].overhead_mean_us = v[2].overhead_mean_us = 50;
+    v[3].overhead_mean_us = 5000;
+    /* a level within at its rate or above: a contradiction, measured again */
+    v[2].request_rate = 3200;
+    assert_true(cal_sweep_repeat_bad(v, 4, err, 3, 40, 100));
+    v[2].request_rate = 4000;
+    assert_true(cal_sweep_repeat_bad(v, 4, err, 3, 40, 100));
+    v[2].request_rate = 1600;
+    /* the probe, saturated with nothing below it: measured again */
+    v[0].saturated = 1;
+    assert_true(cal_sweep_repeat_bad(v, 1, err, 0, 40, 100));
+    /* a level over budget, not saturated: always measured again */
+    v[3].saturated = 0;
+    v[3].overhead_mean_us = 400;
+    assert_true(cal_sweep_repeat_bad(v, 4, err, 3, 40, 100));
+    /* a level not in the view: measured again */
+    v[3].saturated = 1;
+    assert_true(cal_sweep_repeat_bad(v, 4, err, 7, 40, 100));
+    /* without error bars (NULL): by the means */
+    assert_false(cal_sweep_repeat_bad(v, 4, NULL, 3, 40, 100));
+}
+
+/* Level 0 at 100/s (30, 32, 34 us), level 1 at 400/s that looked bad (230,
+ * 232, 234 us), its repeat, level 2, at the same rate (70, 72, 74 us);
+ * swapped: the repeat is the bad one. All of worker count k. */
+static void pool_case(cal_step s[9], int k, int swapped)
+{
+    static const double d[9] = {30, 32, 34, 230, 232, 234, 70, 72, 74};
+    for (int i = 0; i < 9; i++) {
+        s[i] = step(i < 3 ? 100 : 400, i < 3 ? 100 : 400, i < 3 ? 0.1 : 0.4);
+        s[i].workers = k;
+        s[i].level = i / 3;
+        s[i].overhead_mean_us = swapped && i >= 3 ? d[i < 6 ? i + 3 : i - 3] : d[i];
+    }
+}
+
+/* A repeat joins its level: both measurements pooled, judged together. */
+static void test_pool_repeat(void **state)
+{
+    (void)state;
+    cal_step s[9];
+    pool_case(s, 1, 0);
+    /* pooled: 152 us over 6 batches; minus the transport 30, 122 > 100 */
+    assert_true(cal_sweep_pool_repeat(s, 9, 1, 1, 2, 30, 100));
+    cal_level lv[4];
+    int n = cal_levels_build(s, 9, 1, lv, 4);
+    assert_int_equal(n, 2);
+    assert_int_equal(lv[1].level, 1);
+    assert_int_equal(lv[1].n, 6);
+    assert_true(fabs(lv[1].delay_us - 152) < 1e-9);
+    assert_true(lv[1].confirmed && lv[1].repeated && !lv[1].outlier);
+    assert_false(lv[0].confirmed || lv[0].repeated);
+    /* the same pool against a budget of 150 us: within by its mean (122),
+     * over by its bar: the pool's spread (level 0: 30, 32, 34; the pool:
+     * 152 +- 87.7 sd) over 7 degrees of freedom, cv 0.4885, t(7) 2.3646,
+     * 2.3646 x 0.4885 x 152 / sqrt(6) = 71.7 us, and 122 + 71.7 > 150 */
+    pool_case(s, 1, 0);
+    assert_true(cal_sweep_pool_repeat(s, 9, 1, 1, 2, 30, 150));
+    /* against 200 us it is within (193.7): counted, neither confirmed nor
+     * dropped */
+    pool_case(s, 1, 0);
+    assert_false(cal_sweep_pool_repeat(s, 9, 1, 1, 2, 30, 200));
+    n = cal_levels_build(s, 9, 1, lv, 4);
+    assert_int_equal(n, 2);
+    assert_false(lv[1].confirmed || lv[1].outlier);
+    assert_true(lv[1].repeated && lv[1].n == 6);
+    /* and against 190 us it is over (193.7 > 190) */
+    pool_case(s, 1, 0);
+    assert_true(cal_sweep_pool_repeat(s, 9, 1, 1, 2, 30, 190));
+    /* the reverse order (the repeat is the bad one): the same pool */
+    pool_case(s, 1, 1);
+    assert_true(cal_sweep_pool_repeat(s, 9, 1, 1, 2, 30, 100));
+    n = cal_levels_build(s, 9, 1, lv, 4);
+    assert_true(fabs(lv[1].delay_us - 152) < 1e-9 && lv[1].n == 6 && lv[1].confirmed);
+    /* another worker count's batches are left alone */
+    pool_case(s, 2, 0);
+    assert_false(cal_sweep_pool_repeat(s, 9, 1, 1, 2, 30, 100));
+    assert_int_equal(s[6].level, 2);
+    assert_false(s[6].repeated);
+    /* a saturated first measurement (all three batches) and a repeat that
+     * kept up: 3 of 6 saturated is not more than half, the level's means
+     * are the repeat's, within budget */
+    pool_case(s, 1, 0);
+    for (int i = 3; i < 6; i++)
+        s[i].saturated = 1;
+    assert_false(cal_sweep_pool_repeat(s, 9, 1, 1, 2, 30, 100));
+    n = cal_levels_build(s, 9, 1, lv, 4);
+    assert_false(lv[1].saturated);
+    assert_true(fabs(lv[1].delay_us - 72) < 1e-9);
 }
 
 /* A neighbour that never leaves: every batch and every retry disturbed. The
@@ -359,6 +526,8 @@ int main(void)
         cmocka_unit_test(test_looks_bad),
         cmocka_unit_test(test_fill_rate),
         cmocka_unit_test(test_fill_over_budget),
+        cmocka_unit_test(test_repeat_bad),
+        cmocka_unit_test(test_pool_repeat),
         cmocka_unit_test(test_baseline_rates),
         cmocka_unit_test(test_modes),
         cmocka_unit_test(test_retry_steady_neighbour),
