@@ -47,7 +47,6 @@ static void put_step(cJSON *rows, const cal_step *s)
     cJSON_AddBoolToObject(r, "saturated", s->saturated);
     if (s->saturated) cJSON_AddStringToObject(r, "saturated_by", s->why);
     cJSON_AddBoolToObject(r, "used_in_fit", s->used_in_fit);
-    if (s->outlier) cJSON_AddBoolToObject(r, "outlier", 1);
     if (s->confirmed) cJSON_AddBoolToObject(r, "confirmed", 1);
     if (s->verdict[0]) cJSON_AddStringToObject(r, "verdict", s->verdict);
 }
@@ -198,7 +197,6 @@ static void put_per_k(cJSON *o, const cal_per_k *p)
         rb_json_put_num(e, "run_delay_share", l->run_delay_share);
         cJSON_AddNumberToObject(e, "batches_retried", l->retried);
         cJSON_AddBoolToObject(e, "saturated", l->saturated);
-        cJSON_AddBoolToObject(e, "outlier", l->outlier);
         cJSON_AddBoolToObject(e, "confirmed", l->confirmed);
         cJSON_AddBoolToObject(e, "repeated", l->repeated);
     }

@@ -23,9 +23,8 @@
 
 static int usable(const cal_step *s, int k)
 {
-    return s->workers == k && !s->saturated && !s->outlier && !s->probe &&
-           s->event_rate_per_worker > 0 && isfinite(s->event_rate_per_worker) &&
-           isfinite(s->rho_mean);
+    return s->workers == k && !s->saturated && !s->probe && s->event_rate_per_worker > 0 &&
+           isfinite(s->event_rate_per_worker) && isfinite(s->rho_mean);
 }
 
 static double xof(double rho)
@@ -292,12 +291,11 @@ static void fit_slopes(const cal_step *steps, int n, int k, cal_per_k *out)
 /* The levels that count, into idx; returns how many. */
 static int counted_levels(const cal_per_k *out, int *idx)
 {
-    /* not outliers, not saturated, a finite delay */
+    /* not saturated, a finite delay */
     int L = 0;
     for (int j = 0; j < out->n_levels; j++) {
         const cal_level *l = &out->levels[j];
-        if (!l->outlier && !l->saturated && isfinite(l->delay_us) && isfinite(l->rho) &&
-            l->rho > 0 && l->rho < 1)
+        if (!l->saturated && isfinite(l->delay_us) && isfinite(l->rho) && l->rho > 0 && l->rho < 1)
             idx[L++] = j;
     }
     return L;
@@ -367,7 +365,6 @@ static void certify_levels(cal_per_k *out, const int *idx, int L, double budget_
     int np = 0;
     for (int j = 0; j < out->n_levels; j++) {
         const cal_level *l = &out->levels[j];
-        if (l->outlier) continue;
         pts[np++] = (cal_point){.rho = l->rho,
                                 .rate = l->request_rate,
                                 .delay_us = l->delay_us - c_us,
@@ -399,7 +396,6 @@ static int limiting_level(const cal_per_k *out, const cal_rule_result *rule)
     int top = -1; /* of a level's repeats, the one on the busiest host */
     for (int j = 0; j < out->n_levels; j++) {
         const cal_level *l = &out->levels[j];
-        if (l->outlier) continue;
         if (top < 0 || l->request_rate > out->levels[top].request_rate ||
             (l->request_rate == out->levels[top].request_rate &&
              l->host_busy > out->levels[top].host_busy))
@@ -408,9 +404,8 @@ static int limiting_level(const cal_per_k *out, const cal_rule_result *rule)
     if (rule->limit == CAL_LIMIT_OVER)
         for (int j = 0; j < out->n_levels; j++) {
             const cal_level *l = &out->levels[j];
-            if (!l->outlier && l->confirmed &&
-                (top < 0 || !out->levels[top].confirmed ||
-                 l->request_rate < out->levels[top].request_rate))
+            if (l->confirmed && (top < 0 || !out->levels[top].confirmed ||
+                                 l->request_rate < out->levels[top].request_rate))
                 top = j;
         }
     return top;
@@ -508,7 +503,7 @@ static double requests_per_worker(const cal_step *s)
 /* Row x[COST_COLS] of step s (rates per worker, per us); 0, or -1 when s is no row. */
 static int cost_row(const cal_step *s, double x[COST_COLS])
 {
-    if (s->workers != 1 || s->saturated || s->outlier || !isfinite(s->rho_mean) ||
+    if (s->workers != 1 || s->saturated || !isfinite(s->rho_mean) ||
         !(s->callback_rate_per_worker > 0) || !(s->event_rate_per_worker > 0))
         return -1;
     double req = requests_per_worker(s);
@@ -721,8 +716,7 @@ double cal_cost_scale(const cal_step *steps, int n, int k, const cal_cost *c, do
     int m = 0;
     for (int i = 0; i < n; i++) {
         const cal_step *s = &steps[i];
-        if (s->workers != k || s->saturated || s->outlier || s->probe || s->plain ||
-            !isfinite(s->rho_mean))
+        if (s->workers != k || s->saturated || s->probe || s->plain || !isfinite(s->rho_mean))
             continue;
         double p = cal_cost_rho(c, s);
         if (!(p > 0)) continue;
@@ -782,7 +776,7 @@ int cal_selftest_eval(const cal_per_k *pk, int npk, double injected_us, const do
         int in_window = 0;
         for (int i = 0; fitted && i < p->n_levels; i++) {
             const cal_level *l = &p->levels[i];
-            if (l->outlier || l->saturated || !(l->rho >= rho_lo) || !(l->rho <= rho_hi)) continue;
+            if (l->saturated || !(l->rho >= rho_lo) || !(l->rho <= rho_hi)) continue;
             c = add_check(out, max, n_out);
             if (!c) break;
             snprintf(c->name, sizeof c->name, "k=%d rho %.2f: fitted delay (us) vs measured",
@@ -866,7 +860,7 @@ int cal_selftest_delivery(const cal_per_k *p, double rho_lo, double rho_hi, doub
         int m = 0;
         for (int i = 0; i < p->n_levels; i++) {
             const cal_level *l = &p->levels[i];
-            if (l->outlier || l->saturated || !(l->event_rate_per_worker > 0) ||
+            if (l->saturated || !(l->event_rate_per_worker > 0) ||
                 !(l->callback_rate_per_worker > 0) || !(l->events_per_request > 0))
                 continue;
             if (pass == 0 && !(l->rho >= rho_lo && l->rho <= rho_hi)) continue;

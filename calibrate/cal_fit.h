@@ -154,7 +154,7 @@ double cal_cost_rho(const cal_cost *c, const cal_step *s);
 
 /* How much busier each of k workers is than the one-worker model says:
  * the slope through the origin of the measured rho against cal_cost_rho
- * over the unsaturated sweep batches of k (not probes, not outliers), with
+ * over the unsaturated sweep batches of k (not probes), with
  * its 95% t interval in ci (may be NULL). Contention between k workers and
  * the server on a small host raises it above 1. NAN when fewer than two
  * such batches. Pure. */
@@ -235,7 +235,7 @@ double cal_selftest_r_true(const cal_injected *inj);
 int cal_baseline_moments(const cal_step *steps, int n, int k, double *m1_us, double *m2_us2);
 
 /* Events and read callbacks per request over the levels of p that count
- * (not outliers, not saturated) whose rho lies in [rho_lo, rho_hi], or over
+ * (not saturated) whose rho lies in [rho_lo, rho_hi], or over
  * all that count when none lies there: the means of their
  * events_per_request and of events_per_request x callback rate / event
  * rate. 0, or -ENODATA (both NAN). Pure. */
@@ -263,7 +263,7 @@ int cal_selftest_model(const cal_per_k *p, const cal_injected *inj, double budge
 
 /* The out-of-sample check, for worker count k over steps[0..n) (one
  * injected client's batches) whose fit with every level is p: the level of
- * p that counts (not an outlier, not saturated) with rho in [rho_lo,
+ * p that counts (not saturated) with rho in [rho_lo,
  * rho_hi] nearest their middle, among those below another counted level (so
  * the fit without it interpolates, never extrapolates), is held out with
  * every other level measured at its rate (a repeat at the same rate is the

@@ -45,7 +45,6 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
         }
         total[j]++;
         out[j].n_saturated += s->saturated != 0;
-        out[j].outlier |= s->outlier;
         out[j].repeated |= s->repeated;
         out[j].confirmed |= s->confirmed;
         out[j].retried += s->retried;
@@ -106,7 +105,7 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
 /* A level that may count in the pool (cal_level_pooled_err_us). */
 static int poolable(const cal_level *v)
 {
-    return !v->outlier && !v->saturated && isfinite(v->delay_us) && v->rho > 0 && v->rho < 1;
+    return !v->saturated && isfinite(v->delay_us) && v->rho > 0 && v->rho < 1;
 }
 
 /* The pool of cal_level_pooled_err_us: the summed squared relative spread

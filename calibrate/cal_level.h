@@ -8,7 +8,7 @@
  * n counts the batches in the means. delay_err_us is the half-width of the
  * 95% t interval of the mean delay over those batches (NAN with one; cal_fit
  * replaces it by the pooled one). A level is saturated when more than half
- * of its batches were. outlier / confirmed / repeated come from the batches
+ * of its batches were. confirmed / repeated come from the batches
  * (the sweep pools a repeat's batches into its level, marks them repeated,
  * and marks them confirmed when the pool is bad: cal_sweep_pool_repeat). */
 #ifndef CAL_LEVEL_H
@@ -29,7 +29,7 @@ typedef struct cal_level {
     double host_other;      /* the share other processes took, mean over batches (NAN: unknown) */
     double run_delay_share; /* the worker's run-queue share, mean over batches (NAN: unknown) */
     int retried;            /* batches measured again, the host too busy with other work */
-    int saturated, outlier, confirmed;
+    int saturated, confirmed;
     int repeated; /* measured twice at its rate, both measurements pooled in it */
 } cal_level;
 
@@ -40,7 +40,7 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
 
 /* The error bar the fit will give level j of l[0..n) (cal_fit_per_k): the
  * 95% t half-width t(dof) cv delay_j / sqrt(n_j), with the relative spread
- * cv pooled over the levels that count (not outliers, not saturated, a
+ * cv pooled over the levels that count (not saturated, a
  * finite delay and 0 < rho < 1, two batches or more; dof = sum(n - 1)), so
  * the sweep can apply the certification rule's own test while it runs.
  * Levels offered at or above the rate of the slowest level confirmed bad

@@ -37,7 +37,7 @@ void cal_plot_write_dat(FILE *f, const cal_per_k *pk, int npk)
         if (j > 0) fprintf(f, "\n\n");
         fprintf(f,
                 "# index %d: k=%d levels: rho rho_sd delay_us delay_err_us fit_us counted "
-                "saturated outlier\n",
+                "saturated\n",
                 2 * j, p->workers);
         for (int i = 0; i < p->n_levels; i++) {
             const cal_level *l = &p->levels[i];
@@ -46,9 +46,9 @@ void cal_plot_write_dat(FILE *f, const cal_per_k *pk, int npk)
             val(f, l->delay_us);
             val(f, l->delay_err_us);
             val(f, p->level_pred_us[i]);
-            fprintf(f, " %d %d %d\n", !l->outlier && !l->saturated, l->saturated, l->outlier);
+            fprintf(f, " %d %d\n", !l->saturated, l->saturated);
         }
-        if (!p->n_levels) fprintf(f, " NaN NaN NaN NaN NaN 0 0 0\n");
+        if (!p->n_levels) fprintf(f, " NaN NaN NaN NaN NaN 0 0\n");
         fprintf(f, "\n\n# index %d: k=%d fit: rho delay_us band_lo_us band_hi_us\n", 2 * j + 1,
                 p->workers);
         int rows = 0;
@@ -128,7 +128,7 @@ void cal_plot_write_gp(FILE *f, const char *dat_name, const char *png_name, cons
                 dat, 2 * j, c, pk[j].workers);
         fprintf(f,
                 "  %s index %d using 1:($6 == 0 ? $3 : 1/0) with points pt 6 ps 1.3 lc rgb '%s' "
-                "title 'k=%d saturated or outlier', \\\n",
+                "title 'k=%d saturated', \\\n",
                 dat, 2 * j, c, pk[j].workers);
         fprintf(f, "  %s index %d using 1:2 with lines lw 2 lc rgb '%s' title 'k=%d fit'%s\n", dat,
                 2 * j + 1, c, pk[j].workers, j + 1 < npk ? ", \\" : "");

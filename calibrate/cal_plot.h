@@ -15,8 +15,8 @@
 #include "cal_step.h"
 
 /* calibration.dat: for the j-th worker count, gnuplot index 2j holds the
- * levels (rho rho_sd delay_us delay_err_us fit_us counted saturated
- * outlier) and index 2j+1 the fitted curve with its band (rho delay_us
+ * levels (rho rho_sd delay_us delay_err_us fit_us counted
+ * saturated) and index 2j+1 the fitted curve with its band (rho delay_us
  * band_lo_us band_hi_us). */
 void cal_plot_write_dat(FILE *f, const cal_per_k *pk, int npk);
 

@@ -69,7 +69,6 @@ typedef struct cal_step {
     double run_delay_share; /* client_bias.host.run_delay_share: the busiest worker's time
                                waiting for a CPU while runnable (NAN: absent) */
     int retried;            /* batches measured again before this one, their host too busy */
-    int outlier;            /* not counted (the sweep pools a repeat with its level instead) */
     int confirmed;          /* a repeat of a step that looked bad, and bad again */
     int repeated;           /* measured twice, both pooled (cal_sweep_pool_repeat) */
     int used_in_fit;

@@ -177,9 +177,8 @@ int cal_sweep_repeat_bad(const cal_step *view, int n, const double *err, int lev
     double rate = view[j].request_rate;
     int below = 0;
     for (int i = 0; i < n; i++) {
-        if (i == j || view[i].outlier ||
-            !cal_rule_within(view[i].overhead_mean_us, err ? err[i] : 0, transport_us,
-                             view[i].saturated, budget_us))
+        if (i == j || !cal_rule_within(view[i].overhead_mean_us, err ? err[i] : 0, transport_us,
+                                       view[i].saturated, budget_us))
             continue;
         if (!(view[i].request_rate < rate)) return 1; /* within at or above it */
         below = 1;
@@ -220,13 +219,12 @@ double cal_sweep_fill_rate(const cal_step *steps, int n, double transport_us, do
 {
     double bad = INFINITY, good = 0;
     for (int i = 0; i < n; i++)
-        if (!steps[i].outlier && bad_for_fill(&steps[i], transport_us, budget_us) &&
-            steps[i].request_rate < bad)
+        if (bad_for_fill(&steps[i], transport_us, budget_us) && steps[i].request_rate < bad)
             bad = steps[i].request_rate;
     if (!isfinite(bad)) return 0;
     for (int i = 0; i < n; i++)
-        if (!steps[i].outlier && !bad_for_fill(&steps[i], transport_us, budget_us) &&
-            steps[i].request_rate < bad && steps[i].request_rate > good)
+        if (!bad_for_fill(&steps[i], transport_us, budget_us) && steps[i].request_rate < bad &&
+            steps[i].request_rate > good)
             good = steps[i].request_rate;
     if (!(good > 0)) return bad / 4.0; /* bad from the start: step back */
     if (bad < 1.08 * good) return 0;
@@ -248,8 +246,8 @@ int cal_sweep_baseline_rates(const cal_step *steps, int n, int k, double rho_lo,
         int seen = 0; /* the batches of a level share their rate: once each */
         for (int j = 0; j < m; j++)
             seen |= out[j] == s->request_rate;
-        if (s->workers == k && !s->saturated && !s->outlier && s->request_rate > 0 &&
-            s->rho_mean >= rho_lo && s->rho_mean <= rho_hi && !seen)
+        if (s->workers == k && !s->saturated && s->request_rate > 0 && s->rho_mean >= rho_lo &&
+            s->rho_mean <= rho_hi && !seen)
             out[m++] = s->request_rate;
     }
     if (m < 2) {
@@ -260,7 +258,7 @@ int cal_sweep_baseline_rates(const cal_step *steps, int n, int k, double rho_lo,
             double best = 0;
             for (int i = 0; i < n; i++) {
                 const cal_step *s = &steps[i];
-                if (s->workers == k && !s->saturated && !s->outlier && s->request_rate < below &&
+                if (s->workers == k && !s->saturated && s->request_rate < below &&
                     s->request_rate > best)
                     best = s->request_rate;
             }

@@ -67,17 +67,16 @@ int cal_sweep_looks_bad(const cal_step *s, double transport_us, double budget_us
 int cal_sweep_baseline_rates(const cal_step *steps, int n, int k, double rho_lo, double rho_hi,
                              double *out, int max);
 
-/* After the sweep found its limit (a saturated step, or one over budget;
- * steps marked outlier do not count): the rate halfway (geometric mean)
- * between the fastest step within budget and the slowest bad one above it,
- * where the certified value is decided. A step is bad when
- * cal_sweep_looks_bad(step, transport_us, budget_us); with budget_us
- * infinite (the self-test), only saturation counts. Bisecting there, rather
- * than certifying the level below a bad one, keeps the certificate off the
- * level grid: with levels 4x apart, one bad level would otherwise cost a
- * quarter of the rate. 0 when there is no bad step or the two are within 8%
- * of each other; a quarter of the slowest bad rate when no step was
- * within budget. */
+/* After the sweep found its limit (a saturated step, or one over budget):
+ * the rate halfway (geometric mean) between the fastest step within budget
+ * and the slowest bad one above it, where the certified value is decided.
+ * A step is bad when cal_sweep_looks_bad(step, transport_us, budget_us);
+ * with budget_us infinite (the self-test), only saturation counts.
+ * Bisecting there, rather than certifying the level below a bad one, keeps
+ * the certificate off the level grid: with levels 4x apart, one bad level
+ * would otherwise cost a quarter of the rate. 0 when there is no bad step
+ * or the two are within 8% of each other; a quarter of the slowest bad
+ * rate when no step was within budget. */
 double cal_sweep_fill_rate(const cal_step *steps, int n, double transport_us, double budget_us);
 
 /* Retries of disturbed batches over a whole run. A batch during which other

@@ -476,7 +476,6 @@ static int level_view(const cal_run *r, int k, int first, cal_step *view, int ma
     *confirmed = 0;
     for (int i = 0; i < n && m < max; i++) {
         *confirmed |= lv[i].confirmed;
-        if (lv[i].outlier) continue;
         cal_step *v = &view[m++];
         cal_step_clear(v);
         v->workers = k;
@@ -646,7 +645,7 @@ static void probe_cost(cal_run *r)
     double rate = 0, best = INFINITY;
     for (int i = 0; i < r->n_steps; i++) {
         const cal_step *s = &r->steps[i];
-        if (s->workers == 1 && !s->saturated && !s->outlier && fabs(s->rho_mean - 0.4) < best) {
+        if (s->workers == 1 && !s->saturated && fabs(s->rho_mean - 0.4) < best) {
             best = fabs(s->rho_mean - 0.4);
             rate = s->request_rate;
         }
@@ -821,9 +820,7 @@ static void print_summary(const cal_run *r, const cal_cert_info *info)
                    l->level, l->request_rate, rho, l->event_rate_per_worker,
                    l->event_rate_per_worker > 0 ? l->rho / l->event_rate_per_worker * 1e6 : NAN, d,
                    p->level_pred_us[i], 100.0 * l->host_busy, 100.0 * l->host_other,
-                   l->outlier ? "outlier"
-                   : l->confirmed
-                       ? (l->saturated ? "saturated, confirmed" : "over budget, confirmed")
+                   l->confirmed ? (l->saturated ? "saturated, confirmed" : "over budget, confirmed")
                    : l->saturated ? "saturated"
                    : l->repeated  ? "measured twice, pooled"
                                   : "");

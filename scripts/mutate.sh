@@ -755,8 +755,8 @@ m level-err-z-not-t calibrate/cal_level.c 'l->delay_err_us = cal_t95(l->n - 1) *
 m level-pooled-keeps-bad calibrate/cal_level.c 'v->request_rate >= bad_rate || v->delay_us > over) continue;' \
   'v->delay_us > over) continue;'
 m level-pooled-bad-rate-open calibrate/cal_level.c 'v->request_rate >= bad_rate ||' 'v->request_rate > bad_rate ||'
-m level-pooled-keeps-outliers calibrate/cal_level.c '    return !v->outlier && !v->saturated && isfinite(v->delay_us)' \
-  '    return !v->saturated && isfinite(v->delay_us)'
+m level-pooled-keeps-saturated calibrate/cal_level.c '    return !v->saturated && isfinite(v->delay_us)' \
+  '    return isfinite(v->delay_us)'
 m level-pooled-keeps-over-budget calibrate/cal_level.c '|| v->delay_us > over) continue;' '|| v->delay_us > over + INFINITY) continue;'
 m level-pooled-over-edge calibrate/cal_level.c '|| v->delay_us > over) continue;' '|| v->delay_us >= over) continue;'
 # a repeat confirming a level bad with a bar from a pool of too few batches
@@ -806,8 +806,8 @@ m cost-first-valid-fit calibrate/cal_fit.c '        if (!(rss < best)) continue;
 m cost-unidentified-term calibrate/cal_fit.c '                if (!allowed[others[j]]) skip = 1;' '                (void)allowed;'
 m cost-ref-counts-probes calibrate/cal_fit.c '        } else if (!s->probe) {' '        } else {'
 m cost-plain-ref-events calibrate/cal_fit.c 'pe += s->event_rate_per_worker / req;' 'pe += s->callback_rate_per_worker / req;'
-m cost-scale-counts-probes calibrate/cal_fit.c 'if (s->workers != k || s->saturated || s->outlier || s->probe || s->plain ||' \
-  'if (s->workers != k || s->saturated || s->outlier ||'
+m cost-scale-counts-probes calibrate/cal_fit.c 'if (s->workers != k || s->saturated || s->probe || s->plain ||' \
+  'if (s->workers != k || s->saturated ||'
 m cost-scale-plain-term calibrate/cal_fit.c 'double busy = (isfinite(req) ? req * (r + (s->plain ? p : 0)) : 0) + cb * a +' \
   'double busy = (isfinite(req) ? req * (r + (s->plain ? 0 * p : 0)) : 0) + cb * a +'
 

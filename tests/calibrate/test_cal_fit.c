@@ -193,39 +193,29 @@ static void test_goodness_of_fit(void **state)
     assert_non_null(strstr(p.cert_note, "measured range only"));
 }
 
-/* An outlier level (its repeat was fine) counts in neither the fit nor the
- * certificate; a confirmed level over budget caps it. */
-static void test_outlier_and_confirmed(void **state)
+/* A level confirmed over budget by its repeat caps the certificate. */
+static void test_confirmed_caps(void **state)
 {
     (void)state;
     static cal_step s[40];
     int n = levels(s, 1, 0, SMALL);
-    static cal_per_k base, p;
-    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &base), 0);
-    int m = n;
-    for (int b = 0; b < 3; b++) {
-        s[m] = batch(1, 7, 0.4, 5000);
-        s[m++].outlier = 1;
-    }
-    assert_int_equal(cal_fit_per_k(s, m, 1, 100, &p), 0);
-    assert_true(p.safe_rho == base.safe_rho);
-    NEAR(p.r_us, base.r_us, 1e-9);
-    assert_int_equal(p.n_fit, NLV);
-    /* the level at 0.85 (W_q 113 us) confirmed over budget by its repeat:
-     * certified where the delay crosses the budget between the level below
-     * it and it (cal_rule), and the note says why */
+    static cal_per_k p;
+    /* the level at 0.85 (W_q 113 us) confirmed over budget: certified where
+     * the delay crosses the budget between the level below it and it
+     * (cal_rule), and the note says why */
     for (int i = 0; i < n; i++)
         s[i].confirmed = s[i].level == 4;
-    assert_int_equal(cal_fit_per_k(s, m, 1, 100, &p), 0);
+    assert_int_equal(cal_fit_per_k(s, n, 1, 100, &p), 0);
     assert_true(p.safe_rho > 0.7 && p.safe_rho < 0.85);
     assert_string_equal(p.limited_by, "over budget");
     assert_non_null(strstr(p.cert_note, "between rho 0.700 (within) and 0.850 (over"));
     /* and a level confirmed bad lower down caps the certificate there */
     for (int i = 0; i < n; i++)
         s[i].confirmed = 0;
-    for (int i = n; i < m; i++) {
-        s[i].outlier = 0;
-        s[i].confirmed = 1;
+    int m = n;
+    for (int b = 0; b < 3; b++) {
+        s[m] = batch(1, 7, 0.4, 5000);
+        s[m++].confirmed = 1;
     }
     assert_int_equal(cal_fit_per_k(s, m, 1, 100, &p), 0);
     assert_true(p.safe_rho >= 0.3 && p.safe_rho < 0.4);
@@ -693,7 +683,7 @@ static void test_selftest_inputs(void **state)
     assert_int_equal(cal_selftest_delivery(&p, 0.2, 0.6, &ev, &cb), 0);
     NEAR(ev, 3, 1e-12); /* the level at 0.5 alone */
     NEAR(cb, 1.5, 1e-12);
-    p.levels[0].saturated = p.levels[1].outlier = 1;
+    p.levels[0].saturated = p.levels[1].saturated = 1;
     assert_int_equal(cal_selftest_delivery(&p, 0.2, 0.6, &ev, &cb), 0);
     NEAR(ev, 2.5, 1e-12); /* none counts in the window: all that count */
     p.n_levels = 2;
@@ -945,7 +935,7 @@ int main(void)
         cmocka_unit_test(test_fit_and_safe_region),
         cmocka_unit_test(test_interval_coverage),
         cmocka_unit_test(test_goodness_of_fit),
-        cmocka_unit_test(test_outlier_and_confirmed),
+        cmocka_unit_test(test_confirmed_caps),
         cmocka_unit_test(test_pooled_error_bars),
         cmocka_unit_test(test_no_data),
         cmocka_unit_test(test_cost_model),

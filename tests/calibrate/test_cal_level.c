@@ -35,7 +35,7 @@ static void test_levels(void **state)
         batch(1, 1, 0.5, 220, 0),  batch(2, 0, 0.1, 50, 0),    /* another k */
         batch(1, 2, 0.9, 5000, 1), batch(1, 2, 0.95, 9000, 1), /* saturated level */
     };
-    s[2].outlier = 1;
+    s[2].repeated = 1; /* one batch of level 0 is its repeat's */
     cal_level l[8];
     assert_int_equal(cal_levels_build(s, 9, 1, l, 8), 3);
     /* level 0: three batches, mean 110, sd 10, t(2) 4.303 x 10 / sqrt 3 */
@@ -44,7 +44,8 @@ static void test_levels(void **state)
     assert_true(fabs(l[0].rho - 0.25) < 1e-9);
     assert_true(fabs(l[0].delay_sd_us - 10) < 1e-9);
     assert_true(fabs(l[0].delay_err_us - 4.302653 * 10 / sqrt(3)) < 1e-4);
-    assert_true(l[0].outlier && !l[0].saturated);
+    assert_true(l[0].repeated && !l[0].confirmed && !l[0].saturated);
+    assert_false(l[1].repeated);
     /* level 1: the saturated batch is no measurement */
     assert_int_equal(l[1].n, 2);
     assert_int_equal(l[1].n_saturated, 1);
@@ -72,8 +73,8 @@ static void test_pooled_err(void **state)
     /* two levels of 3 batches: cv 0.1 and 0.2 -> pooled cv^2 = (0.01 + 0.04) / 2 */
     l[0] = (cal_level){.n = 3, .rho = 0.1, .delay_us = 20, .delay_sd_us = 2};
     l[1] = (cal_level){.n = 3, .rho = 0.5, .delay_us = 50, .delay_sd_us = 10};
-    /* an outlier and a saturated level do not count in the pool */
-    l[2] = (cal_level){.n = 3, .rho = 0.6, .delay_us = 60, .delay_sd_us = 60, .outlier = 1};
+    /* saturated levels do not count in the pool */
+    l[2] = (cal_level){.n = 3, .rho = 0.6, .delay_us = 60, .delay_sd_us = 60, .saturated = 1};
     l[3] = (cal_level){.n = 1, .rho = 0.8, .delay_us = 90, .delay_sd_us = NAN, .saturated = 1};
     double cv = sqrt(0.05 / 2);
     assert_true(
@@ -111,7 +112,7 @@ static void test_pooled_err(void **state)
     m[5].delay_us = m[5].delay_sd_us = 120;
     assert_true(fabs(cal_level_pooled_err_us(m, 6, 1, 100) - cal_t95(6) * cv3 * 50 / sqrt(3.0)) <
                 1e-9);
-    /* the lowest delay is of the levels that count: the outlier's 1 us is not it */
+    /* the lowest delay is of the levels that count: the saturated level's 1 us is not it */
     m[2].delay_us = 1;
     assert_true(fabs(cal_level_pooled_err_us(m, 6, 1, 100) - cal_t95(6) * cv3 * 50 / sqrt(3.0)) <
                 1e-9);

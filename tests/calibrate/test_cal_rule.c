@@ -127,9 +127,9 @@ static void test_cross(void **state)
     NEAR(cal_rule_cross(0.5, 100, 0.75, 150, 100), 0.5);
 }
 
-/* one outlier (a stall that its repeat did not show) does not move the
- * certificate, wherever it lies and however large */
-static void test_outlier_does_not_move(void **state)
+/* one unconfirmed bad point (a level its repeat did not confirm) does not
+ * move the certificate, wherever it lies and however large */
+static void test_unconfirmed_does_not_move(void **state)
 {
     (void)state;
     cal_point p[8];
@@ -143,7 +143,7 @@ static void test_outlier_does_not_move(void **state)
         assert_true(r.safe_rho == base.safe_rho);
         assert_int_equal(r.limit, base.limit);
         assert_int_equal(r.n_ignored, 1);
-        /* an outlier that saturated is no different */
+        /* one that saturated is no different */
         p[n - 1].saturated = 1;
         r = certify(p, n, 0.9, 1, 0);
         assert_true(r.safe_rho == base.safe_rho);
@@ -349,7 +349,7 @@ int main(void)
         cmocka_unit_test(test_model_bound_above_measured),
         cmocka_unit_test(test_never_beyond_highest_measured),
         cmocka_unit_test(test_no_certification_beyond_over_budget),
-        cmocka_unit_test(test_outlier_does_not_move),
+        cmocka_unit_test(test_unconfirmed_does_not_move),
         cmocka_unit_test(test_saturated_caps),
         cmocka_unit_test(test_saturated_caps_by_rate),
         cmocka_unit_test(test_unconfirmed_over_bounds_the_crossing),

@@ -236,9 +236,6 @@ static void test_fill_rate(void **state)
     s[2].saturated = 1;
     /* between 400 (the fastest good below) and 900: sqrt(400 * 900) = 600 */
     assert_true(fabs(cal_sweep_fill_rate(s, 4, 0, INFINITY) - 600) < 1e-9);
-    s[2].outlier = 1; /* its repeat kept up: nothing to fill */
-    assert_true(cal_sweep_fill_rate(s, 4, 0, INFINITY) == 0);
-    s[2].outlier = 0;
     s[1].request_rate = 850; /* within 8% of 900: nothing left to fill */
     assert_true(cal_sweep_fill_rate(s, 4, 0, INFINITY) == 0);
     s[2].saturated = 0; /* no saturated step: no fill */
@@ -270,8 +267,8 @@ static void test_fill_over_budget(void **state)
     /* it was over budget instead: between 400 and 800 */
     t[4].overhead_mean_us = 160;
     assert_true(fabs(cal_sweep_fill_rate(t, 5, 40, 100) - sqrt(400.0 * 800.0)) < 1e-9);
-    /* an over-budget step whose repeat was fine (outlier) is no limit */
-    s[2].outlier = s[3].outlier = 1;
+    /* pooled with repeats within budget, they are no limit */
+    s[2].overhead_mean_us = s[3].overhead_mean_us = 60;
     assert_true(cal_sweep_fill_rate(s, 4, 40, 100) == 0);
 }
 
@@ -368,7 +365,7 @@ static void test_pool_repeat(void **state)
     assert_int_equal(lv[1].level, 1);
     assert_int_equal(lv[1].n, 6);
     assert_true(fabs(lv[1].delay_us - 152) < 1e-9);
-    assert_true(lv[1].confirmed && lv[1].repeated && !lv[1].outlier);
+    assert_true(lv[1].confirmed && lv[1].repeated);
     assert_false(lv[0].confirmed || lv[0].repeated);
     /* the same pool against a budget of 150 us: within by its mean (122),
      * over by its bar: the pool's spread (level 0: 30, 32, 34; the pool:
@@ -382,7 +379,7 @@ static void test_pool_repeat(void **state)
     assert_false(cal_sweep_pool_repeat(s, 9, 1, 1, 2, 30, 200));
     n = cal_levels_build(s, 9, 1, lv, 4);
     assert_int_equal(n, 2);
-    assert_false(lv[1].confirmed || lv[1].outlier);
+    assert_false(lv[1].confirmed);
     assert_true(lv[1].repeated && lv[1].n == 6);
     /* and against 190 us it is over (193.7 > 190) */
     pool_case(s, 1, 0);
