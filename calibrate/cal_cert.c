@@ -117,6 +117,17 @@ static void put_workload(cJSON *root, const cal_cert_info *info)
     cJSON_AddNumberToObject(srv, "random_input_len", info->input_len);
     cJSON_AddNumberToObject(srv, "random_output_len", info->output_len);
     rb_json_put_num(srv, "step_duration_s", info->step_duration_s);
+    cJSON *pl = cJSON_AddObjectToObject(srv, "placement");
+    if (info->place_sim_cpu >= 0) {
+        cJSON_AddNumberToObject(pl, "simulator_cpu", info->place_sim_cpu);
+        rb_json_put_num(pl, "simulator_cpu_idle_at_start", info->place_sim_cpu_idle);
+        cJSON_AddNumberToObject(pl, "simulator_nice", info->place_sim_nice);
+        cJSON_AddStringToObject(pl, "worker_cpus", info->place_worker_cpus);
+        cJSON_AddNumberToObject(pl, "shared_from_k", info->place_shared_from_k);
+    } else {
+        cJSON_AddNullToObject(pl, "simulator_cpu");
+        cJSON_AddStringToObject(pl, "note", "every k shared the CPUs with the simulator");
+    }
     /* the workload the requests/s figures hold for */
     cJSON *ref = cJSON_GetObjectItemCaseSensitive(root, "reference_workload");
     cJSON_AddStringToObject(ref, "name", "calibration");

@@ -42,6 +42,13 @@ typedef struct cal_cert_info {
     double server_itl_us; /* the simulator's inter-token latency */
     int output_len, input_len;
     double step_duration_s;
+    /* where the simulator and the workers ran (cal_proc_place): the
+     * simulator's CPU (-1: not placed, every k shared the CPUs), its idle
+     * share at the start, its nice, the workers' CPUs, and the first k that
+     * shared the CPUs */
+    int place_sim_cpu, place_sim_nice, place_shared_from_k;
+    double place_sim_cpu_idle;
+    char place_worker_cpus[64];
     double loadavg_start, loadavg_end; /* 1-minute load average around the run */
     int batches_retried;               /* measured again: other processes took the CPUs */
     int batches_disturbed; /* kept although other processes took the CPUs (retries used up) */

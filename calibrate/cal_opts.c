@@ -286,6 +286,12 @@ static const rb_opt OPTS[] = {
            "the injected cost per event, fixed:US or exp:US (default: fixed:200, then exp:200; "
            "implies --self-test)",
            "want fixed:US or exp:US with US >= 10"),
+    {.name = "shared-cpus",
+     .type = RB_OPT_FLAG,
+     AT(shared_cpus),
+     .ival = 1,
+     .help = "let the simulator and the workers share every CPU (the scheduler places them), "
+             "instead of giving the simulator the busiest CPU for each k with one to spare"},
     {.name = "simserver",
      .type = RB_OPT_STR,
      .arg = "PATH",

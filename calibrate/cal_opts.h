@@ -51,8 +51,9 @@ typedef struct cal_opts {
     char loadgen[1024];                  /* "" = ../loadgen/loadgen beside calibrate */
     const char *sim_args[CAL_MAX_EXTRA]; /* --simserver-arg, passed through */
     int n_sim_args;
-    int kingman; /* fit Kingman's ca2 = 0 (constant-rate arrivals) */
-    int plot;    /* run gnuplot when present */
+    int kingman;     /* fit Kingman's ca2 = 0 (constant-rate arrivals) */
+    int shared_cpus; /* no placement apart (cal_run.apart) */
+    int plot;        /* run gnuplot when present */
     int quiet;
 } cal_opts;
 

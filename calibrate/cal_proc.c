@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -282,5 +283,25 @@ int cal_proc_pick_cpus(int *client, int *server)
             if (*client < 0) *client = c;
             *server = c;
         }
+    return 0;
+}
+
+int cal_proc_place(const double *idle, int n, const cpu_set_t *allowed, int k, int *sim_cpu,
+                   cpu_set_t *workers)
+{
+    *sim_cpu = -1;
+    CPU_ZERO(workers);
+    if (k < 1 || CPU_COUNT(allowed) < k + 1) return -1;
+    double least = INFINITY;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, allowed)) continue;
+        double v = c < n && idle[c] == idle[c] ? idle[c] : 1.0;
+        if (v < least) {
+            least = v;
+            *sim_cpu = c;
+        }
+    }
+    CPU_OR(workers, workers, allowed);
+    CPU_CLR(*sim_cpu, workers);
     return 0;
 }

@@ -7,6 +7,7 @@
 #ifndef CAL_PROC_H
 #define CAL_PROC_H
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -30,6 +31,14 @@ int cal_proc_spawn_on(char *const argv[], const char *log_path, int cpu, int rt_
 /* Two distinct CPUs this process may run on, the first and the last of its
  * affinity set: 0, or -1 (fewer than two; both set to -1). */
 int cal_proc_pick_cpus(int *client, int *server);
+
+/* Where a certificate's simulator and k loadgen workers run, apart: the
+ * simulator on the allowed CPU that was the busiest (the lowest idle[c];
+ * idle has n entries, a missing or NAN one counts as idle), the workers on
+ * all the other allowed CPUs. 0 with *sim_cpu and *workers set, or -1 when
+ * fewer than k + 1 CPUs are allowed (then nothing is placed). */
+int cal_proc_place(const double *idle, int n, const cpu_set_t *allowed, int k, int *sim_cpu,
+                   cpu_set_t *workers);
 
 /* Waits for pid up to timeout_ns; on timeout or interruption stops it
  * (SIGTERM to its group, SIGKILL 3 s later). Returns the exit status

@@ -66,6 +66,14 @@
 #define CAL_MIN_LEVELS 3 /* two parameters and a test of the fit */
 #define SIM_START_TIMEOUT_NS 10000000000LL
 #define CAL_SIM_NICE 19
+/* A simulator on a CPU of its own, apart from the workers (cal_run.apart),
+ * needs no lower priority than theirs to let them go first; it needs a
+ * higher one than background work's, whose time it would otherwise share
+ * evenly (see place_cpus). */
+#define CAL_SIM_NICE_APART 10
+/* How long the CPUs' idle time is read before the simulator's is chosen: a
+ * few periods of a neighbour that works in bursts of tens of ms. */
+#define CAL_PLACE_WINDOW_NS 300000000LL
 #define CAL_MAX_BASELINE 8  /* a baseline's steps per k */
 #define CAL_MAX_COSTS 4     /* the self-test's costs: fixed, exponential, their repeats */
 #define SELFTEST_RHO_LO 0.2 /* the self-test judges PK's curve over this range */
@@ -96,6 +104,13 @@ typedef struct cal_run {
     int port, probe_port;
     int dead;                /* a simulator died: the run is void */
     int client_cpu, sim_cpu; /* -1: not bound */
+    /* A certificate's placement (place_cpus): for k below apart_n (the CPUs
+     * this process may use), the simulator on CPU apart_cpu (the busiest at
+     * the start, idle apart_idle) and the workers on apart_list, the other
+     * CPUs; apart: placed at all; sim_apart: the running simulator is. */
+    int apart, apart_n, apart_cpu, sim_apart;
+    double apart_idle;
+    char apart_list[64];
     cal_step steps[MAX_STEPS];
     int n_steps;
     int n_retried;   /* batches measured again, other processes busy on the host */
@@ -188,7 +203,8 @@ static int start_sim(cal_run *r, int64_t itl_ns, int64_t itl_sd_ns, const char *
      * else runs on its CPU: late timers send tokens in bursts, and a bursty
      * arrival stream waits longer than the Poisson one PK describes. */
     int sim_rt = r->o.self_test && r->sim_cpu >= 0 ? r->o.rt_priority : 0;
-    int rc = cal_proc_spawn_on(argv, log, r->sim_cpu, sim_rt, pid);
+    int cpu = r->o.self_test ? r->sim_cpu : r->sim_apart ? r->apart_cpu : -1;
+    int rc = cal_proc_spawn_on(argv, log, cpu, sim_rt, pid);
     /* A certificate's simulator runs at the lowest priority (nice 19; no
      * privilege needed): it is the calibration's fixture, and where the
      * worker and it want the same CPU the worker goes first. An inference
@@ -198,8 +214,11 @@ static int start_sim(cal_run *r, int64_t itl_ns, int64_t itl_sd_ns, const char *
      * alternated, load 2.3-3.4): at rho 0.3-0.48 the worker's run-queue
      * share 26-37% and delay 92-250 us at nice 0, 6-11% and 27-58 us at
      * nice 19; the simulator takes 22-27% of the host's CPU time at
-     * 2400-3900 requests/s. The self-test binds it to its own CPU instead. */
-    if (rc == 0 && !r->o.self_test) setpriority(PRIO_PGRP, *pid, CAL_SIM_NICE);
+     * 2400-3900 requests/s. The self-test binds it to its own CPU instead,
+     * and so does a certificate for each k with a CPU to spare (place_cpus),
+     * at CAL_SIM_NICE_APART. */
+    if (rc == 0 && !r->o.self_test)
+        setpriority(PRIO_PGRP, *pid, r->sim_apart ? CAL_SIM_NICE_APART : CAL_SIM_NICE);
     if (rc) {
         fprintf(stderr, "calibrate: cannot start %s: %s\n", r->simserver, strerror(-rc));
         return -1;
@@ -222,6 +241,52 @@ static int start_sim(cal_run *r, int64_t itl_ns, int64_t itl_sd_ns, const char *
 static int start_simserver(cal_run *r)
 {
     return start_sim(r, r->o.itl_ns, r->o.itl_sd_ns, "simserver", &r->sim_pid, &r->port);
+}
+
+/* A certificate's placement. The server in the runs a certificate is for
+ * is not on the client's CPUs, so for each k with a CPU to spare the
+ * simulator gets one of its own, the busiest at the start, and the workers
+ * the others (loadgen --worker-cpus; among them the scheduler still places
+ * them). Measured beside a loop busy half of CPU 0 at nice 19 (calibrate
+ * --quick --workers 1, alternated; results/calibrate/neighbour-apart):
+ * sharing the CPUs, the worker waits behind the simulator and the
+ * simulator, at nice 19 as the neighbour, sends late in bursts; apart, with
+ * the simulator at nice 10, k=1 certified within 13% of its quiet median
+ * where shared fell 39-51% below. Off with --shared-cpus, and in the
+ * self-test (its own binding, configure_sweep). */
+static void place_cpus(cal_run *r)
+{
+    r->apart = r->sim_apart = 0;
+    cpu_set_t allowed, workers;
+    if (r->o.self_test || r->o.shared_cpus || sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+        return;
+    static double idle[CPU_SETSIZE];
+    if (rb_host_cpu_idle(idle, CPU_SETSIZE, CAL_PLACE_WINDOW_NS) < 0) return;
+    if (cal_proc_place(idle, CPU_SETSIZE, &allowed, 1, &r->apart_cpu, &workers) != 0) return;
+    r->apart = 1;
+    r->apart_n = CPU_COUNT(&allowed);
+    r->apart_idle = idle[r->apart_cpu];
+    rb_host_format_cpu_list(&workers, r->apart_list, sizeof r->apart_list);
+    r->sim_apart = r->o.workers[0] < r->apart_n;
+    progress(r,
+             "calibrate: for k < %d, simserver on CPU %d (the busiest: idle %.0f%% over %.1f s) at "
+             "nice %d, the workers on CPUs %s; k >= %d shares the CPUs, simserver at nice %d\n",
+             r->apart_n, r->apart_cpu, 100 * r->apart_idle, CAL_PLACE_WINDOW_NS / 1e9,
+             CAL_SIM_NICE_APART, r->apart_list, r->apart_n, CAL_SIM_NICE);
+}
+
+/* The simulator, started again when k wants the other placement: 0, or -1
+ * (the run is void: r->dead). */
+static int place_sim(cal_run *r, int k)
+{
+    int want = r->apart && k < r->apart_n;
+    if (r->o.self_test || want == r->sim_apart || r->sim_pid <= 0) return 0;
+    r->sim_apart = want;
+    cal_proc_stop(r->sim_pid, 3000000000LL);
+    r->sim_pid = 0;
+    if (start_simserver(r) == 0) return 0;
+    r->dead = 1;
+    return -1;
 }
 
 /* The host's CPU time so far, busy and total, in ns (rb_host's reading of
@@ -335,6 +400,10 @@ static int run_step_on(cal_run *r, int port, int k, int index, int seed_index, d
         argv[a++] = cost;
     }
     if (r->probe_plain) argv[a++] = "--no-stream";
+    if (!r->o.self_test && r->sim_apart) {
+        argv[a++] = "--worker-cpus";
+        argv[a++] = r->apart_list;
+    }
     char rt[16];
     if (r->o.rt_priority > 0) {
         snprintf(rt, sizeof rt, "%d", r->o.rt_priority);
@@ -522,6 +591,7 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
     int64_t spent_ns = 0;
     static cal_step view[CAL_MAX_LEVELS];
     static double err[CAL_MAX_LEVELS];
+    if (place_sim(r, k) != 0) return 0;
     for (;;) {
         if (cal_proc_interrupted() || r->dead || r->n_steps + 16 >= MAX_STEPS) break;
         /* a level costs its batches plus their start-up and drain: as measured */
@@ -650,7 +720,7 @@ static void probe_cost(cal_run *r)
             rate = s->request_rate;
         }
     }
-    if (!(rate > 0) || cal_proc_interrupted()) return;
+    if (!(rate > 0) || cal_proc_interrupted() || place_sim(r, 1) != 0) return;
     probe_batches(r, r->port, 93, 2.0 * rate, 1, 0, "one token");
     probe_batches(r, r->port, 95, 1.5 * rate, 0, 1, "not streamed");
     if (start_sim(r, 0, 0, "probe-simserver", &r->probe_pid, &r->probe_port) != 0) return;
@@ -1155,12 +1225,15 @@ static void configure_sweep(cal_run *r)
          * sides must not share a CPU: with the client's worker spinning at
          * real-time priority, a simulator on the same CPU would only send
          * (and stamp) its tokens while the client is idle, and the client
-         * would see no queue at all. A host certificate is measured unbound,
-         * as users run loadgen. */
+         * would see no queue at all. A host certificate binds only its
+         * simulator apart, and restricts the workers to the other CPUs
+         * (place_cpus), among which the scheduler places them as it would
+         * place a user's loadgen. */
         progress(r, "calibrate: self-test: loadgen bound to CPU %d, simserver to CPU %d%s\n",
                  r->client_cpu, r->sim_cpu,
                  r->o.rt_priority > 0 ? ", both at real-time priority" : "");
     }
+    place_cpus(r);
 }
 
 /* The injected costs, each its own sweep with its share of the time. */
@@ -1340,6 +1413,11 @@ static void describe_run(const cal_run *r, double load_start, cal_cert_info *inf
     info->input_len = r->o.input_len;
     info->output_len = r->o.output_len;
     info->step_duration_s = (double)cal_opts_step_ns(&r->o) / 1e9;
+    info->place_sim_cpu = r->apart ? r->apart_cpu : -1;
+    info->place_sim_cpu_idle = r->apart ? r->apart_idle : NAN;
+    info->place_sim_nice = CAL_SIM_NICE_APART;
+    info->place_shared_from_k = r->apart_n;
+    snprintf(info->place_worker_cpus, sizeof info->place_worker_cpus, "%s", r->apart_list);
     info->loadavg_start = load_start;
     info->loadavg_end = loadavg_1min();
     info->batches_retried = r->n_retried;

@@ -5,6 +5,8 @@
 #ifndef RB_HOST_H
 #define RB_HOST_H
 
+#include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct rb_host {
@@ -41,5 +43,22 @@ void rb_host_sample(rb_host_reading *r);
  * idle_ns. Returns 0, or -1 when the line has fewer than eight fields (then
  * the three are 0). */
 int rb_host_parse_cpu_line(const char *line, long hz, rb_host_reading *r);
+
+/* CPU lists as taskset and /sys write them ("0,2-3"). Parses s into *set
+ * (CPUs below CPU_SETSIZE, at least one); 0, or -1 on anything else. */
+int rb_host_parse_cpu_list(const char *s, cpu_set_t *set);
+
+/* *set as a list ("0,2-3"; "" when empty) into buf of n bytes. */
+void rb_host_format_cpu_list(const cpu_set_t *set, char *buf, size_t n);
+
+/* A /proc/stat per-CPU line ("cpu3 u n s idle iowait ..."): its CPU number,
+ * and its busy (all but idle and iowait) and total ticks. 0, or -1 when the
+ * line is not a per-CPU line of at least eight fields. */
+int rb_host_parse_percpu_line(const char *line, int *cpu, uint64_t *busy, uint64_t *total);
+
+/* Each CPU's idle share over window_ns, from /proc/stat read at the
+ * window's edges: idle[c] for c < max (NAN: not listed, or no tick passed).
+ * Returns the number of CPUs read, or -1 when /proc/stat is unreadable. */
+int rb_host_cpu_idle(double *idle, int max, int64_t window_ns);
 
 #endif

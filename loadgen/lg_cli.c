@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "lg_lora.h"
 #include "lg_mpi.h"
 #include "lg_plan.h"
+#include "rb_host.h"
 #include "rb_opts.h"
 #include "rb_units.h"
 
@@ -194,6 +196,23 @@ static int parse_report_format(void *base, const char *val, char *why, size_t n)
     if (f < 0) return WHY("must be rhobench, vllm, inference-perf or both");
     o->report_formats = (unsigned)f;
     if (f) o->save_result = 1; /* converted from the saved result */
+    return 0;
+}
+
+static int parse_worker_cpus(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    cpu_set_t want, allowed;
+    if (rb_host_parse_cpu_list(val, &want) != 0)
+        return WHY("expected a list of CPU numbers, such as 1 or 0,2-3");
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+        for (int c = 0; c < CPU_SETSIZE; c++)
+            if (CPU_ISSET(c, &want) && !CPU_ISSET(c, &allowed)) {
+                char may[64];
+                rb_host_format_cpu_list(&allowed, may, sizeof may);
+                return WHY("CPU %d is not one loadgen may run on here (it may run on %s)", c, may);
+            }
+    rb_host_format_cpu_list(&want, o->worker_cpus, sizeof o->worker_cpus);
     return 0;
 }
 
@@ -804,6 +823,10 @@ static const rb_opt OPTS[] = {
     RATE("trace-speedup", trace_speedup, "1", "must be > 0", "replay a trace X times faster"),
     INT("vocab-size", vocab_size, 1, 2147483647, "32000",
         "with --token-ids: ids in [0, V) (32000: Llama 2's and Mistral's vocabulary)"),
+    CUSTOM("worker-cpus", "LIST", parse_worker_cpus,
+           "the CPUs the workers may run on, such as 1 or 0,2-3 (as taskset's -c; default: "
+           "any): keeps them off the CPUs of another program, such as a server on this host; "
+           "each worker's report lists where it may run (client_bias.workers[].cpus)"),
 };
 
 _Static_assert(LG_MAX_STAGES == 64, "--sweep-stages' bound in the table");

@@ -75,6 +75,9 @@ typedef struct lg_opts {
     int max_conn_per_worker;
     int nice;        /* worker priority (setpriority); 0: unchanged */
     int rt_priority; /* SCHED_FIFO priority of the workers; 0: off */
+    /* --worker-cpus: the CPUs the workers may run on, as a list ("0,2-3";
+     * "": wherever the scheduler puts them) */
+    char worker_cpus[64];
     /* load */
     double request_rate; /* INFINITY allowed */
     int rate_given;

@@ -36,6 +36,7 @@ static void worker_bias(const lg_slot *s, int w, lg_worker_bias *b)
     b->receive_clock = s->rx_clock;
     b->capture_interface = s->capture_iface;
     b->receive_clock_fallback = s->rx_fallback;
+    b->cpus = s->cpus;
 }
 
 void lg_judge_workers(const lg_judge_in *in, lg_worker_bias *b, double *max_rho,

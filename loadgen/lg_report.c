@@ -292,6 +292,7 @@ static cJSON *bias_json(const lg_report *r)
         rb_json_put_str(o, "capture_interface", w->capture_interface);
         rb_json_put_num_inf(o, "receive_clock_wire_share", w->wire_share);
         rb_json_put_str(o, "receive_clock_fallback_reason", w->receive_clock_fallback);
+        rb_json_put_str(o, "cpus", w->cpus);
         cJSON_AddItemToArray(ws, o);
     }
     const mdl_hist *ov = lg_stats_hist_c(r->total, LG_H_OVERHEAD);
@@ -501,6 +502,7 @@ static void load_json(cJSON *j, const lg_report *r)
     rb_json_put_num_inf(j, "seed", (double)o->seed);
     rb_json_put_num_inf(j, "nice", o->nice);
     rb_json_put_num_inf(j, "realtime_priority", o->rt_priority);
+    rb_json_put_str(j, "worker_cpus", o->worker_cpus);
     if (o->batch_tick_ns > 0)
         rb_json_put_num_inf(j, "batch_tick_us", (double)o->batch_tick_ns / 1e3);
     else

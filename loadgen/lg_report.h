@@ -28,6 +28,7 @@ typedef struct lg_worker_bias {
      * and the share of its tokens timed from a captured segment (NAN: none) */
     const char *receive_clock, *capture_interface;
     const char *receive_clock_fallback; /* why not wire ("": it was, or not asked) */
+    const char *cpus;                   /* the CPUs it may run on (the slot's) */
     double wire_share;
 } lg_worker_bias;
 

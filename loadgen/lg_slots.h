@@ -57,6 +57,9 @@ typedef struct lg_slot {
     /* why this worker does not run the wire clock ("": it does, or it was
      * not asked for): its rank's fallback, or its own capture's error */
     char rx_fallback[160];
+    /* the CPUs this worker may run on, read back once it set --worker-cpus
+     * ("0,2-3"; "": unreadable) */
+    char cpus[64];
     /* multi-turn sessions (lg_session.h): rounds that waited for their
      * user's previous one, contexts that stopped growing at the cap */
     int64_t sess_waited, sess_capped;

@@ -1683,7 +1683,7 @@ static int worker_open_state(lg_worker *w)
     return 0;
 }
 
-/* Timer slack, real-time priority and nice, as asked. */
+/* Timer slack, real-time priority, nice and CPUs, as asked. */
 static void worker_set_priority(const lg_worker *w)
 {
     const lg_opts *o = w->o;
@@ -1702,6 +1702,16 @@ static void worker_set_priority(const lg_worker *w)
     if (o->nice && setpriority(PRIO_PROCESS, 0, o->nice) != 0)
         fprintf(stderr, "loadgen: worker %d: --nice %d: %s (priority unchanged)\n", w->id, o->nice,
                 strerror(errno));
+    /* --worker-cpus (checked against this host's CPUs when parsed; under
+     * --mpi each rank binds its own, on its own host) */
+    cpu_set_t set;
+    if (o->worker_cpus[0] && (rb_host_parse_cpu_list(o->worker_cpus, &set) != 0 ||
+                              sched_setaffinity(0, sizeof set, &set) != 0))
+        fprintf(stderr, "loadgen: worker %d: --worker-cpus %s: %s (not bound)\n", w->id,
+                o->worker_cpus, strerror(errno));
+    /* where it may run, as the kernel says, for the report */
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        rb_host_format_cpu_list(&set, w->slot->cpus, sizeof w->slot->cpus);
 }
 
 /* libcurl's multi handle on the loop, with the loop's curl and tick timers.

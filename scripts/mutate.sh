@@ -64,7 +64,8 @@ tests_for() {
     loadgen/lg_promql.c) echo "test_lg_prom" ;;
     loadgen/lg_extra.c) echo "test_lg_extra" ;;
     loadgen/lg_meter.c) echo "test_lg_meter" ;;
-    common/rb_host.c) echo "test_lg_meter" ;;
+    common/rb_host.c) echo "test_lg_meter test_rb_host" ;;
+    calibrate/cal_proc.c) echo "test_cal_proc" ;;
     common/rb_json.c) echo "test_rb_json" ;;
     simserver/sim_http.c) echo "test_sim_http" ;;
     simserver/sim_model.c) echo "test_sim_model" ;;
@@ -921,6 +922,32 @@ m tok-server-send-from-delivery loadgen/lg_meter.c 'LG_H_SERVER_SEND, t - tok->s
 # common/rb_host.c: /proc/stat's steal and idle fields
 m host-steal-field common/rb_host.c 'r->steal_ns = (int64_t)(v[7] * ns);' 'r->steal_ns = (int64_t)(v[6] * ns);'
 m host-idle-without-iowait common/rb_host.c 'r->idle_ns = (int64_t)((v[3] + v[4]) * ns);' 'r->idle_ns = (int64_t)(v[3] * ns);'
+# common/rb_host.c: CPU lists (a range's last CPU, ranges written back) and
+# the per-CPU lines calibrate's placement reads (iowait is not busy)
+m cpu-list-range-short common/rb_host.c '        for (unsigned long c = a; c <= b; c++)' \
+  '        for (unsigned long c = a; c < b; c++)'
+m cpu-list-no-ranges common/rb_host.c '        while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, set))' \
+  '        while (0 && CPU_ISSET(e + 1, set))'
+m percpu-iowait-busy common/rb_host.c '    *busy = t - (v[3] + v[4]);' '    *busy = t - v[3];'
+# calibrate/cal_proc.c: the placement (the simulator on the busiest allowed
+# CPU, only with a CPU to spare, the workers on the others, an unread CPU
+# idle)
+m place-not-busiest calibrate/cal_proc.c '        if (v < least) {' '        if (v != least) {'
+m place-without-spare calibrate/cal_proc.c '    if (k < 1 || CPU_COUNT(allowed) < k + 1) return -1;' \
+  '    if (k < 1 || CPU_COUNT(allowed) < k) return -1;'
+m place-workers-with-sim calibrate/cal_proc.c '    CPU_CLR(*sim_cpu, workers);' ''
+m place-unread-busy calibrate/cal_proc.c 'idle[c] == idle[c] ? idle[c] : 1.0;' 'idle[c] == idle[c] ? idle[c] : 0.0;'
+# calibrate/main.c: the placement as run (the simulator's nice apart, the
+# workers' CPUs passed on, the simulator started again for a k that shares)
+me place-sim-nice-19 calibrate/main.c '#define CAL_SIM_NICE_APART 10' '#define CAL_SIM_NICE_APART 19' \
+  "calibrate" "e2e_calibrate_fake"
+me place-workers-unbound calibrate/main.c '    if (!r->o.self_test && r->sim_apart) {' '    if (0) {' \
+  "calibrate" "e2e_calibrate_fake"
+me place-sim-kept calibrate/main.c '    if (r->o.self_test || want == r->sim_apart || r->sim_pid <= 0) return 0;' \
+  '    if (1) return 0;' "calibrate" "e2e_calibrate_fake"
+# loadgen/lg_worker.c: --worker-cpus parsed but not applied
+me worker-cpus-unapplied loadgen/lg_worker.c '                              sched_setaffinity(0, sizeof set, &set) != 0))' \
+  '                              0))' "loadgen simserver" "lg_e2e_modes"
 # loadgen/lg_lora.c, lg_config.c, lg_body.c, lg_worker.c, lg_record.c: --lora-modules
 # (the chooser, the split's parse, the config's, the body's model; the e2e
 # test for what only a run shows)

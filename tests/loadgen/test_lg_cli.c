@@ -58,6 +58,9 @@ static void test_bad_values_name_flag_and_value(void **state)
     refuses("--duration", "soon", "soon");
     refuses("--random-range-ratio", "1.5", "1.5");
     refuses("--random-len-dist", "zipf", "zipf");
+    refuses("--worker-cpus", "1-", "CPU numbers");
+    refuses("--worker-cpus", "0,,1", "CPU numbers");
+    refuses("--worker-cpus", "1023", "not one loadgen may run on");
     refuses("--dataset-name", "imagenet", "imagenet");
     refuses("--sim-stamps", "maybe", "maybe");
     refuses("--client-cost", "fixed", "fixed");

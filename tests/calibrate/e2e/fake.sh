@@ -39,7 +39,8 @@ export FAKE_SIM_PIDFILE=$tmp/sim.pid
 # = 0.833, and the crossing of the two levels' upper bounds lands within 1%
 # of it (0.832, just under the model's bound): 0.832 / 360 us = 2311
 # requests/s per worker of the reference workload.
-"$cal" --quick --quiet --workers 1,2 --simserver "$fsim" --loadgen "$flg" \
+FAKE_SIM_LOG=$tmp/a-sim.log FAKE_LOADGEN_ARGS_LOG=$tmp/a-lg.log \
+  "$cal" --quick --quiet --workers 1,2 --simserver "$fsim" --loadgen "$flg" \
   --out-dir "$tmp/a" > "$tmp/a.out" || fail "calibrate exited $?"
 cert=$tmp/a/certificate.json
 [ -f "$cert" ] || fail "no certificate"
@@ -69,6 +70,37 @@ grep -q "safe total" "$tmp/a.out" || fail "no summary table on stdout"
 [ "${CI:-}" != true ] || command -v gnuplot >/dev/null || fail "gnuplot is not installed: under CI=true its checks cannot be skipped"
 if command -v gnuplot > /dev/null; then [ -s "$tmp/a/calibration.png" ] || fail "no png"; fi
 gone "$(cat "$tmp/sim.pid")" || fail "simserver outlived calibrate"
+# Where they ran: with a CPU to spare for k (k < the CPUs calibrate may use),
+# the simulator alone on one CPU at nice 10 and the workers on the others
+# (loadgen --worker-cpus); k >= the CPUs shares them all, the simulator at
+# nice 19 (started again between the two).
+n=$(nproc)
+all=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+grep -q "k=1 " "$tmp/a-lg.log" && grep -q "k=2 " "$tmp/a-lg.log" || fail "no loadgen runs logged"
+if [ "$n" -ge 2 ]; then
+  sc=$(jq -r '.calibration_load.placement.simulator_cpu' "$cert")
+  wl=$(jq -r '.calibration_load.placement.worker_cpus' "$cert")
+  jq -e ".calibration_load.placement | .simulator_nice == 10 and .shared_from_k == $n and
+         .simulator_cpu_idle_at_start >= 0" "$cert" > /dev/null || fail "placement: $(jq -c .calibration_load.placement "$cert")"
+  [ "$(grep -c "^k=1 cpus=$wl\$" "$tmp/a-lg.log")" = "$(grep -c '^k=1 ' "$tmp/a-lg.log")" ] \
+    || fail "k=1 ran without the workers' CPUs $wl: $(sort "$tmp/a-lg.log" | uniq -c)"
+  case ",$wl," in *",$sc,"*) fail "the workers' CPUs $wl include the simulator's $sc" ;; esac
+  grep -qx "cpus=$sc nice=10" "$tmp/a-sim.log" || fail "no simulator alone on CPU $sc at nice 10: $(cat "$tmp/a-sim.log")"
+  if [ "$n" -eq 2 ]; then
+    [ "$(grep -c '^k=2 cpus=$' "$tmp/a-lg.log")" = "$(grep -c '^k=2 ' "$tmp/a-lg.log")" ] \
+      || fail "k=2 on 2 CPUs ran with --worker-cpus: $(sort "$tmp/a-lg.log" | uniq -c)"
+    grep -qx "cpus=$all nice=19" "$tmp/a-sim.log" || fail "no simulator on every CPU at nice 19 for k=2: $(cat "$tmp/a-sim.log")"
+  fi
+else
+  jq -e '.calibration_load.placement.simulator_cpu == null' "$cert" > /dev/null || fail "placed on one CPU"
+  ! grep -q "cpus=[0-9]" "$tmp/a-lg.log" || fail "--worker-cpus on one CPU"
+fi
+# --shared-cpus: no placement, for any k
+FAKE_LOADGEN_ARGS_LOG=$tmp/s-lg.log "$cal" --quick --quiet --workers 1 --shared-cpus \
+  --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/s" > /dev/null || fail "--shared-cpus exited $?"
+jq -e '.calibration_load.placement.simulator_cpu == null' "$tmp/s/certificate.json" > /dev/null \
+  || fail "--shared-cpus placed the simulator"
+! grep -q "cpus=[0-9]" "$tmp/s-lg.log" || fail "--shared-cpus gave loadgen --worker-cpus"
 
 # 2. The self-test passes when the client really costs what was injected...
 "$cal" --quick --quiet --self-test --self-test-cost exp:200 --simserver "$fsim" \

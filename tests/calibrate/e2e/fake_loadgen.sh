@@ -17,9 +17,10 @@
 # measured again for the repeats has seeds from 20000 on).
 # FAKE_LOADGEN_PIDFILE: write the pid there; FAKE_LOADGEN_SLEEP: sleep first;
 # FAKE_LOADGEN_CRASH_ABOVE: crash above that rate; FAKE_LOADGEN_KILL_SIM_ABOVE:
-# kill the simulator above that rate.
+# kill the simulator above that rate. FAKE_LOADGEN_ARGS_LOG: append "k=K
+# cpus=LIST" (--worker-cpus; "" without) for each run.
 set -euo pipefail
-rate=1 k=1 dir=. file=result.json cost="" seed=1 dur=1
+rate=1 k=1 dir=. file=result.json cost="" seed=1 dur=1 cpus=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --request-rate) rate=$2; shift ;;
@@ -28,6 +29,7 @@ while [ $# -gt 0 ]; do
     --result-filename) file=$2; shift ;;
     --client-cost) cost=$2; shift ;;
     --seed) seed=$2; shift ;;
+    --worker-cpus) cpus=$2; shift ;;
     --duration) dur=${2%ms}; dur=$(awk -v d="$dur" 'BEGIN{print d/1000}'); shift ;;
     --base-url|--endpoint|--model|--random-input-len|--random-output-len|--burstiness|--realtime-priority) shift ;;
     --save-result|--quiet|--no-stream) ;;
@@ -36,6 +38,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "${FAKE_LOADGEN_PIDFILE:-}" ] && echo $$ > "$FAKE_LOADGEN_PIDFILE"
+[ -n "${FAKE_LOADGEN_ARGS_LOG:-}" ] && echo "k=$k cpus=$cpus" >> "$FAKE_LOADGEN_ARGS_LOG"
 [ -n "${FAKE_LOADGEN_SLEEP:-}" ] && sleep "$FAKE_LOADGEN_SLEEP"
 # FAKE_LOADGEN_KILL_SIM_ABOVE: above this rate, kill the simulator (its pid in
 # FAKE_SIM_PIDFILE) and report every request failed, as a dead server does.

@@ -20,6 +20,10 @@ expect2 "loadgen: --base-url: is not a loopback address (127.0.0.0/8, ::1, local
   --base-url http://10.0.0.1:8000
 expect2 "loadgen: --goodput: unknown metric (known: ttft,tpot,itl,e2el,ntpot), got 'speed:5'" --goodput speed:5
 expect2 "loadgen: --stage: expected RATE:DURATION (e.g. 100:10s), got '100'" --stage 100
+expect2 "loadgen: --worker-cpus: expected a list of CPU numbers, such as 1 or 0,2-3, got '2-1'" --worker-cpus 2-1
+allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+expect2 "loadgen: --worker-cpus: CPU 1023 is not one loadgen may run on here (it may run on $allowed), got '1023'" \
+  --worker-cpus 1023
 echo '{"load": {"stages": [{"rate": -5, "duration": 10}]}}' >"$WORK/bad.json"
 expect2 "loadgen: config: load.stages[0].rate: must be a number > 0, got -5" --config "$WORK/bad.json"
 echo '{"load": {"typo": 1}}' >"$WORK/typo.json"

@@ -34,4 +34,15 @@ jq -n --arg url "$SIM_URL" '{load: {type: "poisson", stages: [{rate: 100, durati
   --result-filename cfg.json || fail "config run"
 jq -e '.num_workers == 1 and .completed > 50 and .completed < 200 and .total_output_tokens == .completed * 4' \
   "$WORK/cfg.json" >/dev/null || fail "config report: $(jq -c '[.num_workers, .completed, .total_output_tokens]' "$WORK/cfg.json")"
+# --worker-cpus: every worker may run on the CPU given and no other (as the
+# kernel reads its affinity back); without it, on every CPU loadgen may use
+allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+last=$(awk -v l="$allowed" 'BEGIN { n = split(l, p, /[,-]/); print p[n] }')
+"$LOADGEN" "${common[@]}" --request-rate 200 --num-prompts 40 --worker-cpus "$last" \
+  --result-filename bound.json || fail "--worker-cpus run"
+jq -e --arg c "$last" '.worker_cpus == $c and (.client_bias.workers | length) == 2
+       and ([.client_bias.workers[] | select(.cpus == $c)] | length) == 2' "$WORK/bound.json" >/dev/null ||
+  fail "--worker-cpus $last: $(jq -c '[.worker_cpus, [.client_bias.workers[].cpus]]' "$WORK/bound.json")"
+jq -e --arg a "$allowed" '.worker_cpus == null and ([.client_bias.workers[] | select(.cpus == $a)] | length) == 2' \
+  "$WORK/chat.json" >/dev/null || fail "unbound workers: $(jq -c '[.worker_cpus, [.client_bias.workers[].cpus]]' "$WORK/chat.json")"
 pass "modes"
