@@ -11,7 +11,11 @@
 # all: below rho 0.2 the client costs more per event than the linear model
 # says (fewer events share a wake-up), which a lower rho would measure
 # instead of the workload. Runs alternate the workloads, RUNS times; the table gives the
-# median of measured / predicted - 1 per workload and k.
+# median of measured / predicted - 1 per workload and k. The runs are placed
+# as the certificate was measured (its calibration_load.placement): for a k
+# with a CPU to spare, simserver alone on the simulator's CPU at nice 10 and
+# the workers on the others (--worker-cpus), as a server on another host
+# would leave them; a k without shares every CPU with simserver at nice 0.
 #   scripts/bench_predict.sh [--build DIR] [--certificate FILE] [--runs N]
 #                            [--workers LIST] [--target RHO] [--out FILE]
 # Without --certificate each run certifies the host first (calibrate
@@ -41,13 +45,23 @@ lg="$build/loadgen/loadgen" sim="$build/simserver/simserver" cal="$build/calibra
 for b in "$lg" "$sim" "$cal"; do [ -x "$b" ] || { echo "bench_predict: no $b (build first)" >&2; exit 2; }; done
 work=$(mktemp -d "${TMPDIR:-/tmp}/rb-predict.XXXXXX")
 source "$here/scripts/lib/sim.sh"
-trap 'kill "${SIM_PID:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+trap '[ -z "${SIM_PID:-}" ] || kill "$SIM_PID" 2>/dev/null || true; rm -rf "$work"' EXIT
 commit=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 given=$cert
 [ -z "$given" ] || [ -f "$given" ] || { echo "bench_predict: no certificate '$given'" >&2; exit 2; }
-sim_start "$work" sim "$sim" --time-to-first-token 20ms --inter-token-latency 4ms \
-  --inter-token-latency-std-dev 2ms
+sim_flags=(--time-to-first-token 20ms --inter-token-latency 4ms --inter-token-latency-std-dev 2ms)
+# shellcheck source=scripts/lib/placement.sh
+source "$here/scripts/lib/placement.sh"
+# place_sim CERT K: simserver (started again) and the workers' flags for k
+# workers, as the certificate placed them (worker_flags)
+place_sim() {
+  placement_for "$1" "$2"
+  if [ -n "${SIM_PID:-}" ]; then kill "$SIM_PID" 2>/dev/null && wait "$SIM_PID" 2>/dev/null || true; fi
+  SIM_WRAP=$PLACE_SIM_WRAP sim_start "$work" sim "$sim" "${sim_flags[@]}"
+  worker_flags=(${PLACE_WORKER_FLAGS[@]+"${PLACE_WORKER_FLAGS[@]}"})
+  echo "bench_predict: k=$2: $PLACE_WHY" >&2
+}
 # name|loadgen flags (the prompt in words, as --random-input-len takes it;
 # CLOSED: a closed loop, its concurrency from the rate at rho TARGET)
 workloads=(
@@ -68,8 +82,10 @@ for i in $(seq 1 "$runs"); do
     cert="$work/cal-$i/certificate.json"
   fi
   echo "- run $i: $(jq -c '{cost_model: (.cost_model | {per_request_us, per_delivery_us, per_event_us, per_plain_response_us}), cost_scale: [.per_k[] | {workers, cost_scale}]}' "$cert")" >>"$models"
-  common=(--base-url "$SIM_URL" --ignore-eos --quiet --no-progress --certificate "$cert" --force)
   for k in $workers; do
+    place_sim "$cert" "$k"
+    common=(--base-url "$SIM_URL" --ignore-eos --quiet --no-progress --certificate "$cert" --force
+            ${worker_flags[@]+"${worker_flags[@]}"})
     for w in "${workloads[@]}"; do
       name=${w%%|*}
       # shellcheck disable=SC2206 # the flags are words
@@ -124,6 +140,7 @@ if [ -n "$out" ]; then
     echo "- commit $commit; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, Linux $(uname -r); load average $load0 before, $(cut -d' ' -f1-3 /proc/loadavg) after"
     echo "- the certificates' cost models (per_request_us, per_delivery_us, per_event_us, per_plain_response_us; each k's cost_scale):"
     cat "$models"
+    echo "- placement: for each k with a CPU to spare, simserver alone on the certificate's simulator CPU at nice 10 and the workers on its worker CPUs; else shared CPUs"
     echo "- measures: loadgen/lg_cert.c loadgen/lg_plan.c calibrate/cal_fit.c calibrate/main.c scripts/bench_predict.sh"
     echo
     echo "$table"

@@ -54,7 +54,14 @@ source "$here/scripts/lib/pick_k.sh"
 pick_k "$out/certificate.json" "$lg" 32 "$(nproc)" "${work_args[@]}" || exit 1
 k=$PICK_K cap=$PICK_CAP why=$PICK_WHY
 echo "main: $why" >&2
-load_args=(--num-workers "$k" "${work_args[@]}")
+# Where simserver and the workers run: as the certificate measured this k
+# (scripts/lib/placement.sh; for a k with a CPU to spare, simserver on a CPU
+# of its own, as a server on another host would be).
+# shellcheck source=scripts/lib/placement.sh
+source "$here/scripts/lib/placement.sh"
+placement_for "$out/certificate.json" "$k"
+echo "main: $PLACE_WHY" >&2
+load_args=(--num-workers "$k" "${work_args[@]}" ${PLACE_WORKER_FLAGS[@]+"${PLACE_WORKER_FLAGS[@]}"})
 # Plan the sweep's top at 80% of that capacity (the certificate's requests/s
 # are for its own 16-token reference workload, not for these 32-token
 # requests).
@@ -79,7 +86,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 # shellcheck source=scripts/lib/sim.sh
 source "$here/scripts/lib/sim.sh"
-sim_start "$out" simserver "$sim" "${sim_args[@]}" || { echo "main: simserver did not start" >&2; exit 1; }
+SIM_WRAP=$PLACE_SIM_WRAP sim_start "$out" simserver "$sim" "${sim_args[@]}" ||
+  { echo "main: simserver did not start" >&2; exit 1; }
 sim_pid=$SIM_PID url=$SIM_URL
 
 echo "== 4/5 benchmark: linear sweep of 6 stages up to $top req/s until a stage saturates (80% of the certified utilisation for this workload with k=$k)" >&2
@@ -107,7 +115,7 @@ echo "  per request      $out/report.jsonl"
 echo "  plots            $out/plots/latency_profile.png throughput.png ntpot_breakdown.png schedule_lag.png (and .svg)"
 echo "  result JSON      $r"
 echo "  summary          $out/summary.txt"
-echo "The client ran with $why."
+echo "The client ran with $why; $PLACE_WHY."
 echo "$knee"
 echo "$verdict"
 echo "The report is $out/report.html (one page, no network: open it in a browser)."

@@ -8,7 +8,9 @@
 #     reference workload's safe rates scaled by events per request decide,
 #     and the sentence says so; this once ended the main job with "carries
 #     none of this workload" although k=1 was certified;
-#   - with nothing certified, it fails naming the certificate's figures.
+#   - with nothing certified, it fails naming the certificate's figures;
+#   - simserver and the workers are placed as the certificate measured k
+#     (scripts/lib/placement.sh), and not at all without a placement.
 set -euo pipefail
 build=${RB_BUILD_DIR:?} src=${RB_SOURCE_DIR:?}
 lg="$build/loadgen/loadgen"
@@ -75,4 +77,19 @@ rc=0
 pick_k "$work/c3.json" "$lg" 32 2 $(work_args "$work/c3.json") 2>"$work/err3" || rc=$?
 [ "$rc" -eq 1 ] && grep -q 'carries none of this workload for any k (certified: \[{"workers":1,"safe_rho":null}\])' "$work/err3" ||
   fail "nothing certified: rc $rc, $(cat "$work/err3")"
-echo "PASS: the main job's k with and without a cost model, and with none certified"
+# 4. Where the main job (and bench_predict) run simserver and the workers for
+# the chosen k (scripts/lib/placement.sh): as the certificate placed them.
+# shellcheck source=scripts/lib/placement.sh
+source "$src/scripts/lib/placement.sh"
+jq '.calibration_load = {placement: {simulator_cpu: 0, worker_cpus: "1-3", shared_from_k: 4}}' \
+  "$work/c1.json" >"$work/p.json"
+placement_for "$work/p.json" 3
+[ "$PLACE_SIM_WRAP" = "taskset -c 0 nice -n 10" ] && [ "${PLACE_WORKER_FLAGS[*]}" = "--worker-cpus 1-3" ] &&
+  grep -q "simserver alone on CPU 0" <<<"$PLACE_WHY" || fail "k=3 with a spare CPU: '$PLACE_SIM_WRAP' '${PLACE_WORKER_FLAGS[*]}' ($PLACE_WHY)"
+for c in "$work/p.json 4" "$work/c1.json 1"; do
+  # shellcheck disable=SC2086
+  placement_for $c
+  [ -z "$PLACE_SIM_WRAP" ] && [ "${#PLACE_WORKER_FLAGS[@]}" = 0 ] && grep -q "share the CPUs" <<<"$PLACE_WHY" ||
+    fail "placement_for $c: '$PLACE_SIM_WRAP' '${PLACE_WORKER_FLAGS[*]}' ($PLACE_WHY)"
+done
+echo "PASS: the main job's k with and without a cost model, and with none certified; its placement"
