@@ -72,17 +72,30 @@ workloads=(
   "nostream32|--no-stream --random-input-len 16 --random-output-len 32"
   "closed128|CLOSED --random-input-len 16 --random-output-len 128"
 )
-rows="$work/rows.tsv" models="$work/models.txt"
+rows="$work/rows.tsv" models="$work/models.txt" skipped="$work/skipped.txt"
 : >"$rows"
 : >"$models"
+: >"$skipped"
 for i in $(seq 1 "$runs"); do
   if [ -z "$given" ]; then
     echo "bench_predict: run $i: certifying this host (calibrate --quick)" >&2
-    "$cal" --quick --quiet --no-plot --out-dir "$work/cal-$i" >/dev/null
+    # exit 1: some k was not certified (the others are; below)
+    crc=0
+    "$cal" --quick --quiet --no-plot --out-dir "$work/cal-$i" >"$work/cal-$i.txt" 2>&1 || crc=$?
     cert="$work/cal-$i/certificate.json"
+    if [ "$crc" -ne 0 ]; then
+      echo "bench_predict: run $i: calibrate exited $crc; its levels and verdicts:" >&2
+      sed -n '/^measured levels/,/^cost model/p; /^k=[0-9]*: /p; /^the host was not quiet/p' "$work/cal-$i.txt" >&2
+      [ -f "$cert" ] || { echo "bench_predict: run $i: no certificate" >&2; exit 1; }
+    fi
   fi
   echo "- run $i: $(jq -c '{cost_model: (.cost_model | {per_request_us, per_delivery_us, per_event_us, per_plain_response_us}), cost_scale: [.per_k[] | {workers, cost_scale}]}' "$cert")" >>"$models"
   for k in $workers; do
+    if ! jq -e --argjson k "$k" 'any(.per_k[]; .workers == $k and .safe_rho != null)' "$cert" >/dev/null; then
+      echo "bench_predict: run $i k=$k: not certified by its calibration: skipped" >&2
+      echo "- run $i: k=$k not certified by its calibration (calibrate --quick): its workloads skipped" >>"$skipped"
+      continue
+    fi
     place_sim "$cert" "$k"
     common=(--base-url "$SIM_URL" --ignore-eos --quiet --no-progress --certificate "$cert" --force
             ${worker_flags[@]+"${worker_flags[@]}"})
@@ -140,6 +153,7 @@ if [ -n "$out" ]; then
     echo "- commit $commit; $(date -u +%Y-%m-%dT%H:%M:%SZ); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, Linux $(uname -r); load average $load0 before, $(cut -d' ' -f1-3 /proc/loadavg) after"
     echo "- the certificates' cost models (per_request_us, per_delivery_us, per_event_us, per_plain_response_us; each k's cost_scale):"
     cat "$models"
+    cat "$skipped"
     echo "- placement: for each k with a CPU to spare, simserver alone on the certificate's simulator CPU at nice 10 and the workers on its worker CPUs; else shared CPUs"
     echo "- measures: loadgen/lg_cert.c loadgen/lg_plan.c calibrate/cal_fit.c calibrate/main.c scripts/bench_predict.sh"
     echo
