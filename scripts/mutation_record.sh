@@ -18,8 +18,9 @@
 #   scripts/mutation_record.sh --plan
 #       prints the mutants CI runs, one id a line, and why on stderr: every
 #       mutant when anything a mutant or a test reads changed since the
-#       commit the record measured (any path but results/, *.md, .ci/ and
-#       this script and records.sh), when that commit is not in this
+#       commit the record measured (any path but results/, *.md, .ci/,
+#       this script, records.sh and the benchmarks scripts/bench_*.sh, which
+#       no test runs), when that commit is not in this
 #       history, or with RHOBENCH_MUTATE_FULL=1; else one in
 #       RHOBENCH_MUTATE_SAMPLE (default 5), chosen by HEAD's hash, so that
 #       successive commits re-run different parts of a record that the code
@@ -63,7 +64,8 @@ if [ "${1:-}" = --plan ]; then
   else
     moved=$({ git -C "$here" diff --name-only "$rcommit" HEAD; git -C "$here" diff --name-only HEAD; \
               git -C "$here" ls-files --others --exclude-standard; } |
-            grep -Ev '^(results/|\.ci/|scripts/mutation_record\.sh$|scripts/records\.sh$)|\.md$' | sort -u | head -n 5) || true
+            grep -Ev '^(results/|\.ci/|scripts/mutation_record\.sh$|scripts/records\.sh$|scripts/bench_[a-z_]*\.sh$)|\.md$' |
+            sort -u | head -n 5) || true
     [ -z "$moved" ] || why="since the record's commit $rcommit, $(echo "$moved" | paste -sd ' ') changed"
   fi
   if [ -n "$why" ] || [ "$every" -eq 1 ]; then
