@@ -48,6 +48,8 @@ static void put_step(cJSON *rows, const cal_step *s)
     if (s->saturated) cJSON_AddStringToObject(r, "saturated_by", s->why);
     cJSON_AddBoolToObject(r, "used_in_fit", s->used_in_fit);
     if (s->confirmed) cJSON_AddBoolToObject(r, "confirmed", 1);
+    cJSON_AddBoolToObject(r, "simulator_apart", s->apart);
+    if (s->superseded) cJSON_AddBoolToObject(r, "superseded", 1);
     if (s->verdict[0]) cJSON_AddStringToObject(r, "verdict", s->verdict);
 }
 
@@ -154,6 +156,8 @@ static void put_workload(cJSON *root, const cal_cert_info *info)
 static void put_per_k(cJSON *o, const cal_per_k *p)
 {
     cJSON_AddStringToObject(o, "limited_by", p->limited_by);
+    if (p->placement[0]) cJSON_AddStringToObject(o, "placement", p->placement);
+    cJSON_AddBoolToObject(o, "measured_again_shared", p->shared_again);
     cJSON_AddStringToObject(o, "certified_note", p->cert_note);
     cJSON_AddBoolToObject(o, "host_limited", p->host_limited);
     if (p->host_limited) cJSON_AddStringToObject(o, "host_note", p->host_note);
@@ -324,6 +328,9 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
         p->max_measured_rate = rb_json_num(o, "max_measured_rate");
         p->model_safe_total_rate = rb_json_num(o, "model_safe_total_rate");
         rb_json_str(o, "limited_by", p->limited_by, sizeof p->limited_by);
+        rb_json_str(o, "placement", p->placement, sizeof p->placement);
+        p->shared_again =
+            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "measured_again_shared"));
         rb_json_str(o, "certified_note", p->cert_note, sizeof p->cert_note);
         p->model_rho = rb_json_num(o, "model_rho");
         p->measured_rho = rb_json_num(o, "measured_rho");

@@ -91,6 +91,13 @@ typedef struct cal_per_k {
     double crossing_rho, crossing_rho_ci[2], crossing_over_rho;
     int crossing_over_confirmed;
     char limited_by[20]; /* cal_limit_name */
+    /* where its figures were measured: "apart" (the simulator on a CPU of
+     * its own, the workers on the others) or "shared" (every CPU shared);
+     * "" when not said. shared_again: placed first, nothing certified, so
+     * measured again shared (calibrate's sweep_k_placed). Set by calibrate,
+     * not by the fit. */
+    char placement[8];
+    int shared_again;
     char cert_note[200];
     int host_limited; /* the host's CPUs gave out before the client reached its limit */
     char host_note[200];

@@ -72,6 +72,9 @@ typedef struct cal_step {
     int confirmed;          /* a repeat of a step that looked bad, and bad again */
     int repeated;           /* measured twice, both pooled (cal_sweep_pool_repeat) */
     int used_in_fit;
+    int apart;      /* measured with the simulator on a CPU of its own (calibrate's placement) */
+    int superseded; /* a placed sweep that certified nothing, its k measured again sharing the
+                       CPUs: in the certificate's table, in no fit */
     double fit_pred_us; /* the fitted curve at this step's lambda (NAN: none) */
 } cal_step;
 

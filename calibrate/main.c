@@ -111,6 +111,13 @@ typedef struct cal_run {
     int apart, apart_n, apart_cpu, sim_apart;
     double apart_idle;
     char apart_list[64];
+    /* k measured again sharing the CPUs (sweep_k_placed): shared_again[i]
+     * for o.workers[i]; again: that sweep is running (batch files "a");
+     * the placed sweeps' batches, out of r->steps and every fit, kept for
+     * the certificate's table */
+    int shared_again[CAL_MAX_K], again;
+    cal_step superseded[MAX_STEPS];
+    int n_superseded;
     cal_step steps[MAX_STEPS];
     int n_steps;
     int n_retried;   /* batches measured again, other processes busy on the host */
@@ -279,7 +286,10 @@ static void place_cpus(cal_run *r)
  * (the run is void: r->dead). */
 static int place_sim(cal_run *r, int k)
 {
-    int want = r->apart && k < r->apart_n;
+    int again = 0; /* k was measured again shared: the cost probe's k=1 too */
+    for (int i = 0; i < r->o.n_workers; i++)
+        again |= r->o.workers[i] == k && r->shared_again[i];
+    int want = r->apart && k < r->apart_n && !again;
     if (r->o.self_test || want == r->sim_apart || r->sim_pid <= 0) return 0;
     r->sim_apart = want;
     cal_proc_stop(r->sim_pid, 3000000000LL);
@@ -488,9 +498,10 @@ static int run_level(cal_run *r, int k, int lv, double rate, int nb, cal_level *
              * second injected cost from 5000 on */
             int batch = r->cur_cost * 5000 + lv * 100 + b;
             int idx = tries ? batch - b + 20 + retries : batch;
-            if (run_step_on(r, r->port, k, idx, batch, rate, r->o.self_test, "s",
+            if (run_step_on(r, r->port, k, idx, batch, rate, r->o.self_test, r->again ? "a" : "s",
                             cal_opts_step_ns(&r->o), s))
                 return -1;
+            s->apart = !r->o.self_test && r->sim_apart;
             /* Other processes took the CPUs during the batch: what it
              * measured is their work as much as the client's. Measured again,
              * at most twice a batch and nb times a level, and not while the
@@ -868,6 +879,15 @@ static void write_plot(cal_run *r)
     }
 }
 
+/* The superseded batches of the k of pk[j]. */
+static int count_superseded(const cal_run *r, int j)
+{
+    int n = 0;
+    for (int i = 0; i < r->n_superseded; i++)
+        n += r->superseded[i].workers == r->pk[j].workers;
+    return n;
+}
+
 static void print_summary(const cal_run *r, const cal_cert_info *info)
 {
     printf("\nrhobench calibrate: %s, %d cores online, %s, load average %.2f -> %.2f\n",
@@ -918,6 +938,11 @@ static void print_summary(const cal_run *r, const cal_cert_info *info)
         printf("k=%d: certified safe rho %.3f, limited by %s: %s\n", r->pk[j].workers,
                r->pk[j].safe_rho, r->pk[j].limited_by, r->pk[j].cert_note);
         if (r->pk[j].host_limited) printf("k=%d: %s\n", r->pk[j].workers, r->pk[j].host_note);
+        if (r->pk[j].shared_again)
+            printf("k=%d: measured again with every CPU shared: placed (simserver alone on CPU "
+                   "%d, the workers on CPUs %s) it certified nothing (its %d batches are in the "
+                   "table, superseded); its figures hold for runs that share the CPUs\n",
+                   r->pk[j].workers, r->apart_cpu, r->apart_list, count_superseded(r, j));
     }
 }
 
@@ -1260,13 +1285,55 @@ static void plan_costs(cal_run *r)
  * share. Each k its share of that (cal_opts_budget_share); what one leaves
  * over goes to the next, and one that ran over does not take the next one's
  * own share (cal_opts_deadline_ns). */
+/* The sweep of o.workers[i], and, when it was placed (the simulator on a
+ * CPU of its own) and certified nothing, its sweep again sharing the CPUs,
+ * with a time budget of its own. Measured beside a one-job compile at nice
+ * 0 (calibrate --quick --workers 1, alternated; results/calibrate/
+ * busy-placement): placed, k=1 certified nothing 3 of 3, its first levels
+ * at 234-315 us against the 100 us budget (the worker, confined to one CPU,
+ * waits behind the compiler whenever the scheduler puts it there); shared,
+ * 0.28-0.40. The k's figures are then the shared sweep's, and its
+ * certificate entry says so (placement "shared"), so a run placed as the
+ * certificate says (scripts/lib/placement.sh) runs that k shared. */
+static void sweep_k_placed(cal_run *r, int i, int64_t tc)
+{
+    int k = r->o.workers[i], first = r->n_steps;
+    r->shared_again[i] = 0;
+    sweep_k(r, k, cal_opts_deadline_ns(&r->o, i, tc, rb_now_ns(), r->n_planned));
+    if (r->o.self_test || !r->sim_apart || r->n_steps == first || r->dead || cal_proc_interrupted())
+        return;
+    static cal_per_k pk;
+    if (cal_fit_per_k(r->steps + first, r->n_steps - first, k, r->o.budget_us, &pk) == 0 &&
+        isfinite(pk.safe_rho))
+        return;
+    double other = 0;
+    for (int j = first; j < r->n_steps; j++)
+        other = fmax(other, isfinite(r->steps[j].host_other) ? r->steps[j].host_other : 0);
+    progress(r,
+             "calibrate: k=%d placed certified nothing (other processes took up to %.0f%% of the "
+             "host's CPU time); measured again with every CPU shared\n",
+             k, 100 * other);
+    for (int j = first; j < r->n_steps && r->n_superseded < MAX_STEPS; j++) {
+        r->steps[j].superseded = 1;
+        r->steps[j].used_in_fit = 0;
+        r->steps[j].fit_pred_us = NAN;
+        r->superseded[r->n_superseded++] = r->steps[j];
+    }
+    r->n_steps = first;
+    r->shared_again[i] = 1;
+    r->again = 1;
+    /* (a start long past: the k's own share of the time, from now) */
+    sweep_k(r, k, cal_opts_deadline_ns(&r->o, i, 0, rb_now_ns(), r->n_planned));
+    r->again = 0;
+}
+
 static void sweep_cost(cal_run *r, int c)
 {
     int64_t tc = rb_now_ns();
     r->cur_cost = c;
     r->cost_first[c] = r->n_steps;
     for (int i = 0; i < r->o.n_workers && !cal_proc_interrupted(); i++)
-        sweep_k(r, r->o.workers[i], cal_opts_deadline_ns(&r->o, i, tc, rb_now_ns(), r->n_planned));
+        sweep_k_placed(r, i, tc);
     r->cost_end[c] = r->n_steps;
     r->cur_cost = 0;
 }
@@ -1382,6 +1449,13 @@ static int fit_all(cal_run *r)
                                            p->workers, &r->cost, p->cost_scale_ci);
             if (!(p->cost_scale > 0) || !isfinite(p->cost_scale)) p->cost_scale = NAN;
         }
+    for (int i = 0; i < r->npk; i++) {
+        int k = r->pk[i].workers;
+        snprintf(r->pk[i].placement, sizeof r->pk[i].placement, "%s",
+                 !r->o.self_test && r->apart && k < r->apart_n && !r->shared_again[i] ? "apart"
+                                                                                      : "shared");
+        r->pk[i].shared_again = r->shared_again[i];
+    }
     memcpy(r->pkc[0], r->pk, sizeof r->pk);
     return missing;
 }
@@ -1429,7 +1503,14 @@ static void describe_run(const cal_run *r, double load_start, cal_cert_info *inf
 /* The certificate, written unless loadgen would refuse it: 1 when not written, else 0. */
 static int write_certificate(const cal_run *r, const cal_cert_info *info)
 {
-    char *text = cal_cert_to_json(info, r->pk, r->npk, r->steps, r->n_steps);
+    /* the table: every batch, a placed sweep's that was measured again too */
+    static cal_step table[2 * MAX_STEPS];
+    int nt = 0;
+    for (int i = 0; i < r->n_steps; i++)
+        table[nt++] = r->steps[i];
+    for (int i = 0; i < r->n_superseded; i++)
+        table[nt++] = r->superseded[i];
+    char *text = cal_cert_to_json(info, r->pk, r->npk, table, nt);
     if (text && r->o.self_test) text = with_checks(r, text);
     rb_cert chk;
     char why[512];

@@ -15,7 +15,8 @@
 # as the certificate was measured (its calibration_load.placement): for a k
 # with a CPU to spare, simserver alone on the simulator's CPU at nice 10 and
 # the workers on the others (--worker-cpus), as a server on another host
-# would leave them; a k without shares every CPU with simserver at nice 0.
+# would leave them; a k without, or one the certificate measured shared
+# (per_k[].placement), shares every CPU with simserver at nice 0.
 #   scripts/bench_predict.sh [--build DIR] [--certificate FILE] [--runs N]
 #                            [--workers LIST] [--target RHO] [--out FILE]
 # Without --certificate each run certifies the host first (calibrate
@@ -154,7 +155,7 @@ if [ -n "$out" ]; then
     echo "- the certificates' cost models (per_request_us, per_delivery_us, per_event_us, per_plain_response_us; each k's cost_scale):"
     cat "$models"
     cat "$skipped"
-    echo "- placement: for each k with a CPU to spare, simserver alone on the certificate's simulator CPU at nice 10 and the workers on its worker CPUs; else shared CPUs"
+    echo "- placement: for each k with a CPU to spare, simserver alone on the certificate's simulator CPU at nice 10 and the workers on its worker CPUs, unless its entry says it was measured shared; else shared CPUs"
     echo "- measures: loadgen/lg_cert.c loadgen/lg_plan.c calibrate/cal_fit.c calibrate/main.c scripts/bench_predict.sh"
     echo
     echo "$table"

@@ -945,6 +945,19 @@ me place-workers-unbound calibrate/main.c '    if (!r->o.self_test && r->sim_apa
   "calibrate" "e2e_calibrate_fake"
 me place-sim-kept calibrate/main.c '    if (r->o.self_test || want == r->sim_apart || r->sim_pid <= 0) return 0;' \
   '    if (1) return 0;' "calibrate" "e2e_calibrate_fake"
+# calibrate/main.c: a placed k that certified nothing measured again shared
+# (not at all, its placed batches left in the fits, its entry still
+# "apart", the cost probe's k=1 placed again) and scripts/lib/placement.sh
+# reading the entry's placement
+me place-no-shared-again calibrate/main.c '        isfinite(pk.safe_rho))' '        1)' \
+  "calibrate" "e2e_calibrate_fake"
+me place-superseded-kept calibrate/main.c '    r->n_steps = first;
+    r->shared_again[i] = 1;' '    r->shared_again[i] = 1;' "calibrate" "e2e_calibrate_fake"
+me place-entry-apart calibrate/main.c '!r->o.self_test && r->apart && k < r->apart_n && !r->shared_again[i]' \
+  '!r->o.self_test && r->apart && k < r->apart_n' "calibrate" "e2e_calibrate_fake"
+me place-probe-placed calibrate/main.c '        again |= r->o.workers[i] == k && r->shared_again[i];' \
+  '        again |= 0 && r->shared_again[i];' "calibrate" "e2e_calibrate_fake"
+me place-entry-unread scripts/lib/placement.sh '[ "$pl" != shared ] && ' '' "loadgen" "e2e_main_pick"
 # loadgen/lg_worker.c: --worker-cpus parsed but not applied
 me worker-cpus-unapplied loadgen/lg_worker.c '                              sched_setaffinity(0, sizeof set, &set) != 0))' \
   '                              0))' "loadgen simserver" "lg_e2e_modes"

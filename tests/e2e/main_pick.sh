@@ -92,4 +92,14 @@ for c in "$work/p.json 4" "$work/c1.json 1"; do
   [ -z "$PLACE_SIM_WRAP" ] && [ "${#PLACE_WORKER_FLAGS[@]}" = 0 ] && grep -q "share the CPUs" <<<"$PLACE_WHY" ||
     fail "placement_for $c: '$PLACE_SIM_WRAP' '${PLACE_WORKER_FLAGS[*]}' ($PLACE_WHY)"
 done
+# A k that calibrate measured again shared (placed, it certified nothing)
+# runs shared although it has a CPU to spare; one said "apart" runs placed.
+# (k=2 < shared_from_k 4 either way: the entry only ever takes a CPU away)
+jq '.per_k[0].placement = "shared" | .per_k[1].placement = "apart"' "$work/p.json" >"$work/p2.json"
+placement_for "$work/p2.json" 1
+[ -z "$PLACE_SIM_WRAP" ] && [ "${#PLACE_WORKER_FLAGS[@]}" = 0 ] && grep -q "share the CPUs, as the certificate measured k=1" <<<"$PLACE_WHY" ||
+  fail "k=1 measured shared: '$PLACE_SIM_WRAP' '${PLACE_WORKER_FLAGS[*]}' ($PLACE_WHY)"
+placement_for "$work/p2.json" 2
+[ "$PLACE_SIM_WRAP" = "taskset -c 0 nice -n 10" ] && [ "${PLACE_WORKER_FLAGS[*]}" = "--worker-cpus 1-3" ] ||
+  fail "k=2 measured apart: '$PLACE_SIM_WRAP' '${PLACE_WORKER_FLAGS[*]}' ($PLACE_WHY)"
 echo "PASS: the main job's k with and without a cost model, and with none certified; its placement"

@@ -95,6 +95,34 @@ else
   jq -e '.calibration_load.placement.simulator_cpu == null' "$cert" > /dev/null || fail "placed on one CPU"
   ! grep -q "cpus=[0-9]" "$tmp/a-lg.log" || fail "--worker-cpus on one CPU"
 fi
+if [ "$n" -ge 2 ]; then
+  jq -e '.per_k[0].placement == "apart" and .per_k[0].measured_again_shared == false and
+         ([.table[] | select(.superseded)] | length) == 0 and
+         ([.table[] | select(.workers == 1 and (.probe | not))] | all(.simulator_apart))' "$cert" >/dev/null ||
+    fail "k=1 placed: $(jq -c '[.per_k[] | {workers, placement, measured_again_shared}]' "$cert")"
+  # A placed k that certifies nothing (every level over budget, as beside a
+  # compile holding its worker's CPU) is measured again sharing the CPUs;
+  # its figures are the shared sweep's, its entry says so, and the placed
+  # batches stay in the table, superseded, out of every fit.
+  FAKE_LOADGEN_PLACED_R_FACTOR=1000 FAKE_LOADGEN_ARGS_LOG=$tmp/p-lg.log "$cal" --quick --workers 1 \
+    --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/p" >"$tmp/p.out" 2>"$tmp/p.err" ||
+    fail "placed over budget: exit $?: $(tail -3 "$tmp/p.err")"
+  jq -e '.per_k[0].placement == "shared" and .per_k[0].measured_again_shared and
+         .per_k[0].safe_rho > 0.5 and
+         ([.table[] | select(.superseded)] | length > 0 and all(.simulator_apart and .used_in_fit == false)) and
+         ([.table[] | select(.superseded | not) | select(.probe | not)] | length > 2 and all(.simulator_apart | not)) and
+         .per_k[0].n_steps == ([.table[] | select(.workers == 1 and (.superseded | not))] | length)' \
+    "$tmp/p/certificate.json" >/dev/null ||
+    fail "placed over budget: $(jq -c '{p: [.per_k[] | {workers, placement, measured_again_shared, safe_rho, n_steps}], t: [.table[] | [.level, .simulator_apart, .superseded, .saturated]]}' "$tmp/p/certificate.json")"
+  grep -q "k=1 placed certified nothing" "$tmp/p.err" && grep -q "k=1: measured again with every CPU shared" "$tmp/p.out" ||
+    fail "placed over budget: not said: $(grep 'k=1' "$tmp/p.out" "$tmp/p.err" | tail -5)"
+  # the placed runs first, then the shared ones, never placed again
+  awk '/cpus=[0-9]/ { if (shared) bad = 1; placed++ } /cpus=$/ { shared++ }
+       END { exit !(placed > 0 && shared > 0 && !bad) }' "$tmp/p-lg.log" ||
+    fail "placed over budget: the runs' order: $(uniq -c "$tmp/p-lg.log" | tr "\n" ";")"
+  ls "$tmp/p/steps"/k1_a*.json >/dev/null 2>&1 && ls "$tmp/p/steps"/k1_s*.json >/dev/null 2>&1 ||
+    fail "placed over budget: the two sweeps' batch files: $(ls "$tmp/p/steps" | head)"
+fi
 # --shared-cpus: no placement, for any k
 FAKE_LOADGEN_ARGS_LOG=$tmp/s-lg.log "$cal" --quick --quiet --workers 1 --shared-cpus \
   --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/s" > /dev/null || fail "--shared-cpus exited $?"

@@ -15,6 +15,10 @@
 # baseline) reports its client that many us busier per event, for arrival
 # seeds below FAKE_LOADGEN_BASE_SEED_BELOW (the first baseline; the one
 # measured again for the repeats has seeds from 20000 on).
+# FAKE_LOADGEN_PLACED_R_FACTOR: a run given --worker-cpus (calibrate's
+# placed sweep) reports a delay that follows PK with E[S^2] times that
+# factor (for 1000, over budget at any rate calibrate tries, as a worker
+# confined to a CPU that other work holds is).
 # FAKE_LOADGEN_PIDFILE: write the pid there; FAKE_LOADGEN_SLEEP: sleep first;
 # FAKE_LOADGEN_CRASH_ABOVE: crash above that rate; FAKE_LOADGEN_KILL_SIM_ABOVE:
 # kill the simulator above that rate. FAKE_LOADGEN_ARGS_LOG: append "k=K
@@ -52,6 +56,7 @@ if [ -n "${FAKE_LOADGEN_CRASH_ABOVE:-}" ] &&
   kill -SEGV $$
 fi
 rf=${FAKE_LOADGEN_R_FACTOR:-1}
+[ -n "$cpus" ] && rf=$(awk -v a="$rf" -v b="${FAKE_LOADGEN_PLACED_R_FACTOR:-1}" 'BEGIN { print a * b }')
 if [ -n "${FAKE_LOADGEN_R_FACTOR_SEED_BELOW:-}" ] && [ "$seed" -ge "$FAKE_LOADGEN_R_FACTOR_SEED_BELOW" ]; then
   rf=1
 fi
