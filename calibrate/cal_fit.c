@@ -374,6 +374,7 @@ static void certify_levels(cal_per_k *out, const int *idx, int L, double budget_
     }
     cal_rule_certify(pts, np, budget_us, out->model_rho, out->fit_ok, rule);
     out->measured_rho = rule->measured_rho;
+    out->n_capped = rule->n_capped;
     if (rule->over_rho > 0) {
         out->crossing_rho = rule->crossing_rho;
         out->crossing_rho_ci[0] = rule->crossing_rho_ci[0];
@@ -990,4 +991,28 @@ int cal_selftest_holdout(const cal_step *steps, int n, const cal_per_k *p, doubl
     free(q);
     c->counted = !c->pass;
     return c->counted;
+}
+
+int cal_fit_placed_doubtful(const cal_per_k *p, char *why, size_t n)
+{
+    if (n) why[0] = '\0';
+    if (!p || !isfinite(p->safe_rho)) {
+        snprintf(why, n, "certified nothing");
+        return 1;
+    }
+    if (p->n_capped > 0) {
+        snprintf(why, n, "certified only rho %.3f, a level over budget below %d within it",
+                 p->safe_rho, p->n_capped);
+        return 1;
+    }
+    if (p->safe_rho < CAL_PLACED_LOW_RHO) {
+        snprintf(why, n, "certified only rho %.3f (below %.2f)", p->safe_rho, CAL_PLACED_LOW_RHO);
+        return 1;
+    }
+    return 0;
+}
+
+int cal_fit_keep_placed(double placed_rho, double shared_rho)
+{
+    return isfinite(placed_rho) && !(shared_rho > placed_rho); /* NAN compares false */
 }

@@ -84,6 +84,7 @@ typedef struct cal_per_k {
     double model_rho;                    /* the fit's conservative bound */
     double cost_scale, cost_scale_ci[2]; /* cal_cost_scale for this k (NAN: none) */
     double measured_rho; /* highest level measured within budget, below any bad one */
+    int n_capped;        /* levels within budget above a confirmed bad one (cal_rule) */
     /* where the delay crosses the budget between measured_rho and the level
      * over it (cal_rule): of the means, [of the upper bounds, of the lower
      * bounds], that level's rho and whether a repeat confirmed it (NAN, 0:
@@ -93,9 +94,9 @@ typedef struct cal_per_k {
     char limited_by[20]; /* cal_limit_name */
     /* where its figures were measured: "apart" (the simulator on a CPU of
      * its own, the workers on the others) or "shared" (every CPU shared);
-     * "" when not said. shared_again: placed first, nothing certified, so
-     * measured again shared (calibrate's sweep_k_placed). Set by calibrate,
-     * not by the fit. */
+     * "" when not said. shared_again: placed first, then measured again
+     * shared, the placement kept the one that certified more (calibrate's
+     * sweep_k_placed). Set by calibrate, not by the fit. */
     char placement[8];
     int shared_again;
     char cert_note[200];
@@ -284,5 +285,27 @@ int cal_selftest_model(const cal_per_k *p, const cal_injected *inj, double budge
  * failures (0 or 1). Pure but for the heap copy. */
 int cal_selftest_holdout(const cal_step *steps, int n, const cal_per_k *p, double budget_us,
                          double rho_lo, double rho_hi, cal_check *out, int max, int *n_out);
+
+/* A placed k that certifies less than this is measured again shared
+ * (calibrate's sweep_k_placed). Placed k=1 certified 0.52-0.80 on a quiet
+ * host and 0.51-0.71 beside the half-core neighbour (results/calibrate/
+ * bench-77e41ea, neighbour-77e41ea), but 0.03-0.04 beside a compile, where
+ * shared it certified 0.25-0.40 (busy-placement), and 0.040 on a quiet host
+ * whose low-rate levels were over budget (results/main/same_vm-77e41ea.md):
+ * any figure between 0.05 and 0.5 parts the two; 0.25 is the shared figure
+ * beside a compile, below which placing has given nothing to keep. */
+#define CAL_PLACED_LOW_RHO 0.25
+
+/* Whether a placed k's certificate (p; NULL: no fit) is doubtful, so that
+ * the k is measured again sharing the CPUs: it certified nothing, less
+ * than CAL_PLACED_LOW_RHO, or a confirmed bad level caps levels within
+ * budget above it (p->n_capped). 1 and why in words (e.g. "certified only
+ * rho 0.036 (below 0.25)"), else 0 and why empty. Pure. */
+int cal_fit_placed_doubtful(const cal_per_k *p, char *why, size_t n);
+
+/* Whether the placed sweep is kept over the shared one, given what each
+ * certified (NAN: nothing): when the placed certified something and the
+ * shared not more. Pure. */
+int cal_fit_keep_placed(double placed_rho, double shared_rho);
 
 #endif

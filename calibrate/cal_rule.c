@@ -125,14 +125,18 @@ int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_r
     }
     double best = -1;
     int i_best = -1;
-    for (int i = 0; i < n; i++)
-        if (within(&p[i], budget_us) && p[i].rho < bad && below_rate(&p[i], bad_rate)) {
-            out->n_within++;
-            if (p[i].rho > best) {
-                best = p[i].rho;
-                i_best = i;
-            }
+    for (int i = 0; i < n; i++) {
+        if (!within(&p[i], budget_us)) continue;
+        if (!(p[i].rho < bad && below_rate(&p[i], bad_rate))) {
+            out->n_capped++;
+            continue;
         }
+        out->n_within++;
+        if (p[i].rho > best) {
+            best = p[i].rho;
+            i_best = i;
+        }
+    }
     if (isfinite(bad_shown)) out->bad_rho = bad_shown;
     if (best < 0) {
         out->limit = CAL_LIMIT_NONE;

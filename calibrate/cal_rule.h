@@ -76,6 +76,7 @@ typedef struct cal_rule_result {
     double measured_rho;            /* highest level within budget below any confirmed bad one */
     double bad_rho;                 /* lowest confirmed bad level (NAN: none) */
     int n_within, n_bad, n_ignored; /* points within budget, confirmed bad, unconfirmed bad */
+    int n_capped;                   /* within budget above a confirmed bad one: not a queue's */
     int interpolated;               /* safe_rho is the crossing between two levels */
     double over_rho;                /* the level over budget it crosses toward (0: none) */
     int over_confirmed;             /* that level was confirmed by a repeat */

@@ -113,6 +113,16 @@ int cal_step_parse(const char *json, size_t len, cal_step *s, char *err, size_t 
         m->second_moment_us2 = rb_json_num(w, "second_moment_us2");
         m->events = rb_json_num(w, "events");
         m->event_rate_per_s = rb_json_num(w, "event_rate_per_s");
+        /* A worker that received nothing in the batch (a low rate, a short
+         * window): loadgen has no loop window, so no rho, nor a mean
+         * service time. It did no work: idle, not an error. */
+        if (m->events == 0 && !(m->callbacks > 0)) {
+            if (isnan(m->rho)) m->rho = 0;
+            if (isnan(m->callbacks)) m->callbacks = 0;
+            if (isnan(m->mean_service_us)) m->mean_service_us = 0;
+            if (isnan(m->second_moment_us2)) m->second_moment_us2 = 0;
+            if (isnan(m->event_rate_per_s)) m->event_rate_per_s = 0;
+        }
         if (isnan(m->rho) || isnan(m->callbacks) || isnan(m->mean_service_us) || isnan(m->events) ||
             isnan(m->event_rate_per_s)) {
             snprintf(err, errlen,

@@ -949,14 +949,31 @@ me place-sim-kept calibrate/main.c '    if (r->o.self_test || want == r->sim_apa
 # (not at all, its placed batches left in the fits, its entry still
 # "apart", the cost probe's k=1 placed again) and scripts/lib/placement.sh
 # reading the entry's placement
-me place-no-shared-again calibrate/main.c '        isfinite(pk.safe_rho))' '        1)' \
-  "calibrate" "e2e_calibrate_fake"
-me place-superseded-kept calibrate/main.c '    r->n_steps = first;
-    r->shared_again[i] = 1;' '    r->shared_again[i] = 1;' "calibrate" "e2e_calibrate_fake"
-me place-entry-apart calibrate/main.c '!r->o.self_test && r->apart && k < r->apart_n && !r->shared_again[i]' \
-  '!r->o.self_test && r->apart && k < r->apart_n' "calibrate" "e2e_calibrate_fake"
-me place-probe-placed calibrate/main.c '        again |= r->o.workers[i] == k && r->shared_again[i];' \
-  '        again |= 0 && r->shared_again[i];' "calibrate" "e2e_calibrate_fake"
+me place-no-shared-again calibrate/main.c \
+  '    if (!cal_fit_placed_doubtful(fitted ? &pk : NULL, r->both_why[i], sizeof r->both_why[i]))' \
+  '    if (1)' "calibrate" "e2e_calibrate_fake"
+me place-superseded-kept calibrate/main.c '        memmove(r->steps + first, r->steps + mid, (size_t)(r->n_steps - mid) * sizeof *r->steps);
+        r->n_steps -= mid - first;' '' "calibrate" "e2e_calibrate_fake"
+# calibrate: a placed k measured again shared when its certificate is low
+# or capped, not only empty, and kept the sweep that certified more
+# (cal_fit.c, test_cal_fit; main.c, e2e_calibrate_fake); the rule's count of
+# levels capped (cal_rule.c); an empty batch read as idle and not counted
+# (cal_step.c; main.c)
+m placed-low-trusted calibrate/cal_fit.c '    if (p->safe_rho < CAL_PLACED_LOW_RHO) {' '    if (0) {'
+m placed-capped-trusted calibrate/cal_fit.c '    if (p->n_capped > 0) {' '    if (0) {'
+m placed-keep-shared calibrate/cal_fit.c 'return isfinite(placed_rho) && !(shared_rho > placed_rho);' \
+  'return isfinite(placed_rho) && !(shared_rho > -1);'
+m rule-capped-uncounted calibrate/cal_rule.c '            out->n_capped++;' '            ;'
+m step-idle-is-error calibrate/cal_step.c '        if (m->events == 0 && !(m->callbacks > 0)) {' '        if (0) {'
+me placed-low-ignored calibrate/main.c '    if (!cal_fit_placed_doubtful(fitted ? &pk : NULL, r->both_why[i], sizeof r->both_why[i]))' \
+  '    if (fitted && isfinite(pk.safe_rho))' "calibrate" "e2e_calibrate_fake"
+me placed-supersede-placed calibrate/main.c '    int from = keep_placed ? mid : first, to = keep_placed ? r->n_steps : mid;' \
+  '    int from = first, to = mid;' "calibrate" "e2e_calibrate_fake"
+me batch-empty-counted calibrate/main.c '        if (batch_empty(s)) {' '        if (0 && batch_empty(s)) {' "calibrate" "e2e_calibrate_fake"
+me place-entry-apart calibrate/main.c 'k_placed(r, k) ? "apart"' \
+  'r->apart && k < r->apart_n ? "apart"' "calibrate" "e2e_calibrate_fake"
+me place-probe-placed calibrate/main.c '    int want = k_placed(r, k);' \
+  '    int want = r->apart && k < r->apart_n;' "calibrate" "e2e_calibrate_fake"
 me place-entry-unread scripts/lib/placement.sh '[ "$pl" != shared ] && ' '' "loadgen" "e2e_main_pick"
 # loadgen/lg_worker.c: --worker-cpus parsed but not applied
 me worker-cpus-unapplied loadgen/lg_worker.c '                              sched_setaffinity(0, sizeof set, &set) != 0))' \

@@ -276,6 +276,40 @@ static void test_host_limit(void **state)
     assert_non_null(strstr(p.host_note, "96% busy"));
 }
 
+/* A placed k is measured again shared when its certificate is empty, low
+ * or capped below levels within budget; the placed sweep is kept unless
+ * the shared one certified more. */
+static void test_placed_doubtful(void **state)
+{
+    (void)state;
+    static cal_per_k p;
+    char why[160];
+    memset(&p, 0, sizeof p);
+    assert_int_equal(cal_fit_placed_doubtful(NULL, why, sizeof why), 1);
+    assert_string_equal(why, "certified nothing");
+    p.safe_rho = NAN;
+    assert_int_equal(cal_fit_placed_doubtful(&p, why, sizeof why), 1);
+    assert_string_equal(why, "certified nothing");
+    p.safe_rho = 0.6;
+    assert_int_equal(cal_fit_placed_doubtful(&p, why, sizeof why), 0);
+    assert_string_equal(why, "");
+    p.safe_rho = CAL_PLACED_LOW_RHO; /* at the floor: kept */
+    assert_int_equal(cal_fit_placed_doubtful(&p, why, sizeof why), 0);
+    p.safe_rho = 0.036;
+    assert_int_equal(cal_fit_placed_doubtful(&p, why, sizeof why), 1);
+    assert_string_equal(why, "certified only rho 0.036 (below 0.25)");
+    p.safe_rho = 0.6;
+    p.n_capped = 3;
+    assert_int_equal(cal_fit_placed_doubtful(&p, why, sizeof why), 1);
+    assert_string_equal(why, "certified only rho 0.600, a level over budget below 3 within it");
+    assert_int_equal(cal_fit_keep_placed(0.3, 0.2), 1);
+    assert_int_equal(cal_fit_keep_placed(0.3, 0.3), 1); /* a tie: the placement first measured */
+    assert_int_equal(cal_fit_keep_placed(0.3, NAN), 1);
+    assert_int_equal(cal_fit_keep_placed(0.3, 0.31), 0);
+    assert_int_equal(cal_fit_keep_placed(NAN, 0.2), 0);
+    assert_int_equal(cal_fit_keep_placed(NAN, NAN), 0); /* both empty: the shared one, as before */
+}
+
 /* The host ran out by contention: its CPUs not all busy, but the worker
  * waited in the run queue a fifth of its time at the level that did not keep
  * up; or other processes took the CPUs, which the note names instead. */
@@ -950,6 +984,7 @@ int main(void)
         cmocka_unit_test(test_negative_r_is_a_failed_fit),
         cmocka_unit_test(test_host_limit),
         cmocka_unit_test(test_host_limit_by_run_queue),
+        cmocka_unit_test(test_placed_doubtful),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,6 +64,8 @@ static void test_never_beyond_highest_measured(void **state)
     assert_true(r.safe_rho == 0.7);
     assert_int_equal(r.limit, CAL_LIMIT_MEASURED);
     assert_non_null(strstr(r.note, "not measured beyond rho = 0.700"));
+    assert_int_equal(r.n_capped, 0);
+    assert_int_equal(r.n_within, 4);
 }
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
@@ -92,6 +94,10 @@ static void test_no_certification_beyond_over_budget(void **state)
     assert_non_null(strstr(r.note, "crosses the budget between rho 0.300 (within) and 0.400"));
     assert_true(r.bad_rho == 0.4);
     assert_int_equal(r.n_bad, 1);
+    /* the levels within budget at 0.5 and 0.7, above the confirmed 0.4, are
+     * capped by it and counted so (a delay that fell as the load rose) */
+    assert_int_equal(r.n_capped, 2);
+    assert_int_equal(r.n_within, 2);
     /* the model's bound below the crossing decides */
     r = certify(p, n, 0.33, 1, 0);
     assert_true(r.safe_rho == 0.33);
@@ -113,6 +119,7 @@ static void test_no_certification_beyond_over_budget(void **state)
     r = certify(p, n, 0.9, 1, 0);
     assert_true(r.safe_rho == 0.5); /* already at the budget: the crossing is the level */
     assert_false(r.interpolated);
+    assert_int_equal(r.n_capped, 0); /* nothing within budget above the bad 0.7 */
 }
 
 /* the crossing's edges, in rho/(1-rho) */

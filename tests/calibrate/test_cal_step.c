@@ -101,6 +101,35 @@ static void test_optional_figures(void **state)
     assert_true(isnan(s.request_rate));
 }
 
+/* A worker that received nothing in the batch: loadgen gives it no rho nor
+ * service time (null). It did no work: idle, not an error. A worker with
+ * events but no rho is still one. */
+static void test_idle_worker(void **state)
+{
+    (void)state;
+    const char *j = "{\"achieved_rate\": 0, \"completed\": 0, \"client_bias\": {\"workers\": "
+                    "[{\"rho\": null, \"callbacks\": 0, \"mean_service_us\": null,"
+                    " \"second_moment_us2\": null, \"events\": 0, \"event_rate_per_s\": 0},"
+                    " {\"rho\": 0.5, \"callbacks\": 10, \"mean_service_us\": 100,"
+                    " \"second_moment_us2\": 20000, \"events\": 10, \"event_rate_per_s\": 5000}]}}";
+    cal_step s;
+    char err[256];
+    s.workers = 2;
+    assert_int_equal(cal_step_parse(j, strlen(j), &s, err, sizeof err), 0);
+    assert_int_equal(s.n_meas, 2);
+    NEAR(s.w[0].rho, 0);
+    NEAR(s.w[0].mean_service_us, 0);
+    NEAR(s.rho_mean, 0.25);
+    NEAR(s.mean_service_us, 100); /* over the callbacks: the idle worker had none */
+    NEAR(s.second_moment_us2, 20000);
+    NEAR(s.event_rate_per_worker, 2500);
+    const char *busy = "{\"achieved_rate\": 3, \"completed\": 3, \"client_bias\": {\"workers\": "
+                       "[{\"rho\": null, \"callbacks\": 4, \"mean_service_us\": 10,"
+                       " \"events\": 4, \"event_rate_per_s\": 2}]}}";
+    assert_int_equal(cal_step_parse(busy, strlen(busy), &s, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "workers[0]"));
+}
+
 /* With kernel receive times the result has client_bias.client_delay_us, the
  * client's own delay per token, and the step reads it in preference to the
  * stamp-based overhead. */
@@ -153,7 +182,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_and_derive),     cmocka_unit_test(test_host_shares),
         cmocka_unit_test(test_errors_name_the_key),  cmocka_unit_test(test_optional_figures),
-        cmocka_unit_test(test_prefers_client_delay),
+        cmocka_unit_test(test_prefers_client_delay), cmocka_unit_test(test_idle_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -122,6 +122,53 @@ if [ "$n" -ge 2 ]; then
     fail "placed over budget: the runs' order: $(uniq -c "$tmp/p-lg.log" | tr "\n" ";")"
   ls "$tmp/p/steps"/k1_a*.json >/dev/null 2>&1 && ls "$tmp/p/steps"/k1_s*.json >/dev/null 2>&1 ||
     fail "placed over budget: the two sweeps' batch files: $(ls "$tmp/p/steps" | head)"
+  # A placed k that certifies only a little (its levels at 100-300
+  # requests/s over budget, as a placed worker woken across CPUs at low
+  # rates is) is measured again shared, and keeps the shared sweep, which
+  # certified more; ...
+  FAKE_LOADGEN_PLACED_LOW_FROM=100 FAKE_LOADGEN_PLACED_LOW_BELOW=300 FAKE_LOADGEN_PLACED_LOW_EXTRA_US=200 \
+    FAKE_LOADGEN_ARGS_LOG=$tmp/l-lg.log "$cal" --quick --workers 1 \
+    --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/l" >"$tmp/l.out" 2>"$tmp/l.err" ||
+    fail "placed low: exit $?: $(tail -3 "$tmp/l.err")"
+  jq -e '.per_k[0].placement == "shared" and .per_k[0].measured_again_shared and
+         .per_k[0].safe_rho > 0.5 and
+         ([.table[] | select(.superseded)] | length > 0 and all(.simulator_apart)) and
+         ([.table[] | select(.superseded | not) | select(.probe | not)] | length > 2 and all(.simulator_apart | not))' \
+    "$tmp/l/certificate.json" >/dev/null ||
+    fail "placed low: $(jq -c '{p: [.per_k[] | {placement, measured_again_shared, safe_rho}], t: [.table[] | [.level, .simulator_apart, .superseded]]}' "$tmp/l/certificate.json")"
+  grep -Eq "k=1 placed certified only rho 0\.0[0-9]+ \(below 0\.25\)" "$tmp/l.err" &&
+    grep -q "k=1 kept the shared sweep" "$tmp/l.err" &&
+    grep -q "kept the shared sweep (rho 0.0" "$tmp/l.out" ||
+    fail "placed low: not said: $(grep 'k=1' "$tmp/l.out" "$tmp/l.err" | grep -v level | tail -5)"
+  # ... and keeps the placed sweep when the shared one certifies nothing
+  # (its levels all over budget): the probe's k=1 placed again, after it
+  FAKE_LOADGEN_PLACED_LOW_FROM=100 FAKE_LOADGEN_PLACED_LOW_BELOW=300 FAKE_LOADGEN_PLACED_LOW_EXTRA_US=200 \
+    FAKE_LOADGEN_SHARED_R_FACTOR=1000 FAKE_LOADGEN_ARGS_LOG=$tmp/m-lg.log "$cal" --quick --workers 1 \
+    --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/m" >"$tmp/m.out" 2>"$tmp/m.err" ||
+    fail "placed low, shared worse: exit $?: $(tail -3 "$tmp/m.err")"
+  jq -e '.per_k[0].placement == "apart" and .per_k[0].measured_again_shared and
+         .per_k[0].safe_rho > 0 and .per_k[0].safe_rho < 0.25 and
+         ([.table[] | select(.superseded)] | length > 0 and all(.simulator_apart | not)) and
+         ([.table[] | select(.superseded | not) | select(.probe | not)] | length > 2 and all(.simulator_apart)) and
+         .per_k[0].n_steps == ([.table[] | select(.workers == 1 and (.superseded | not))] | length)' \
+    "$tmp/m/certificate.json" >/dev/null ||
+    fail "placed low, shared worse: $(jq -c '{p: [.per_k[] | {placement, measured_again_shared, safe_rho, n_steps}], t: [.table[] | [.level, .simulator_apart, .superseded]]}' "$tmp/m/certificate.json")"
+  grep -q "k=1 kept the placed sweep" "$tmp/m.err" || fail "placed low, shared worse: not said"
+  awk '/cpus=[0-9]/ { if (shared) after++; placed++ } /cpus=$/ { shared++ }
+       END { exit !(placed > 0 && shared > 0 && after > 0) }' "$tmp/m-lg.log" ||
+    fail "placed low, shared worse: the runs' order: $(uniq -c "$tmp/m-lg.log" | tr "\n" ";")"
+  # A batch in which nothing arrived (5 requests/s, a short window) is not
+  # counted, and the sweep goes on: before, its null rho ended the sweep
+  FAKE_LOADGEN_PLACED_LOW_BELOW=100 FAKE_LOADGEN_PLACED_LOW_EXTRA_US=200 FAKE_LOADGEN_EMPTY_BELOW=10 \
+    "$cal" --quick --workers 1 \
+    --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/eb" >"$tmp/eb.out" 2>"$tmp/eb.err" ||
+    fail "empty batches: exit $?: $(tail -3 "$tmp/eb.err")"
+  grep -q "no events and no failure (nothing arrived in its window at 5.0/s): not counted" "$tmp/eb.err" ||
+    fail "empty batches: not said: $(grep -v 'other processes' "$tmp/eb.err" | tail -5)"
+  ! grep -q "must be numbers" "$tmp/eb.err" || fail "empty batches: read as an error"
+  jq -e '([.table[] | select(.request_rate < 10)] | length) == 0 and .per_k[0].safe_rho > 0.5' \
+    "$tmp/eb/certificate.json" >/dev/null ||
+    fail "empty batches: $(jq -c '[.per_k[0].safe_rho, [.table[] | .request_rate]]' "$tmp/eb/certificate.json")"
 fi
 # --shared-cpus: no placement, for any k
 FAKE_LOADGEN_ARGS_LOG=$tmp/s-lg.log "$cal" --quick --quiet --workers 1 --shared-cpus \

@@ -19,6 +19,15 @@
 # placed sweep) reports a delay that follows PK with E[S^2] times that
 # factor (for 1000, over budget at any rate calibrate tries, as a worker
 # confined to a CPU that other work holds is).
+# FAKE_LOADGEN_PLACED_LOW_EXTRA_US, FAKE_LOADGEN_PLACED_LOW_BELOW (and
+# FAKE_LOADGEN_PLACED_LOW_FROM, default 0): a run given --worker-cpus at a
+# rate from FROM to below BELOW reports its delay that many us higher (a
+# worker placed alone on its CPU, every token woken across CPUs, costs more
+# at low rates than at high ones). FAKE_LOADGEN_SHARED_R_FACTOR: as
+# FAKE_LOADGEN_PLACED_R_FACTOR, for the runs without --worker-cpus.
+# FAKE_LOADGEN_EMPTY_BELOW: below that rate, the run had no events (each
+# worker's rho, mean_service_us, second_moment_us2 null; events 0; nothing
+# completed nor failed), as a short batch at 5 requests/s can.
 # FAKE_LOADGEN_PIDFILE: write the pid there; FAKE_LOADGEN_SLEEP: sleep first;
 # FAKE_LOADGEN_CRASH_ABOVE: crash above that rate; FAKE_LOADGEN_KILL_SIM_ABOVE:
 # kill the simulator above that rate. FAKE_LOADGEN_ARGS_LOG: append "k=K
@@ -57,6 +66,13 @@ if [ -n "${FAKE_LOADGEN_CRASH_ABOVE:-}" ] &&
 fi
 rf=${FAKE_LOADGEN_R_FACTOR:-1}
 [ -n "$cpus" ] && rf=$(awk -v a="$rf" -v b="${FAKE_LOADGEN_PLACED_R_FACTOR:-1}" 'BEGIN { print a * b }')
+[ -z "$cpus" ] && rf=$(awk -v a="$rf" -v b="${FAKE_LOADGEN_SHARED_R_FACTOR:-1}" 'BEGIN { print a * b }')
+low=0
+[ -n "$cpus" ] && awk -v r="$rate" -v c="${FAKE_LOADGEN_PLACED_LOW_BELOW:-0}" \
+  -v f="${FAKE_LOADGEN_PLACED_LOW_FROM:-0}" 'BEGIN { exit !(r >= f && r < c) }' &&
+  low=${FAKE_LOADGEN_PLACED_LOW_EXTRA_US:-0}
+empty=0
+awk -v r="$rate" -v c="${FAKE_LOADGEN_EMPTY_BELOW:-0}" 'BEGIN { exit !(r < c) }' && empty=1
 if [ -n "${FAKE_LOADGEN_R_FACTOR_SEED_BELOW:-}" ] && [ "$seed" -ge "$FAKE_LOADGEN_R_FACTOR_SEED_BELOW" ]; then
   rf=1
 fi
@@ -64,7 +80,8 @@ kind=none us=0 extra=0
 if [ -n "$cost" ]; then kind=${cost%%:*}; us=${cost#*:}
 elif [ "$seed" -lt "${FAKE_LOADGEN_BASE_SEED_BELOW:-0}" ]; then extra=${FAKE_LOADGEN_BASE_EXTRA_US:-0}; fi
 awk -v rate="$rate" -v k="$k" -v us="$us" -v kind="$kind" -v seed="$seed" -v dur="$dur" \
-    -v f="${FAKE_LOADGEN_ES_FACTOR:-1}" -v rf="$rf" -v extra="$extra" 'BEGIN {
+    -v f="${FAKE_LOADGEN_ES_FACTOR:-1}" -v rf="$rf" -v extra="$extra" -v low="$low" \
+    -v empty="$empty" 'BEGIN {
   E = 18; m1 = (20 + us + extra) * f; m2 = m1 * m1 + (20 * f) ^ 2 + (kind == "exp" ? (us * f) ^ 2 : 0); c = 40
   lam = rate * E / k          # events per second per worker
   rho = lam * m1 * 1e-6
@@ -72,19 +89,23 @@ awk -v rate="$rate" -v k="$k" -v us="$us" -v kind="$kind" -v seed="$seed" -v dur
   if (rho >= 0.97) { achieved = 0.7 * rate; lag = 50; d = 1e5; rho = 0.99 }
   else d = c + lam * 1e-6 * m2 * rf / (2 * (1 - rho))
   noise = ((seed * 7) % 5 - 2) / 200.0
-  d = d * (1 + noise)
+  d = d * (1 + noise) + low
   n = int(achieved * dur + 0.5); if (n < 1) n = 1
+  if (empty) { n = 0; achieved = 0 }
   ev = n * E / k
   printf "{\"request_rate\": %.6f, \"achieved_rate\": %.6f, \"send_window\": %.3f,", rate, achieved, dur
   printf " \"dispatched\": %d, \"completed\": %d, \"failed\": 0, \"duration\": %.3f,", n, n, dur
   printf " \"median_schedule_lag_ms\": %.3f, \"p99_schedule_lag_ms\": %.3f,", lag / 2, lag
   printf " \"client_bias\": {\"workers\": ["
-  for (i = 0; i < k; i++) {
+  for (i = 0; i < k && empty; i++)
+    printf "%s{\"rho\": null, \"callbacks\": 0, \"callback_rate_per_s\": 0, \"mean_service_us\": null, \"second_moment_us2\": null, \"events\": 0, \"event_rate_per_s\": 0}", (i ? ", " : "")
+  for (i = 0; i < k && !empty; i++) {
     printf "%s{\"rho\": %.6f, \"callbacks\": %.1f, \"callback_rate_per_s\": %.3f,", (i ? ", " : ""), rho, ev, lam
     printf " \"mean_service_us\": %.4f, \"second_moment_us2\": %.4f, \"events\": %.1f,", m1, m2, ev
     printf " \"event_rate_per_s\": %.3f}", lam
   }
-  printf "], \"overhead_per_token_us\": {\"mean\": %.4f, \"median\": %.4f, \"p99\": %.4f},", d, d, 3 * d
+  if (empty) printf "], \"overhead_per_token_us\": {\"mean\": null, \"median\": null, \"p99\": null},"
+  else printf "], \"overhead_per_token_us\": {\"mean\": %.4f, \"median\": %.4f, \"p99\": %.4f},", d, d, 3 * d
   printf " \"predicted_wq_us\": %.4f, \"arrival_test\": {\"p_value\": 0.5},", d - c
   printf " \"verdict\": \"OK\", \"reason\": \"fake\"}}\n"
 }' > "$dir/$file.tmp"

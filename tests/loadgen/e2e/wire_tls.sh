@@ -17,8 +17,8 @@
 #    not, and the stamps are one hop upstream of what the wire clock times.
 #    So nginx runs at real-time priority where chrt may set it (CI runs as
 #    root): beside a busy loop and another test at -j 2 an nginx at nice 0
-#    once put p99 1.07 ms off (9.36 against 8.29; results/tests/
-#    pass_rate-command2-neighbour.md). Measured (scripts/pass_rate.sh,
+#    once put p99 1.07 ms off (9.36 against 8.29, at c4294bd; results/tests/
+#    wire_tls-rt/README.md). Measured (scripts/pass_rate.sh,
 #    afd8bbb): 9 runs of 10 within 0.5 ms, one 0.56 ms off (8.05 against
 #    7.48); the kernel's stamps through TLS read p99 52 ms against 7.5, so
 #    1 ms still tells a wrong clock apart;
