@@ -10,7 +10,7 @@
 # byte (lg_tls_scan). Then:
 #  - receive_clock "wire" with no fallback reason, wire share >= 0.99, no
 #    capture drop, every completed request's departure captured;
-#  - the wire-timed median ITL within 0.2 ms, and p99 within 1 ms, of the
+#  - the wire-timed median ITL within 0.2 ms, and p99 within 2 ms, of the
 #    simulator's own send-stamp ITL over the same run: nginx's hop adds a
 #    delay to every token, which gaps cancel where it is alike; where nginx
 #    waits for a CPU (the slowed worker holds one of the host's two) it is
@@ -20,8 +20,13 @@
 #    once put p99 1.07 ms off (9.36 against 8.29, at c4294bd; results/tests/
 #    wire_tls-rt/README.md). Measured (scripts/pass_rate.sh,
 #    afd8bbb): 9 runs of 10 within 0.5 ms, one 0.56 ms off (8.05 against
-#    7.48); the kernel's stamps through TLS read p99 52 ms against 7.5, so
-#    1 ms still tells a wrong clock apart;
+#    7.48). Real-time priority does not make nginx's own wake-ups prompt:
+#    on a VM whose idle vCPUs halt at once (guest_halt_poll_ns 0) one run in
+#    ten read p99 1.06 ms off at SCHED_FIFO 10 (9.32 against 8.27; ad5a9df,
+#    results/tests/pass_rate.md of that commit), so the tolerance is 2 ms:
+#    the kernel's stamps through TLS read p99 52 ms against 7.5, and a
+#    client that timed tokens when it processed them reads 2x the wire's
+#    (below), so 2 ms still tells a wrong clock apart;
 #  - the median TTFT from dispatch never before the simulator's (no client
 #    sees a token before it was sent) and within 1 ms of it (the hop);
 #  - the user-timed p99 ITL at least 2x the wire-timed one (the load was real).
@@ -76,7 +81,7 @@ near() { # near VALUE REF TOL NAME
     fail "$4: $1 ms, the simulator's $2 ms (tolerance $3 ms)"
 }
 near "$(jnum "$out" .median_itl_ms)" "$(jnum "$out" .server_stamped.median_itl_ms)" 0.2 "median ITL"
-near "$(jnum "$out" .p99_itl_ms)" "$(jnum "$out" .server_stamped.p99_itl_ms)" 1.0 "p99 ITL"
+near "$(jnum "$out" .p99_itl_ms)" "$(jnum "$out" .server_stamped.p99_itl_ms)" 2.0 "p99 ITL"
 in_range "$(jnum "$out" .median_ttft_dispatch_ms)" "$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" \
   "$(awk -v s="$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" 'BEGIN { print s + 1 }')" \
   "median TTFT from dispatch against the simulator's"
