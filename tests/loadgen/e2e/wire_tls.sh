@@ -10,7 +10,9 @@
 # byte (lg_tls_scan). Then:
 #  - receive_clock "wire" with no fallback reason, wire share >= 0.99, no
 #    capture drop, every completed request's departure captured;
-#  - the wire-timed median ITL within 0.2 ms, and p99 within 2 ms, of the
+#  - the wire-timed median ITL within 0.2 ms of the simulator's, and its p99
+#    off the simulator's by at most 2 ms or a quarter of the user-timed p99's
+#    distance from it, whichever is more; both against the
 #    simulator's own send-stamp ITL over the same run: nginx's hop adds a
 #    delay to every token, which gaps cancel where it is alike; where nginx
 #    waits for a CPU (the slowed worker holds one of the host's two) it is
@@ -23,10 +25,15 @@
 #    7.48). Real-time priority does not make nginx's own wake-ups prompt:
 #    on a VM whose idle vCPUs halt at once (guest_halt_poll_ns 0) one run in
 #    ten read p99 1.06 ms off at SCHED_FIFO 10 (9.32 against 8.27; ad5a9df,
-#    results/tests/pass_rate.md of that commit), so the tolerance is 2 ms:
-#    the kernel's stamps through TLS read p99 52 ms against 7.5, and a
-#    client that timed tokens when it processed them reads 2x the wire's
-#    (below), so 2 ms still tells a wrong clock apart;
+#    results/tests/pass_rate-ad5a9df.md),
+#    and with a 2 ms tolerance two in ten 3.0 and 3.9 ms off, the simulator's
+#    own p99 there 15.4 and 12.7 ms (591fa2b; results/tests/
+#    pass_rate-591fa2b.md): a jittery host moves both tails, by more than any fixed
+#    tolerance. What the test must tell apart is a clock that times tokens
+#    when the client processed them: the user-timed p99 is at least 2x the
+#    wire's here, and the kernel's stamps through TLS read p99 52 ms against
+#    7.5, both as far from the simulator's as the client's own delay, far
+#    beyond a quarter of it;
 #  - the median TTFT from dispatch never before the simulator's (no client
 #    sees a token before it was sent) and within 1 ms of it (the hop);
 #  - the user-timed p99 ITL at least 2x the wire-timed one (the load was real).
@@ -81,7 +88,11 @@ near() { # near VALUE REF TOL NAME
     fail "$4: $1 ms, the simulator's $2 ms (tolerance $3 ms)"
 }
 near "$(jnum "$out" .median_itl_ms)" "$(jnum "$out" .server_stamped.median_itl_ms)" 0.2 "median ITL"
-near "$(jnum "$out" .p99_itl_ms)" "$(jnum "$out" .server_stamped.p99_itl_ms)" 2.0 "p99 ITL"
+# the p99's tolerance: 2 ms, or a quarter of the user-timed p99's distance
+# from the simulator's, whichever is more
+p99_tol=$(awk -v u="$(jnum "$out" .user_timed.p99_itl_ms)" -v s="$(jnum "$out" .server_stamped.p99_itl_ms)" \
+  'BEGIN { d = u - s; if (d < 0) d = -d; t = d / 4; printf "%.3f", (t > 2 ? t : 2) }')
+near "$(jnum "$out" .p99_itl_ms)" "$(jnum "$out" .server_stamped.p99_itl_ms)" "$p99_tol" "p99 ITL"
 in_range "$(jnum "$out" .median_ttft_dispatch_ms)" "$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" \
   "$(awk -v s="$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" 'BEGIN { print s + 1 }')" \
   "median TTFT from dispatch against the simulator's"
