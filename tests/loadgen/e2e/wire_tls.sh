@@ -35,7 +35,11 @@
 #    7.5, both as far from the simulator's as the client's own delay, far
 #    beyond a quarter of it;
 #  - the median TTFT from dispatch never before the simulator's (no client
-#    sees a token before it was sent) and within 1 ms of it (the hop);
+#    sees a token before it was sent) and within 3 ms of it (the hop: on the
+#    VM above it read 1.74 ms at 4853705, results/tests/
+#    pass_rate-4853705.md, where 1 ms was allowed; the slowed client's own delay is about
+#    16 ms a token, so a clock that timed tokens when it processed them is
+#    still far outside);
 #  - the user-timed p99 ITL at least 2x the wire-timed one (the load was real).
 # The same load under --receive-clock kernel prints what the kernel's
 # stamps give, for the record. Needs CAP_NET_RAW (CI runs as root); skipped
@@ -94,7 +98,7 @@ p99_tol=$(awk -v u="$(jnum "$out" .user_timed.p99_itl_ms)" -v s="$(jnum "$out" .
   'BEGIN { d = u - s; if (d < 0) d = -d; t = d / 4; printf "%.3f", (t > 2 ? t : 2) }')
 near "$(jnum "$out" .p99_itl_ms)" "$(jnum "$out" .server_stamped.p99_itl_ms)" "$p99_tol" "p99 ITL"
 in_range "$(jnum "$out" .median_ttft_dispatch_ms)" "$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" \
-  "$(awk -v s="$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" 'BEGIN { print s + 1 }')" \
+  "$(awk -v s="$(jnum "$out" .server_stamped.median_ttft_dispatch_ms)" 'BEGIN { print s + 3 }')" \
   "median TTFT from dispatch against the simulator's"
 awk -v u="$(jnum "$out" .user_timed.p99_itl_ms)" -v w="$(jnum "$out" .p99_itl_ms)" \
   'BEGIN { exit !(u >= 2 * w) }' \
