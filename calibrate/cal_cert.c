@@ -65,6 +65,8 @@ static cJSON *put_core(cJSON *root, const cal_cert_info *info, const cal_per_k *
 {
     rb_cert core = {.version = RB_CERT_VERSION,
                     .cores_online = info->host.cores_online,
+                    .cpu_latency_us = info->cpu_latency_us,
+                    .cpu_latency_recorded = 1,
                     .budget_us = info->budget_us,
                     .per_delivery_us = info->cost.per_delivery_us,
                     .per_event_us = info->cost.per_event_us,
@@ -95,6 +97,7 @@ static void put_provenance(cJSON *root, const cal_cert_info *info)
     cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
     cJSON_AddStringToObject(host, "kernel", info->host.kernel);
     cJSON_AddStringToObject(host, "hostname", info->host.hostname);
+    cJSON_AddStringToObject(host, "cpuidle", info->host.cpuidle);
     /* other processes on the CPUs are measured too: say how busy the host was */
     rb_json_put_num(host, "loadavg_1min_start", info->loadavg_start);
     rb_json_put_num(host, "loadavg_1min_end", info->loadavg_end);
@@ -253,6 +256,7 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
     info->version = core.version;
     snprintf(info->host.cpu_model, sizeof info->host.cpu_model, "%s", core.cpu_model);
     info->host.cores_online = core.cores_online;
+    info->cpu_latency_us = core.cpu_latency_us;
     info->budget_us = core.budget_us;
     info->cost.per_delivery_us = core.per_delivery_us;
     info->cost.per_event_us = core.per_event_us;

@@ -50,7 +50,8 @@ typedef struct cal_cert_info {
     double place_sim_cpu_idle;
     char place_worker_cpus[64];
     double loadavg_start, loadavg_end; /* 1-minute load average around the run */
-    int batches_retried;               /* measured again: other processes took the CPUs */
+    double cpu_latency_us; /* the CPU latency QoS every counted batch held (NAN: not all) */
+    int batches_retried;   /* measured again: other processes took the CPUs */
     int batches_disturbed; /* kept although other processes took the CPUs (retries used up) */
     double other_max;      /* the share of the host's CPU time that counts as disturbed */
     cal_cost cost;         /* the client's cost model */

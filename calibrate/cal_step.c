@@ -26,6 +26,27 @@ void cal_step_clear(cal_step *s)
     s->fit_pred_us = NAN;
     s->level = -1;
     s->host_busy = s->host_other = s->run_delay_share = NAN;
+    s->cpu_latency_us = NAN;
+}
+
+double cal_step_cpu_latency(const cal_step *s, int n)
+{
+    double most = NAN;
+    for (int i = 0; i < n; i++) {
+        if (isnan(s[i].cpu_latency_us)) return NAN;
+        if (!(s[i].cpu_latency_us <= most)) most = s[i].cpu_latency_us;
+    }
+    return most;
+}
+
+/* host.cpu_latency_qos's limit when every worker held it, else NAN. */
+static double held_cpu_latency(const cJSON *root)
+{
+    const cJSON *q = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(root, "host"), "cpu_latency_qos");
+    double held = rb_json_num(q, "held_workers"), all = rb_json_num(q, "workers");
+    double limit = rb_json_num(q, "limit_us");
+    return all > 0 && held == all && limit >= 0 ? limit : NAN;
 }
 
 /* The arrival test's p-value under whichever name loadgen uses. */
@@ -159,6 +180,7 @@ int cal_step_parse(const char *json, size_t len, cal_step *s, char *err, size_t 
     s->predicted_wq_us = rb_json_num(cbias, "predicted_wq_us");
     s->run_delay_share =
         rb_json_num(cJSON_GetObjectItemCaseSensitive(cbias, "host"), "run_delay_share");
+    s->cpu_latency_us = held_cpu_latency(root);
     s->arrival_p_value = arrival_p(cJSON_GetObjectItemCaseSensitive(cbias, "arrival_test"));
     const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(cbias, "verdict");
     if (cJSON_IsString(verdict))

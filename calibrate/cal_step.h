@@ -68,6 +68,8 @@ typedef struct cal_step {
     double host_other; /* of all CPUs' time, the share other processes took (NAN: unknown) */
     double run_delay_share; /* client_bias.host.run_delay_share: the busiest worker's time
                                waiting for a CPU while runnable (NAN: absent) */
+    double cpu_latency_us;  /* host.cpu_latency_qos: the host's limit (us) that every worker
+                               held (NAN: not held by all, or absent) */
     int retried;            /* batches measured again before this one, their host too busy */
     int confirmed;          /* a repeat of a step that looked bad, and bad again */
     int repeated;           /* measured twice, both pooled (cal_sweep_pool_repeat) */
@@ -88,6 +90,10 @@ void cal_step_clear(cal_step *s);
  * are NAN when total_ns is not positive. */
 void cal_step_host_shares(double busy_ns, double total_ns, double own_s, double *busy,
                           double *other);
+
+/* The CPU latency QoS (us) that every one of the n steps held, the
+ * largest limit of them; NAN when one did not hold it, or n is 0. */
+double cal_step_cpu_latency(const cal_step *s, int n);
 
 /* Parses a loadgen result. Returns 0, or -EINVAL with err naming what was
  * missing or malformed ("result: client_bias.workers: missing"). Keys

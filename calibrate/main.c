@@ -936,6 +936,14 @@ static void print_summary(const cal_run *r, const cal_cert_info *info)
            info->loadavg_end);
     printf("model %s, budget %.0f us of client queueing delay, %s mode%s\n", info->model,
            r->o.budget_us, cal_mode_name(r->o.mode), r->o.self_test ? ", self-test" : "");
+    if (isnan(info->cpu_latency_us))
+        printf("idle CPUs (%s) not held awake in every batch: loadgen's --cpu-latency-us was "
+               "off or refused\n",
+               info->host.cpuidle);
+    else
+        printf("idle CPUs (%s) held to wake within %.0f us in every batch (loadgen's "
+               "--cpu-latency-us)\n",
+               info->host.cpuidle, info->cpu_latency_us);
     printf("\nmeasured levels (delay: the client's own delay per token, mean; +-: 95%% "
            "interval over the batches)\n");
     printf("%3s %3s %10s %14s %9s %10s %18s %10s %6s %6s  %s\n", "k", "lvl", "offered/s", "rho",
@@ -1570,6 +1578,8 @@ static void describe_run(const cal_run *r, double load_start, cal_cert_info *inf
     snprintf(info->place_worker_cpus, sizeof info->place_worker_cpus, "%s", r->apart_list);
     info->loadavg_start = load_start;
     info->loadavg_end = loadavg_1min();
+    /* the batches the certificate counts (a superseded sweep's are in no fit) */
+    info->cpu_latency_us = cal_step_cpu_latency(r->steps, r->n_steps);
     info->batches_retried = r->n_retried;
     info->other_max = CAL_HOST_OTHER_MAX;
     for (int i = 0; i < r->n_steps; i++)

@@ -25,6 +25,7 @@ cJSON *rb_cert_put(cJSON *root, const rb_cert *c)
     if (!host) return NULL;
     cJSON_AddStringToObject(host, "cpu_model", c->cpu_model);
     cJSON_AddNumberToObject(host, "cores_online", c->cores_online);
+    rb_json_put_num(host, "cpu_latency_us", c->cpu_latency_us);
     rb_json_put_num(root, "budget_us", c->budget_us);
     cJSON *ref = object_in(root, "reference_workload");
     cJSON *cm = object_in(root, "cost_model");
@@ -127,7 +128,10 @@ static int read_host(const cJSON *j, rb_cert *out, char *err, size_t errlen)
     }
     snprintf(out->cpu_model, sizeof out->cpu_model, "%s", cpu->valuestring);
     out->cores_online = (int)cores;
-    return 0;
+    /* absent in certificates made before loadgen held a CPU latency QoS */
+    out->cpu_latency_recorded = cJSON_GetObjectItemCaseSensitive(host, "cpu_latency_us") != NULL;
+    return optional_num(host, "host", "cpu_latency_us", 0, 0, 1e6, &out->cpu_latency_us, err,
+                        errlen);
 }
 
 /* Format 2's cost model and the reference workload it was measured with. */

@@ -56,6 +56,11 @@ typedef struct rb_cert {
     int version; /* read: 1 or 2; written: always RB_CERT_VERSION */
     char cpu_model[160];
     int cores_online;
+    /* host.cpu_latency_us: the CPU latency QoS (us) that every counted batch
+     * held (loadgen's --cpu-latency-us); NAN: null (not held by all) or
+     * absent, cpu_latency_recorded telling which */
+    double cpu_latency_us;
+    int cpu_latency_recorded;
     double budget_us;     /* NAN when absent */
     rb_cert_entry *per_k; /* read: malloc'd, rb_cert_free; written: the caller's */
     size_t n;

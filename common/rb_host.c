@@ -2,6 +2,7 @@
 #include "rb_host.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,17 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+/* The first line of a small file, without its newline; 1 when read, 0 not. */
+static int read_line(const char *path, char *buf, size_t n)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp) return 0;
+    int ok = fgets(buf, (int)n, fp) != NULL;
+    fclose(fp);
+    if (ok) buf[strcspn(buf, "\n")] = '\0';
+    return ok && buf[0];
+}
 
 void rb_host_read(rb_host *h)
 {
@@ -40,6 +52,64 @@ void rb_host_read(rb_host *h)
         snprintf(h->kernel, sizeof h->kernel, "%s %s", u.sysname, u.release);
         snprintf(h->hostname, sizeof h->hostname, "%s", u.nodename);
     }
+    char drv[32] = "", gov[32] = "";
+    read_line("/sys/devices/system/cpu/cpuidle/current_driver", drv, sizeof drv);
+    if (!read_line("/sys/devices/system/cpu/cpuidle/current_governor", gov, sizeof gov))
+        read_line("/sys/devices/system/cpu/cpuidle/current_governor_ro", gov, sizeof gov);
+    if (!drv[0] || !strcmp(drv, "none"))
+        strcpy(h->cpuidle, "none");
+    else
+        snprintf(h->cpuidle, sizeof h->cpuidle, "%s/%s", drv, gov[0] ? gov : "unknown");
+}
+
+int rb_cpu_latency_hold(rb_cpu_latency *c, int us, const char *path)
+{
+    *c = (rb_cpu_latency){.fd = -1, .asked_us = us, .effective_us = -1};
+    if (!path) path = RB_CPU_LATENCY_DEV;
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        c->err = errno;
+        c->step = "open";
+        return -1;
+    }
+    /* the device takes a binary s32 (or a hex string) */
+    int32_t v = us;
+    if (write(fd, &v, sizeof v) != (ssize_t)sizeof v) {
+        c->err = errno ? errno : EIO;
+        c->step = "write";
+        close(fd);
+        return -1;
+    }
+    c->fd = fd;
+    /* a read gives the host's limit: the least of every request held */
+    int32_t got;
+    if (pread(fd, &got, sizeof got, 0) == (ssize_t)sizeof got) {
+        c->effective_us = got;
+    } else {
+        c->err = errno ? errno : EIO;
+        c->step = "read";
+    }
+    return 0;
+}
+
+void rb_cpu_latency_release(rb_cpu_latency *c)
+{
+    if (c->fd >= 0) close(c->fd);
+    c->fd = -1;
+}
+
+void rb_cpu_latency_describe(const rb_cpu_latency *c, const char *path, char *buf, size_t n)
+{
+    if (!path) path = RB_CPU_LATENCY_DEV;
+    if (c->asked_us < 0)
+        snprintf(buf, n, "not asked");
+    else if (c->fd < 0 && c->step)
+        snprintf(buf, n, "not held: %s %s: %s", c->step, path, strerror(c->err));
+    else if (c->effective_us < 0)
+        snprintf(buf, n, "held: %d us (the host's limit unread: %s)", c->asked_us,
+                 strerror(c->err));
+    else
+        snprintf(buf, n, "held: %d us (the host's limit %d us)", c->asked_us, c->effective_us);
 }
 
 int rb_host_parse_cpu_line(const char *line, long hz, rb_host_reading *r)

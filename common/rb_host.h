@@ -14,6 +14,9 @@ typedef struct rb_host {
     int cores_online;
     char kernel[160]; /* uname -sr */
     char hostname[96];
+    /* the cpuidle driver and governor ("haltpoll/haltpoll"; "none" when the
+     * kernel has no cpuidle): how an idle CPU sleeps, so how late it wakes */
+    char cpuidle[64];
 } rb_host;
 
 /* Fills *h from /proc/cpuinfo, sysconf and uname. Never fails: unknown
@@ -60,5 +63,32 @@ int rb_host_parse_percpu_line(const char *line, int *cpu, uint64_t *busy, uint64
  * window's edges: idle[c] for c < max (NAN: not listed, or no tick passed).
  * Returns the number of CPUs read, or -1 when /proc/stat is unreadable. */
 int rb_host_cpu_idle(double *idle, int max, int64_t window_ns);
+
+/* A CPU latency QoS request (the kernel's /dev/cpu_dma_latency), in force
+ * while its file stays open: no idle CPU of the host then takes more than
+ * the asked microseconds to wake (0: idle CPUs poll instead of halting).
+ * On a VM whose idle vCPUs halt at once, a timer otherwise wakes its thread
+ * through the hypervisor, ms late at p99 (results/loadgen/cpu_latency). */
+#define RB_CPU_LATENCY_DEV "/dev/cpu_dma_latency"
+typedef struct rb_cpu_latency {
+    int fd;           /* -1: not held */
+    int asked_us;     /* -1: not asked */
+    int effective_us; /* the host's limit read back once held (-1: unread) */
+    int err;          /* errno of the step that failed; 0: none */
+    const char *step; /* that step: "open", "write" or "read"; NULL */
+} rb_cpu_latency;
+
+/* Asks for us (>= 0) microseconds through path (NULL: RB_CPU_LATENCY_DEV).
+ * 0: held; -1: not held (c->err and c->step say why). A request whose
+ * read-back fails is still held (effective_us -1, err and step say so). */
+int rb_cpu_latency_hold(rb_cpu_latency *c, int us, const char *path);
+
+/* Gives the request back (a no-op when it is not held); c keeps what was
+ * asked and read. */
+void rb_cpu_latency_release(rb_cpu_latency *c);
+
+/* "not asked", "held: 0 us (the host's limit 0 us)" or "not held: open
+ * /dev/cpu_dma_latency: Permission denied" into buf of n bytes. */
+void rb_cpu_latency_describe(const rb_cpu_latency *c, const char *path, char *buf, size_t n);
 
 #endif

@@ -165,3 +165,19 @@ int lg_cert_load(const char *path, lg_cert *out, char *err, size_t errlen)
     if (rc) snprintf(err, errlen, "--certificate %s: %s", path, why);
     return rc;
 }
+
+void lg_cert_note_cpu_latency(const lg_cert *c, int run_cpu_latency_us, lg_cert_decision *d)
+{
+    if (!c->cpu_latency_recorded || isnan(c->cpu_latency_us)) return;
+    if (run_cpu_latency_us >= 0 && run_cpu_latency_us <= c->cpu_latency_us) return;
+    char run[48];
+    if (run_cpu_latency_us < 0)
+        snprintf(run, sizeof run, "holds none (--cpu-latency-us off)");
+    else
+        snprintf(run, sizeof run, "asks %d us", run_cpu_latency_us);
+    size_t n = strlen(d->warning);
+    snprintf(d->warning + n, sizeof d->warning - n,
+             "%sthe certificate was measured with idle CPUs held to wake within %.0f us; this run "
+             "%s: its workers may wake later and be busier than certified",
+             n ? "; " : "", c->cpu_latency_us, run);
+}

@@ -93,4 +93,11 @@ void lg_cert_check(const lg_cert *c, const rb_host *h, int k, double rate, lg_ce
 void lg_cert_check_plan(const lg_cert *c, const rb_host *h, int k, double rate,
                         const lg_cert_workload *w, lg_cert_decision *d);
 
+/* Adds to d->warning when the run holds idle CPUs' wake-up latency to less
+ * than the certificate measured with (run_cpu_latency_us: --cpu-latency-us,
+ * -1 off): a client whose CPUs halt when idle wakes later and is busier
+ * than certified. Nothing when the certificate did not record it, or held
+ * nothing, or the run asks as much or more. */
+void lg_cert_note_cpu_latency(const lg_cert *c, int run_cpu_latency_us, lg_cert_decision *d);
+
 #endif

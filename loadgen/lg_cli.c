@@ -252,6 +252,21 @@ static int parse_batch_tick(void *base, const char *val, char *why, size_t n)
     return 0;
 }
 
+/* A whole number of microseconds in [0, 1000000], or "off" (-1). */
+static int parse_cpu_latency(void *base, const char *val, char *why, size_t n)
+{
+    lg_opts *o = base;
+    int64_t us;
+    if (strcmp(val, "off") == 0) {
+        o->cpu_latency_us = -1;
+        return 0;
+    }
+    if (rb_parse_i64(val, 0, 1000000, &us))
+        return WHY("must be a whole number of microseconds in [0, 1000000], or off");
+    o->cpu_latency_us = (int)us;
+    return 0;
+}
+
 /* "mean:100us,p99:2ms": either part alone keeps the other's value. Each
  * value needs its unit (a latency, not a run length). */
 static int parse_budget(void *base, const char *val, char *why, size_t n)
@@ -512,6 +527,12 @@ static const rb_opt OPTS[] = {
            "Perf's concurrent)"),
     STRING("config", "FILE", config, NULL,
            "Inference Perf config, YAML or JSON; flags override it"),
+    CUSTOM("cpu-latency-us", "N|off", parse_cpu_latency,
+           "each worker holds a CPU latency QoS request of N us (/dev/cpu_dma_latency) for its "
+           "run: no idle CPU of the host then takes longer to wake (0: they poll instead of "
+           "halting). On a VM whose idle CPUs halt, timers otherwise wake ms late. Needs root; "
+           "the report says whether it was held (off: do not ask)",
+           .def = "0"),
     INT("custom-output-len", custom_output_len, -1, 1000000, "256",
         "custom: max_tokens of every request (-1: each line's output_tokens), as vLLM's"),
     CHOICE("dataset-name", "NAME", dataset, DATASETS, "random",

@@ -75,6 +75,9 @@ typedef struct lg_opts {
     int max_conn_per_worker;
     int nice;        /* worker priority (setpriority); 0: unchanged */
     int rt_priority; /* SCHED_FIFO priority of the workers; 0: off */
+    /* --cpu-latency-us: the CPU latency QoS (us) each worker holds for its
+     * run (rb_cpu_latency); -1: off */
+    int cpu_latency_us;
     /* --worker-cpus: the CPUs the workers may run on, as a list ("0,2-3";
      * "": wherever the scheduler puts them) */
     char worker_cpus[64];

@@ -123,6 +123,7 @@ static int print_certificate(const lg_opts *o, int k, int closed, size_t n_trace
     lg_plan_cert_inputs(o, &rate, &w);
     lg_cert_decision d;
     lg_cert_check_plan(&cert, &host, k, rate, &w, &d);
+    lg_cert_note_cpu_latency(&cert, o->cpu_latency_us, &d);
     for (int i = 0; i < o->n_stages && !closed && !n_trace; i++) {
         double rho = lg_cert_predict_rho(&cert, k, lg_stage_peak_rate(&o->stages[i]), &w);
         if (isnan(rho))

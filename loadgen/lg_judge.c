@@ -37,6 +37,9 @@ static void worker_bias(const lg_slot *s, int w, lg_worker_bias *b)
     b->capture_interface = s->capture_iface;
     b->receive_clock_fallback = s->rx_fallback;
     b->cpus = s->cpus;
+    b->cpu_latency_held = s->cpu_latency_held;
+    b->cpu_latency_us = s->cpu_latency_us;
+    b->cpu_latency = s->cpu_latency;
 }
 
 void lg_judge_workers(const lg_judge_in *in, lg_worker_bias *b, double *max_rho,

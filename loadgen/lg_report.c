@@ -266,6 +266,48 @@ static void bias_figures_json(cJSON *b, const lg_bias_stage *x)
     verdict_json(b, &x->verdict);
 }
 
+/* What --cpu-latency-us's requests came to over the workers that were not
+ * lost: how many held one, the host's limit they read (the largest), and
+ * the first refusal. */
+typedef struct cpu_latency_sum {
+    int workers, held;
+    double limit_us; /* NAN: none read */
+    const char *refused;
+} cpu_latency_sum;
+
+static cpu_latency_sum cpu_latency_of(const lg_report *r)
+{
+    cpu_latency_sum c = {.limit_us = NAN};
+    for (int i = 0; i < r->n_workers; i++) {
+        const lg_worker_bias *w = &r->workers[i];
+        if (w->lost) continue;
+        c.workers++;
+        if (w->cpu_latency_held == 1) {
+            c.held++;
+            if (w->cpu_latency_us >= 0 && !(w->cpu_latency_us <= c.limit_us))
+                c.limit_us = w->cpu_latency_us;
+        } else if (w->cpu_latency_held == 0 && !c.refused) {
+            c.refused = w->cpu_latency;
+        }
+    }
+    return c;
+}
+
+/* host.cpu_latency_qos */
+static void cpu_latency_json(cJSON *h, const lg_report *r, const lg_opts *o)
+{
+    cJSON *q = cJSON_AddObjectToObject(h, "cpu_latency_qos");
+    cpu_latency_sum c = cpu_latency_of(r);
+    if (o->cpu_latency_us >= 0)
+        rb_json_put_num_inf(q, "asked_us", o->cpu_latency_us);
+    else
+        cJSON_AddNullToObject(q, "asked_us");
+    rb_json_put_num_inf(q, "held_workers", c.held);
+    rb_json_put_num_inf(q, "workers", c.workers);
+    rb_json_put_num_inf(q, "limit_us", c.limit_us);
+    rb_json_put_str(q, "refused", c.refused);
+}
+
 static cJSON *bias_json(const lg_report *r)
 {
     cJSON *b = cJSON_CreateObject();
@@ -293,6 +335,7 @@ static cJSON *bias_json(const lg_report *r)
         rb_json_put_num_inf(o, "receive_clock_wire_share", w->wire_share);
         rb_json_put_str(o, "receive_clock_fallback_reason", w->receive_clock_fallback);
         rb_json_put_str(o, "cpus", w->cpus);
+        rb_json_put_str(o, "cpu_latency", w->cpu_latency);
         cJSON_AddItemToArray(ws, o);
     }
     const mdl_hist *ov = lg_stats_hist_c(r->total, LG_H_OVERHEAD);
@@ -702,6 +745,8 @@ cJSON *lg_report_json(const lg_report *r)
     rb_json_put_num_inf(h, "cores_online", r->host.cores_online);
     cJSON_AddStringToObject(h, "kernel", r->host.kernel);
     cJSON_AddStringToObject(h, "hostname", r->host.hostname);
+    cJSON_AddStringToObject(h, "cpuidle", r->host.cpuidle);
+    cpu_latency_json(h, r, o);
     if (r->certificate_note[0]) cJSON_AddStringToObject(j, "certificate", r->certificate_note);
     if (r->cert.checked) cert_check_json(j, r);
     if (r->lost_note) cJSON_AddStringToObject(j, "lost_workers", r->lost_note);
@@ -915,6 +960,16 @@ static void summary_bias(const lg_report *r, FILE *f)
             line_f(f, k, r->workers[i].rho, 3);
     }
     line_f(f, "Predicted client wait W_q (us):", r->predicted_wq_us, 2);
+    cpu_latency_sum c = cpu_latency_of(r);
+    char q[192];
+    if (c.held && c.held == c.workers && !isnan(c.limit_us))
+        snprintf(q, sizeof q, "held by all %d (host's limit %.0f us)", c.workers, c.limit_us);
+    else if (c.held || c.refused)
+        snprintf(q, sizeof q, "held by %d of %d%s%s", c.held, c.workers, c.refused ? "; " : "",
+                 c.refused ? c.refused : "");
+    else
+        snprintf(q, sizeof q, "not asked");
+    line_s(f, "CPU latency QoS of the workers:", q);
     line_s(f, "Receive clock:", receive_clock_name(r));
     const lg_bias_stage *rb = r->run_bias;
     if (rb && rb->client_delay_us.n) {

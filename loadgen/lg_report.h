@@ -29,6 +29,10 @@ typedef struct lg_worker_bias {
     const char *receive_clock, *capture_interface;
     const char *receive_clock_fallback; /* why not wire ("": it was, or not asked) */
     const char *cpus;                   /* the CPUs it may run on (the slot's) */
+    /* --cpu-latency-us (the slot's): 1 held, 0 refused, -1 not asked; the
+     * host's limit it read (us; -1: unread); its description */
+    int cpu_latency_held, cpu_latency_us;
+    const char *cpu_latency;
     double wire_share;
 } lg_worker_bias;
 

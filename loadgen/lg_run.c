@@ -138,6 +138,7 @@ static int check_certificate(const lg_opts *o, const rb_host *host, int k, char 
     lg_plan_cert_inputs(o, &rate, &w);
     lg_cert_decision d;
     lg_cert_check_plan(&cert, host, k, rate, &w, &d);
+    lg_cert_note_cpu_latency(&cert, o->cpu_latency_us, &d);
     if (d.warning[0]) fprintf(stderr, "loadgen: warning: %s\n", d.warning);
     if (d.entry) {
         *safe_rho = d.entry->safe_rho;

@@ -60,6 +60,11 @@ typedef struct lg_slot {
     /* the CPUs this worker may run on, read back once it set --worker-cpus
      * ("0,2-3"; "": unreadable) */
     char cpus[64];
+    /* --cpu-latency-us: 1 held, 0 asked and refused, -1 not asked; the
+     * host's limit read back while held (us; -1: unread); its description
+     * (rb_cpu_latency_describe: "held: 0 us (...)", "not held: ...") */
+    int32_t cpu_latency_held, cpu_latency_us;
+    char cpu_latency[160];
     /* multi-turn sessions (lg_session.h): rounds that waited for their
      * user's previous one, contexts that stopped growing at the cap */
     int64_t sess_waited, sess_capped;

@@ -170,11 +170,12 @@ struct lg_worker {
     int rx_wire;   /* --receive-clock wire: tokens timed from the capture */
     lg_wclock wc;  /* the capture (wc.on 0: none, the kernel's stamps instead) */
     uint64_t cap_packets_seen, cap_drops_seen; /* accounted into the stages so far */
-    int port_start;      /* where the worker's handles start in its port range */
-    lg_clock_map clock;  /* CLOCK_REALTIME -> CLOCK_MONOTONIC */
-    lg_rx_read rd;       /* the last stamped read (port -1: none) */
-    int64_t cb_entry_ns; /* the loop callback under way started then (0: none) */
-    int rx_keeper;       /* a socket that keeps the kernel's stamping on (-1: none) */
+    int port_start;         /* where the worker's handles start in its port range */
+    lg_clock_map clock;     /* CLOCK_REALTIME -> CLOCK_MONOTONIC */
+    lg_rx_read rd;          /* the last stamped read (port -1: none) */
+    int64_t cb_entry_ns;    /* the loop callback under way started then (0: none) */
+    int rx_keeper;          /* a socket that keeps the kernel's stamping on (-1: none) */
+    rb_cpu_latency cpu_lat; /* --cpu-latency-us's request, held until the end */
     /* per connection, by descriptor: its local port, when its queue was
      * last seen empty, and how many data segments it had received then */
     struct conn_rx {
@@ -1683,10 +1684,33 @@ static int worker_open_state(lg_worker *w)
     return 0;
 }
 
-/* Timer slack, real-time priority, nice and CPUs, as asked. */
-static void worker_set_priority(const lg_worker *w)
+/* --cpu-latency-us: the request held until the worker ends (w->cpu_lat);
+ * the slot says whether it was, and the host's limit. */
+static void worker_hold_cpu_latency(lg_worker *w)
 {
     const lg_opts *o = w->o;
+    w->cpu_lat = (rb_cpu_latency){.fd = -1, .asked_us = -1, .effective_us = -1};
+    w->slot->cpu_latency_held = -1;
+    w->slot->cpu_latency_us = -1;
+    if (o->cpu_latency_us >= 0) {
+        int held = rb_cpu_latency_hold(&w->cpu_lat, o->cpu_latency_us, NULL) == 0;
+        w->slot->cpu_latency_held = held;
+        w->slot->cpu_latency_us = w->cpu_lat.effective_us;
+        if (!held && w->id == 0 && !o->quiet)
+            fprintf(stderr,
+                    "loadgen: --cpu-latency-us %d: %s %s: %s: idle CPUs may wake late "
+                    "(the report says so)\n",
+                    o->cpu_latency_us, w->cpu_lat.step, RB_CPU_LATENCY_DEV,
+                    strerror(w->cpu_lat.err));
+    }
+    rb_cpu_latency_describe(&w->cpu_lat, NULL, w->slot->cpu_latency, sizeof w->slot->cpu_latency);
+}
+
+/* Timer slack, real-time priority, nice and CPUs, as asked. */
+static void worker_set_priority(lg_worker *w)
+{
+    const lg_opts *o = w->o;
+    worker_hold_cpu_latency(w);
     /* The kernel may defer a timer by the thread's slack (50 us by
      * default) to batch wake-ups; dispatch wants the intended instant. */
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
@@ -1930,6 +1954,7 @@ int lg_worker_run(const lg_plan *p, int id)
     worker_set_priority(w);
     rc = worker_loop(w);
     worker_release(w);
+    rb_cpu_latency_release(&w->cpu_lat);
     w->slot->exit_code = rc;
     free(w);
     return rc;

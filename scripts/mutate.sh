@@ -1024,6 +1024,29 @@ me sd-rewrite-drops-arrays loadgen/lg_run_report.c 'if (!txt || write_result(r->
 me sd-export-copies-arrays loadgen/lg_export_vllm.c ' || vllm_metric_key(k) || lg_export_array_key(k);' \
   ' || vllm_metric_key(k);' "loadgen simserver" "lg_e2e_token_times"
 
+# --cpu-latency-us: the request never written (the host's limit stays the
+# default), never held by the workers, a refusal reported as held, the
+# certificate's limit not read, a sweep counting a batch that held none, the
+# run's limit read as the least instead of the largest, the certificate's
+# warning for a run that asks less, the default off
+m cpulat-not-written common/rb_host.c '    if (write(fd, &v, sizeof v) != (ssize_t)sizeof v) {' \
+  '    if (0 && write(fd, &v, sizeof v) != (ssize_t)sizeof v) {'
+me cpulat-not-held loadgen/lg_worker.c '    if (o->cpu_latency_us >= 0) {' '    if (0) {' \
+  "loadgen simserver" "lg_e2e_cpu_latency"
+me cpulat-refusal-held loadgen/lg_report.c '        if (w->cpu_latency_held == 1) {' '        if (w->cpu_latency_held != -1) {' \
+  "loadgen simserver" "lg_e2e_cpu_latency"
+m cpulat-cert-unread common/rb_cert.c '    return optional_num(host, "host", "cpu_latency_us", 0, 0, 1e6, &out->cpu_latency_us, err,' \
+  '    return out->cpu_latency_us = NAN, 0; (void)optional_num(host, "host", "cpu_latency_us", 0, 0, 1e6, &out->cpu_latency_us, err,'
+m cpulat-step-none-counted calibrate/cal_step.c '        if (isnan(s[i].cpu_latency_us)) return NAN;' \
+  '        if (isnan(s[i].cpu_latency_us)) continue;'
+m cpulat-step-partial-held calibrate/cal_step.c '    return all > 0 && held == all && limit >= 0 ? limit : NAN;' \
+  '    return all > 0 && held > 0 && limit >= 0 ? limit : NAN;'
+m cpulat-cert-note-less loadgen/lg_cert.c '    if (run_cpu_latency_us >= 0 && run_cpu_latency_us <= c->cpu_latency_us) return;' \
+  '    if (run_cpu_latency_us >= 0) return;'
+me cpulat-default-off loadgen/lg_cli.c $'           "the report says whether it was held (off: do not ask)",\n           .def = "0"),' \
+  $'           "the report says whether it was held (off: do not ask)",\n           .def = "off"),' \
+  "test_lg_cli" "test_lg_cli"
+
 # ---- the run ------------------------------------------------------------
 list=0 anchors_only=0 prepare=0
 want=()

@@ -104,7 +104,13 @@ $r[0] as $r | $f[0] as $f | (if $c then $c[0] else null end) as $c | $svgsf[0] a
 | ($r.host // {}) as $h | ($cb.host // {}) as $hb
 | ("<table id=\"machine\" class=\"kv\"><tbody>"
    + ([["CPU", ($h.cpu_model | e)], ["Cores online", ($h.cores_online | e)], ["Kernel", ($h.kernel | e)],
-       ["Host name", ($h.hostname | e)], ["loadgen", ($r.loadgen_version | e)],
+       ["Host name", ($h.hostname | e)], ["CPU idle driver/governor", ($h.cpuidle // "unknown" | e)],
+       ["CPU latency QoS of the workers", (($h.cpu_latency_qos // null) as $q
+          | if $q == null or $q.asked_us == null then "not asked"
+            else "asked \($q.asked_us | e) us, held by \($q.held_workers | e) of \($q.workers | e)"
+                 + (if $q.limit_us != null then " (host's limit \($q.limit_us | e) us)" else "" end)
+                 + (if $q.refused != null then "; \($q.refused | e)" else "" end) end)],
+       ["loadgen", ($r.loadgen_version | e)],
        ["Workers, nice, real-time priority", "\($r.num_workers | e), \($r.nice | e), \($r.realtime_priority | e)"],
        ["Receive clock", "\($r.receive_clock | e) (kernel-stamped share \($r.receive_clock_kernel_share | pct))"],
        ["Run-queue wait of the client", ($hb.run_delay_share | pct)], ["CPU steal", ($hb.steal_share | pct)],

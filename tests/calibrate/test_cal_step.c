@@ -130,6 +130,42 @@ static void test_idle_worker(void **state)
     assert_non_null(strstr(err, "workers[0]"));
 }
 
+/* host.cpu_latency_qos: the limit counts only when every worker held it;
+ * a sweep's figure is the largest over its batches, NAN when one batch did
+ * not hold it. */
+static void test_cpu_latency(void **state)
+{
+    (void)state;
+#define CPUQ(q)                                                                                    \
+    "{\"achieved_rate\": 1, \"completed\": 1, \"host\": {\"cpu_latency_qos\": " q "},"             \
+    " \"client_bias\": {\"workers\": [{\"rho\": 0.1, \"callbacks\": 1,"                            \
+    " \"mean_service_us\": 10, \"events\": 1, \"event_rate_per_s\": 1}]}}"
+    static const char *const texts[] = {
+        CPUQ("{\"asked_us\": 0, \"held_workers\": 2, \"workers\": 2, \"limit_us\": 0}"),
+        CPUQ("{\"asked_us\": 20, \"held_workers\": 2, \"workers\": 2, \"limit_us\": 20}"),
+        CPUQ("{\"asked_us\": 0, \"held_workers\": 1, \"workers\": 2, \"limit_us\": 0}"),
+        CPUQ("{\"asked_us\": null, \"held_workers\": 0, \"workers\": 2, \"limit_us\": null}"),
+        "{\"achieved_rate\": 1, \"completed\": 1, \"client_bias\": {\"workers\": [{\"rho\": "
+        "0.1, \"callbacks\": 1, \"mean_service_us\": 10, \"events\": 1, \"event_rate_per_s\": "
+        "1}]}}",
+    };
+#undef CPUQ
+    cal_step s[5];
+    char err[256];
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(cal_step_parse(texts[i], strlen(texts[i]), &s[i], err, sizeof err), 0);
+    NEAR(s[0].cpu_latency_us, 0);
+    NEAR(s[1].cpu_latency_us, 20);
+    assert_true(isnan(s[2].cpu_latency_us)); /* one of two held it */
+    assert_true(isnan(s[3].cpu_latency_us)); /* not asked */
+    assert_true(isnan(s[4].cpu_latency_us)); /* an older loadgen's result */
+    NEAR(cal_step_cpu_latency(s, 2), 20);
+    NEAR(cal_step_cpu_latency(s, 1), 0);
+    assert_true(isnan(cal_step_cpu_latency(s, 3)));
+    assert_true(isnan(cal_step_cpu_latency(s + 2, 1)));
+    assert_true(isnan(cal_step_cpu_latency(s, 0)));
+}
+
 /* With kernel receive times the result has client_bias.client_delay_us, the
  * client's own delay per token, and the step reads it in preference to the
  * stamp-based overhead. */
@@ -183,6 +219,7 @@ int main(void)
         cmocka_unit_test(test_parse_and_derive),     cmocka_unit_test(test_host_shares),
         cmocka_unit_test(test_errors_name_the_key),  cmocka_unit_test(test_optional_figures),
         cmocka_unit_test(test_prefers_client_delay), cmocka_unit_test(test_idle_worker),
+        cmocka_unit_test(test_cpu_latency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,7 @@ static void round_trip_is_equal(void **state)
     rb_cert c = {.version = RB_CERT_VERSION,
                  .cpu_model = "AMD EPYC \"quoted\" 7B13",
                  .cores_online = 2,
+                 .cpu_latency_us = 0,
                  .budget_us = 100,
                  .per_k = e,
                  .n = 3,
@@ -52,6 +53,7 @@ static void round_trip_is_equal(void **state)
     assert_int_equal(b.version, c.version);
     assert_string_equal(b.cpu_model, c.cpu_model);
     assert_int_equal(b.cores_online, c.cores_online);
+    assert_true(b.cpu_latency_recorded && b.cpu_latency_us == 0);
     assert_true(b.budget_us == c.budget_us);
     assert_true(b.per_delivery_us == c.per_delivery_us && b.per_event_us == c.per_event_us);
     assert_true(b.ref_events_per_request == c.ref_events_per_request);
@@ -86,9 +88,48 @@ static void put_adds_to_objects_root_has(void **state)
     cJSON *arr = rb_cert_put(root, &c);
     assert_int_equal(cJSON_GetArraySize(arr), 1);
     cJSON *host = cJSON_GetObjectItemCaseSensitive(root, "host");
-    assert_int_equal(cJSON_GetArraySize(host), 3); /* kernel kept, two keys added */
+    assert_int_equal(cJSON_GetArraySize(host), 4); /* kernel kept, three keys added */
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(host, "kernel")->valuestring, "Linux");
     cJSON_Delete(root);
+}
+
+/* host.cpu_latency_us: a number, null (written for NAN: not held in every
+ * batch) and absent (an older certificate) read apart. */
+static void cpu_latency_null_and_absent_read_apart(void **state)
+{
+    rb_cert_entry e = {1, 0.5, 10, 10, 1, 1};
+    rb_cert c = {.version = RB_CERT_VERSION,
+                 .cpu_model = "cpu",
+                 .cores_online = 1,
+                 .cpu_latency_us = NAN,
+                 .budget_us = 50,
+                 .per_k = &e,
+                 .n = 1,
+                 .per_delivery_us = NAN,
+                 .per_event_us = NAN,
+                 .ref_events_per_request = NAN,
+                 .ref_output_len = NAN,
+                 .per_request_us = NAN,
+                 .per_plain_response_us = NAN,
+                 .ref_callbacks_per_request = NAN,
+                 .plain_callbacks_per_request = NAN,
+                 .plain_events_per_request = NAN};
+    char *text = write_text(&c);
+    rb_cert b;
+    char err[256] = "";
+    if (rb_cert_parse(text, strlen(text), &b, err, sizeof err)) fail_msg("%s", err);
+    assert_true(b.cpu_latency_recorded && isnan(b.cpu_latency_us));
+    rb_cert_free(&b);
+    /* the same certificate without the key */
+    cJSON *root = cJSON_Parse(text);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItemCaseSensitive(root, "host"), "cpu_latency_us");
+    char *older = cJSON_Print(root);
+    cJSON_Delete(root);
+    assert_int_equal(rb_cert_parse(older, strlen(older), &b, err, sizeof err), 0);
+    free(older);
+    assert_true(!b.cpu_latency_recorded && isnan(b.cpu_latency_us));
+    rb_cert_free(&b);
+    free(text);
 }
 
 static void refusals_name_the_key(void **state)
@@ -100,6 +141,8 @@ static void refusals_name_the_key(void **state)
         {"{\"rhobench_certificate\":3}", "format version 3"},
         {"{\"host\":{\"cores_online\":2},\"per_k\":[]}", "host.cpu_model"},
         {"{\"host\":{\"cpu_model\":\"x\",\"cores_online\":-1}}", "host.cores_online"},
+        {"{\"host\":{\"cpu_model\":\"x\",\"cores_online\":2,\"cpu_latency_us\":-5}}",
+         "host.cpu_latency_us"},
         {"{\"host\":{\"cpu_model\":\"x\",\"cores_online\":2},\"per_k\":[]}", "per_k"},
         {"{\"host\":{\"cpu_model\":\"x\",\"cores_online\":2},\"per_k\":[{\"workers\":0}]}",
          "per_k[0].workers"},
@@ -227,6 +270,7 @@ int main(void)
         cmocka_unit_test(round_trip_is_equal),
         cmocka_unit_test(put_adds_to_objects_root_has),
         cmocka_unit_test(refusals_name_the_key),
+        cmocka_unit_test(cpu_latency_null_and_absent_read_apart),
         cmocka_unit_test(forged_figures_are_refused_naming_the_key),
         cmocka_unit_test(the_entries_are_capped),
     };

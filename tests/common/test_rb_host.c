@@ -6,8 +6,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rb_host.h"
 
@@ -81,6 +85,46 @@ static void this_host_reads_an_idle_share_per_cpu(void **state)
     assert_true(seen <= n);
 }
 
+/* A request written as the device takes it (a binary s32), held while
+ * open and read back; a path that cannot be opened is refused with the step
+ * and the errno named. A regular file stands in for the device: its read
+ * gives back what was written, as the device gives the least request. */
+static void a_cpu_latency_request_is_written_held_and_described(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/rb_cpulat_XXXXXX";
+    int tmp = mkstemp(path);
+    assert_true(tmp >= 0);
+    rb_cpu_latency c;
+    assert_int_equal(rb_cpu_latency_hold(&c, 25, path), 0);
+    assert_true(c.fd >= 0);
+    assert_int_equal(c.asked_us, 25);
+    assert_int_equal(c.effective_us, 25);
+    int32_t v = -1;
+    assert_int_equal(pread(tmp, &v, sizeof v, 0), (ssize_t)sizeof v);
+    assert_int_equal(v, 25);
+    char d[192];
+    rb_cpu_latency_describe(&c, path, d, sizeof d);
+    assert_string_equal(d, "held: 25 us (the host's limit 25 us)");
+    rb_cpu_latency_release(&c);
+    assert_int_equal(c.fd, -1);
+    rb_cpu_latency_release(&c); /* twice: a no-op */
+    close(tmp);
+    unlink(path);
+    /* gone: not held, and the description names the step and the cause */
+    assert_int_equal(rb_cpu_latency_hold(&c, 0, path), -1);
+    assert_int_equal(c.fd, -1);
+    assert_int_equal(c.err, ENOENT);
+    rb_cpu_latency_describe(&c, path, d, sizeof d);
+    char want[192];
+    snprintf(want, sizeof want, "not held: open %s: %s", path, strerror(ENOENT));
+    assert_string_equal(d, want);
+    /* not asked */
+    c = (rb_cpu_latency){.fd = -1, .asked_us = -1, .effective_us = -1};
+    rb_cpu_latency_describe(&c, NULL, d, sizeof d);
+    assert_string_equal(d, "not asked");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -89,6 +133,7 @@ int main(void)
         cmocka_unit_test(a_short_buffer_keeps_whole_entries),
         cmocka_unit_test(percpu_lines_count_idle_and_iowait_as_not_busy),
         cmocka_unit_test(this_host_reads_an_idle_share_per_cpu),
+        cmocka_unit_test(a_cpu_latency_request_is_written_held_and_described),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -131,6 +131,7 @@ server_plot_problems() {
 hostile() {
   jq '"<script>alert(1)</script>\"><img src=x onerror=alert(2)>&amp;" as $h
       | .model_id = $h | .endpoint = $h | .date = $h | .host.hostname = $h | .host.cpu_model = $h
+      | .host.cpuidle = $h | .host.cpu_latency_qos = {asked_us: 0, held_workers: 0, workers: 1, limit_us: null, refused: $h}
       | .client_bias.reason = $h | .client_bias.verdict = "OK\"><script>x</script>"
       | .knee.criterion = $h | .knee.cause = $h | .certificate = $h
       | .stages[].saturation_criterion = $h | .stages[].saturated_by = $h

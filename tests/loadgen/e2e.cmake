@@ -10,7 +10,7 @@ rb_e2e_test(lg_e2e_vllm_bench COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/vllm_
 foreach(t basic faults same_arrivals sigint dead_server worker_crash certificate cli modes verdict
           wire_time foreign jsonl rel_headers rel_replies rel_crash_records rel_concurrent
           rel_sighup rel_paths rel_inputs rel_diskfull rel_proxy rel_watchdog report_formats dry_run
-          closed_stages multi_turn)
+          closed_stages multi_turn cpu_latency)
   rb_e2e_test(lg_e2e_${t} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/e2e/${t}.sh TIMEOUT 120)
 endforeach()
 # lora: --lora-modules, a 3-model split against simserver (two servers, three runs)

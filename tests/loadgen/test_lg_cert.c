@@ -106,6 +106,43 @@ static void test_rule(void **state)
     lg_cert_free(&c);
 }
 
+/* The run's --cpu-latency-us against the certificate's: a warning only when
+ * the run holds idle CPUs to less than the certificate measured with. */
+static void test_cpu_latency_note(void **state)
+{
+    (void)state;
+    lg_cert c;
+    char err[256];
+    assert_int_equal(lg_cert_parse(CERT, strlen(CERT), &c, err, sizeof err), 0);
+    lg_cert_decision d = {0};
+    /* not recorded (an older certificate): nothing */
+    lg_cert_note_cpu_latency(&c, -1, &d);
+    assert_string_equal(d.warning, "");
+    c.cpu_latency_recorded = 1;
+    c.cpu_latency_us = 0;
+    lg_cert_note_cpu_latency(&c, 0, &d);
+    assert_string_equal(d.warning, "");
+    lg_cert_note_cpu_latency(&c, -1, &d);
+    assert_non_null(strstr(d.warning, "within 0 us; this run holds none (--cpu-latency-us off)"));
+    memset(&d, 0, sizeof d);
+    lg_cert_note_cpu_latency(&c, 50, &d);
+    assert_non_null(strstr(d.warning, "this run asks 50 us"));
+    /* appended to a warning already there */
+    snprintf(d.warning, sizeof d.warning, "closest k");
+    lg_cert_note_cpu_latency(&c, 50, &d);
+    assert_int_equal(strncmp(d.warning, "closest k; the certificate", 26), 0);
+    /* the certificate held none: a run that holds one is not slower */
+    memset(&d, 0, sizeof d);
+    c.cpu_latency_us = NAN;
+    lg_cert_note_cpu_latency(&c, 0, &d);
+    lg_cert_note_cpu_latency(&c, -1, &d);
+    assert_string_equal(d.warning, "");
+    c.cpu_latency_us = 100;
+    lg_cert_note_cpu_latency(&c, 20, &d);
+    assert_string_equal(d.warning, "");
+    lg_cert_free(&c);
+}
+
 /* A streamed workload of t tokens, e events per delivery. */
 #define W(t, e) (&(lg_cert_workload){.output_tokens = (t), .events_per_delivery = (e)})
 
@@ -297,13 +334,10 @@ static void test_rule_v2(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_parse_errors_name_the_key),
-        cmocka_unit_test(test_rule),
-        cmocka_unit_test(test_parse_v2),
-        cmocka_unit_test(test_predict_rho),
-        cmocka_unit_test(test_rule_v2),
-        cmocka_unit_test(test_predict_rho_terms),
+        cmocka_unit_test(test_parse),    cmocka_unit_test(test_parse_errors_name_the_key),
+        cmocka_unit_test(test_rule),     cmocka_unit_test(test_cpu_latency_note),
+        cmocka_unit_test(test_parse_v2), cmocka_unit_test(test_predict_rho),
+        cmocka_unit_test(test_rule_v2),  cmocka_unit_test(test_predict_rho_terms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -109,6 +109,25 @@ static void test_batch_tick(void **state)
         fail_msg("the refusal does not name both flags and the clock: %s", err);
 }
 
+/* --cpu-latency-us: held at 0 us by default, any whole number of us up to
+ * 1 s, or off (-1). */
+static void test_cpu_latency(void **state)
+{
+    (void)state;
+    lg_opts o;
+    char err[512] = "";
+    assert_int_equal(parse(&o, err, sizeof err, (char *)NULL), 0);
+    assert_int_equal(o.cpu_latency_us, 0);
+    assert_int_equal(parse(&o, err, sizeof err, "--cpu-latency-us", "off", (char *)NULL), 0);
+    assert_int_equal(o.cpu_latency_us, -1);
+    assert_int_equal(parse(&o, err, sizeof err, "--cpu-latency-us", "1000000", (char *)NULL), 0);
+    assert_int_equal(o.cpu_latency_us, 1000000);
+    refuses("--cpu-latency-us", "-1", "-1");
+    refuses("--cpu-latency-us", "1000001", "1000001");
+    refuses("--cpu-latency-us", "2.5", "2.5");
+    refuses("--cpu-latency-us", "10us", "10us");
+}
+
 /* --token-ids: the ids' range, and the modes that cannot carry ids. */
 static void test_token_ids(void **state)
 {
@@ -478,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_table_and_usage),
         cmocka_unit_test(test_bad_values_name_flag_and_value),
         cmocka_unit_test(test_batch_tick),
+        cmocka_unit_test(test_cpu_latency),
         cmocka_unit_test(test_token_ids),
         cmocka_unit_test(test_token_times),
         cmocka_unit_test(test_unknown_flag_and_missing_value),
