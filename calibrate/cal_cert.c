@@ -160,7 +160,7 @@ static void put_per_k(cJSON *o, const cal_per_k *p)
 {
     cJSON_AddStringToObject(o, "limited_by", p->limited_by);
     if (p->placement[0]) cJSON_AddStringToObject(o, "placement", p->placement);
-    cJSON_AddBoolToObject(o, "measured_again_shared", p->shared_again);
+    cJSON_AddBoolToObject(o, "measured_again_shared", p->measured_both);
     cJSON_AddStringToObject(o, "certified_note", p->cert_note);
     cJSON_AddBoolToObject(o, "host_limited", p->host_limited);
     if (p->host_limited) cJSON_AddStringToObject(o, "host_note", p->host_note);
@@ -333,7 +333,7 @@ int cal_cert_parse(const char *json, size_t len, cal_cert_info *info, cal_per_k 
         p->model_safe_total_rate = rb_json_num(o, "model_safe_total_rate");
         rb_json_str(o, "limited_by", p->limited_by, sizeof p->limited_by);
         rb_json_str(o, "placement", p->placement, sizeof p->placement);
-        p->shared_again =
+        p->measured_both =
             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "measured_again_shared"));
         rb_json_str(o, "certified_note", p->cert_note, sizeof p->cert_note);
         p->model_rho = rb_json_num(o, "model_rho");

@@ -94,11 +94,12 @@ typedef struct cal_per_k {
     char limited_by[20]; /* cal_limit_name */
     /* where its figures were measured: "apart" (the simulator on a CPU of
      * its own, the workers on the others) or "shared" (every CPU shared);
-     * "" when not said. shared_again: placed first, then measured again
+     * "" when not said. measured_both: placed first, then measured again
      * shared, the placement kept the one that certified more (calibrate's
-     * sweep_k_placed). Set by calibrate, not by the fit. */
+     * sweep_k_placed; the certificate's measured_again_shared). Set by
+     * calibrate, not by the fit. */
     char placement[8];
-    int shared_again;
+    int measured_both;
     char cert_note[200];
     int host_limited; /* the host's CPUs gave out before the client reached its limit */
     char host_note[200];

@@ -29,6 +29,14 @@ void cal_step_clear(cal_step *s)
     s->cpu_latency_us = NAN;
 }
 
+int cal_step_empty(const cal_step *s)
+{
+    double events = 0;
+    for (int w = 0; w < s->n_meas; w++)
+        events += s->w[w].events;
+    return s->n_meas > 0 && events == 0 && s->failed == 0;
+}
+
 double cal_step_cpu_latency(const cal_step *s, int n)
 {
     double most = NAN;

@@ -95,6 +95,11 @@ void cal_step_host_shares(double busy_ns, double total_ns, double own_s, double 
  * largest limit of them; NAN when one did not hold it, or n is 0. */
 double cal_step_cpu_latency(const cal_step *s, int n);
 
+/* 1 when no worker received an event and nothing failed in the batch: at a
+ * low rate over a short window (5 requests/s, results/calibrate/
+ * busy-placement) it measured nothing, neither within budget nor over it. */
+int cal_step_empty(const cal_step *s);
+
 /* Parses a loadgen result. Returns 0, or -EINVAL with err naming what was
  * missing or malformed ("result: client_bias.workers: missing"). Keys
  * other than the documented ones are ignored. */

@@ -112,13 +112,13 @@ typedef struct cal_run {
     double apart_idle;
     char apart_list[64];
     /* k measured again sharing the CPUs (sweep_k_placed), for o.workers[i]:
-     * both[i], measured both ways; shared_again[i], the shared sweep kept
+     * both[i], measured both ways; kept_shared[i], the shared sweep kept
      * (its figures are the k's); both_rho[i], what each certified, placed
      * then shared (NAN: nothing); both_why[i], why the placed one was not
      * enough. again: that sweep is running (batch files "a"). superseded:
      * the batches of the sweep not kept, out of r->steps and every fit,
      * kept for the certificate's table */
-    int shared_again[CAL_MAX_K], both[CAL_MAX_K], again;
+    int kept_shared[CAL_MAX_K], both[CAL_MAX_K], again;
     double both_rho[CAL_MAX_K][2];
     char both_why[CAL_MAX_K][160];
     cal_step superseded[MAX_STEPS];
@@ -296,7 +296,7 @@ static int k_placed(const cal_run *r, int k)
 {
     if (r->o.self_test || !r->apart || k >= r->apart_n) return 0;
     for (int i = 0; i < r->o.n_workers; i++)
-        if (r->o.workers[i] == k && r->shared_again[i]) return 0;
+        if (r->o.workers[i] == k && r->kept_shared[i]) return 0;
     return 1;
 }
 
@@ -496,17 +496,6 @@ static int run_step_on(cal_run *r, int port, int k, int index, int seed_index, d
     return 0;
 }
 
-/* A batch in which no worker received an event and nothing failed: at a low
- * rate over a short window (5 requests/s, results/calibrate/busy-placement),
- * it measured nothing, neither within budget nor over it. */
-static int batch_empty(const cal_step *s)
-{
-    double events = 0;
-    for (int w = 0; w < s->n_meas; w++)
-        events += s->w[w].events;
-    return s->n_meas > 0 && events == 0 && s->failed == 0;
-}
-
 /* One level: cal_opts_batches() batches at the same offered rate, each its
  * own loadgen run (another arrival seed), into r->steps with level = lv.
  * Prints the level's line. 0, or -1 (the reason printed; the batches made
@@ -556,7 +545,7 @@ static int run_level(cal_run *r, int k, int lv, double rate, int nb, cal_level *
             retries++;
             r->n_retried++;
         }
-        if (batch_empty(s)) {
+        if (cal_step_empty(s)) {
             progress(r,
                      "calibrate: k=%d level %2d batch %d: no events and no failure (nothing "
                      "arrived in its window at %.1f/s): not counted\n",
@@ -912,14 +901,6 @@ static void write_plot(cal_run *r)
     }
 }
 
-/* The index i of k in o.workers (0 when not there). */
-static int index_of_k(const cal_run *r, int k)
-{
-    for (int i = 0; i < r->o.n_workers; i++)
-        if (r->o.workers[i] == k) return i;
-    return 0;
-}
-
 /* The superseded batches of the k of pk[j]. */
 static int count_superseded(const cal_run *r, int j)
 {
@@ -987,14 +968,15 @@ static void print_summary(const cal_run *r, const cal_cert_info *info)
         printf("k=%d: certified safe rho %.3f, limited by %s: %s\n", r->pk[j].workers,
                r->pk[j].safe_rho, r->pk[j].limited_by, r->pk[j].cert_note);
         if (r->pk[j].host_limited) printf("k=%d: %s\n", r->pk[j].workers, r->pk[j].host_note);
-        if (r->pk[j].shared_again) {
-            int placed = !strcmp(r->pk[j].placement, "apart"), i = index_of_k(r, r->pk[j].workers);
+        if (r->pk[j].measured_both) {
+            /* pk[j] is o.workers[j]'s entry (fit_all) */
+            int placed = !strcmp(r->pk[j].placement, "apart");
             printf("k=%d: measured again with every CPU shared: placed (simserver alone on CPU "
                    "%d, the workers on CPUs %s) it %s; kept the %s sweep (rho %.3f placed, %.3f "
                    "shared; the other's %d batches are in the table, superseded); its figures "
                    "hold for runs %s\n",
-                   r->pk[j].workers, r->apart_cpu, r->apart_list, r->both_why[i],
-                   placed ? "placed" : "shared", r->both_rho[i][0], r->both_rho[i][1],
+                   r->pk[j].workers, r->apart_cpu, r->apart_list, r->both_why[j],
+                   placed ? "placed" : "shared", r->both_rho[j][0], r->both_rho[j][1],
                    count_superseded(r, j), placed ? "placed so" : "that share the CPUs");
         }
     }
@@ -1355,13 +1337,13 @@ static void plan_costs(cal_run *r)
  * Keeping the larger of two certificates biases it up by their noise; so
  * the placed one is kept unless the shared one certifies more, and a
  * placed k is measured twice only when its own certificate is empty, low
- * or contradicts itself. The
- * certificate entry says which (placement, measured_again_shared), so a
- * run placed as it says (scripts/lib/placement.sh) runs that k that way. */
+ * or contradicts itself. The certificate entry says which (placement,
+ * measured_again_shared), so a run placed as it says
+ * (scripts/lib/placement.sh) runs that k that way. */
 static void sweep_k_placed(cal_run *r, int i, int64_t tc)
 {
     int k = r->o.workers[i], first = r->n_steps;
-    r->shared_again[i] = r->both[i] = 0;
+    r->kept_shared[i] = r->both[i] = 0;
     r->both_rho[i][0] = r->both_rho[i][1] = NAN;
     sweep_k(r, k, cal_opts_deadline_ns(&r->o, i, tc, rb_now_ns(), r->n_planned));
     if (r->o.self_test || !r->sim_apart || r->n_steps == first || r->dead || cal_proc_interrupted())
@@ -1379,7 +1361,7 @@ static void sweep_k_placed(cal_run *r, int i, int64_t tc)
              "time); measured again with every CPU shared\n",
              k, r->both_why[i], 100 * other);
     int mid = r->n_steps;
-    r->both[i] = r->shared_again[i] = 1;
+    r->both[i] = r->kept_shared[i] = 1;
     r->again = 1;
     /* (a start long past: the k's own share of the time, from now) */
     sweep_k(r, k, cal_opts_deadline_ns(&r->o, i, 0, rb_now_ns(), r->n_planned));
@@ -1397,7 +1379,7 @@ static void sweep_k_placed(cal_run *r, int i, int64_t tc)
     }
     if (keep_placed) {
         r->n_steps = mid;
-        r->shared_again[i] = 0;
+        r->kept_shared[i] = 0;
     } else {
         memmove(r->steps + first, r->steps + mid, (size_t)(r->n_steps - mid) * sizeof *r->steps);
         r->n_steps -= mid - first;
@@ -1538,7 +1520,7 @@ static int fit_all(cal_run *r)
         int k = r->pk[i].workers;
         snprintf(r->pk[i].placement, sizeof r->pk[i].placement, "%s",
                  k_placed(r, k) ? "apart" : "shared");
-        r->pk[i].shared_again = r->both[i];
+        r->pk[i].measured_both = r->both[i];
     }
     memcpy(r->pkc[0], r->pk, sizeof r->pk);
     return missing;

@@ -969,7 +969,9 @@ me placed-low-ignored calibrate/main.c '    if (!cal_fit_placed_doubtful(fitted 
   '    if (fitted && isfinite(pk.safe_rho))' "calibrate" "e2e_calibrate_fake"
 me placed-supersede-placed calibrate/main.c '    int from = keep_placed ? mid : first, to = keep_placed ? r->n_steps : mid;' \
   '    int from = first, to = mid;' "calibrate" "e2e_calibrate_fake"
-me batch-empty-counted calibrate/main.c '        if (batch_empty(s)) {' '        if (0 && batch_empty(s)) {' "calibrate" "e2e_calibrate_fake"
+me batch-empty-counted calibrate/main.c '        if (cal_step_empty(s)) {' '        if (0 && cal_step_empty(s)) {' "calibrate" "e2e_calibrate_fake"
+m step-empty-failed-ignored calibrate/cal_step.c '    return s->n_meas > 0 && events == 0 && s->failed == 0;' \
+  '    return s->n_meas > 0 && events == 0;'
 me place-entry-apart calibrate/main.c 'k_placed(r, k) ? "apart"' \
   'r->apart && k < r->apart_n ? "apart"' "calibrate" "e2e_calibrate_fake"
 me place-probe-placed calibrate/main.c '    int want = k_placed(r, k);' \

@@ -123,6 +123,15 @@ static void test_idle_worker(void **state)
     NEAR(s.mean_service_us, 100); /* over the callbacks: the idle worker had none */
     NEAR(s.second_moment_us2, 20000);
     NEAR(s.event_rate_per_worker, 2500);
+    assert_false(cal_step_empty(&s)); /* one worker had events */
+    const char *none = "{\"achieved_rate\": 0, \"completed\": 0, \"failed\": 0, \"client_bias\": "
+                       "{\"workers\": [{\"rho\": null, \"callbacks\": 0, \"events\": 0,"
+                       " \"event_rate_per_s\": 0}, {\"rho\": null, \"callbacks\": 0, \"events\": 0,"
+                       " \"event_rate_per_s\": 0}]}}";
+    assert_int_equal(cal_step_parse(none, strlen(none), &s, err, sizeof err), 0);
+    assert_true(cal_step_empty(&s));
+    s.failed = 1; /* a failure is a measurement: not empty */
+    assert_false(cal_step_empty(&s));
     const char *busy = "{\"achieved_rate\": 3, \"completed\": 3, \"client_bias\": {\"workers\": "
                        "[{\"rho\": null, \"callbacks\": 4, \"mean_service_us\": 10,"
                        " \"events\": 4, \"event_rate_per_s\": 2}]}}";
