@@ -62,7 +62,8 @@ int main(int argc, char **argv)
         late[i] = now_ns() - t;
     }
     qsort(late, (size_t)n, sizeof *late, cmp);
-    printf("mean gap %.0f us, %d timers, %s: lateness p50 %.1f p90 %.1f p99 %.1f p99.9 %.1f max %.1f us\n",
+    printf("mean gap %.0f us, %d timers, %s: lateness p50 %.1f p90 %.1f p99 %.1f p99.9 %.1f max "
+           "%.1f us\n",
            mean_us, n, argc > 3 ? "held at 0 us" : "idle CPUs free", late[n / 2] / 1e3,
            late[n * 9 / 10] / 1e3, late[n * 99 / 100] / 1e3, late[n * 999 / 1000] / 1e3,
            late[n - 1] / 1e3);
