@@ -217,6 +217,7 @@ static void put_per_k(cJSON *o, const cal_per_k *p)
         cJSON_AddBoolToObject(e, "saturated", l->saturated);
         cJSON_AddBoolToObject(e, "confirmed", l->confirmed);
         cJSON_AddBoolToObject(e, "repeated", l->repeated);
+        cJSON_AddBoolToObject(e, "undecided", l->undecided);
     }
 }
 

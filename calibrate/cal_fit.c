@@ -364,13 +364,14 @@ static void certify_levels(cal_per_k *out, const int *idx, int L, double budget_
     cal_point pts[CAL_MAX_LEVELS];
     int np = 0;
     for (int j = 0; j < out->n_levels; j++) {
-        const cal_level *l = &out->levels[j];
+        cal_level *l = &out->levels[j];
         pts[np++] = (cal_point){.rho = l->rho,
                                 .rate = l->request_rate,
                                 .delay_us = l->delay_us - c_us,
                                 .err_us = l->delay_err_us,
                                 .saturated = l->saturated,
                                 .confirmed = l->confirmed};
+        l->undecided = cal_rule_undecided(&pts[np - 1], budget_us);
     }
     cal_rule_certify(pts, np, budget_us, out->model_rho, out->fit_ok, rule);
     out->measured_rho = rule->measured_rho;

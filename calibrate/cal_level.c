@@ -115,11 +115,14 @@ static int pool(const cal_level *l, int n, double budget_us, double *cv2)
     double bad_rate = INFINITY, lowest = INFINITY;
     int dof = 0;
     *cv2 = 0;
-    for (int i = 0; i < n; i++) {
-        if (l[i].confirmed && l[i].request_rate < bad_rate) bad_rate = l[i].request_rate;
+    for (int i = 0; i < n; i++)
         if (poolable(&l[i]) && l[i].delay_us < lowest) lowest = l[i].delay_us;
-    }
     double over = isfinite(budget_us) && isfinite(lowest) ? lowest + budget_us : INFINITY;
+    /* the cap: confirmed and over by the mean (or saturated), as cal_rule's */
+    for (int i = 0; i < n; i++)
+        if (l[i].confirmed && (l[i].saturated || !(l[i].delay_us <= over)) &&
+            l[i].request_rate < bad_rate)
+            bad_rate = l[i].request_rate;
     for (int i = 0; i < n; i++) {
         const cal_level *v = &l[i];
         if (!poolable(v) || v->request_rate >= bad_rate || v->delay_us > over) continue;

@@ -30,7 +30,8 @@ typedef struct cal_level {
     double run_delay_share; /* the worker's run-queue share, mean over batches (NAN: unknown) */
     int retried;            /* batches measured again, the host too busy with other work */
     int saturated, confirmed;
-    int repeated; /* measured twice at its rate, both measurements pooled in it */
+    int repeated;  /* measured twice at its rate, both measurements pooled in it */
+    int undecided; /* confirmed, over budget only by its error bar (cal_rule_undecided) */
 } cal_level;
 
 /* The levels of worker count k in steps[0..n) (steps with level < 0 or of
@@ -44,7 +45,9 @@ int cal_levels_build(const cal_step *steps, int n, int k, cal_level *out, int ma
  * finite delay and 0 < rho < 1, two batches or more; dof = sum(n - 1)), so
  * the sweep can apply the certification rule's own test while it runs.
  * Levels offered at or above the rate of the slowest level confirmed bad
- * do not count either: they are beyond the crossing, where a mean wait's
+ * and over budget by its mean (or saturated; one over only by its bar caps
+ * nothing, cal_rule_undecided) do not count either: they are beyond the
+ * crossing, where a mean wait's
  * spread grows like 1/(1 - rho)^2, and one of them (measured: a confirmed
  * level of 742 +- 712 us) would widen every bar below it until a level at
  * rho 0.33 within budget by its mean no longer was, and a quick k=2

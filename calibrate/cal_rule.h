@@ -14,7 +14,11 @@
  * to the rule; an unconfirmed bad point that is passed (never measured
  * again: within budget by the bars the sweep had, over by the final ones)
  * is refuted by a level within budget above it, and otherwise bounds the
- * crossing below (it is not certified past).
+ * crossing below (it is not certified past). A confirmed bad point caps only
+ * when it is over budget by its measurement (it saturated, or delay >
+ * budget): one within budget by its mean and over only by its error bar is
+ * undecided (one stalled batch among quiet ones widens a bar), is not
+ * certified, caps nothing, and bounds the crossing as an unconfirmed one.
  *
  * The rule:
  *   - measured_rho: the highest rho of a point within budget that lies below
@@ -76,10 +80,12 @@ typedef struct cal_rule_result {
     double measured_rho;            /* highest level within budget below any confirmed bad one */
     double bad_rho;                 /* lowest confirmed bad level (NAN: none) */
     int n_within, n_bad, n_ignored; /* points within budget, confirmed bad, unconfirmed bad */
+    int n_undecided;                /* confirmed, within by the mean, over only by the bar */
     int n_capped;                   /* within budget above a confirmed bad one: not a queue's */
     int interpolated;               /* safe_rho is the crossing between two levels */
     double over_rho;                /* the level over budget it crosses toward (0: none) */
     int over_confirmed;             /* that level was confirmed by a repeat */
+    int over_by_bar;                /* that level is over only by its error bar */
     double crossing_rho;            /* the crossing of the two levels' means (NAN: none) */
     double crossing_rho_ci[2];      /* of their upper and lower bounds (NAN: none) */
     cal_limit limit;
@@ -91,6 +97,11 @@ typedef struct cal_rule_result {
  * -ENODATA when no point is within budget (safe_rho NAN, limit NONE). */
 int cal_rule_certify(const cal_point *p, int n, double budget_us, double model_rho, int fit_ok,
                      cal_rule_result *out);
+
+/* 1 if p is undecided: confirmed, not within budget, yet not over it by
+ * its measurement (it kept up and its delay is at most the budget; only its
+ * error bar passes it). Such a point caps nothing (see above). Pure. */
+int cal_rule_undecided(const cal_point *p, double budget_us);
 
 /* The one "within budget" test, the rule's, the sweep's and calibrate's
  * (which repeats a level that fails it): a level that did not saturate and

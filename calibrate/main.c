@@ -940,7 +940,9 @@ static void print_summary(const cal_run *r, const cal_cert_info *info)
                    l->level, l->request_rate, rho, l->event_rate_per_worker,
                    l->event_rate_per_worker > 0 ? l->rho / l->event_rate_per_worker * 1e6 : NAN, d,
                    p->level_pred_us[i], 100.0 * l->host_busy, 100.0 * l->host_other,
-                   l->confirmed ? (l->saturated ? "saturated, confirmed" : "over budget, confirmed")
+                   l->confirmed   ? (l->saturated   ? "saturated, confirmed"
+                                     : l->undecided ? "over by its bar only, confirmed (caps nothing)"
+                                                    : "over budget, confirmed")
                    : l->saturated ? "saturated"
                    : l->repeated  ? "measured twice, pooled"
                                   : "");

@@ -1048,6 +1048,27 @@ m cpulat-cert-note-less loadgen/lg_cert.c '    if (run_cpu_latency_us >= 0 && ru
 me cpulat-default-off loadgen/lg_cli.c $'           "the report says whether it was held (off: do not ask)",\n           .def = "0"),' \
   $'           "the report says whether it was held (off: do not ask)",\n           .def = "off"),' \
   "test_lg_cli" "test_lg_cli"
+# calibrate: a confirmed level over budget only by its error bar (its mean
+# within) is undecided and caps nothing, in the rule (cal_rule.c), in the
+# pool of error bars (cal_level.c) and in the table (cal_fit.c)
+m undecided-caps calibrate/cal_rule.c '        if (cal_rule_undecided(&p[i], budget_us)) {' '        if (0) {'
+m undecided-over-by-bar calibrate/cal_rule.c \
+  '    return p->saturated || !cal_rule_within(p->delay_us, 0, NAN, 0, budget_us);' \
+  '    return p->saturated || !cal_rule_within(p->delay_us, p->err_us, NAN, 0, budget_us);'
+m undecided-saturated calibrate/cal_rule.c \
+  '    return p->saturated || !cal_rule_within(p->delay_us, 0, NAN, 0, budget_us);' \
+  '    return !cal_rule_within(p->delay_us, 0, NAN, 0, budget_us);'
+m undecided-note-unsaid calibrate/cal_rule.c '    out->over_by_bar = !over(b, budget_us);' '    out->over_by_bar = 0;'
+m undecided-level-unmarked calibrate/cal_fit.c '        l->undecided = cal_rule_undecided(&pts[np - 1], budget_us);' \
+  '        l->undecided = 0;'
+m undecided-unwritten calibrate/cal_cert.c '        cJSON_AddBoolToObject(e, "undecided", l->undecided);' \
+  '        cJSON_AddBoolToObject(e, "undecided", 0);'
+m pool-undecided-caps calibrate/cal_level.c \
+  '        if (l[i].confirmed && (l[i].saturated || !(l[i].delay_us <= over)) &&' \
+  '        if (l[i].confirmed &&'
+m pool-saturated-uncapped calibrate/cal_level.c \
+  '        if (l[i].confirmed && (l[i].saturated || !(l[i].delay_us <= over)) &&' \
+  '        if (l[i].confirmed && (!(l[i].delay_us <= over)) &&'
 
 # ---- the run ------------------------------------------------------------
 list=0 anchors_only=0 prepare=0
@@ -1161,7 +1182,8 @@ cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$work/build.log" 2>
 # command 2 ran every one of these tests on the same tree minutes before,
 # and a failure there already stopped CI.
 if [ "$prepare" -eq 0 ] && [ "${RHOBENCH_MUTATE_BASELINE:-1}" != 0 ]; then
-  ctest --test-dir "$build" -R "$(regex "${checks[@]}")" -j "$jobs" --timeout 300 >"$work/baseline.log" 2>&1 ||
+  ctest --test-dir "$build" -R "$(regex "${checks[@]}")" -j "$jobs" --timeout 300 --output-on-failure \
+    >"$work/baseline.log" 2>&1 ||
     { cat "$work/baseline.log" >&2; echo "mutate.sh: the unit tests fail without any mutant" >&2; exit 2; }
 fi
 

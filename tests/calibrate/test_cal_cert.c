@@ -86,7 +86,7 @@ static void fill(cal_cert_info *info, cal_per_k pk[2], cal_step *st)
         pk[0].levels[j].request_rate = 100.0 * (j + 1);
         pk[0].level_pred_us[j] = 40;
     }
-    pk[0].levels[1].repeated = pk[0].levels[1].confirmed = 1;
+    pk[0].levels[1].repeated = pk[0].levels[1].confirmed = pk[0].levels[1].undecided = 1;
 }
 
 static void test_round_trip(void **state)
@@ -166,6 +166,11 @@ static void test_round_trip(void **state)
         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(lv, 1), "repeated")));
     assert_int_equal(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(lv, 1), "batches")->valueint, 6);
+    /* and whether it was over budget only by its error bar (capping nothing) */
+    assert_true(
+        cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(lv, 0), "undecided")));
+    assert_true(
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(lv, 1), "undecided")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p1, "safe_rate_per_worker")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p1, "safe_total_rate")));
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(p1, "safe_rho")));

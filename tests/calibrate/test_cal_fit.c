@@ -209,10 +209,32 @@ static void test_confirmed_caps(void **state)
     assert_true(p.safe_rho > 0.7 && p.safe_rho < 0.85);
     assert_string_equal(p.limited_by, "over budget");
     assert_non_null(strstr(p.cert_note, "between rho 0.700 (within) and 0.850 (over"));
+    assert_true(p.levels[4].confirmed && !p.levels[4].undecided); /* over by its mean */
+    /* a level far below, confirmed, within budget by its mean and over only
+     * by the bar one stalled batch gave it (41 us three times, then 400: a
+     * mean of 131 us, 91 net of the transport), caps nothing: the
+     * certificate is the one it has when that level is not confirmed */
+    int m = n;
+    for (int b = 0; b < 4; b++)
+        s[m++] = batch(1, 9, 0.05, b < 3 ? truth(0.05) : 400);
+    for (int i = 0; i < m; i++)
+        s[i].confirmed = 0;
+    assert_int_equal(cal_fit_per_k(s, m, 1, 100, &p), 0);
+    double unconfirmed = p.safe_rho;
+    assert_true(unconfirmed > 0.3);
+    for (int i = n; i < m; i++)
+        s[i].confirmed = 1;
+    assert_int_equal(cal_fit_per_k(s, m, 1, 100, &p), 0);
+    const cal_level *stalled = &p.levels[NLV];
+    assert_true(stalled->delay_us - p.transport_us <= 100);
+    assert_true(stalled->delay_us - p.transport_us + stalled->delay_err_us > 100);
+    assert_true(stalled->confirmed && stalled->undecided);
+    assert_true(p.safe_rho == unconfirmed);
+    assert_int_equal(p.n_capped, 0);
     /* and a level confirmed bad lower down caps the certificate there */
     for (int i = 0; i < n; i++)
         s[i].confirmed = 0;
-    int m = n;
+    m = n;
     for (int b = 0; b < 3; b++) {
         s[m] = batch(1, 7, 0.4, 5000);
         s[m++].confirmed = 1;

@@ -81,8 +81,9 @@ static void test_pooled_err(void **state)
         fabs(cal_level_pooled_err_us(l, 4, 1, INFINITY) - cal_t95(4) * cv * 50 / sqrt(3.0)) < 1e-9);
     /* a one-batch level gets one too, from the pool */
     assert_true(fabs(cal_level_pooled_err_us(l, 4, 3, INFINITY) - cal_t95(4) * cv * 90) < 1e-9);
-    /* a level confirmed bad, and the first measurement at its rate, are
-     * beyond the crossing: their spread (cv 1) widens no bar below them */
+    /* a level confirmed bad (saturated), and the first measurement at its
+     * rate, are beyond the crossing: their spread (cv 1) widens no bar below
+     * them */
     cal_level m[6];
     memcpy(m, l, sizeof l);
     m[0].request_rate = 100;
@@ -94,6 +95,7 @@ static void test_pooled_err(void **state)
                        .request_rate = 700,
                        .delay_us = 700,
                        .delay_sd_us = 700,
+                       .saturated = 1,
                        .confirmed = 1};
     m[5] =
         (cal_level){.n = 3, .rho = 0.69, .request_rate = 700, .delay_us = 650, .delay_sd_us = 650};
@@ -118,10 +120,19 @@ static void test_pooled_err(void **state)
                 1e-9);
     m[2].delay_us = 60;
     m[5].delay_us = m[5].delay_sd_us = 650;
+    m[5].request_rate = 700;
+    /* a confirmed level that kept up caps by its mean: over a 670 us budget
+     * (700 - 20 us lowest), the level at its rate does not count; over a
+     * 690 us one only by its bar, it caps nothing (cal_rule_undecided), and
+     * both count */
+    m[4].saturated = 0;
+    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1, 670) - cal_t95(4) * cv * 50 / sqrt(3.0)) <
+                1e-9);
+    double cv4 = sqrt((0.01 + 0.04 + 1.0 + 1.0) / 4);
+    assert_true(fabs(cal_level_pooled_err_us(m, 6, 1, 690) - cal_t95(8) * cv4 * 50 / sqrt(3.0)) <
+                1e-9);
     /* without a confirmed level every level counts */
     m[4].confirmed = 0;
-    m[5].request_rate = 700;
-    double cv4 = sqrt((0.01 + 0.04 + 1.0 + 1.0) / 4);
     assert_true(fabs(cal_level_pooled_err_us(m, 6, 1, INFINITY) -
                      cal_t95(8) * cv4 * 50 / sqrt(3.0)) < 1e-9);
     /* no level of two batches: not known */

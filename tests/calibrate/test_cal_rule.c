@@ -103,14 +103,35 @@ static void test_no_certification_beyond_over_budget(void **state)
     assert_true(r.safe_rho == 0.33);
     assert_int_equal(r.limit, CAL_LIMIT_MODEL);
     /* the error bar counts: 95 + 6 > 100 is not within budget; its mean is,
-     * so the crossing of the means is the bad level itself */
+     * so the level is undecided: it caps nothing, and the level within at
+     * 0.7 (80 + 15) above it is certified */
     n = good(p);
     p[2] = pt(0.5, 95, 6);
     p[2].confirmed = 1;
     r = certify(p, n, 0.9, 1, 0);
+    assert_true(r.safe_rho == 0.7);
+    assert_int_equal(r.n_undecided, 1);
+    assert_int_equal(r.n_bad, 0);
+    assert_int_equal(r.n_capped, 0);
+    assert_int_equal(r.n_within, 3);
+    /* as the highest level, it bounds the crossing (of the upper bounds 25
+     * and 101); the crossing of the means is the level itself */
+    r = certify(p, n - 1, 0.9, 1, 0);
     NEAR(r.safe_rho, 0.4981132075471698);
     NEAR(r.crossing_rho, 0.5);
     NEAR(r.crossing_rho_ci[1], 0.5);
+    assert_true(r.over_by_bar);
+    assert_non_null(strstr(r.note, "0.500 (over by its error bar, confirmed by a repeat)"));
+    /* over by its mean (101), it caps the level within above it */
+    p[2] = pt(0.5, 101, 6);
+    p[2].confirmed = 1;
+    r = certify(p, n, 0.9, 1, 0);
+    NEAR(r.safe_rho, 0.4875); /* upper bounds 25 and 107: x = 546/574 */
+    assert_false(r.over_by_bar);
+    assert_int_equal(r.n_undecided, 0);
+    assert_int_equal(r.n_bad, 1);
+    assert_int_equal(r.n_capped, 1);
+    assert_non_null(strstr(r.note, "0.500 (over, confirmed by a repeat)"));
     /* exactly at the budget is within it */
     p[2] = pt(0.5, 94, 6);
     p[2].confirmed = 1;
@@ -159,6 +180,32 @@ static void test_unconfirmed_does_not_move(void **state)
         r = certify(p, n, 0.9, 1, at[i] < 0.1 ? -ENODATA : 0);
         assert_true(at[i] < 0.1 ? isnan(r.safe_rho) : r.safe_rho < at[i]);
     }
+}
+
+/* One stalled batch among quiet ones: a confirmed level far below the
+ * crossing, within budget by its mean and over only by its wide bar (the
+ * placed k=1 level of a record: 71 +- 108 us at rho 0.05), does not move the
+ * certificate; over by its mean, it takes everything above it. */
+static void test_undecided_low_level_does_not_cap(void **state)
+{
+    (void)state;
+    cal_point p[8];
+    int n = good(p);
+    cal_rule_result base = certify(p, n, 0.9, 1, 0), r;
+    p[n] = pt(0.05, 71, 108);
+    p[n].confirmed = 1;
+    r = certify(p, n + 1, 0.9, 1, 0);
+    assert_true(r.safe_rho == base.safe_rho);
+    assert_int_equal(r.limit, base.limit);
+    assert_int_equal(r.n_undecided, 1);
+    assert_int_equal(r.n_capped, 0);
+    assert_true(isnan(r.bad_rho));
+    /* its mean just over the budget: confirmed bad, nothing within below */
+    p[n] = pt(0.05, 100.5, 108);
+    p[n].confirmed = 1;
+    r = certify(p, n + 1, 0.9, 1, -ENODATA);
+    assert_int_equal(r.n_capped, 4);
+    assert_true(r.bad_rho == 0.05);
 }
 
 /* a confirmed saturated level caps like one over budget */
@@ -357,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_never_beyond_highest_measured),
         cmocka_unit_test(test_no_certification_beyond_over_budget),
         cmocka_unit_test(test_unconfirmed_does_not_move),
+        cmocka_unit_test(test_undecided_low_level_does_not_cap),
         cmocka_unit_test(test_saturated_caps),
         cmocka_unit_test(test_saturated_caps_by_rate),
         cmocka_unit_test(test_unconfirmed_over_bounds_the_crossing),
