@@ -210,22 +210,48 @@ int cal_sweep_pool_repeat(cal_step *steps, int n, int k, int level, int repeat, 
     return bad;
 }
 
-static int bad_for_fill(const cal_step *s, double transport_us, double budget_us)
+/* Bad for the fill: over budget with its error bar (err: NULL, none), or
+ * saturated; with budget_us infinite (the self-test), saturated only. */
+static int bad_for_fill(const cal_step *s, double err_us, double transport_us, double budget_us)
 {
-    return isfinite(budget_us) ? cal_sweep_looks_bad(s, transport_us, budget_us) : s->saturated;
+    if (!isfinite(budget_us)) return s->saturated;
+    return !cal_rule_within(s->overhead_mean_us, err_us, transport_us, s->saturated, budget_us);
 }
 
-double cal_sweep_fill_rate(const cal_step *steps, int n, double transport_us, double budget_us)
+/* A bad step that caps every rate above it in the certification rule
+ * (cal_rule_certify): saturated, or confirmed over budget by its mean. */
+static int caps_for_fill(const cal_step *s, double transport_us, double budget_us)
 {
+    if (!isfinite(budget_us)) return s->saturated;
+    return s->saturated || (s->confirmed && cal_sweep_looks_bad(s, transport_us, budget_us));
+}
+
+double cal_sweep_fill_rate(const cal_step *steps, const double *err, int n, double transport_us,
+                           double budget_us)
+{
+#define ERR_OF(i) (err ? err[i] : 0)
+    double top = 0; /* the fastest step within budget */
+    for (int i = 0; i < n; i++)
+        if (!bad_for_fill(&steps[i], ERR_OF(i), transport_us, budget_us) &&
+            steps[i].request_rate > top)
+            top = steps[i].request_rate;
+    /* the slowest bad step that bounds the crossing: one above every step
+     * within budget, or one that caps what lies above it; a bad step below
+     * one within budget that caps nothing (a stalled batch's unconfirmed
+     * level, or one over only by its error bar) is refuted by the rule and
+     * does not steer the bisection */
     double bad = INFINITY, good = 0;
     for (int i = 0; i < n; i++)
-        if (bad_for_fill(&steps[i], transport_us, budget_us) && steps[i].request_rate < bad)
+        if (bad_for_fill(&steps[i], ERR_OF(i), transport_us, budget_us) &&
+            (steps[i].request_rate > top || caps_for_fill(&steps[i], transport_us, budget_us)) &&
+            steps[i].request_rate < bad)
             bad = steps[i].request_rate;
     if (!isfinite(bad)) return 0;
     for (int i = 0; i < n; i++)
-        if (!bad_for_fill(&steps[i], transport_us, budget_us) && steps[i].request_rate < bad &&
-            steps[i].request_rate > good)
+        if (!bad_for_fill(&steps[i], ERR_OF(i), transport_us, budget_us) &&
+            steps[i].request_rate < bad && steps[i].request_rate > good)
             good = steps[i].request_rate;
+#undef ERR_OF
     if (!(good > 0)) return bad / 4.0; /* bad from the start: step back */
     if (bad < 1.08 * good) return 0;
     return sqrt(good * bad);

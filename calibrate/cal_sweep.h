@@ -70,14 +70,21 @@ int cal_sweep_baseline_rates(const cal_step *steps, int n, int k, double rho_lo,
 /* After the sweep found its limit (a saturated step, or one over budget):
  * the rate halfway (geometric mean) between the fastest step within budget
  * and the slowest bad one above it, where the certified value is decided.
- * A step is bad when cal_sweep_looks_bad(step, transport_us, budget_us);
- * with budget_us infinite (the self-test), only saturation counts.
+ * A step is bad when its delay with its error bar err[i] (err NULL: none)
+ * is over budget_us net of transport_us, or it saturated; with budget_us
+ * infinite (the self-test), only saturation counts. A bad step below a step
+ * within budget steers nothing unless it caps in the certification rule
+ * (saturated, or confirmed over budget by its mean): the rule refutes it.
+ * Measured (neighbour-6f08df4): a stalled first batch at 20 requests/s, over
+ * budget below levels within it, sent a quick k=1 sweep to 5 requests/s where
+ * the crossing lay between rho 0.18 and 0.55.
  * Bisecting there, rather than certifying the level below a bad one, keeps
  * the certificate off the level grid: with levels 4x apart, one bad level
  * would otherwise cost a quarter of the rate. 0 when there is no bad step
  * or the two are within 8% of each other; a quarter of the slowest bad
  * rate when no step was within budget. */
-double cal_sweep_fill_rate(const cal_step *steps, int n, double transport_us, double budget_us);
+double cal_sweep_fill_rate(const cal_step *steps, const double *err, int n, double transport_us,
+                           double budget_us);
 
 /* Retries of disturbed batches over a whole run. A batch during which other
  * processes took more than CAL_HOST_OTHER_MAX of the host's CPU time is

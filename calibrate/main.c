@@ -639,19 +639,19 @@ static int sweep_k(cal_run *r, int k, int64_t deadline_ns)
         double budget = r->o.budget_us;
         double c_now = lowest_delay(view, nv);
         /* the rule's own test: a level's delay with its error bar */
-        for (int i = 0; i < nv; i++)
-            view[i].overhead_mean_us += err[i];
         int limit = 0; /* a saturated level, or one over budget and confirmed */
         for (int i = 0; i < nv; i++)
-            limit |= view[i].saturated || (view[i].confirmed && isfinite(budget) &&
-                                           cal_sweep_looks_bad(&view[i], c_now, budget));
+            limit |= view[i].saturated ||
+                     (view[i].confirmed && isfinite(budget) &&
+                      !cal_rule_within(view[i].overhead_mean_us, err[i], c_now, 0, budget));
         /* Up to the first level at the limit; after it, the rest of the time
          * bisects between it and the fastest level within budget below, where
          * the certified value is decided (a level above a confirmed bad one
          * can never be certified). */
         double rate =
-            limit ? (nv < r->sweep.max_steps ? cal_sweep_fill_rate(view, nv, c_now, budget) : 0)
-                  : cal_sweep_next_rate(&r->sweep, view, nv, r->o.start_rate * k);
+            limit
+                ? (nv < r->sweep.max_steps ? cal_sweep_fill_rate(view, err, nv, c_now, budget) : 0)
+                : cal_sweep_next_rate(&r->sweep, view, nv, r->o.start_rate * k);
         if (!(rate > 0)) break;
         if (cal_sweep_out_of_time(made, CAL_MIN_LEVELS, rb_now_ns(), per_level, deadline_ns, limit,
                                   fills)) {

@@ -704,8 +704,18 @@ m within-saturated calibrate/cal_rule.c 'return !saturated && isfinite(delay_us)
 m within-negative-bar calibrate/cal_rule.c 'double err = isfinite(err_us) && err_us > 0 ? err_us : 0;' \
   'double err = isfinite(err_us) ? err_us : 0;'
 m fill-saturation-only calibrate/cal_sweep.c \
-  'return isfinite(budget_us) ? cal_sweep_looks_bad(s, transport_us, budget_us) : s->saturated;' \
+  'return !cal_rule_within(s->overhead_mean_us, err_us, transport_us, s->saturated, budget_us);' \
   'return s->saturated;'
+m fill-refuted-steers calibrate/cal_sweep.c \
+  '(steps[i].request_rate > top || caps_for_fill(&steps[i], transport_us, budget_us)) &&' \
+  '(steps[i].request_rate > 0 || caps_for_fill(&steps[i], transport_us, budget_us)) &&'
+m fill-caps-unconfirmed calibrate/cal_sweep.c \
+  'return s->saturated || (s->confirmed && cal_sweep_looks_bad(s, transport_us, budget_us));' \
+  'return s->saturated || cal_sweep_looks_bad(s, transport_us, budget_us);'
+m fill-saturated-no-cap calibrate/cal_sweep.c \
+  'return s->saturated || (s->confirmed && cal_sweep_looks_bad(s, transport_us, budget_us));' \
+  'return s->confirmed && cal_sweep_looks_bad(s, transport_us, budget_us);'
+m fill-no-bars calibrate/cal_sweep.c '#define ERR_OF(i) (err ? err[i] : 0)' '#define ERR_OF(i) 0'
 m aim-in-turn-dropped calibrate/cal_sweep.c 'if (last->workers == 1 && n - 1 < c->n_targets && n - 1 > i) i = n - 1;' \
   'if (last->workers == 1 && n - 1 < c->n_targets && n - 1 > i + 1) i = n - 1;'
 m aim-in-turn-all-k calibrate/cal_sweep.c 'if (last->workers == 1 && n - 1 < c->n_targets && n - 1 > i) i = n - 1;' \

@@ -235,13 +235,13 @@ static void test_fill_rate(void **state)
                      step(200, 200, 0.4)};
     s[2].saturated = 1;
     /* between 400 (the fastest good below) and 900: sqrt(400 * 900) = 600 */
-    assert_true(fabs(cal_sweep_fill_rate(s, 4, 0, INFINITY) - 600) < 1e-9);
+    assert_true(fabs(cal_sweep_fill_rate(s, NULL, 4, 0, INFINITY) - 600) < 1e-9);
     s[1].request_rate = 850; /* within 8% of 900: nothing left to fill */
-    assert_true(cal_sweep_fill_rate(s, 4, 0, INFINITY) == 0);
+    assert_true(cal_sweep_fill_rate(s, NULL, 4, 0, INFINITY) == 0);
     s[2].saturated = 0; /* no saturated step: no fill */
-    assert_true(cal_sweep_fill_rate(s, 4, 0, INFINITY) == 0);
+    assert_true(cal_sweep_fill_rate(s, NULL, 4, 0, INFINITY) == 0);
     s[0].saturated = 1; /* the first step saturated, nothing kept up: a quarter */
-    assert_true(fabs(cal_sweep_fill_rate(s, 1, 0, INFINITY) - 25) < 1e-9);
+    assert_true(fabs(cal_sweep_fill_rate(s, NULL, 1, 0, INFINITY) - 25) < 1e-9);
 }
 
 static void test_fill_over_budget(void **state)
@@ -255,21 +255,50 @@ static void test_fill_over_budget(void **state)
     s[2].overhead_mean_us = 190; /* 150 of queueing over a transport of 40 */
     s[3].overhead_mean_us = 400;
     /* with a budget, between 400 (within it) and 1600 (over it): 800 */
-    assert_true(fabs(cal_sweep_fill_rate(s, 4, 40, 100) - 800) < 1e-9);
+    assert_true(fabs(cal_sweep_fill_rate(s, NULL, 4, 40, 100) - 800) < 1e-9);
     /* a generous budget: none is bad, nothing to fill */
-    assert_true(cal_sweep_fill_rate(s, 4, 40, 1000) == 0);
+    assert_true(cal_sweep_fill_rate(s, NULL, 4, 40, 1000) == 0);
     /* without a budget (the self-test) only saturation counts */
-    assert_true(cal_sweep_fill_rate(s, 4, 40, INFINITY) == 0);
+    assert_true(cal_sweep_fill_rate(s, NULL, 4, 40, INFINITY) == 0);
     /* the fill-in at 800 was within budget: next between 800 and 1600 */
     cal_step t[5] = {s[0], s[1], s[2], s[3], step(800, 800, 0.2)};
     t[4].overhead_mean_us = 60;
-    assert_true(fabs(cal_sweep_fill_rate(t, 5, 40, 100) - sqrt(800.0 * 1600.0)) < 1e-9);
+    assert_true(fabs(cal_sweep_fill_rate(t, NULL, 5, 40, 100) - sqrt(800.0 * 1600.0)) < 1e-9);
     /* it was over budget instead: between 400 and 800 */
     t[4].overhead_mean_us = 160;
-    assert_true(fabs(cal_sweep_fill_rate(t, 5, 40, 100) - sqrt(400.0 * 800.0)) < 1e-9);
+    assert_true(fabs(cal_sweep_fill_rate(t, NULL, 5, 40, 100) - sqrt(400.0 * 800.0)) < 1e-9);
     /* pooled with repeats within budget, they are no limit */
     s[2].overhead_mean_us = s[3].overhead_mean_us = 60;
-    assert_true(cal_sweep_fill_rate(s, 4, 40, 100) == 0);
+    assert_true(cal_sweep_fill_rate(s, NULL, 4, 40, 100) == 0);
+}
+
+/* A bad step below a step within budget steers the fill only when it caps
+ * in the rule (saturated, or confirmed over budget by its mean); the bad
+ * steps are judged with their error bars (neighbour-6f08df4's k=1 sweep). */
+static void test_fill_refuted_bad(void **state)
+{
+    (void)state;
+    cal_step s[4] = {step(20, 20, 0.01), step(154, 154, 0.06), step(776, 776, 0.18),
+                     step(2452, 2452, 0.55)};
+    double err[4] = {199, 27, 24, 53};
+    double d[4] = {214, 51, 44, 113}; /* the transport 44: 170 over, 7 within, 0, 69 + 53 over */
+    for (int i = 0; i < 4; i++)
+        s[i].overhead_mean_us = d[i];
+    s[3].confirmed = 1; /* over by its bar only: caps nothing, bounds the crossing */
+    /* the stalled first step (over by its mean, one batch, unconfirmed) lies
+     * below levels within budget: between 776 and 2452 */
+    NEAR(cal_sweep_fill_rate(s, err, 4, 44, 100), sqrt(776.0 * 2452.0));
+    /* without the bars the level at 2452 is within: nothing bounds the crossing */
+    assert_true(cal_sweep_fill_rate(s, NULL, 4, 44, 100) == 0);
+    /* the first step confirmed over by its mean caps all above it: a quarter of its rate */
+    s[0].confirmed = 1;
+    NEAR(cal_sweep_fill_rate(s, err, 4, 44, 100), 5.0);
+    /* within budget first, then a saturated step below one within: it caps, bisect below it */
+    s[0].confirmed = 0;
+    s[0].overhead_mean_us = 50;
+    err[0] = 10;
+    s[1].saturated = 1;
+    NEAR(cal_sweep_fill_rate(s, err, 4, 44, 100), sqrt(20.0 * 154.0));
 }
 
 /* A saturated level is measured again only when nothing places it: no
@@ -523,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_looks_bad),
         cmocka_unit_test(test_fill_rate),
         cmocka_unit_test(test_fill_over_budget),
+        cmocka_unit_test(test_fill_refuted_bad),
         cmocka_unit_test(test_repeat_bad),
         cmocka_unit_test(test_pool_repeat),
         cmocka_unit_test(test_baseline_rates),
