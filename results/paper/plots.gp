@@ -1,4 +1,4 @@
-# gnuplot script for table.dat (run from /tmp/r70/results/paper: gnuplot plots.gp)
+# gnuplot script for table.dat (run from /tmp/r71/results/paper: gnuplot plots.gp)
 set terminal pngcairo size 900,560 noenhanced font ",11"
 set style data histograms
 set style histogram clustered gap 1
