@@ -157,18 +157,37 @@ if [ "$n" -ge 2 ]; then
   awk '/cpus=[0-9]/ { if (shared) after++; placed++ } /cpus=$/ { shared++ }
        END { exit !(placed > 0 && shared > 0 && after > 0) }' "$tmp/m-lg.log" ||
     fail "placed low, shared worse: the runs' order: $(uniq -c "$tmp/m-lg.log" | tr "\n" ";")"
+  # A first level over budget (placed runs below 100/s cost 200 us more)
+  # below levels within budget is refuted by them: it steers no bisection,
+  # and no level is measured below it (until 4456321 the fill went to a
+  # quarter of its rate, 5/s)
+  FAKE_LOADGEN_PLACED_LOW_BELOW=100 FAKE_LOADGEN_PLACED_LOW_EXTRA_US=200 "$cal" --quick --workers 1 \
+    --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/lo" >"$tmp/lo.out" 2>"$tmp/lo.err" ||
+    fail "stalled first level: exit $?: $(tail -3 "$tmp/lo.err")"
+  jq -e '([.table[] | select(.request_rate < 20)] | length) == 0 and .per_k[0].safe_rho > 0.5' \
+    "$tmp/lo/certificate.json" >/dev/null ||
+    fail "stalled first level: $(jq -c '[.per_k[0].safe_rho, [.table[] | .request_rate]]' "$tmp/lo/certificate.json")"
   # A batch in which nothing arrived (5 requests/s, a short window) is not
-  # counted, and the sweep goes on: before, its null rho ended the sweep
-  FAKE_LOADGEN_PLACED_LOW_BELOW=100 FAKE_LOADGEN_PLACED_LOW_EXTRA_US=200 FAKE_LOADGEN_EMPTY_BELOW=10 \
-    "$cal" --quick --workers 1 \
-    --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/eb" >"$tmp/eb.out" 2>"$tmp/eb.err" ||
-    fail "empty batches: exit $?: $(tail -3 "$tmp/eb.err")"
-  grep -q "no events and no failure (nothing arrived in its window at 5.0/s): not counted" "$tmp/eb.err" ||
+  # counted, is no error, and the run goes on: before, its null rho ended
+  # the sweep. (The sweep's fill reached 5/s below a stalled first level
+  # until 4456321; now it steps below a level within budget only when the
+  # level above caps, so the first level is where a short batch can be
+  # empty: k=1 starts at 5/s here, k=2 at 10/s.) With nothing counted k=1
+  # certifies nothing, and k=2 is still certified.
+  set +e
+  FAKE_LOADGEN_EMPTY_BELOW=10 "$cal" --quick --workers 1,2 --start-rate 5 \
+    --simserver "$fsim" --loadgen "$flg" --out-dir "$tmp/eb" >"$tmp/eb.out" 2>"$tmp/eb.err"
+  rc=$?
+  set -e
+  [ "$rc" = 1 ] || fail "empty batches: exit $rc (1: k=1 certified nothing): $(tail -3 "$tmp/eb.err")"
+  grep -q "k=1 level  0 batch 0: no events and no failure (nothing arrived in its window at 5.0/s): not counted" "$tmp/eb.err" ||
     fail "empty batches: not said: $(grep -v 'other processes' "$tmp/eb.err" | tail -5)"
   ! grep -q "must be numbers" "$tmp/eb.err" || fail "empty batches: read as an error"
-  jq -e '([.table[] | select(.request_rate < 10)] | length) == 0 and .per_k[0].safe_rho > 0.5' \
+  grep -q "k=1: no usable level, nothing to certify" "$tmp/eb.err" || fail "empty batches: k=1's end not said"
+  jq -e '([.table[] | select(.request_rate < 10)] | length) == 0 and .per_k[0].safe_rho == null
+         and .per_k[1].workers == 2 and .per_k[1].safe_rho > 0.5' \
     "$tmp/eb/certificate.json" >/dev/null ||
-    fail "empty batches: $(jq -c '[.per_k[0].safe_rho, [.table[] | .request_rate]]' "$tmp/eb/certificate.json")"
+    fail "empty batches: $(jq -c '[[.per_k[] | .safe_rho], [.table[] | .request_rate]]' "$tmp/eb/certificate.json")"
 fi
 # --shared-cpus: no placement, for any k
 FAKE_LOADGEN_ARGS_LOG=$tmp/s-lg.log "$cal" --quick --quiet --workers 1 --shared-cpus \
